@@ -1,0 +1,81 @@
+#include "ir/computation.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "ir/status_macros.h"
+
+namespace xjit {
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  Instruction* raw = instruction.get();
+  raw->parent_ = this;
+  if (raw->opcode() == Opcode::kParameter) {
+    int64_t number = raw->attrs().parameter_number;
+    if (number >= 0) {
+      if (number >= parameter_count()) parameters_.resize(number + 1, nullptr);
+      parameters_[number] = raw;
+    }
+  }
+  instructions_.push_back(std::move(instruction));
+  return raw;
+}
+
+void Computation::RemoveInstruction(Instruction* instruction) {
+  XJIT_CHECK(instruction->users().empty());
+  XJIT_CHECK(instruction != root_);
+  for (Instruction* operand : instruction->operands()) {
+    operand->users_.erase(std::remove(operand->users_.begin(), operand->users_.end(), instruction),
+                          operand->users_.end());
+  }
+  instruction->operands_.clear();
+  for (auto& p : parameters_) {
+    if (p == instruction) p = nullptr;
+  }
+  instructions_.erase(std::remove_if(instructions_.begin(), instructions_.end(),
+                                     [instruction](const std::unique_ptr<Instruction>& i) {
+                                       return i.get() == instruction;
+                                     }),
+                      instructions_.end());
+}
+
+Instruction* Computation::FindInstruction(const std::string& name) const {
+  for (const auto& instruction : instructions_) {
+    if (instruction->name() == name) return instruction.get();
+  }
+  return nullptr;
+}
+
+void Computation::SortTopologically() {
+  absl::flat_hash_map<Instruction*, int> state;  // 1 = visiting, 2 = done
+  std::vector<std::unique_ptr<Instruction>> sorted;
+  absl::flat_hash_map<Instruction*, std::unique_ptr<Instruction>*> owner;
+  for (auto& instruction : instructions_) owner[instruction.get()] = &instruction;
+  // Iterative DFS so that long chains do not overflow the stack.
+  for (auto& start : instructions_) {
+    if (start == nullptr || state[start.get()] == 2) continue;
+    std::vector<std::pair<Instruction*, size_t>> stack = {{start.get(), 0}};
+    state[start.get()] = 1;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const size_t n_ops = node->operands().size();
+      const size_t n_all = n_ops + node->control_predecessors().size();
+      if (next < n_all) {
+        Instruction* dep = next < n_ops ? node->operands()[next]
+                                        : node->control_predecessors()[next - n_ops];
+        ++next;
+        if (owner.contains(dep) && state[dep] == 0) {
+          state[dep] = 1;
+          stack.push_back({dep, 0});
+        }
+        continue;
+      }
+      state[node] = 2;
+      sorted.push_back(std::move(*owner[node]));
+      stack.pop_back();
+    }
+  }
+  instructions_ = std::move(sorted);
+}
+
+}  // namespace xjit

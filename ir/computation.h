@@ -1,0 +1,70 @@
+// Computation: a list of instructions in SSA form, in an order where every
+// operand precedes its users, with parameters and one root. Owned by a Module.
+#ifndef XJIT_IR_COMPUTATION_H_
+#define XJIT_IR_COMPUTATION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/instruction.h"
+
+namespace xjit {
+
+class Module;
+
+class Computation {
+ public:
+  explicit Computation(std::string name) : name_(std::move(name)) {}
+  Computation(const Computation&) = delete;
+  Computation& operator=(const Computation&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Appends an instruction (its operands must already belong to this
+  // computation); parameters are also registered by parameter_number.
+  Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  // Removes an instruction with no users. The caller guarantees it is not the
+  // root and not a parameter.
+  void RemoveInstruction(Instruction* instruction);
+
+  // Instructions in definition order (operands before users).
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+
+  // Parameters by number; entries may be null while parsing (the verifier
+  // checks that numbers are dense).
+  const std::vector<Instruction*>& parameters() const { return parameters_; }
+  Instruction* parameter(int64_t i) const { return parameters_[i]; }
+  int64_t parameter_count() const { return static_cast<int64_t>(parameters_.size()); }
+
+  Instruction* root() const { return root_; }
+  void set_root(Instruction* root) { root_ = root; }
+
+  // `execution_thread="..."` after the body, if written.
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string thread) { execution_thread_ = std::move(thread); }
+
+  Module* parent() const { return parent_; }
+
+  // The instruction named `name`, or null.
+  Instruction* FindInstruction(const std::string& name) const;
+
+  // Reorders instructions so that operands and control predecessors precede
+  // users (a stable topological sort); used after rewrites that append.
+  void SortTopologically();
+
+ private:
+  friend class Module;
+  std::string name_;
+  std::vector<std::unique_ptr<Instruction>> instructions_;
+  std::vector<Instruction*> parameters_;
+  Instruction* root_ = nullptr;
+  std::string execution_thread_;
+  Module* parent_ = nullptr;
+};
+
+}  // namespace xjit
+
+#endif  // XJIT_IR_COMPUTATION_H_

@@ -1,0 +1,34 @@
+// Bit-level conversions for the floating-point element types narrower than
+// f32 (f16, bf16, the f8 family, f4e2m1fn) and for f32/f64 themselves.
+// Rounding is to nearest, ties to even. Overflow follows each format: types
+// with infinities overflow to inf; finite-only types (the *fn, *fnuz, e8m0
+// families) produce NaN where they have one (saturation is the caller's
+// choice: see ConvertElementType in the evaluator). FNUZ types have no
+// negative zero (it becomes +0) and a single NaN (the bit pattern 0x80).
+#ifndef XJIT_IR_FLOAT_FORMAT_H_
+#define XJIT_IR_FLOAT_FORMAT_H_
+
+#include <cstdint>
+
+#include "ir/element_type.h"
+
+namespace xjit {
+
+// The value of a real float element given its raw bits.
+double FloatBitsToDouble(ElementType type, uint64_t bits);
+// The raw bits of `value` rounded to `type` (round to nearest even).
+uint64_t DoubleToFloatBits(ElementType type, double value);
+
+// The largest finite value and the smallest positive normal value of a float
+// type, as doubles.
+double FloatMax(ElementType type);
+double FloatMinNormal(ElementType type);
+bool FloatHasInfinity(ElementType type);
+bool FloatHasNan(ElementType type);
+// Exponent and mantissa (fraction) bit counts, e.g. f32: 8 and 23.
+int FloatExponentBits(ElementType type);
+int FloatMantissaBits(ElementType type);
+
+}  // namespace xjit
+
+#endif  // XJIT_IR_FLOAT_FORMAT_H_

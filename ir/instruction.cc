@@ -1,0 +1,42 @@
+#include "ir/instruction.h"
+
+#include "ir/computation.h"
+
+
+namespace xjit {
+
+void Instruction::AddUser(Instruction* user) {
+  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+}
+
+void Instruction::RemoveUser(Instruction* user) {
+  // Only forget the user once it no longer refers to this instruction at all.
+  if (std::find(user->operands_.begin(), user->operands_.end(), this) != user->operands_.end()) {
+    return;
+  }
+  users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
+}
+
+void Instruction::AppendOperand(Instruction* operand) {
+  operands_.push_back(operand);
+  operand->AddUser(this);
+}
+
+void Instruction::ReplaceOperand(int64_t i, Instruction* new_operand) {
+  Instruction* old = operands_[i];
+  operands_[i] = new_operand;
+  old->RemoveUser(this);
+  new_operand->AddUser(this);
+}
+
+void Instruction::ReplaceAllUsesWith(Instruction* replacement) {
+  std::vector<Instruction*> users = users_;
+  for (Instruction* user : users) {
+    for (int64_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operands_[i] == this) user->ReplaceOperand(i, replacement);
+    }
+  }
+  if (parent_ != nullptr && parent_->root() == this) parent_->set_root(replacement);
+}
+
+}  // namespace xjit

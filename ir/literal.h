@@ -1,0 +1,95 @@
+// Literal: a host array or tuple of any shape, stored in the physical form its
+// layout describes (minor_to_major order, tiles, padding, packed sub-byte
+// elements). Element access is by logical multi-index, so callers never see
+// the layout unless they ask for the raw bytes.
+//
+// Element values cross the API as raw bit patterns (uint64_t, the low
+// BitWidth bits) or through the typed helpers below. Floats narrower than 32
+// bits (f16, bf16, f8*, f4*) are stored as their bit patterns; conversions to
+// and from double live in ir/float_format.h.
+#ifndef XJIT_IR_LITERAL_H_
+#define XJIT_IR_LITERAL_H_
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/shape.h"
+
+namespace xjit {
+
+class Literal {
+ public:
+  // The empty tuple.
+  Literal() : Literal(Shape::Tuple({})) {}
+  // A zero-filled literal of `shape` (every array gets the default layout if
+  // it has none; padding elements are zero). Tuples get element literals.
+  explicit Literal(const Shape& shape);
+
+  const Shape& shape() const { return shape_; }
+
+  // ---- Arrays ----
+  // The physical bytes, ByteSize(shape) long.
+  absl::Span<uint8_t> data() { return absl::MakeSpan(data_); }
+  absl::Span<const uint8_t> data() const { return data_; }
+  int64_t element_count() const { return shape_.element_count(); }
+
+  // Raw element bits at a logical index; the value is zero-extended from the
+  // type's bit width.
+  uint64_t GetBits(absl::Span<const int64_t> index) const;
+  void SetBits(absl::Span<const int64_t> index, uint64_t bits);
+
+  // Typed views. Integers and PRED as int64 (unsigned values above INT64_MAX
+  // wrap; use GetBits for u64); real floats as double; complex as
+  // complex<double>. Setters round to the element type (round to nearest even
+  // for floats, wrap-around for integers).
+  int64_t GetInt(absl::Span<const int64_t> index) const;
+  double GetDouble(absl::Span<const int64_t> index) const;
+  std::complex<double> GetComplex(absl::Span<const int64_t> index) const;
+  void SetInt(absl::Span<const int64_t> index, int64_t value);
+  void SetDouble(absl::Span<const int64_t> index, double value);
+  void SetComplex(absl::Span<const int64_t> index, std::complex<double> value);
+
+  // Linear access in logical row-major order (index i of element_count()).
+  uint64_t GetBitsLinear(int64_t i) const;
+  void SetBitsLinear(int64_t i, uint64_t bits);
+
+  // ---- Tuples ----
+  const std::vector<Literal>& elements() const { return elements_; }
+  std::vector<Literal>* mutable_elements() { return &elements_; }
+  const Literal& element(int64_t i) const { return elements_[i]; }
+  static Literal MakeTuple(std::vector<Literal> elements);
+
+  // The same values under another layout of the same shape (arrays; tuples
+  // element by element when `layout_shape` is a tuple of the same structure).
+  Literal Relayout(const Shape& layout_shape) const;
+
+  // Logical equality: same shape ignoring layout, same element bits. NaNs
+  // compare by bit pattern.
+  bool operator==(const Literal& other) const;
+  bool operator!=(const Literal& other) const { return !(*this == other); }
+
+  // HLO literal text without the shape: "{ {1, 2}, {3, 4} }", "1.5",
+  // "(1, 2)" for tuples. Floats print with enough digits to round-trip.
+  std::string ValueToString() const;
+  // Shape then value: "f32[2]{0} {1, 2}".
+  std::string ToString() const;
+
+  // Convenience constructors for tests and the builder.
+  static Literal Scalar(ElementType type, double value);
+  static Literal ScalarInt(ElementType type, int64_t value);
+  static Literal FromDoubles(const Shape& shape, absl::Span<const double> row_major_values);
+  static Literal FromInts(const Shape& shape, absl::Span<const int64_t> row_major_values);
+
+ private:
+  Shape shape_;
+  std::vector<uint8_t> data_;
+  std::vector<Literal> elements_;
+};
+
+}  // namespace xjit
+
+#endif  // XJIT_IR_LITERAL_H_

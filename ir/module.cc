@@ -1,0 +1,69 @@
+#include "ir/module.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace xjit {
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
+  Computation* raw = computation.get();
+  raw->parent_ = this;
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+Computation* Module::FindComputation(const std::string& name) const {
+  for (const auto& computation : computations_) {
+    if (computation->name() == name) return computation.get();
+  }
+  return nullptr;
+}
+
+void Module::RemoveComputation(Computation* computation) {
+  computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
+                                     [computation](const std::unique_ptr<Computation>& c) {
+                                       return c.get() == computation;
+                                     }),
+                      computations_.end());
+}
+
+std::unique_ptr<Module> Module::Clone() const {
+  auto clone = std::make_unique<Module>(name_);
+  absl::flat_hash_map<const Computation*, Computation*> computation_map;
+  for (const auto& computation : computations_) {
+    auto copy = std::make_unique<Computation>(computation->name());
+    copy->set_execution_thread(computation->execution_thread());
+    absl::flat_hash_map<const Instruction*, Instruction*> instruction_map;
+    for (const auto& instruction : computation->instructions()) {
+      auto new_instruction = std::make_unique<Instruction>(instruction->opcode(), instruction->shape());
+      new_instruction->set_name(instruction->name());
+      *new_instruction->mutable_attrs() = instruction->attrs();
+      new_instruction->set_literal(instruction->literal());
+      *new_instruction->mutable_opaque_attributes() = instruction->opaque_attributes();
+      for (Instruction* operand : instruction->operands()) {
+        new_instruction->AppendOperand(instruction_map.at(operand));
+      }
+      for (Instruction* predecessor : instruction->control_predecessors()) {
+        new_instruction->AddControlPredecessor(instruction_map.at(predecessor));
+      }
+      std::vector<Computation*> called;
+      for (Computation* c : instruction->called_computations()) called.push_back(computation_map.at(c));
+      new_instruction->set_called_computations(std::move(called));
+      instruction_map[instruction.get()] = copy->AddInstruction(std::move(new_instruction));
+    }
+    if (computation->root() != nullptr) copy->set_root(instruction_map.at(computation->root()));
+    computation_map[computation.get()] = clone->AddComputation(std::move(copy));
+  }
+  if (entry_ != nullptr) clone->entry_ = computation_map.at(entry_);
+  clone->entry_parameter_layouts_ = entry_parameter_layouts_;
+  clone->entry_result_layout_ = entry_result_layout_;
+  clone->replica_count_ = replica_count_;
+  clone->num_partitions_ = num_partitions_;
+  clone->is_scheduled_ = is_scheduled_;
+  clone->input_output_aliases_ = input_output_aliases_;
+  clone->opaque_attributes_ = opaque_attributes_;
+  return clone;
+}
+
+}  // namespace xjit
