@@ -1,1 +1,796 @@
-// Placeholder: being written.
+// The evaluator's driver: checks and relayouts the entry arguments, walks a
+// computation's instructions in definition order (operands first), and
+// dispatches each instruction to the family that evaluates it: elementwise
+// and data movement (ir/evaluator_*.cc), the involved operations of
+// ir/evaluator/ (ops.h), and here control flow, tuples, custom calls, host
+// transfers and single-replica collectives.
+//
+// Only instructions the root depends on, or that have side effects (directly
+// or through a called computation), and their operands, are evaluated, so an
+// unused instruction of an unsupported opcode does not fail a program.
+#include "ir/evaluator.h"
+
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ir/evaluator/ops.h"
+#include "ir/evaluator_internal.h"
+#include "ir/status_macros.h"
+
+namespace xjit {
+
+using eval::Operands;
+
+namespace {
+
+absl::Status WithContext(const absl::Status& status, const Instruction& instruction) {
+  return absl::Status(status.code(), absl::StrCat(instruction.name(), ": ", status.message()));
+}
+
+// Whether a value of shape `value` may stand for static shape `shape`: same
+// structure and element types, array sizes equal or (dynamic) smaller.
+bool ValueFits(const Shape& value, const Shape& shape) {
+  if (shape.IsTuple()) {
+    if (!value.IsTuple() || value.tuple_size() != shape.tuple_size()) return false;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      if (!ValueFits(value.tuple_shapes(i), shape.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (shape.IsArray()) {
+    if (!value.IsArray() || value.element_type() != shape.element_type() ||
+        value.rank() != shape.rank()) {
+      return false;
+    }
+    for (int64_t i = 0; i < shape.rank(); ++i) {
+      if (value.dimensions(i) == shape.dimensions(i)) continue;
+      if (!shape.is_dynamic_dimension(i) || value.dimensions(i) > shape.dimensions(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return value.element_type() == shape.element_type();
+}
+
+// `value` in the layout of `shape` (keeping runtime sizes).
+absl::StatusOr<Literal> Conform(Literal value, const Shape& shape) {
+  if (!ValueFits(value.shape(), shape)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "value of shape %s does not match the expected shape %s", value.shape().ToString(),
+        shape.ToString()));
+  }
+  if (!shape.IsArray() && !shape.IsTuple()) return value;
+  const Shape target = eval::RuntimeShapeLike(shape, value.shape());
+  if (value.shape() == target) return value;
+  return value.Relayout(target);
+}
+
+bool IsCollective(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: case Opcode::kAllToAll: case Opcode::kReduceScatter:
+    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast: case Opcode::kCollectiveReduce:
+    case Opcode::kRaggedAllToAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Custom-call targets that XLA's own pipelines emit as annotations: they
+// return their (single) operand unchanged.
+bool IsIdentityCustomCall(absl::string_view target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape" || target == "MoveToHost" || target == "MoveToDevice" ||
+         target == "LayoutConstraint" || target == "annotate_device_placement";
+}
+
+}  // namespace
+
+class Evaluator::Impl {
+ public:
+  explicit Impl(EvaluatorOptions options)
+      : options_(std::move(options)), rng_state_(options_.rng_seed) {}
+
+  const EvaluatorOptions& options() const { return options_; }
+
+  absl::StatusOr<Literal> RunModule(const Module& module, absl::Span<const Literal> arguments);
+  absl::StatusOr<Literal> RunComputation(const Computation& computation,
+                                         absl::Span<const Literal* const> arguments);
+  absl::StatusOr<Literal> EvalInstruction(const Instruction& instruction, Operands operands);
+
+ private:
+  HostQueues& queues() { return options_.queues != nullptr ? *options_.queues : own_queues_; }
+  eval::Context MakeContext();
+  bool HasSideEffects(const Instruction& instruction);
+  bool ComputationHasSideEffects(const Computation& computation);
+
+  absl::StatusOr<Literal> EvalMap(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalWhile(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalConditional(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalCustomCall(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalHostTransfer(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalCollective(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalAsync(const Instruction& instruction, Operands operands);
+
+  EvaluatorOptions options_;
+  uint64_t rng_state_;
+  HostQueues own_queues_;
+  absl::flat_hash_map<const Computation*, bool> side_effect_memo_;
+};
+
+eval::Context Evaluator::Impl::MakeContext() {
+  eval::Context context;
+  context.call = [this](const Computation& computation,
+                        absl::Span<const Literal* const> arguments) {
+    return RunComputation(computation, arguments);
+  };
+  context.rng_state = &rng_state_;
+  return context;
+}
+
+bool Evaluator::Impl::HasSideEffects(const Instruction& instruction) {
+  if (HasSideEffect(instruction.opcode())) return true;
+  if (instruction.opcode() == Opcode::kCustomCall &&
+      instruction.attrs().custom_call_has_side_effect) {
+    return true;
+  }
+  for (const Computation* called : instruction.called_computations()) {
+    if (called != nullptr && ComputationHasSideEffects(*called)) return true;
+  }
+  return false;
+}
+
+bool Evaluator::Impl::ComputationHasSideEffects(const Computation& computation) {
+  auto it = side_effect_memo_.find(&computation);
+  if (it != side_effect_memo_.end()) return it->second;
+  side_effect_memo_[&computation] = false;  // Breaks (invalid) recursion.
+  bool result = false;
+  for (const auto& instruction : computation.instructions()) {
+    if (HasSideEffects(*instruction)) {
+      result = true;
+      break;
+    }
+  }
+  side_effect_memo_[&computation] = result;
+  return result;
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::RunModule(const Module& module,
+                                                   absl::Span<const Literal> arguments) {
+  const Computation* entry = module.entry();
+  if (entry == nullptr) return absl::InvalidArgumentError("the module has no entry computation");
+  if (static_cast<int64_t>(arguments.size()) != entry->parameter_count()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the entry computation %s takes %d arguments, got %d", entry->name(),
+        entry->parameter_count(), arguments.size()));
+  }
+  std::vector<Literal> converted;
+  converted.reserve(arguments.size());
+  for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+    const Instruction* parameter = entry->parameter(i);
+    if (parameter == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("entry parameter %d is missing", i));
+    }
+    if (!ValueFits(arguments[i].shape(), parameter->shape())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "argument %d has shape %s but entry parameter %d (%s) has shape %s", i,
+          arguments[i].shape().ToString(false), i, parameter->name(),
+          parameter->shape().ToString(false)));
+    }
+    XJIT_ASSIGN_OR_RETURN(Literal value, Conform(arguments[i], parameter->shape()));
+    converted.push_back(std::move(value));
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& value : converted) pointers.push_back(&value);
+  XJIT_ASSIGN_OR_RETURN(Literal result, RunComputation(*entry, pointers));
+  return result;
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::RunComputation(
+    const Computation& computation, absl::Span<const Literal* const> arguments) {
+  if (static_cast<int64_t>(arguments.size()) != computation.parameter_count()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "computation %s takes %d arguments, got %d", computation.name(),
+        computation.parameter_count(), arguments.size()));
+  }
+  const Instruction* root = computation.root();
+  if (root == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("computation ", computation.name(), " has no root"));
+  }
+  const auto& instructions = computation.instructions();
+  absl::flat_hash_map<const Instruction*, int64_t> position;
+  for (int64_t i = 0; i < static_cast<int64_t>(instructions.size()); ++i) {
+    position[instructions[i].get()] = i;
+  }
+  // Liveness: the root, side-effecting instructions, and everything they
+  // depend on (operands and control predecessors).
+  std::vector<bool> live(instructions.size(), false);
+  std::vector<const Instruction*> work = {root};
+  for (const auto& instruction : instructions) {
+    if (HasSideEffects(*instruction)) work.push_back(instruction.get());
+  }
+  while (!work.empty()) {
+    const Instruction* instruction = work.back();
+    work.pop_back();
+    auto it = position.find(instruction);
+    if (it == position.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "instruction %s is used in computation %s but does not belong to it",
+          instruction->name(), computation.name()));
+    }
+    if (live[it->second]) continue;
+    live[it->second] = true;
+    for (const Instruction* operand : instruction->operands()) work.push_back(operand);
+    for (const Instruction* predecessor : instruction->control_predecessors()) {
+      work.push_back(predecessor);
+    }
+  }
+
+  std::vector<std::optional<Literal>> values(instructions.size());
+  std::vector<const Literal*> operands;
+  for (int64_t i = 0; i < static_cast<int64_t>(instructions.size()); ++i) {
+    if (!live[i]) continue;
+    const Instruction& instruction = *instructions[i];
+    if (instruction.opcode() == Opcode::kParameter) {
+      const int64_t number = instruction.attrs().parameter_number;
+      if (number < 0 || number >= static_cast<int64_t>(arguments.size())) {
+        return WithContext(absl::InvalidArgumentError("parameter number out of range"),
+                           instruction);
+      }
+      values[i] = *arguments[number];
+      continue;
+    }
+    operands.clear();
+    for (const Instruction* operand : instruction.operands()) {
+      const int64_t p = position.at(operand);
+      if (p >= i || !values[p].has_value()) {
+        return WithContext(absl::InvalidArgumentError(absl::StrCat(
+                               "operand ", operand->name(), " is not defined before its use")),
+                           instruction);
+      }
+      operands.push_back(&*values[p]);
+    }
+    absl::StatusOr<Literal> value = EvalInstruction(instruction, operands);
+    if (!value.ok()) return WithContext(value.status(), instruction);
+    values[i] = std::move(*value);
+  }
+  return std::move(*values[position.at(root)]);
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalInstruction(const Instruction& instruction,
+                                                         Operands operands) {
+  const Opcode opcode = instruction.opcode();
+  const eval::Context context = MakeContext();
+  auto first = [&]() -> absl::StatusOr<Literal> {
+    if (operands.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs an operand"));
+    }
+    return Conform(*operands[0], instruction.shape());
+  };
+  auto called = [&](size_t i) -> absl::StatusOr<const Computation*> {
+    if (instruction.called_computations().size() <= i ||
+        instruction.called_computations()[i] == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpcodeName(opcode), " is missing a called computation"));
+    }
+    return instruction.called_computations()[i];
+  };
+
+  if (IsElementwise(opcode) || opcode == Opcode::kBitcastConvert) {
+    return eval::EvalElementwise(instruction, operands);
+  }
+  if (IsCollective(opcode)) return EvalCollective(instruction, operands);
+
+  switch (opcode) {
+    case Opcode::kParameter:
+      return absl::InvalidArgumentError("a parameter has no value outside its computation");
+    case Opcode::kConstant:
+      return Conform(instruction.literal(), instruction.shape());
+
+    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kDynamicReshape:
+    case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kPad: case Opcode::kConcatenate:
+    case Opcode::kReverse: case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice:
+    case Opcode::kIota: case Opcode::kCopy: case Opcode::kBitcast:
+    case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize:
+      return eval::EvalDataMovement(instruction, operands);
+
+    case Opcode::kTuple: {
+      std::vector<Literal> elements;
+      elements.reserve(operands.size());
+      for (const Literal* operand : operands) elements.push_back(*operand);
+      return Literal::MakeTuple(std::move(elements));
+    }
+    case Opcode::kGetTupleElement: {
+      if (operands.size() != 1 || !operands[0]->shape().IsTuple()) {
+        return absl::InvalidArgumentError("get-tuple-element needs one tuple operand");
+      }
+      const int64_t index = instruction.attrs().tuple_index;
+      if (index < 0 || index >= static_cast<int64_t>(operands[0]->elements().size())) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "tuple index %d is out of range for %s", index, operands[0]->shape().ToString()));
+      }
+      return operands[0]->element(index);
+    }
+
+    case Opcode::kCall: case Opcode::kFusion: {
+      XJIT_ASSIGN_OR_RETURN(const Computation* computation, called(0));
+      XJIT_ASSIGN_OR_RETURN(Literal result, RunComputation(*computation, operands));
+      return Conform(std::move(result), instruction.shape());
+    }
+    case Opcode::kMap: return EvalMap(instruction, operands);
+    case Opcode::kWhile: return EvalWhile(instruction, operands);
+    case Opcode::kConditional: return EvalConditional(instruction, operands);
+    case Opcode::kCustomCall: return EvalCustomCall(instruction, operands);
+
+    case Opcode::kOptimizationBarrier: case Opcode::kAddDependency: case Opcode::kDomain:
+      return first();
+    case Opcode::kAfterAll:
+      return Literal(Shape::Token());
+    case Opcode::kReplicaId: case Opcode::kPartitionId: {
+      Literal result(instruction.shape());  // Replica 0, partition 0.
+      return result;
+    }
+
+    case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
+    case Opcode::kRecv: case Opcode::kRecvDone:
+      return EvalHostTransfer(instruction, operands);
+
+    case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
+    case Opcode::kCopyStart: case Opcode::kCopyDone: case Opcode::kAllReduceDone:
+    case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone:
+      return EvalAsync(instruction, operands);
+
+    case Opcode::kRngGetAndUpdateState: {
+      Literal result(instruction.shape());
+      if (!result.shape().IsArray() || result.element_count() < 1) {
+        return absl::InvalidArgumentError("rng-get-and-update-state has a u64[2] result");
+      }
+      result.SetBitsLinear(0, rng_state_);
+      rng_state_ += static_cast<uint64_t>(instruction.attrs().delta);
+      return result;
+    }
+
+    case Opcode::kDot: return eval::EvalDot(instruction, operands, context);
+    case Opcode::kConvolution: return eval::EvalConvolution(instruction, operands, context);
+    case Opcode::kFft: return eval::EvalFft(instruction, operands, context);
+    case Opcode::kCholesky: return eval::EvalCholesky(instruction, operands, context);
+    case Opcode::kTriangularSolve:
+      return eval::EvalTriangularSolve(instruction, operands, context);
+    case Opcode::kGather: return eval::EvalGather(instruction, operands, context);
+    case Opcode::kScatter: return eval::EvalScatter(instruction, operands, context);
+    case Opcode::kSort: return eval::EvalSort(instruction, operands, context);
+    case Opcode::kTopK: return eval::EvalTopK(instruction, operands, context);
+    case Opcode::kReduce: return eval::EvalReduce(instruction, operands, context);
+    case Opcode::kReduceWindow: return eval::EvalReduceWindow(instruction, operands, context);
+    case Opcode::kSelectAndScatter:
+      return eval::EvalSelectAndScatter(instruction, operands, context);
+    case Opcode::kBatchNormTraining:
+      return eval::EvalBatchNormTraining(instruction, operands, context);
+    case Opcode::kBatchNormInference:
+      return eval::EvalBatchNormInference(instruction, operands, context);
+    case Opcode::kBatchNormGrad: return eval::EvalBatchNormGrad(instruction, operands, context);
+    case Opcode::kRngBitGenerator:
+      return eval::EvalRngBitGenerator(instruction, operands, context);
+    case Opcode::kRng: return eval::EvalRng(instruction, operands, context);
+
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "evaluator: ", OpcodeName(opcode), " is not supported yet"));
+  }
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalMap(const Instruction& instruction,
+                                                 Operands operands) {
+  if (instruction.called_computations().empty()) {
+    return absl::InvalidArgumentError("map needs to_apply=");
+  }
+  const Computation& computation = *instruction.to_apply();
+  if (operands.empty()) return absl::InvalidArgumentError("map needs operands");
+  for (const Literal* operand : operands) {
+    if (!operand->shape().IsArray() || !operand->shape().SameDimensions(operands[0]->shape())) {
+      return absl::InvalidArgumentError("map operands must be arrays of the same dimensions");
+    }
+  }
+  Literal result(eval::WithRuntimeDimensions(instruction.shape(), operands[0]->shape().dimensions()));
+  std::vector<Literal> scalars;
+  for (const Literal* operand : operands) {
+    scalars.emplace_back(Shape::Scalar(operand->shape().element_type()));
+  }
+  std::vector<const Literal*> arguments;
+  for (const Literal& scalar : scalars) arguments.push_back(&scalar);
+  absl::Status status = absl::OkStatus();
+  eval::ForEachIndex(operands[0]->shape().dimensions(), [&](absl::Span<const int64_t> index) {
+    if (!status.ok()) return;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      eval::CopyElement(*operands[k], index, scalars[k], {});
+    }
+    absl::StatusOr<Literal> value = RunComputation(computation, arguments);
+    if (!value.ok()) {
+      status = value.status();
+      return;
+    }
+    if (!value->shape().IsArray() || value->shape().rank() != 0 ||
+        value->shape().element_type() != result.shape().element_type()) {
+      status = absl::InvalidArgumentError("map's computation must return a scalar of the result type");
+      return;
+    }
+    eval::CopyElement(*value, {}, result, index);
+  });
+  XJIT_RETURN_IF_ERROR(status);
+  return result;
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalWhile(const Instruction& instruction,
+                                                   Operands operands) {
+  if (operands.size() != 1 || instruction.called_computations().size() < 2) {
+    return absl::InvalidArgumentError("while needs one operand, condition= and body=");
+  }
+  const Computation& condition = *instruction.while_condition();
+  const Computation& body = *instruction.while_body();
+  Literal state = *operands[0];
+  for (int64_t iteration = 0;; ++iteration) {
+    if (options_.max_while_iterations >= 0 && iteration > options_.max_while_iterations) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "while loop ran more than %d iterations", options_.max_while_iterations));
+    }
+    const Literal* argument = &state;
+    XJIT_ASSIGN_OR_RETURN(Literal keep_going, RunComputation(condition, {&argument, 1}));
+    if (!keep_going.shape().IsArray() || keep_going.shape().element_type() != ElementType::kPred ||
+        keep_going.element_count() != 1) {
+      return absl::InvalidArgumentError("a while condition must return pred[]");
+    }
+    if (keep_going.GetBitsLinear(0) == 0) break;
+    XJIT_ASSIGN_OR_RETURN(Literal next, RunComputation(body, {&argument, 1}));
+    state = std::move(next);
+  }
+  return Conform(std::move(state), instruction.shape());
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalConditional(const Instruction& instruction,
+                                                         Operands operands) {
+  const auto& branches = instruction.called_computations();
+  if (operands.empty() || branches.empty() || operands.size() != branches.size() + 1) {
+    return absl::InvalidArgumentError(
+        "conditional needs a selector and one operand per branch computation");
+  }
+  const Literal& selector = *operands[0];
+  if (!selector.shape().IsArray() || selector.shape().rank() != 0) {
+    return absl::InvalidArgumentError("the conditional selector must be a scalar");
+  }
+  const int64_t n = static_cast<int64_t>(branches.size());
+  int64_t branch;
+  if (selector.shape().element_type() == ElementType::kPred) {
+    if (n != 2) return absl::InvalidArgumentError("a pred conditional needs two branches");
+    branch = selector.GetBits({}) != 0 ? 0 : 1;
+  } else if (IsInteger(selector.shape().element_type())) {
+    branch = eval::ReadIndexScalar(selector);
+    if (branch < 0 || branch >= n) branch = n - 1;
+  } else {
+    return absl::InvalidArgumentError("the conditional selector must be pred or an integer");
+  }
+  const Literal* argument = operands[1 + branch];
+  XJIT_ASSIGN_OR_RETURN(Literal result, RunComputation(*branches[branch], {&argument, 1}));
+  return Conform(std::move(result), instruction.shape());
+}
+
+namespace {
+
+// Pointer tables that give a custom-call function its buffers: an array is its
+// data pointer, a tuple a table of its elements' pointers.
+class BufferTables {
+ public:
+  void* PointerTo(Literal& literal) {
+    if (literal.shape().IsTuple()) {
+      std::vector<void*>& table = tables_.emplace_back();
+      for (Literal& element : *literal.mutable_elements()) table.push_back(PointerTo(element));
+      return table.data();
+    }
+    return literal.data().data();
+  }
+
+ private:
+  std::deque<std::vector<void*>> tables_;
+};
+
+}  // namespace
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instruction,
+                                                        Operands operands) {
+  const InstructionAttributes& attrs = instruction.attrs();
+  const std::string& target = attrs.custom_call_target;
+  const CustomCallRegistry& registry =
+      options_.custom_calls != nullptr ? *options_.custom_calls : CustomCallRegistry::Global();
+  CustomCallFunction function = registry.Find(target);
+  if (function == nullptr) {
+    if (IsIdentityCustomCall(target) && operands.size() == 1) {
+      return Conform(*operands[0], instruction.shape());
+    }
+    return absl::NotFoundError(
+        absl::StrCat("custom-call target \"", target, "\" is not registered"));
+  }
+  if (!attrs.api_version.empty() && attrs.api_version != "API_VERSION_ORIGINAL") {
+    return absl::UnimplementedError(absl::StrCat(
+        "custom-call \"", target, "\": api_version ", attrs.api_version, " is not supported"));
+  }
+  std::vector<Literal> inputs;
+  inputs.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (attrs.has_operand_layout_constraints && i < attrs.operand_layout_constraints.size()) {
+      XJIT_ASSIGN_OR_RETURN(Literal value,
+                            Conform(*operands[i], attrs.operand_layout_constraints[i]));
+      inputs.push_back(std::move(value));
+    } else {
+      inputs.push_back(*operands[i]);
+    }
+    if (inputs.back().shape().is_dynamic()) {
+      return absl::UnimplementedError("custom-call with dynamically sized operands");
+    }
+  }
+  BufferTables tables;
+  std::vector<void*> in;
+  for (Literal& input : inputs) in.push_back(tables.PointerTo(input));
+  Literal result(instruction.shape());
+  void* out = tables.PointerTo(result);
+  function(out, in.data());
+  return result;
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& instruction,
+                                                          Operands operands) {
+  const Shape& shape = instruction.shape();
+  auto make_tuple_with = [&](Literal first) -> absl::StatusOr<Literal> {
+    if (!shape.IsTuple() || shape.tuple_size() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpcodeName(instruction.opcode()), " has a tuple result"));
+    }
+    std::vector<Literal> elements;
+    XJIT_ASSIGN_OR_RETURN(Literal data, Conform(std::move(first), shape.tuple_shapes(0)));
+    elements.push_back(std::move(data));
+    for (int64_t i = 1; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+    return Literal::MakeTuple(std::move(elements));
+  };
+  auto channel = [&]() -> absl::StatusOr<int64_t> {
+    if (!instruction.attrs().channel_id.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpcodeName(instruction.opcode()), " needs channel_id="));
+    }
+    return *instruction.attrs().channel_id;
+  };
+  switch (instruction.opcode()) {
+    case Opcode::kInfeed: {
+      if (!shape.IsTuple() || shape.tuple_size() != 2) {
+        return absl::InvalidArgumentError("infeed has a (data, token) result");
+      }
+      const Shape& data_shape = shape.tuple_shapes(0);
+      if (data_shape.IsTuple() && data_shape.tuple_size() == 0) {
+        return make_tuple_with(Literal(data_shape));  // Reads nothing (003).
+      }
+      std::optional<Literal> value = queues().PopInfeed();
+      if (!value.has_value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "infeed of ", data_shape.ToString(), ": the infeed queue is empty"));
+      }
+      if (!ValueFits(value->shape(), data_shape)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "infeed expects %s but the queue holds %s", data_shape.ToString(false),
+            value->shape().ToString(false)));
+      }
+      return make_tuple_with(std::move(*value));
+    }
+    case Opcode::kOutfeed: {
+      if (operands.empty()) return absl::InvalidArgumentError("outfeed needs an operand");
+      Literal value = *operands[0];
+      if (instruction.attrs().outfeed_shape.has_value()) {
+        XJIT_ASSIGN_OR_RETURN(value, Conform(std::move(value), *instruction.attrs().outfeed_shape));
+      }
+      queues().PushOutfeed(std::move(value));
+      return Literal(Shape::Token());
+    }
+    case Opcode::kSend: {
+      if (operands.empty()) return absl::InvalidArgumentError("send needs an operand");
+      XJIT_ASSIGN_OR_RETURN(int64_t id, channel());
+      queues().PushChannel(id, *operands[0]);
+      return make_tuple_with(*operands[0]);
+    }
+    case Opcode::kSendDone:
+      return Literal(Shape::Token());
+    case Opcode::kRecv: {
+      XJIT_ASSIGN_OR_RETURN(int64_t id, channel());
+      if (!shape.IsTuple() || shape.tuple_size() < 2) {
+        return absl::InvalidArgumentError("recv has a tuple result");
+      }
+      std::optional<Literal> value = queues().PopChannel(id);
+      if (!value.has_value()) {
+        return absl::FailedPreconditionError(
+            absl::StrFormat("recv: channel %d has no value to receive", id));
+      }
+      return make_tuple_with(std::move(*value));
+    }
+    case Opcode::kRecvDone: {
+      if (operands.empty() || !operands[0]->shape().IsTuple() ||
+          operands[0]->elements().empty()) {
+        return absl::InvalidArgumentError("recv-done needs the recv tuple");
+      }
+      return make_tuple_with(operands[0]->element(0));
+    }
+    default:
+      return absl::InternalError("not a host transfer");
+  }
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instruction,
+                                                        Operands operands) {
+  const Opcode opcode = instruction.opcode();
+  if (options_.replica_count > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "evaluator: ", OpcodeName(opcode), " with more than one replica is not supported yet"));
+  }
+  for (const std::vector<int64_t>& group : instruction.attrs().replica_groups) {
+    if (group.size() > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "evaluator: ", OpcodeName(opcode),
+          " over replica groups of more than one participant (more than one replica) is not "
+          "supported yet"));
+    }
+  }
+  if (operands.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs operands"));
+  }
+  // With one participant every collective passes its operands through.
+  auto passthrough = [&](const Shape& shape) -> absl::StatusOr<Literal> {
+    if (operands.size() == 1) return Conform(*operands[0], shape);
+    std::vector<Literal> elements;
+    for (const Literal* operand : operands) elements.push_back(*operand);
+    return Conform(Literal::MakeTuple(std::move(elements)), shape);
+  };
+  switch (opcode) {
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:
+    case Opcode::kAllToAll: case Opcode::kReduceScatter: case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectiveReduce:
+      return passthrough(instruction.shape());
+    case Opcode::kAllGatherStart: {
+      const Shape& shape = instruction.shape();
+      if (!shape.IsTuple() || shape.tuple_size() != 2) {
+        return absl::InvalidArgumentError("all-gather-start has an (operands, results) result");
+      }
+      XJIT_ASSIGN_OR_RETURN(Literal in, passthrough(shape.tuple_shapes(0)));
+      XJIT_ASSIGN_OR_RETURN(Literal out, passthrough(shape.tuple_shapes(1)));
+      std::vector<Literal> elements;
+      elements.push_back(std::move(in));
+      elements.push_back(std::move(out));
+      return Literal::MakeTuple(std::move(elements));
+    }
+    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
+      if (operands.size() != 1) {
+        return absl::UnimplementedError(
+            "evaluator: collective-permute with in-place buffer operands is not supported yet");
+      }
+      bool self = false;
+      for (const auto& [source, target] : instruction.attrs().source_target_pairs) {
+        if (source == 0 && target == 0) self = true;
+      }
+      const Shape& shape = instruction.shape();
+      const Shape& result_shape =
+          opcode == Opcode::kCollectivePermute ? shape
+          : (shape.IsTuple() && shape.tuple_size() >= 2 ? shape.tuple_shapes(1) : shape);
+      Literal result(result_shape);
+      if (self) {
+        XJIT_ASSIGN_OR_RETURN(result, Conform(*operands[0], result_shape));
+      }
+      if (opcode == Opcode::kCollectivePermute) return result;
+      if (!shape.IsTuple() || shape.tuple_size() < 2) {
+        return absl::InvalidArgumentError("collective-permute-start has a tuple result");
+      }
+      std::vector<Literal> elements;
+      XJIT_ASSIGN_OR_RETURN(Literal in, Conform(*operands[0], shape.tuple_shapes(0)));
+      elements.push_back(std::move(in));
+      elements.push_back(std::move(result));
+      for (int64_t i = 2; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+      return Literal::MakeTuple(std::move(elements));
+    }
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("evaluator: ", OpcodeName(opcode), " is not supported yet"));
+  }
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalAsync(const Instruction& instruction,
+                                                   Operands operands) {
+  const Opcode opcode = instruction.opcode();
+  const Shape& shape = instruction.shape();
+  auto element_of_operand = [&](int64_t i) -> absl::StatusOr<Literal> {
+    if (operands.size() != 1 || !operands[0]->shape().IsTuple() ||
+        static_cast<int64_t>(operands[0]->elements().size()) <= i) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpcodeName(opcode), " needs the tuple of its -start operation"));
+    }
+    return Conform(operands[0]->element(i), shape);
+  };
+  switch (opcode) {
+    case Opcode::kAsyncStart: {
+      // ((operands...), result, context...): the wrapped computation runs now.
+      if (instruction.called_computations().empty()) {
+        return absl::InvalidArgumentError("async-start needs calls=");
+      }
+      if (!shape.IsTuple() || shape.tuple_size() < 2) {
+        return absl::InvalidArgumentError("async-start has a tuple result");
+      }
+      XJIT_ASSIGN_OR_RETURN(Literal value,
+                            RunComputation(*instruction.called_computations()[0], operands));
+      std::vector<Literal> inputs;
+      for (const Literal* operand : operands) inputs.push_back(*operand);
+      std::vector<Literal> elements;
+      XJIT_ASSIGN_OR_RETURN(Literal in,
+                            Conform(Literal::MakeTuple(std::move(inputs)), shape.tuple_shapes(0)));
+      elements.push_back(std::move(in));
+      XJIT_ASSIGN_OR_RETURN(Literal out, Conform(std::move(value), shape.tuple_shapes(1)));
+      elements.push_back(std::move(out));
+      for (int64_t i = 2; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+      return Literal::MakeTuple(std::move(elements));
+    }
+    case Opcode::kAsyncUpdate:
+      if (operands.size() != 1) return absl::InvalidArgumentError("async-update needs an operand");
+      return Conform(*operands[0], shape);
+    case Opcode::kAsyncDone: case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone:
+      return element_of_operand(1);
+    case Opcode::kCopyDone:
+      return element_of_operand(0);
+    case Opcode::kAllReduceDone:
+      if (operands.size() != 1) return absl::InvalidArgumentError("all-reduce-done needs an operand");
+      return Conform(*operands[0], shape);
+    case Opcode::kCopyStart: {
+      if (operands.size() != 1 || !shape.IsTuple() || shape.tuple_size() < 2) {
+        return absl::InvalidArgumentError("copy-start has a (destination, source, context) result");
+      }
+      std::vector<Literal> elements;
+      XJIT_ASSIGN_OR_RETURN(Literal destination, Conform(*operands[0], shape.tuple_shapes(0)));
+      elements.push_back(std::move(destination));
+      XJIT_ASSIGN_OR_RETURN(Literal source, Conform(*operands[0], shape.tuple_shapes(1)));
+      elements.push_back(std::move(source));
+      for (int64_t i = 2; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+      return Literal::MakeTuple(std::move(elements));
+    }
+    default:
+      return absl::InternalError("not an asynchronous operation");
+  }
+}
+
+Evaluator::Evaluator(EvaluatorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Evaluator::~Evaluator() = default;
+
+absl::StatusOr<Literal> Evaluator::EvaluateModule(const Module& module,
+                                                  absl::Span<const Literal> arguments) {
+  return impl_->RunModule(module, arguments);
+}
+
+absl::StatusOr<Literal> Evaluator::EvaluateComputation(
+    const Computation& computation, absl::Span<const Literal* const> arguments) {
+  return impl_->RunComputation(computation, arguments);
+}
+
+absl::StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
+                                                       absl::Span<const Literal* const> operands) {
+  absl::StatusOr<Literal> result = impl_->EvalInstruction(instruction, operands);
+  if (!result.ok()) return WithContext(result.status(), instruction);
+  return result;
+}
+
+const EvaluatorOptions& Evaluator::options() const { return impl_->options(); }
+
+absl::StatusOr<Literal> EvaluateModule(const Module& module, absl::Span<const Literal> arguments,
+                                       const EvaluatorOptions& options) {
+  Evaluator evaluator(options);
+  return evaluator.EvaluateModule(module, arguments);
+}
+
+}  // namespace xjit

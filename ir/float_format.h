@@ -5,6 +5,11 @@
 // families) produce NaN where they have one (saturation is the caller's
 // choice: see ConvertElementType in the evaluator). FNUZ types have no
 // negative zero (it becomes +0) and a single NaN (the bit pattern 0x80).
+// f8e8m0fnu (no zero, no sign): zero, negatives, NaN and overflow give NaN
+// (0xFF); positive values below 2^-127 give 2^-127. f4e2m1fn has neither inf
+// nor NaN: as ml_dtypes does, overflow and +-inf saturate to +-6 and NaN
+// becomes 0x8 (-0). NaN payloads of IEEE-like types are kept (top bits), so
+// every code round-trips bits -> double -> bits.
 #ifndef XJIT_IR_FLOAT_FORMAT_H_
 #define XJIT_IR_FLOAT_FORMAT_H_
 

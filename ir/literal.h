@@ -72,7 +72,7 @@ class Literal {
   bool operator==(const Literal& other) const;
   bool operator!=(const Literal& other) const { return !(*this == other); }
 
-  // HLO literal text without the shape: "{ {1, 2}, {3, 4} }", "1.5",
+  // HLO literal text without the shape: "{ { 1, 2 }, { 3, 4 } }", "1.5",
   // "(1, 2)" for tuples. Floats print with enough digits to round-trip.
   std::string ValueToString() const;
   // Shape then value: "f32[2]{0} {1, 2}".

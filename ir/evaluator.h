@@ -1,0 +1,137 @@
+// The reference evaluator: runs a module, a computation or one instruction on
+// host literals, slowly and obviously correctly. It is the oracle for the
+// compiled path and the engine of constant folding.
+//
+// Values are Literals in the layout their instruction's shape states (tiles,
+// padding and packed sub-byte elements included). A dynamically sized array
+// (after set-dimension-size, or a parameter `f32[<=10]` given 5 elements) is
+// a Literal whose shape holds the runtime size in that dimension with the
+// dynamic flag set; elementwise operations, reduce and the pass-through
+// operations honour it, others return Unimplemented for such operands.
+//
+// Semantics follow the operation semantics of seeds/003 and XLA where the
+// seed is silent. The integer and floating-point edge cases:
+//   - Integer arithmetic wraps (two's complement at the type's width).
+//   - x / 0 is -1 for signed types and all ones (the maximum) for unsigned;
+//     x % 0 is x; INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0. Division
+//     truncates toward zero; the remainder has the dividend's sign (fmod for
+//     floats).
+//   - Shift amounts are read as unsigned; an amount >= the bit width gives 0
+//     for shift-left and shift-right-logical and the sign fill (0 or -1) for
+//     shift-right-arithmetic.
+//   - abs(INT_MIN) = INT_MIN; negate wraps; sign is -1/0/1 (0/1 unsigned).
+//   - power on integers: exact modular exponentiation for exponents >= 0
+//     (0^0 = 1); for negative exponents 1 for base 1, +-1 for base -1 (by the
+//     exponent's parity), 0 otherwise.
+//   - mulhi: the high half of the double-width product (signed or unsigned).
+//   - count-leading-zeros and popcnt count within the type's width.
+//   - Floats narrower than f64 are computed in double and rounded to the
+//     type once per operation (round to nearest even), which equals the
+//     correctly rounded result for + - * / sqrt.
+//   - maximum/minimum propagate NaN and order -0 below +0 (IEEE maximum /
+//     minimum); clamp(lo, x, hi) = min(max(x, lo), hi) with the same rules.
+//   - sign(-0) = -0, sign(NaN) = NaN; sign of a complex z is z/|z| (0 at 0).
+//   - round-nearest-afz rounds halves away from zero, round-nearest-even to
+//     even.
+//   - compare FLOAT is IEEE (NaN unordered; NE true); TOTALORDER orders
+//     -NaN < -inf < ... < -0 < +0 < ... < inf < NaN; SIGNED/UNSIGNED
+//     reinterpret integers. The default is FLOAT for floats, SIGNED/UNSIGNED
+//     by type. Complex compares support EQ and NE.
+//   - convert: float to integer truncates toward zero, saturates to the
+//     integer range and maps NaN to 0; integer to float and float to float
+//     round to nearest even (one rounding); integer to narrower integer wraps;
+//     x to pred is x != 0 (NaN is true); complex to real or pred takes the
+//     real part; real to complex has a zero imaginary part.
+//   - maximum/minimum of complex numbers compare lexicographically (real,
+//     then imaginary part); atan2(y, x) of complex numbers is
+//     -i log((x + iy) / sqrt(x^2 + y^2)).
+//   - bitcast-convert between widths splits or joins the minor dimension,
+//     least significant piece first (little-endian); pred counts as 8 bits,
+//     or as 1 bit where only that reading fits the shapes (StableHLO's i1).
+//   - reduce-precision follows XLA bit for bit: mantissa rounded to nearest
+//     even, exponent overflow to +-inf, values below the reduced format's
+//     smallest normal flush to +-0, NaN kept (or +inf when mantissa_bits is 0).
+//   - dynamic-slice / dynamic-update-slice clamp start indices into
+//     [0, dim - size]; indices of any integer type, unsigned read unsigned.
+//   - conditional with a branch index outside [0, N) runs the last branch.
+//   - Collectives with one replica: all-reduce, all-gather, all-to-all,
+//     reduce-scatter and collective-broadcast return their operands;
+//     collective-permute returns the operand when the pairs contain (0, 0)
+//     and zeros otherwise. With more than one replica they are Unimplemented.
+//
+// Anything the evaluator cannot do yet returns absl::UnimplementedError naming
+// the opcode; it never returns a wrong answer instead.
+#ifndef XJIT_IR_EVALUATOR_H_
+#define XJIT_IR_EVALUATOR_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/computation.h"
+#include "ir/custom_call_registry.h"
+#include "ir/host_queues.h"
+#include "ir/instruction.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+
+namespace xjit {
+
+struct EvaluatorOptions {
+  // Number of replicas the program runs on. The evaluator runs replica 0;
+  // collectives need replica_count == 1 for now.
+  int64_t replica_count = 1;
+  // Seed of the generator behind `rng` (RngUniform / RngNormal) and
+  // rng-get-and-update-state. The same seed gives the same values.
+  uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
+  // Host side of infeed/outfeed and send/recv. Null: the evaluator uses
+  // private empty queues (an infeed or recv then fails, outfeed values are
+  // dropped).
+  HostQueues* queues = nullptr;
+  // Custom-call targets. Null: CustomCallRegistry::Global().
+  const CustomCallRegistry* custom_calls = nullptr;
+  // Upper bound on the iterations of one while loop; exceeding it is an
+  // error (ResourceExhausted) rather than a hang. Negative: unbounded.
+  int64_t max_while_iterations = -1;
+};
+
+// An evaluator keeps the state that persists across evaluations with the same
+// options (the rng state). Not thread-safe; use one per thread.
+class Evaluator {
+ public:
+  explicit Evaluator(EvaluatorOptions options = {});
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  // Runs the module's entry computation. `arguments` are the entry
+  // parameters in order; their count, element types and dimensions must match
+  // (InvalidArgument otherwise); any layout is accepted and converted to the
+  // parameter's layout. The result is in the root instruction's layout.
+  absl::StatusOr<Literal> EvaluateModule(const Module& module,
+                                         absl::Span<const Literal> arguments);
+
+  // Runs one computation on arguments already in the parameters' layouts.
+  absl::StatusOr<Literal> EvaluateComputation(const Computation& computation,
+                                              absl::Span<const Literal* const> arguments);
+
+  // Evaluates one instruction on evaluated operand values (constant folding).
+  // Parameters cannot be evaluated this way.
+  absl::StatusOr<Literal> EvaluateInstruction(const Instruction& instruction,
+                                              absl::Span<const Literal* const> operands);
+
+  const EvaluatorOptions& options() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs `module` with a fresh Evaluator.
+absl::StatusOr<Literal> EvaluateModule(const Module& module, absl::Span<const Literal> arguments,
+                                       const EvaluatorOptions& options = {});
+
+}  // namespace xjit
+
+#endif  // XJIT_IR_EVALUATOR_H_

@@ -1,0 +1,495 @@
+// The xjit command line (shared/DESIGN.md, "The xjit command line"):
+//
+//   xjit check MODULE.hlo
+//   xjit run MODULE.hlo [ARG.npy ...] [--backend=jit|interpreter] [--out DIR] [--repeat N]
+//            [--threads N] [--replicas N] [--random-args [--seed S]]
+//   xjit compile ... / xjit bench ...   (come with the JIT core)
+//
+// Exit status: 0 on success, 1 on any error, with one message on stderr:
+// the parser's `FILE:LINE:COL: error: ...`, `FILE: error: ...` for the
+// verifier, or `xjit: error: ...` for everything else. No input may crash it.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "ir/evaluator.h"
+#include "ir/hlo_parser.h"
+#include "ir/hlo_printer.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "ir/status_macros.h"
+#include "ir/verifier.h"
+#include "tools/npy.h"
+
+namespace xjit {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage:
+  xjit check MODULE.hlo
+      Parse and verify MODULE.hlo; print it as canonical HLO text.
+  xjit run MODULE.hlo [ARG.npy ...] [options]
+      Run the entry computation. Parameters come from the .npy files in order
+      (a tuple parameter takes one file per array element). Results print as
+      HLO literals on stdout.
+      --backend=jit|interpreter   execution engine (default: jit)
+      --out DIR                   also write results as DIR/0.npy, DIR/1.npy, ...
+                                  (tuple results flattened in order)
+      --repeat N                  run N times; prints the median run time on stderr
+      --threads N                 worker threads (the interpreter uses one)
+      --replicas N                number of replicas (only 1 for now)
+      --random-args               fill parameters without a file with random values
+      --seed S                    seed for --random-args (default 0)
+  xjit compile MODULE.hlo [--dump DIR] [--asm]     (comes with the JIT core)
+  xjit bench MODULE.hlo [ARG.npy ...] [--iterations N]   (comes with the JIT core)
+  xjit help
+)";
+
+// An error already formatted for stderr (the parser's FILE:LINE:COL form,
+// the verifier's FILE: form); anything else gets the `xjit: error:` prefix.
+constexpr absl::string_view kPreformatted = "xjit.preformatted";
+
+absl::Status Preformatted(absl::Status status, std::string message) {
+  absl::Status out(status.code(), message);
+  out.SetPayload(kPreformatted, absl::Cord("1"));
+  return out;
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
+  return text;
+}
+
+absl::StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path) {
+  XJIT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, path);
+  if (!module.ok()) {
+    // The parser's messages carry FILE:LINE:COL already.
+    std::string message(module.status().message());
+    if (!absl::StartsWith(message, path)) message = absl::StrCat(path, ": error: ", message);
+    return Preformatted(module.status(), message);
+  }
+  absl::Status verified = VerifyModule(**module);
+  if (!verified.ok()) {
+    return Preformatted(verified, absl::StrCat(path, ": error: ", verified.message()));
+  }
+  return module;
+}
+
+// ---- Flags ----
+
+struct RunOptions {
+  std::string module_path;
+  std::vector<std::string> arg_paths;
+  std::string backend = "jit";
+  std::optional<std::string> out_dir;
+  int64_t repeat = 1;
+  int64_t threads = 0;  // 0: the backend's default
+  int64_t replicas = 1;
+  bool random_args = false;
+  std::optional<uint64_t> seed;
+};
+
+// Walks argv accepting `--name=value` and `--name value`.
+class FlagReader {
+ public:
+  explicit FlagReader(std::vector<std::string> args) : args_(std::move(args)) {}
+
+  bool Done() const { return pos_ >= args_.size(); }
+  const std::string& Peek() const { return args_[pos_]; }
+  std::string Take() { return args_[pos_++]; }
+
+  // For a flag `name` (the current argument is `--name` or `--name=...`),
+  // the value; an error if it is missing.
+  absl::StatusOr<std::string> Value(absl::string_view name) {
+    std::string arg = Take();
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) return arg.substr(eq + 1);
+    if (Done()) return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+    return Take();
+  }
+
+ private:
+  std::vector<std::string> args_;
+  size_t pos_ = 0;
+};
+
+absl::string_view FlagName(absl::string_view arg) {
+  arg.remove_prefix(2);
+  size_t eq = arg.find('=');
+  return eq == absl::string_view::npos ? arg : arg.substr(0, eq);
+}
+
+absl::StatusOr<int64_t> PositiveInt(absl::string_view name, absl::string_view text) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " needs a positive integer, got '", text, "'"));
+  }
+  return v;
+}
+
+absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
+  RunOptions options;
+  FlagReader flags(std::move(args));
+  bool only_positional = false;
+  std::vector<std::string> positional;
+  while (!flags.Done()) {
+    const std::string& arg = flags.Peek();
+    if (!only_positional && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag '", arg, "' for xjit run (see xjit help)"));
+    }
+    if (only_positional || !absl::StartsWith(arg, "--")) {
+      positional.push_back(flags.Take());
+      continue;
+    }
+    if (arg == "--") {
+      flags.Take();
+      only_positional = true;
+      continue;
+    }
+    std::string name(FlagName(arg));
+    if (name == "backend") {
+      XJIT_ASSIGN_OR_RETURN(options.backend, flags.Value(name));
+      if (options.backend != "jit" && options.backend != "interpreter") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unknown backend '", options.backend, "' (expected jit or interpreter)"));
+      }
+    } else if (name == "out") {
+      XJIT_ASSIGN_OR_RETURN(std::string dir, flags.Value(name));
+      if (dir.empty()) return absl::InvalidArgumentError("--out needs a directory");
+      options.out_dir = dir;
+    } else if (name == "repeat" || name == "threads" || name == "replicas") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      XJIT_ASSIGN_OR_RETURN(int64_t v, PositiveInt(name, text));
+      (name == "repeat" ? options.repeat : name == "threads" ? options.threads : options.replicas) = v;
+    } else if (name == "seed") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      uint64_t seed = 0;
+      if (!absl::SimpleAtoi(text, &seed)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--seed needs a non-negative integer, got '", text, "'"));
+      }
+      options.seed = seed;
+    } else if (name == "random-args") {
+      if (arg != "--random-args") {
+        return absl::InvalidArgumentError("--random-args takes no value");
+      }
+      flags.Take();
+      options.random_args = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag '", arg, "' for xjit run (see xjit help)"));
+    }
+  }
+  if (positional.empty()) return absl::InvalidArgumentError("xjit run needs a MODULE.hlo");
+  options.module_path = positional[0];
+  options.arg_paths.assign(positional.begin() + 1, positional.end());
+  if (options.seed.has_value() && !options.random_args) {
+    return absl::InvalidArgumentError("--seed only applies with --random-args");
+  }
+  return options;
+}
+
+// ---- Arguments ----
+
+// A deterministic generator (splitmix64) so that `--seed S` means the same
+// values on every platform and standard library.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1).
+  double Symmetric() { return static_cast<double>(Next() >> 11) * 0x1.0p-52 - 1.0; }
+  // Uniform integer in [lo, hi].
+  int64_t Between(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+
+ private:
+  uint64_t state_;
+};
+
+bool NextIndex(absl::Span<const int64_t> dims, std::vector<int64_t>& index) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (++index[d] < dims[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+// Random values for an array: floats in [-1, 1); integers small enough to be
+// valid indices and to keep products exact (signed in [-8, 8], unsigned in
+// [0, 15], clipped to the type's range).
+Literal RandomArray(const Shape& shape, Random& random) {
+  Literal literal(shape);
+  const ElementType type = shape.element_type();
+  const int bits = BitWidth(type);
+  std::vector<int64_t> index(shape.rank(), 0);
+  const int64_t count = shape.element_count();
+  for (int64_t i = 0; i < count; ++i, NextIndex(shape.dimensions(), index)) {
+    if (IsPred(type)) {
+      literal.SetInt(index, static_cast<int64_t>(random.Next() & 1));
+    } else if (IsSignedInteger(type)) {
+      const int64_t limit = int64_t{1} << std::min(bits - 1, 8);
+      literal.SetInt(index, random.Between(-std::min<int64_t>(8, limit),
+                                           std::min<int64_t>(8, limit - 1)));
+    } else if (IsUnsignedInteger(type)) {
+      int64_t top = bits >= 4 ? 15 : (int64_t{1} << bits) - 1;
+      literal.SetInt(index, random.Between(0, top));
+    } else if (IsComplex(type)) {
+      double re = random.Symmetric();
+      literal.SetComplex(index, {re, random.Symmetric()});
+    } else if (type == ElementType::kF8E8M0FNU) {
+      // Only positive powers of two exist.
+      literal.SetDouble(index, std::ldexp(1.0, static_cast<int>(random.Between(-4, 4))));
+    } else {
+      literal.SetDouble(index, random.Symmetric());
+    }
+  }
+  return literal;
+}
+
+// Builds the argument for a parameter of `shape`, taking array leaves from
+// `files` (advancing *next_file) or from `random`.
+absl::StatusOr<Literal> BuildArgument(const Shape& shape, int64_t parameter,
+                                      const std::vector<std::string>& files, size_t* next_file,
+                                      Random* random) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& element : shape.tuple_shapes()) {
+      XJIT_ASSIGN_OR_RETURN(Literal e, BuildArgument(element, parameter, files, next_file, random));
+      elements.push_back(std::move(e));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  if (!shape.IsArray()) return Literal(shape);  // A token needs no data.
+  if (*next_file < files.size()) {
+    size_t k = (*next_file)++;
+    const std::string& path = files[k];
+    absl::StatusOr<npy::Array> array = npy::ReadNpyFile(path);
+    if (!array.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("argument %d (%s): %s", k, path, array.status().message()));
+    }
+    absl::StatusOr<Literal> literal = npy::LiteralFromArray(*array, shape);
+    if (!literal.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "argument %d (%s) for parameter %d: %s", k, path, parameter, literal.status().message()));
+    }
+    return literal;
+  }
+  if (random == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "missing argument %d: parameter %d needs a %s .npy file (or use --random-args)",
+        *next_file, parameter, shape.ToString(false)));
+  }
+  return RandomArray(shape, *random);
+}
+
+int64_t CountArrayLeaves(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t n = 0;
+    for (const Shape& s : shape.tuple_shapes()) n += CountArrayLeaves(s);
+    return n;
+  }
+  return shape.IsArray() ? 1 : 0;
+}
+
+absl::StatusOr<std::vector<Literal>> BuildArguments(const Module& module,
+                                                    const RunOptions& options) {
+  const Computation& entry = *module.entry();
+  std::optional<Random> random;
+  if (options.random_args) random.emplace(options.seed.value_or(0));
+  int64_t wanted = 0;
+  for (const Instruction* p : entry.parameters()) wanted += CountArrayLeaves(p->shape());
+  if (static_cast<int64_t>(options.arg_paths.size()) > wanted) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d .npy arguments given, but the entry computation takes %d array%s", options.arg_paths.size(),
+        wanted, wanted == 1 ? "" : "s"));
+  }
+  std::vector<Literal> arguments;
+  size_t next_file = 0;
+  for (int64_t i = 0; i < entry.parameter_count(); ++i) {
+    XJIT_ASSIGN_OR_RETURN(Literal argument,
+                          BuildArgument(entry.parameter(i)->shape(), i, options.arg_paths,
+                                        &next_file, random.has_value() ? &*random : nullptr));
+    arguments.push_back(std::move(argument));
+  }
+  return arguments;
+}
+
+// ---- Results ----
+
+void FlattenArrays(const Literal& literal, std::vector<const Literal*>* out) {
+  if (literal.shape().IsTuple()) {
+    for (const Literal& e : literal.elements()) FlattenArrays(e, out);
+  } else if (literal.shape().IsArray()) {
+    out->push_back(&literal);
+  }
+}
+
+absl::Status WriteResults(const Literal& result, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create output directory ", dir, ": ", ec.message()));
+  }
+  std::vector<const Literal*> arrays;
+  FlattenArrays(result, &arrays);
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    XJIT_ASSIGN_OR_RETURN(npy::Array array, npy::ArrayFromLiteral(*arrays[i]));
+    XJIT_RETURN_IF_ERROR(
+        npy::WriteNpyFile((std::filesystem::path(dir) / absl::StrCat(i, ".npy")).string(), array));
+  }
+  return absl::OkStatus();
+}
+
+// ---- Subcommands ----
+
+absl::Status Check(const std::vector<std::string>& args) {
+  if (args.size() != 1 || absl::StartsWith(args[0], "--")) {
+    return absl::InvalidArgumentError("usage: xjit check MODULE.hlo");
+  }
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(args[0]));
+  std::string text = PrintModule(*module);
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> Execute(const Module& module, const std::vector<Literal>& arguments,
+                                const RunOptions& options, Evaluator& evaluator) {
+  if (options.backend == "jit") {
+    return absl::UnimplementedError("the jit backend is not built yet; use --backend=interpreter");
+  }
+  if (options.replicas > 1) {
+    // The evaluator runs replica 0 only; printing one replica's result for
+    // N would be a wrong answer, so say so instead.
+    return absl::UnimplementedError(
+        "--replicas above 1 is not supported yet (comes with the runtime's collectives)");
+  }
+  return evaluator.EvaluateModule(module, arguments);
+}
+
+absl::Status Run(std::vector<std::string> args) {
+  XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseRunFlags(std::move(args)));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
+  if (options.out_dir.has_value()) {
+    // Fail before a possibly long run when the results cannot be written.
+    std::error_code ec;
+    if (std::filesystem::exists(*options.out_dir, ec) &&
+        !std::filesystem::is_directory(*options.out_dir, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--out ", *options.out_dir, " exists and is not a directory"));
+    }
+  }
+  std::vector<double> times_ms;
+  std::optional<Literal> result;
+  // One evaluator for all repetitions: rng state advances as it would over
+  // repeated executions of one compiled program.
+  Evaluator evaluator(EvaluatorOptions{.replica_count = options.replicas});
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    XJIT_ASSIGN_OR_RETURN(Literal r, Execute(*module, arguments, options, evaluator));
+    times_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    result = std::move(r);
+  }
+  std::string text = result->ToString();
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (options.repeat > 1) {
+    std::sort(times_ms.begin(), times_ms.end());
+    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend)\n", times_ms[times_ms.size() / 2],
+                 static_cast<long long>(options.repeat), options.backend.c_str());
+  }
+  if (options.out_dir.has_value()) XJIT_RETURN_IF_ERROR(WriteResults(*result, *options.out_dir));
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 1;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "help" || command == "--help" || command == "-h" ||
+      std::find(args.begin(), args.end(), "--help") != args.end()) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  absl::Status status;
+  if (command == "check") {
+    status = Check(args);
+  } else if (command == "run") {
+    status = Run(std::move(args));
+  } else if (command == "compile" || command == "bench") {
+    status = absl::UnimplementedError(
+        absl::StrCat("xjit ", command, " is not implemented yet (comes with the JIT core)"));
+  } else {
+    status = absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", command, "' (expected check, run, compile, bench or help)"));
+  }
+  std::fflush(stdout);
+  if (status.ok()) return 0;
+  if (status.GetPayload(kPreformatted).has_value()) {
+    std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+  } else {
+    std::fprintf(stderr, "xjit: error: %s\n", std::string(status.message()).c_str());
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace xjit
+
+int main(int argc, char** argv) {
+  try {
+    return xjit::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("xjit: error: out of memory\n", stderr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xjit: internal error: %s\n", e.what());
+  }
+  return 1;
+}
