@@ -142,7 +142,8 @@ std::vector<std::pair<int64_t, int64_t>> MakePadding(absl::Span<const int64_t> i
   for (size_t i = 0; i < input_dims.size(); ++i) {
     const int64_t stride = std::max<int64_t>(strides[i], 1);
     const int64_t output = (input_dims[i] + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>((output - 1) * stride + window_dims[i] - input_dims[i], 0);
+    const int64_t total =
+        std::max<int64_t>((output - 1) * stride + window_dims[i] - input_dims[i], 0);
     result[i] = {total / 2, total - total / 2};
   }
   return result;
@@ -167,9 +168,9 @@ Op BroadcastTo(absl::string_view name, Op operand, absl::Span<const int64_t> out
       kept_dims.push_back(shape.dimensions(i));
       kept_mapping.push_back(mapping[i]);
     } else if (shape.dimensions(i) != 1) {
-      return b->ReportError(name, absl::StrCat("cannot broadcast dimension ", i, " of size ",
-                                               shape.dimensions(i), " to size ",
-                                               out_dims[mapping[i]]));
+      return b->ReportError(
+          name, absl::StrCat("cannot broadcast dimension ", i, " of size ", shape.dimensions(i),
+                             " to size ", out_dims[mapping[i]]));
     }
   }
   if (static_cast<int64_t>(out_dims.size()) == shape.rank() &&
@@ -179,8 +180,9 @@ Op BroadcastTo(absl::string_view name, Op operand, absl::Span<const int64_t> out
   Op source = operand;
   if (static_cast<int64_t>(kept_dims.size()) != shape.rank()) {
     InstructionAttributes reshape_attrs;
-    source = b->AddInstruction(name, Opcode::kReshape, Shape::Array(shape.element_type(), kept_dims),
-                               {operand}, reshape_attrs);
+    source =
+        b->AddInstruction(name, Opcode::kReshape, Shape::Array(shape.element_type(), kept_dims),
+                          {operand}, reshape_attrs);
   }
   InstructionAttributes attrs;
   attrs.dimensions = kept_mapping;
@@ -234,7 +236,8 @@ bool ImplicitBroadcast(absl::string_view name, Op* lhs, Op* rhs,
   if (static_cast<int64_t>(mapping.size()) != los.rank()) {
     b->ReportError(name, absl::StrCat("broadcast_dimensions ", DimsToString(mapping),
                                       " must have one entry per dimension of the lower-rank "
-                                      "operand ", los.ToString(false)));
+                                      "operand ",
+                                      los.ToString(false)));
     return false;
   }
   std::vector<int64_t> out(his.dimensions().begin(), his.dimensions().end());
@@ -250,10 +253,9 @@ bool ImplicitBroadcast(absl::string_view name, Op* lhs, Op* rhs,
     if (his.dimensions(d) == 1) {
       out[d] = lo_size;
     } else {
-      b->ReportError(name, absl::StrCat("dimension ", i, " of ", los.ToString(false),
-                                        " (size ", lo_size, ") does not match dimension ", d,
-                                        " of ", his.ToString(false), " (size ", his.dimensions(d),
-                                        ")"));
+      b->ReportError(name, absl::StrCat("dimension ", i, " of ", los.ToString(false), " (size ",
+                                        lo_size, ") does not match dimension ", d, " of ",
+                                        his.ToString(false), " (size ", his.dimensions(d), ")"));
       return false;
     }
   }
@@ -391,8 +393,8 @@ Op Builder::ReportError(absl::Status status) {
 }
 
 Op Builder::ReportError(absl::string_view op_name, absl::string_view message) {
-  return ReportError(absl::InvalidArgumentError(
-      absl::StrCat("builder '", name_, "': ", op_name, ": ", message)));
+  return ReportError(
+      absl::InvalidArgumentError(absl::StrCat("builder '", name_, "': ", op_name, ": ", message)));
 }
 
 std::string Builder::UniqueInstructionName(absl::string_view base) {
@@ -404,8 +406,7 @@ std::string Builder::UniqueInstructionName(absl::string_view base) {
 
 Op Builder::AddInstruction(absl::string_view op_name, Opcode opcode, Shape shape,
                            absl::Span<const Op> operands, const InstructionAttributes& attrs,
-                           std::vector<Computation*> called,
-                           std::vector<OpaqueAttribute> opaque) {
+                           std::vector<Computation*> called, std::vector<OpaqueAttribute> opaque) {
   if (has_error()) return Op(this, nullptr);
   if (finished_ || computation_ == nullptr) {
     return ReportError(op_name, "the builder's computation is already built");
@@ -415,9 +416,9 @@ Op Builder::AddInstruction(absl::string_view op_name, Opcode opcode, Shape shape
       return ReportError(op_name, absl::StrCat("operand ", i, " is not a valid op"));
     }
     if (operands[i].builder() != this) {
-      return ReportError(op_name, absl::StrCat("operand ", i, " (", operands[i].instruction()->name(),
-                                               ") belongs to builder '",
-                                               operands[i].builder()->name(), "'"));
+      return ReportError(
+          op_name, absl::StrCat("operand ", i, " (", operands[i].instruction()->name(),
+                                ") belongs to builder '", operands[i].builder()->name(), "'"));
     }
   }
   for (size_t i = 0; i < called.size(); ++i) {
@@ -436,10 +437,9 @@ Op Builder::AddInstruction(absl::string_view op_name, Opcode opcode, Shape shape
   if (!inferred.ok()) {
     std::string name = raw->name();
     computation_->RemoveInstruction(raw);
-    return ReportError(absl::Status(
-        inferred.status().code(),
-        absl::StrCat("builder '", name_, "': ", op_name, " (", name, "): ",
-                     inferred.status().message())));
+    return ReportError(absl::Status(inferred.status().code(),
+                                    absl::StrCat("builder '", name_, "': ", op_name, " (", name,
+                                                 "): ", inferred.status().message())));
   }
   if (!ShapeIsGiven(opcode)) *raw->mutable_shape() = WithLayouts(*std::move(inferred));
   return Op(this, raw);
@@ -474,8 +474,9 @@ Op Builder::AddParameter(int64_t number, const Shape& shape, absl::string_view n
     return ReportError("Parameter", absl::StrCat("negative parameter number ", number));
   }
   if (number < computation_->parameter_count() && computation_->parameter(number) != nullptr) {
-    return ReportError("Parameter", absl::StrCat("parameter number ", number, " is already defined (",
-                                                 computation_->parameter(number)->name(), ")"));
+    return ReportError("Parameter",
+                       absl::StrCat("parameter number ", number, " is already defined (",
+                                    computation_->parameter(number)->name(), ")"));
   }
   auto instruction = std::make_unique<Instruction>(Opcode::kParameter, WithLayouts(shape));
   std::string instruction_name(name);
@@ -514,7 +515,8 @@ Computation* Builder::Finish(Op root, bool has_root, absl::string_view what) {
   }
   for (int64_t i = 0; i < computation_->parameter_count(); ++i) {
     if (computation_->parameter(i) == nullptr) {
-      ReportError(what, absl::StrCat("parameter ", i, " is missing (parameter numbers must be dense)"));
+      ReportError(what,
+                  absl::StrCat("parameter ", i, " is missing (parameter numbers must be dense)"));
       return nullptr;
     }
   }
@@ -524,7 +526,8 @@ Computation* Builder::Finish(Op root, bool has_root, absl::string_view what) {
 }
 
 absl::StatusOr<std::unique_ptr<Module>> Builder::Build(Op root) {
-  if (is_sub_) return absl::FailedPreconditionError("Build: use BuildSubComputation on a sub-builder");
+  if (is_sub_)
+    return absl::FailedPreconditionError("Build: use BuildSubComputation on a sub-builder");
   Computation* entry = Finish(root, /*has_root=*/true, "Build");
   if (entry == nullptr) return first_error();
   state_->module->set_entry(entry);
@@ -532,7 +535,8 @@ absl::StatusOr<std::unique_ptr<Module>> Builder::Build(Op root) {
 }
 
 absl::StatusOr<std::unique_ptr<Module>> Builder::Build() {
-  if (is_sub_) return absl::FailedPreconditionError("Build: use BuildSubComputation on a sub-builder");
+  if (is_sub_)
+    return absl::FailedPreconditionError("Build: use BuildSubComputation on a sub-builder");
   Computation* entry = Finish(Op(), /*has_root=*/false, "Build");
   if (entry == nullptr) return first_error();
   state_->module->set_entry(entry);
@@ -558,7 +562,8 @@ Computation* Builder::BuildSubComputation() {
 // ---------------------------------------------------------------------------
 // Parameters and constants
 
-Op Parameter(Builder* builder, int64_t parameter_number, const Shape& shape, absl::string_view name) {
+Op Parameter(Builder* builder, int64_t parameter_number, const Shape& shape,
+             absl::string_view name) {
   if (builder == nullptr) return Op();
   return builder->AddParameter(parameter_number, shape, name);
 }
@@ -574,8 +579,8 @@ Op ScalarConstant(Builder* builder, absl::string_view name, ElementType type, in
   // which: 0 zero, 1 one, 2 min, 3 max.
   if (builder == nullptr) return Op();
   if (!IsArrayElementType(type)) {
-    return builder->ReportError(name, absl::StrCat("not an array element type: ",
-                                                   ElementTypeName(type)));
+    return builder->ReportError(name,
+                                absl::StrCat("not an array element type: ", ElementTypeName(type)));
   }
   Literal literal(Shape::Scalar(type));
   const int64_t index[] = {0};
@@ -584,8 +589,8 @@ Op ScalarConstant(Builder* builder, absl::string_view name, ElementType type, in
     double value = which == 1 ? 1.0 : 0.0;
     if (which >= 2) {
       const ElementType real = IsComplex(type) ? ComplexComponentType(type) : type;
-      const double big = FloatHasInfinity(real) ? std::numeric_limits<double>::infinity()
-                                                : FloatMax(real);
+      const double big =
+          FloatHasInfinity(real) ? std::numeric_limits<double>::infinity() : FloatMax(real);
       value = which == 2 ? -big : big;
       if (which == 2 && type == ElementType::kF8E8M0FNU) value = FloatMinNormal(real);
     }
@@ -613,8 +618,12 @@ Op ScalarConstant(Builder* builder, absl::string_view name, ElementType type, in
 
 Op Zero(Builder* builder, ElementType type) { return ScalarConstant(builder, "Zero", type, 0); }
 Op One(Builder* builder, ElementType type) { return ScalarConstant(builder, "One", type, 1); }
-Op MinValue(Builder* builder, ElementType type) { return ScalarConstant(builder, "MinValue", type, 2); }
-Op MaxValue(Builder* builder, ElementType type) { return ScalarConstant(builder, "MaxValue", type, 3); }
+Op MinValue(Builder* builder, ElementType type) {
+  return ScalarConstant(builder, "MinValue", type, 2);
+}
+Op MaxValue(Builder* builder, ElementType type) {
+  return ScalarConstant(builder, "MaxValue", type, 3);
+}
 
 Op Iota(Builder* builder, const Shape& shape, int64_t iota_dimension) {
   if (builder == nullptr) return Op();
@@ -703,16 +712,29 @@ Op Compare(Op lhs, Op rhs, absl::Span<const int64_t> broadcast_dimensions,
 namespace {
 Op TotalOrderCompare(Op lhs, Op rhs, absl::Span<const int64_t> dims, ComparisonDirection d) {
   const bool is_float = lhs.valid() && lhs.shape().IsArray() && IsFloat(lhs.shape().element_type());
-  return Compare(lhs, rhs, dims, d, is_float ? ComparisonType::kTotalOrder : ComparisonType::kDefault);
+  return Compare(lhs, rhs, dims, d,
+                 is_float ? ComparisonType::kTotalOrder : ComparisonType::kDefault);
 }
 }  // namespace
 
-Op Eq(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kEq); }
-Op Ne(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kNe); }
-Op Ge(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kGe); }
-Op Gt(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kGt); }
-Op Le(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kLe); }
-Op Lt(Op l, Op r, absl::Span<const int64_t> d) { return Compare(l, r, d, ComparisonDirection::kLt); }
+Op Eq(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kEq);
+}
+Op Ne(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kNe);
+}
+Op Ge(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kGe);
+}
+Op Gt(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kGt);
+}
+Op Le(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kLe);
+}
+Op Lt(Op l, Op r, absl::Span<const int64_t> d) {
+  return Compare(l, r, d, ComparisonDirection::kLt);
+}
 Op EqTotalOrder(Op l, Op r, absl::Span<const int64_t> d) {
   return TotalOrderCompare(l, r, d, ComparisonDirection::kEq);
 }
@@ -735,7 +757,8 @@ Op LtTotalOrder(Op l, Op r, absl::Span<const int64_t> d) {
 Op Select(Op pred, Op on_true, Op on_false) {
   Builder* b = BuilderOf({pred, on_true, on_false});
   if (b == nullptr) return Op();
-  if (AllValid({pred, on_true, on_false})) pred = BroadcastScalarTo("Select", pred, on_true.shape());
+  if (AllValid({pred, on_true, on_false}))
+    pred = BroadcastScalarTo("Select", pred, on_true.shape());
   return b->AddInstruction("Select", Opcode::kSelect, Shape(), {pred, on_true, on_false}, {});
 }
 
@@ -755,7 +778,8 @@ Op Clamp(Op min, Op operand, Op max) {
 Op Broadcast(Op operand, absl::Span<const int64_t> broadcast_sizes) {
   Builder* b = operand.builder();
   if (b == nullptr) return Op();
-  if (!operand.valid()) return b->AddInstruction("Broadcast", Opcode::kBroadcast, Shape(), {operand}, {});
+  if (!operand.valid())
+    return b->AddInstruction("Broadcast", Opcode::kBroadcast, Shape(), {operand}, {});
   const Shape& shape = operand.shape();
   if (!shape.IsArray()) return b->ReportError("Broadcast", "the operand must be an array");
   std::vector<int64_t> dims(broadcast_sizes.begin(), broadcast_sizes.end());
@@ -776,14 +800,15 @@ Op BroadcastInDim(Op operand, absl::Span<const int64_t> out_dim_size,
                   absl::Span<const int64_t> broadcast_dimensions) {
   Builder* b = operand.builder();
   if (b == nullptr) return Op();
-  if (!operand.valid()) return b->AddInstruction("BroadcastInDim", Opcode::kBroadcast, Shape(), {operand}, {});
+  if (!operand.valid())
+    return b->AddInstruction("BroadcastInDim", Opcode::kBroadcast, Shape(), {operand}, {});
   const Shape& shape = operand.shape();
   if (!shape.IsArray()) return b->ReportError("BroadcastInDim", "the operand must be an array");
   if (static_cast<int64_t>(broadcast_dimensions.size()) != shape.rank()) {
-    return b->ReportError("BroadcastInDim",
-                          absl::StrCat("broadcast_dimensions ", DimsToString(broadcast_dimensions),
-                                       " must have one entry per operand dimension (rank ",
-                                       shape.rank(), ")"));
+    return b->ReportError(
+        "BroadcastInDim",
+        absl::StrCat("broadcast_dimensions ", DimsToString(broadcast_dimensions),
+                     " must have one entry per operand dimension (rank ", shape.rank(), ")"));
   }
   for (size_t i = 0; i < broadcast_dimensions.size(); ++i) {
     const int64_t d = broadcast_dimensions[i];
@@ -820,7 +845,8 @@ Op Reshape(Op operand, absl::Span<const int64_t> new_sizes) {
   for (int64_t size : new_sizes) {
     if (size < 0) return b->ReportError("Reshape", "negative dimension size");
   }
-  return b->AddInstruction("Reshape", Opcode::kReshape, Shape::Array(type, new_sizes), {operand}, {});
+  return b->AddInstruction("Reshape", Opcode::kReshape, Shape::Array(type, new_sizes), {operand},
+                           {});
 }
 
 Op Reshape(Op operand, absl::Span<const int64_t> dimensions, absl::Span<const int64_t> new_sizes) {
@@ -837,10 +863,10 @@ Op Collapse(Op operand, absl::Span<const int64_t> dimensions) {
   for (size_t i = 0; i < dimensions.size(); ++i) {
     if (dimensions[i] < 0 || dimensions[i] >= shape.rank() ||
         (i > 0 && dimensions[i] != dimensions[i - 1] + 1)) {
-      return b->ReportError("Collapse",
-                            absl::StrCat("dimensions ", DimsToString(dimensions),
-                                         " must be consecutive, in order, dimensions of ",
-                                         shape.ToString(false)));
+      return b->ReportError(
+          "Collapse",
+          absl::StrCat("dimensions ", DimsToString(dimensions),
+                       " must be consecutive, in order, dimensions of ", shape.ToString(false)));
     }
   }
   std::vector<int64_t> sizes;
@@ -875,8 +901,8 @@ Op Rev(Op operand, absl::Span<const int64_t> dimensions) {
   return b->AddInstruction("Rev", Opcode::kReverse, Shape(), {operand}, attrs);
 }
 
-Op Slice(Op operand, absl::Span<const int64_t> start_indices, absl::Span<const int64_t> limit_indices,
-         absl::Span<const int64_t> strides) {
+Op Slice(Op operand, absl::Span<const int64_t> start_indices,
+         absl::Span<const int64_t> limit_indices, absl::Span<const int64_t> strides) {
   Builder* b = operand.builder();
   if (b == nullptr) return Op();
   const int64_t n = static_cast<int64_t>(start_indices.size());
@@ -902,16 +928,16 @@ Op SliceInDim(Op operand, int64_t start_index, int64_t limit_index, int64_t stri
     return b->ReportError("SliceInDim", absl::StrCat("dimension ", dimno, " is out of range for ",
                                                      shape.ToString(false)));
   }
-  std::vector<int64_t> starts(shape.rank(), 0), limits(shape.dimensions().begin(),
-                                                       shape.dimensions().end()),
-      strides(shape.rank(), 1);
+  std::vector<int64_t> starts(shape.rank(), 0),
+      limits(shape.dimensions().begin(), shape.dimensions().end()), strides(shape.rank(), 1);
   starts[dimno] = start_index;
   limits[dimno] = limit_index;
   strides[dimno] = stride;
   return Slice(operand, starts, limits, strides);
 }
 
-Op DynamicSlice(Op operand, absl::Span<const Op> start_indices, absl::Span<const int64_t> slice_sizes) {
+Op DynamicSlice(Op operand, absl::Span<const Op> start_indices,
+                absl::Span<const int64_t> slice_sizes) {
   Builder* b = operand.builder();
   if (b == nullptr) return Op();
   std::vector<Op> operands = {operand};
@@ -926,7 +952,8 @@ Op DynamicUpdateSlice(Op operand, Op update, absl::Span<const Op> start_indices)
   if (b == nullptr) return Op();
   std::vector<Op> operands = {operand, update};
   operands.insert(operands.end(), start_indices.begin(), start_indices.end());
-  return b->AddInstruction("DynamicUpdateSlice", Opcode::kDynamicUpdateSlice, Shape(), operands, {});
+  return b->AddInstruction("DynamicUpdateSlice", Opcode::kDynamicUpdateSlice, Shape(), operands,
+                           {});
 }
 
 Op ConcatInDim(Builder* builder, absl::Span<const Op> operands, int64_t dimension) {
@@ -956,7 +983,8 @@ Op GetDimensionSize(Op operand, int64_t dimension) {
   InstructionAttributes attrs;
   attrs.has_dimensions = true;
   attrs.dimensions = {dimension};
-  return b->AddInstruction("GetDimensionSize", Opcode::kGetDimensionSize, Shape(), {operand}, attrs);
+  return b->AddInstruction("GetDimensionSize", Opcode::kGetDimensionSize, Shape(), {operand},
+                           attrs);
 }
 
 Op SetDimensionSize(Op operand, Op size, int64_t dimension) {
@@ -975,7 +1003,8 @@ Op SetDimensionSize(Op operand, Op size, int64_t dimension) {
 Op ConvertElementType(Op operand, ElementType new_element_type) {
   Builder* b = operand.builder();
   if (b == nullptr) return Op();
-  if (!operand.valid()) return b->AddInstruction("ConvertElementType", Opcode::kConvert, Shape(), {operand}, {});
+  if (!operand.valid())
+    return b->AddInstruction("ConvertElementType", Opcode::kConvert, Shape(), {operand}, {});
   const Shape& shape = operand.shape();
   if (!shape.IsArray() || !IsArrayElementType(new_element_type)) {
     return b->ReportError("ConvertElementType",
@@ -1008,10 +1037,11 @@ Op BitcastConvertType(Op operand, ElementType new_element_type) {
     dims.push_back(from / to);
   } else if (to > from) {
     if (to % from != 0 || dims.empty() || dims.back() != to / from) {
-      return b->ReportError("BitcastConvertType",
-                            absl::StrCat("converting ", shape.ToString(false), " to ",
-                                         ElementTypeName(new_element_type),
-                                         " needs a minor-most dimension of size ", to / std::max(from, 1)));
+      return b->ReportError(
+          "BitcastConvertType",
+          absl::StrCat("converting ", shape.ToString(false), " to ",
+                       ElementTypeName(new_element_type), " needs a minor-most dimension of size ",
+                       to / std::max(from, 1)));
     }
     dims.pop_back();
   }
@@ -1055,9 +1085,9 @@ Op Dot(Op lhs, Op rhs, std::vector<Precision> precision) {
   if (lhs.valid() && rhs.valid()) {
     if (!lhs.shape().IsArray() || !rhs.shape().IsArray() || lhs.shape().rank() < 1 ||
         lhs.shape().rank() > 2 || rhs.shape().rank() < 1 || rhs.shape().rank() > 2) {
-      return b->ReportError("Dot", absl::StrCat("operands must be vectors or matrices, got ",
-                                                lhs.shape().ToString(false), " and ",
-                                                rhs.shape().ToString(false)));
+      return b->ReportError(
+          "Dot", absl::StrCat("operands must be vectors or matrices, got ",
+                              lhs.shape().ToString(false), " and ", rhs.shape().ToString(false)));
     }
     dnums.lhs_contracting_dimensions = {lhs.shape().rank() - 1};
     dnums.rhs_contracting_dimensions = {0};
@@ -1114,8 +1144,9 @@ Op ConvImpl(absl::string_view name, Op lhs, Op rhs, absl::Span<const int64_t> wi
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
   if (!ls.IsArray() || !rs.IsArray() || ls.rank() < 2 || ls.rank() != rs.rank()) {
-    return b->ReportError(name, absl::StrCat("lhs and rhs must be arrays of the same rank >= 2, got ",
-                                             ls.ToString(false), " and ", rs.ToString(false)));
+    return b->ReportError(name,
+                          absl::StrCat("lhs and rhs must be arrays of the same rank >= 2, got ",
+                                       ls.ToString(false), " and ", rs.ToString(false)));
   }
   const int64_t n = ls.rank() - 2;
   ConvolutionDimensionNumbers dnums =
@@ -1123,7 +1154,8 @@ Op ConvImpl(absl::string_view name, Op lhs, Op rhs, absl::Span<const int64_t> wi
   if (static_cast<int64_t>(dnums.input_spatial_dimensions.size()) != n ||
       static_cast<int64_t>(dnums.kernel_spatial_dimensions.size()) != n ||
       static_cast<int64_t>(dnums.output_spatial_dimensions.size()) != n) {
-    return b->ReportError(name, absl::StrCat("dimension numbers must list ", n, " spatial dimensions"));
+    return b->ReportError(name,
+                          absl::StrCat("dimension numbers must list ", n, " spatial dimensions"));
   }
   for (int64_t i = 0; i < n; ++i) {
     const int64_t in = dnums.input_spatial_dimensions[i];
@@ -1173,7 +1205,8 @@ Op ConvWithGeneralPadding(Op lhs, Op rhs, absl::Span<const int64_t> window_strid
 
 Op ConvGeneralDilated(Op lhs, Op rhs, absl::Span<const int64_t> window_strides,
                       absl::Span<const std::pair<int64_t, int64_t>> padding,
-                      absl::Span<const int64_t> lhs_dilation, absl::Span<const int64_t> rhs_dilation,
+                      absl::Span<const int64_t> lhs_dilation,
+                      absl::Span<const int64_t> rhs_dilation,
                       const ConvolutionDimensionNumbers& dimension_numbers,
                       int64_t feature_group_count, int64_t batch_group_count) {
   return ConvImpl("ConvGeneralDilated", lhs, rhs, window_strides, std::nullopt, padding,
@@ -1255,8 +1288,9 @@ Op Reduce(Builder* builder, absl::Span<const Op> operands, absl::Span<const Op> 
           Computation* computation, absl::Span<const int64_t> dimensions_to_reduce) {
   if (builder == nullptr) return Op();
   if (operands.size() != init_values.size() || operands.empty()) {
-    return builder->ReportError("Reduce", absl::StrCat("needs N >= 1 operands and N init values, got ",
-                                                       operands.size(), " and ", init_values.size()));
+    return builder->ReportError(
+        "Reduce", absl::StrCat("needs N >= 1 operands and N init values, got ", operands.size(),
+                               " and ", init_values.size()));
   }
   std::vector<Op> all(operands.begin(), operands.end());
   all.insert(all.end(), init_values.begin(), init_values.end());
@@ -1267,16 +1301,17 @@ Op Reduce(Builder* builder, absl::Span<const Op> operands, absl::Span<const Op> 
 }
 
 Op ReduceWindow(Op operand, Op init_value, Computation* computation,
-                absl::Span<const int64_t> window_dimensions, absl::Span<const int64_t> window_strides,
-                Padding padding) {
+                absl::Span<const int64_t> window_dimensions,
+                absl::Span<const int64_t> window_strides, Padding padding) {
   return ReduceWindow(BuilderOf({operand, init_value}), {operand}, {init_value}, computation,
                       window_dimensions, window_strides, padding);
 }
 
 namespace {
 
-Op ReduceWindowImpl(Builder* builder, absl::Span<const Op> operands, absl::Span<const Op> init_values,
-                    Computation* computation, absl::Span<const int64_t> window_dimensions,
+Op ReduceWindowImpl(Builder* builder, absl::Span<const Op> operands,
+                    absl::Span<const Op> init_values, Computation* computation,
+                    absl::Span<const int64_t> window_dimensions,
                     absl::Span<const int64_t> window_strides, std::optional<Padding> padding_kind,
                     absl::Span<const int64_t> base_dilations,
                     absl::Span<const int64_t> window_dilations,
@@ -1310,7 +1345,8 @@ Op ReduceWindowImpl(Builder* builder, absl::Span<const Op> operands, absl::Span<
     if (padding_kind.has_value()) {
       pads = MakePadding(shape.dimensions(), window_dimensions, window_strides, *padding_kind);
     }
-    attrs.window = MakeWindow(window_dimensions, window_strides, pads, base_dilations, window_dilations);
+    attrs.window =
+        MakeWindow(window_dimensions, window_strides, pads, base_dilations, window_dilations);
   }
   return builder->AddInstruction(name, Opcode::kReduceWindow, Shape(), all, attrs, {computation});
 }
@@ -1337,8 +1373,10 @@ Op ReduceWindowWithGeneralPadding(Builder* builder, absl::Span<const Op> operand
 
 namespace {
 
-Op SelectAndScatterImpl(Op operand, Computation* select, absl::Span<const int64_t> window_dimensions,
-                        absl::Span<const int64_t> window_strides, std::optional<Padding> padding_kind,
+Op SelectAndScatterImpl(Op operand, Computation* select,
+                        absl::Span<const int64_t> window_dimensions,
+                        absl::Span<const int64_t> window_strides,
+                        std::optional<Padding> padding_kind,
                         absl::Span<const std::pair<int64_t, int64_t>> padding, Op source,
                         Op init_value, Computation* scatter) {
   Builder* b = BuilderOf({operand, source, init_value});
@@ -1372,8 +1410,8 @@ Op SelectAndScatterImpl(Op operand, Computation* select, absl::Span<const int64_
 Op SelectAndScatter(Op operand, Computation* select, absl::Span<const int64_t> window_dimensions,
                     absl::Span<const int64_t> window_strides, Padding padding, Op source,
                     Op init_value, Computation* scatter) {
-  return SelectAndScatterImpl(operand, select, window_dimensions, window_strides, padding, {}, source,
-                              init_value, scatter);
+  return SelectAndScatterImpl(operand, select, window_dimensions, window_strides, padding, {},
+                              source, init_value, scatter);
 }
 
 Op SelectAndScatterWithGeneralPadding(Op operand, Computation* select,
@@ -1401,7 +1439,8 @@ Op Map(Builder* builder, absl::Span<const Op> operands, Computation* computation
 Op Sort(absl::Span<const Op> operands, Computation* comparator, int64_t dimension, bool is_stable) {
   Builder* b = BuilderOf(operands);
   if (b == nullptr) return Op();
-  if (dimension == -1 && !operands.empty() && operands[0].valid() && operands[0].shape().IsArray()) {
+  if (dimension == -1 && !operands.empty() && operands[0].valid() &&
+      operands[0].shape().IsArray()) {
     dimension = operands[0].shape().rank() - 1;
   }
   InstructionAttributes attrs;
@@ -1502,15 +1541,15 @@ Op Conditional(Op branch_index, absl::Span<Computation* const> branch_computatio
   Builder* b = branch_index.builder();
   if (b == nullptr) return Op();
   if (branch_computations.empty() || branch_computations.size() != branch_operands.size()) {
-    return b->ReportError("Conditional",
-                          absl::StrCat("needs N >= 1 branch computations and N operands, got ",
-                                       branch_computations.size(), " and ", branch_operands.size()));
+    return b->ReportError(
+        "Conditional", absl::StrCat("needs N >= 1 branch computations and N operands, got ",
+                                    branch_computations.size(), " and ", branch_operands.size()));
   }
   std::vector<Op> all = {branch_index};
   all.insert(all.end(), branch_operands.begin(), branch_operands.end());
-  return b->AddInstruction("Conditional", Opcode::kConditional, Shape(), all, {},
-                           std::vector<Computation*>(branch_computations.begin(),
-                                                     branch_computations.end()));
+  return b->AddInstruction(
+      "Conditional", Opcode::kConditional, Shape(), all, {},
+      std::vector<Computation*>(branch_computations.begin(), branch_computations.end()));
 }
 
 Op While(Computation* condition, Computation* body, Op init) {
@@ -1573,8 +1612,8 @@ Op InfeedWithToken(Op token, const Shape& shape, absl::string_view config) {
   if (b == nullptr) return Op();
   InstructionAttributes attrs;
   attrs.infeed_config = std::string(config);
-  return b->AddInstruction("Infeed", Opcode::kInfeed, Shape::Tuple({shape, Shape::Token()}), {token},
-                           attrs);
+  return b->AddInstruction("Infeed", Opcode::kInfeed, Shape::Tuple({shape, Shape::Token()}),
+                           {token}, attrs);
 }
 
 Op Infeed(Builder* builder, const Shape& shape, absl::string_view config) {
@@ -1639,8 +1678,8 @@ InstructionAttributes CollectiveAttrs(const ReplicaGroups& replica_groups,
 
 Op ReplicaId(Builder* builder) {
   if (builder == nullptr) return Op();
-  return builder->AddInstruction("ReplicaId", Opcode::kReplicaId, Shape::Scalar(ElementType::kU32), {},
-                                 {});
+  return builder->AddInstruction("ReplicaId", Opcode::kReplicaId, Shape::Scalar(ElementType::kU32),
+                                 {}, {});
 }
 
 Op PartitionId(Builder* builder) {
@@ -1686,14 +1725,15 @@ Op AllToAll(Op operand, int64_t split_dimension, int64_t concat_dimension, int64
   const char* name = "AllToAll";
   InstructionAttributes attrs = CollectiveAttrs(replica_groups, std::nullopt);
   attrs.has_dimensions = true;
-  if (!operand.valid()) return b->AddInstruction(name, Opcode::kAllToAll, Shape(), {operand}, attrs);
+  if (!operand.valid())
+    return b->AddInstruction(name, Opcode::kAllToAll, Shape(), {operand}, attrs);
   const Shape& in = operand.shape();
   const int64_t rank = in.IsArray() ? in.rank() : 0;
   if (!in.IsArray() || split_dimension < 0 || split_dimension >= rank || concat_dimension < 0 ||
       concat_dimension >= rank) {
-    return b->ReportError(name, absl::StrCat("split dimension ", split_dimension,
-                                             " and concat dimension ", concat_dimension,
-                                             " must be dimensions of ", in.ToString(false)));
+    return b->ReportError(
+        name, absl::StrCat("split dimension ", split_dimension, " and concat dimension ",
+                           concat_dimension, " must be dimensions of ", in.ToString(false)));
   }
   if (split_count < 1 || in.dimensions(split_dimension) % split_count != 0) {
     return b->ReportError(name, absl::StrCat("split dimension ", split_dimension, " (size ",
@@ -1741,7 +1781,8 @@ Op CollectivePermute(Op operand,
   if (b == nullptr) return Op();
   InstructionAttributes attrs;
   attrs.source_target_pairs.assign(source_target_pairs.begin(), source_target_pairs.end());
-  return b->AddInstruction("CollectivePermute", Opcode::kCollectivePermute, Shape(), {operand}, attrs);
+  return b->AddInstruction("CollectivePermute", Opcode::kCollectivePermute, Shape(), {operand},
+                           attrs);
 }
 
 Op ReduceScatter(Op operand, Computation* computation, int64_t scatter_dimension,
@@ -1756,15 +1797,15 @@ Op ReduceScatter(Op operand, Computation* computation, int64_t scatter_dimension
   if (operand.valid()) {
     const Shape& in = operand.shape();
     if (!in.IsArray() || scatter_dimension < 0 || scatter_dimension >= in.rank()) {
-      return b->ReportError("ReduceScatter", absl::StrCat("dimension ", scatter_dimension,
-                                                          " is out of range for ",
-                                                          in.ToString(false)));
+      return b->ReportError("ReduceScatter",
+                            absl::StrCat("dimension ", scatter_dimension, " is out of range for ",
+                                         in.ToString(false)));
     }
     if (shard_count < 1 || in.dimensions(scatter_dimension) % shard_count != 0) {
-      return b->ReportError("ReduceScatter",
-                            absl::StrCat("dimension ", scatter_dimension, " (size ",
-                                         in.dimensions(scatter_dimension),
-                                         ") is not divisible by shard_count ", shard_count));
+      return b->ReportError(
+          "ReduceScatter",
+          absl::StrCat("dimension ", scatter_dimension, " (size ", in.dimensions(scatter_dimension),
+                       ") is not divisible by shard_count ", shard_count));
     }
     std::vector<int64_t> dims(in.dimensions().begin(), in.dimensions().end());
     dims[scatter_dimension] /= shard_count;

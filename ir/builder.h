@@ -155,19 +155,58 @@ class Builder {
 // Element types of C++ scalars (for the Constant templates).
 template <typename T>
 struct NativeElementType;
-template <> struct NativeElementType<bool> { static constexpr ElementType value = ElementType::kPred; };
-template <> struct NativeElementType<int8_t> { static constexpr ElementType value = ElementType::kS8; };
-template <> struct NativeElementType<int16_t> { static constexpr ElementType value = ElementType::kS16; };
-template <> struct NativeElementType<int32_t> { static constexpr ElementType value = ElementType::kS32; };
-template <> struct NativeElementType<int64_t> { static constexpr ElementType value = ElementType::kS64; };
-template <> struct NativeElementType<uint8_t> { static constexpr ElementType value = ElementType::kU8; };
-template <> struct NativeElementType<uint16_t> { static constexpr ElementType value = ElementType::kU16; };
-template <> struct NativeElementType<uint32_t> { static constexpr ElementType value = ElementType::kU32; };
-template <> struct NativeElementType<uint64_t> { static constexpr ElementType value = ElementType::kU64; };
-template <> struct NativeElementType<float> { static constexpr ElementType value = ElementType::kF32; };
-template <> struct NativeElementType<double> { static constexpr ElementType value = ElementType::kF64; };
-template <> struct NativeElementType<std::complex<float>> { static constexpr ElementType value = ElementType::kC64; };
-template <> struct NativeElementType<std::complex<double>> { static constexpr ElementType value = ElementType::kC128; };
+template <>
+struct NativeElementType<bool> {
+  static constexpr ElementType value = ElementType::kPred;
+};
+template <>
+struct NativeElementType<int8_t> {
+  static constexpr ElementType value = ElementType::kS8;
+};
+template <>
+struct NativeElementType<int16_t> {
+  static constexpr ElementType value = ElementType::kS16;
+};
+template <>
+struct NativeElementType<int32_t> {
+  static constexpr ElementType value = ElementType::kS32;
+};
+template <>
+struct NativeElementType<int64_t> {
+  static constexpr ElementType value = ElementType::kS64;
+};
+template <>
+struct NativeElementType<uint8_t> {
+  static constexpr ElementType value = ElementType::kU8;
+};
+template <>
+struct NativeElementType<uint16_t> {
+  static constexpr ElementType value = ElementType::kU16;
+};
+template <>
+struct NativeElementType<uint32_t> {
+  static constexpr ElementType value = ElementType::kU32;
+};
+template <>
+struct NativeElementType<uint64_t> {
+  static constexpr ElementType value = ElementType::kU64;
+};
+template <>
+struct NativeElementType<float> {
+  static constexpr ElementType value = ElementType::kF32;
+};
+template <>
+struct NativeElementType<double> {
+  static constexpr ElementType value = ElementType::kF64;
+};
+template <>
+struct NativeElementType<std::complex<float>> {
+  static constexpr ElementType value = ElementType::kC64;
+};
+template <>
+struct NativeElementType<std::complex<double>> {
+  static constexpr ElementType value = ElementType::kC128;
+};
 
 namespace builder_internal {
 template <typename T>
@@ -185,7 +224,8 @@ void SetElement(Literal* literal, absl::Span<const int64_t> index, T value) {
 }  // namespace builder_internal
 
 // ---- Parameters and constants ----
-Op Parameter(Builder* builder, int64_t parameter_number, const Shape& shape, absl::string_view name);
+Op Parameter(Builder* builder, int64_t parameter_number, const Shape& shape,
+             absl::string_view name);
 Op ConstantLiteral(Builder* builder, const Literal& literal);
 
 template <typename T>
@@ -369,7 +409,8 @@ Op Rev(Op operand, absl::Span<const int64_t> dimensions);
 Op Slice(Op operand, absl::Span<const int64_t> start_indices,
          absl::Span<const int64_t> limit_indices, absl::Span<const int64_t> strides);
 Op SliceInDim(Op operand, int64_t start_index, int64_t limit_index, int64_t stride, int64_t dimno);
-Op DynamicSlice(Op operand, absl::Span<const Op> start_indices, absl::Span<const int64_t> slice_sizes);
+Op DynamicSlice(Op operand, absl::Span<const Op> start_indices,
+                absl::Span<const int64_t> slice_sizes);
 Op DynamicUpdateSlice(Op operand, Op update, absl::Span<const Op> start_indices);
 Op ConcatInDim(Builder* builder, absl::Span<const Op> operands, int64_t dimension);
 Op Concatenate(Builder* builder, absl::Span<const Op> operands, int64_t dimension);
@@ -401,7 +442,8 @@ Op ConvWithGeneralPadding(Op lhs, Op rhs, absl::Span<const int64_t> window_strid
                           int64_t feature_group_count = 1, int64_t batch_group_count = 1);
 Op ConvGeneralDilated(Op lhs, Op rhs, absl::Span<const int64_t> window_strides,
                       absl::Span<const std::pair<int64_t, int64_t>> padding,
-                      absl::Span<const int64_t> lhs_dilation, absl::Span<const int64_t> rhs_dilation,
+                      absl::Span<const int64_t> lhs_dilation,
+                      absl::Span<const int64_t> rhs_dilation,
                       const ConvolutionDimensionNumbers& dimension_numbers,
                       int64_t feature_group_count = 1, int64_t batch_group_count = 1);
 Op Fft(Op operand, FftType fft_type, absl::Span<const int64_t> fft_length);
@@ -503,8 +545,7 @@ Op AllReduce(Op operand, Computation* computation, const ReplicaGroups& replica_
 // transpose, reshape.
 Op AllToAll(Op operand, int64_t split_dimension, int64_t concat_dimension, int64_t split_count,
             const ReplicaGroups& replica_groups = {});
-Op CollectivePermute(Op operand,
-                     absl::Span<const std::pair<int64_t, int64_t>> source_target_pairs);
+Op CollectivePermute(Op operand, absl::Span<const std::pair<int64_t, int64_t>> source_target_pairs);
 Op ReduceScatter(Op operand, Computation* computation, int64_t scatter_dimension,
                  int64_t shard_count, const ReplicaGroups& replica_groups = {},
                  std::optional<int64_t> channel_id = std::nullopt);

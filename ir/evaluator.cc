@@ -72,6 +72,17 @@ absl::StatusOr<Literal> Conform(Literal value, const Shape& shape) {
   return value.Relayout(target);
 }
 
+// Send and recv between replicas (XLA marks them with this frontend
+// attribute) rather than with the host.
+bool IsCrossReplicaTransfer(const Instruction& instruction) {
+  for (const OpaqueAttribute& attribute : instruction.opaque_attributes()) {
+    if (attribute.value.find("_xla_send_recv_source_target_pairs") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsCollective(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:
@@ -97,6 +108,10 @@ bool IsIdentityCustomCall(absl::string_view target) {
 
 class Evaluator::Impl {
  public:
+  // Unimplemented when `instruction` is a collective (or a send/recv between
+  // replicas) that needs more than one participant.
+  absl::Status CheckSingleParticipant(const Instruction& instruction) const;
+
   explicit Impl(EvaluatorOptions options)
       : options_(std::move(options)), rng_state_(options_.rng_seed) {}
 
@@ -125,7 +140,26 @@ class Evaluator::Impl {
   uint64_t rng_state_;
   HostQueues own_queues_;
   absl::flat_hash_map<const Computation*, bool> side_effect_memo_;
+  // The module's own replica and partition counts (1 outside RunModule).
+  int64_t module_replica_count_ = 1;
+  int64_t module_partition_count_ = 1;
 };
+
+absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruction) const {
+  const Opcode opcode = instruction.opcode();
+  const bool transfer = (opcode == Opcode::kSend || opcode == Opcode::kRecv) &&
+                        IsCrossReplicaTransfer(instruction);
+  if (!IsCollective(opcode) && !transfer) return absl::OkStatus();
+  bool many = options_.replica_count > 1 || module_replica_count_ > 1 ||
+              module_partition_count_ > 1 || transfer;
+  for (const std::vector<int64_t>& group : instruction.attrs().replica_groups) {
+    if (group.size() > 1) many = true;
+  }
+  if (!many) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
+      " with more than one replica is not supported yet"));
+}
 
 eval::Context Evaluator::Impl::MakeContext() {
   eval::Context context;
@@ -172,6 +206,15 @@ absl::StatusOr<Literal> Evaluator::Impl::RunModule(const Module& module,
     return absl::InvalidArgumentError(absl::StrFormat(
         "the entry computation %s takes %d arguments, got %d", entry->name(),
         entry->parameter_count(), arguments.size()));
+  }
+  module_replica_count_ = module.replica_count();
+  module_partition_count_ = module.num_partitions();
+  // Fail fast (before evaluating large producers) on collectives that need
+  // more than one participant.
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      XJIT_RETURN_IF_ERROR(CheckSingleParticipant(*instruction));
+    }
   }
   std::vector<Literal> converted;
   converted.reserve(arguments.size());
@@ -559,12 +602,10 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
     for (int64_t i = 1; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
     return Literal::MakeTuple(std::move(elements));
   };
+  XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
+  // A send or recv without channel_id= uses channel 0.
   auto channel = [&]() -> absl::StatusOr<int64_t> {
-    if (!instruction.attrs().channel_id.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(OpcodeName(instruction.opcode()), " needs channel_id="));
-    }
-    return *instruction.attrs().channel_id;
+    return instruction.attrs().channel_id.value_or(0);
   };
   switch (instruction.opcode()) {
     case Opcode::kInfeed: {
@@ -631,27 +672,27 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
 absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instruction,
                                                         Operands operands) {
   const Opcode opcode = instruction.opcode();
-  if (options_.replica_count > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "evaluator: ", OpcodeName(opcode), " with more than one replica is not supported yet"));
-  }
-  for (const std::vector<int64_t>& group : instruction.attrs().replica_groups) {
-    if (group.size() > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "evaluator: ", OpcodeName(opcode),
-          " over replica groups of more than one participant (more than one replica) is not "
-          "supported yet"));
-    }
-  }
+  XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
   if (operands.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs operands"));
   }
   // With one participant every collective passes its operands through.
   auto passthrough = [&](const Shape& shape) -> absl::StatusOr<Literal> {
-    if (operands.size() == 1) return Conform(*operands[0], shape);
-    std::vector<Literal> elements;
-    for (const Literal* operand : operands) elements.push_back(*operand);
-    return Conform(Literal::MakeTuple(std::move(elements)), shape);
+    Literal value;
+    if (operands.size() == 1 && !(shape.IsTuple() && !operands[0]->shape().IsTuple())) {
+      value = *operands[0];
+    } else {
+      std::vector<Literal> elements;
+      for (const Literal* operand : operands) elements.push_back(*operand);
+      value = Literal::MakeTuple(std::move(elements));
+    }
+    if (!ValueFits(value.shape(), shape)) {
+      // E.g. an all-gather whose result is larger than its operand.
+      return absl::UnimplementedError(absl::StrFormat(
+          "evaluator: %s from %s to %s implies more than one replica, which is not supported "
+          "yet", OpcodeName(opcode), value.shape().ToString(false), shape.ToString(false)));
+    }
+    return Conform(std::move(value), shape);
   };
   switch (opcode) {
     case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:

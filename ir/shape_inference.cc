@@ -509,13 +509,9 @@ absl::StatusOr<Shape> InferConvert(const Ctx& ctx) {
   XJIT_RETURN_IF_ERROR(ctx.ExpectOperandCount(1));
   XJIT_ASSIGN_OR_RETURN(const Shape* operand, ctx.ArrayOperand(0, "operand"));
   XJIT_ASSIGN_OR_RETURN(Shape given, ctx.GivenArrayShape());
-  const ElementType from = operand->element_type();
-  const ElementType to = given.element_type();
-  if (IsComplex(from) && !IsComplex(to)) {
-    return ctx.Error("conversion from %s to %s is not supported (use real or imag)",
-                     TypeName(from), TypeName(to));
-  }
-  return MakeArray(to, operand->dimensions(), DynamicFlags(*operand));
+  // Any array type converts to any other; complex to real keeps the real
+  // part (as StableHLO's convert does).
+  return MakeArray(given.element_type(), operand->dimensions(), DynamicFlags(*operand));
 }
 
 absl::StatusOr<Shape> InferStochasticConvert(const Ctx& ctx) {
@@ -547,8 +543,11 @@ absl::StatusOr<Shape> InferBitcastConvert(const Ctx& ctx) {
   XJIT_ASSIGN_OR_RETURN(const Shape* operand, ctx.ArrayOperand(0, "operand"));
   XJIT_ASSIGN_OR_RETURN(Shape given, ctx.GivenArrayShape());
   const ElementType to = given.element_type();
-  const int64_t from_bits = BitWidth(operand->element_type());
-  const int64_t to_bits = BitWidth(to);
+  // PRED counts as one bit here, as in XLA's bitcast-convert rule
+  // (pred[64] <-> s64[]), although it is stored in a byte.
+  auto bits = [](ElementType t) -> int64_t { return IsPred(t) ? 1 : BitWidth(t); };
+  const int64_t from_bits = bits(operand->element_type());
+  const int64_t to_bits = bits(to);
   std::vector<int64_t> dims = Dims(*operand);
   std::vector<bool> dynamic = DynamicFlags(*operand);
   if (from_bits > to_bits) {
@@ -641,7 +640,10 @@ absl::StatusOr<Shape> InferBroadcast(const Ctx& ctx) {
   }
   XJIT_RETURN_IF_ERROR(ctx.CheckDimensionList(dims, given.rank(), "dimension"));
   for (int64_t i = 0; i < operand->rank(); ++i) {
-    if (!SizesMatch(operand->dimensions(i), given.dimensions(dims[i]))) {
+    // A size-1 operand dimension may be expanded (BroadcastInDim's
+    // degenerate broadcast, which StableHLO's broadcast_in_dim lowers to).
+    if (operand->dimensions(i) != 1 &&
+        !SizesMatch(operand->dimensions(i), given.dimensions(dims[i]))) {
       return ctx.Error("operand dimension %d has size %d but result dimension %d has size %d", i,
                        operand->dimensions(i), dims[i], given.dimensions(dims[i]));
     }

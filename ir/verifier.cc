@@ -334,11 +334,14 @@ absl::Status VerifyEntryInterface(const Module& module) {
     if (!ValidShapeIndex(param, alias.parameter_index)) {
       return ModuleError(module, "input_output_alias names a parameter index the parameter lacks");
     }
+    // Aliasing shares a buffer, so (as in XLA) only the byte sizes must
+    // agree: an output may be a bitcast of the parameter it reuses.
     const Shape& out = SubshapeAt(entry.root()->shape(), alias.output_index);
     const Shape& in = SubshapeAt(param, alias.parameter_index);
-    if (!ShapesAgree(out, in)) {
-      return ModuleError(module, absl::StrCat("input_output_alias pairs output ", Str(out),
-                                              " with parameter ", Str(in)));
+    if (out.IsTuple() != in.IsTuple() || ByteSize(out) != ByteSize(in)) {
+      return ModuleError(module, absl::StrCat("input_output_alias pairs output ", out.ToString(),
+                                              " with parameter ", in.ToString(),
+                                              ", whose byte sizes differ"));
     }
   }
   return absl::OkStatus();

@@ -88,74 +88,67 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& instruction, Operands
   }
   Literal result(internal::WithDims(shape, out_dims));
   const ElementType type = shape.element_type();
+  const std::vector<int64_t> ls = internal::RowMajorStrides(lhs.shape().dimensions());
+  const std::vector<int64_t> rs = internal::RowMajorStrides(rhs.shape().dimensions());
 
-  // Iteration space per output element: kernel input features, then kernel
-  // spatial positions.
-  std::vector<int64_t> inner_dims;
-  inner_dims.push_back(kernel_input_features);
-  for (int64_t k : kernel_sizes) inner_dims.push_back(k);
-  const bool inner_empty = internal::ElementCount(inner_dims) == 0;
-
-  Index lhs_index(rank, 0);
-  Index rhs_index(rank, 0);
-  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(out_dims, [&](const Index& out) {
-    const int64_t b = out[dn.output_batch_dimension];
-    const int64_t o = out[dn.output_feature_dimension];
-    const int64_t fgroup = o / out_features_per_fgroup;
-    const int64_t bgroup = o / out_features_per_bgroup;
-    lhs_index[dn.input_batch_dimension] = bgroup * output_batch + b;
-    rhs_index[dn.kernel_output_feature_dimension] = o;
-    std::complex<double> complex_sum = 0;
-    double real_sum = 0;
-    uint64_t int_sum = 0;
-    if (!inner_empty) {
-      Index inner(inner_dims.size(), 0);
-      do {
-        bool inside = true;
-        for (size_t i = 0; i < num_spatial && inside; ++i) {
-          const WindowDimension& w = window[i];
-          const int64_t k = inner[i + 1];
-          int64_t p = out[dn.output_spatial_dimensions[i]] * w.stride + k * w.window_dilation -
-                      w.padding_low;
-          if (p < 0 || p % w.base_dilation != 0) {
-            inside = false;
-            break;
-          }
-          p /= w.base_dilation;
-          if (p >= input_sizes[i]) {
-            inside = false;
-            break;
-          }
-          lhs_index[dn.input_spatial_dimensions[i]] = p;
-          rhs_index[dn.kernel_spatial_dimensions[i]] = w.window_reversal ? kernel_sizes[i] - 1 - k : k;
-        }
-        if (inside) {
-          lhs_index[dn.input_feature_dimension] = fgroup * kernel_input_features + inner[0];
-          rhs_index[dn.kernel_input_feature_dimension] = inner[0];
-          if (IsComplex(type)) {
-            complex_sum += internal::ReadComplex(lhs, lhs_index) * internal::ReadComplex(rhs, rhs_index);
-          } else if (IsFloat(type)) {
-            real_sum += internal::ReadDouble(lhs, lhs_index) * internal::ReadDouble(rhs, rhs_index);
-          } else if (IsPred(type)) {
-            if (internal::ReadIntBits(lhs, lhs_index) != 0 &&
-                internal::ReadIntBits(rhs, rhs_index) != 0) {
-              int_sum = 1;
+  // Kernel spatial positions, iterated for every output element.
+  const bool kernel_empty = internal::ElementCount(kernel_sizes) == 0;
+  auto run = [&](const auto& lhs_values, const auto& rhs_values, auto zero, auto store) {
+    return internal::ForEachIndex(out_dims, [&](const Index& out) {
+      const int64_t b = out[dn.output_batch_dimension];
+      const int64_t o = out[dn.output_feature_dimension];
+      const int64_t fgroup = o / out_features_per_fgroup;
+      const int64_t bgroup = o / out_features_per_bgroup;
+      const int64_t lhs_base = (bgroup * output_batch + b) * ls[dn.input_batch_dimension] +
+                               fgroup * kernel_input_features * ls[dn.input_feature_dimension];
+      const int64_t rhs_base = o * rs[dn.kernel_output_feature_dimension];
+      auto sum = zero;
+      if (!kernel_empty) {
+        Index k(num_spatial, 0);
+        do {
+          int64_t lhs_offset = lhs_base;
+          int64_t rhs_offset = rhs_base;
+          bool inside = true;
+          for (size_t i = 0; i < num_spatial; ++i) {
+            const WindowDimension& w = window[i];
+            int64_t p = out[dn.output_spatial_dimensions[i]] * w.stride +
+                        k[i] * w.window_dilation - w.padding_low;
+            if (p < 0 || p % w.base_dilation != 0 || p / w.base_dilation >= input_sizes[i]) {
+              inside = false;
+              break;
             }
-          } else {
-            int_sum += internal::ReadIntBits(lhs, lhs_index) * internal::ReadIntBits(rhs, rhs_index);
+            lhs_offset += (p / w.base_dilation) * ls[dn.input_spatial_dimensions[i]];
+            rhs_offset += (w.window_reversal ? kernel_sizes[i] - 1 - k[i] : k[i]) *
+                          rs[dn.kernel_spatial_dimensions[i]];
           }
-        }
-      } while (internal::NextIndex(inner_dims, inner));
-    }
-    if (IsComplex(type)) {
-      result.SetComplex(out, complex_sum);
-    } else if (IsFloat(type)) {
-      result.SetDouble(out, real_sum);
-    } else {
-      internal::WriteIntBits(result, out, int_sum);
-    }
-    return absl::OkStatus();
-  }));
+          if (inside) {
+            for (int64_t c = 0; c < kernel_input_features; ++c) {
+              sum += lhs_values[lhs_offset + c * ls[dn.input_feature_dimension]] *
+                     rhs_values[rhs_offset + c * rs[dn.kernel_input_feature_dimension]];
+            }
+          }
+        } while (internal::NextIndex(kernel_sizes, k));
+      }
+      store(out, sum);
+      return absl::OkStatus();
+    });
+  };
+  if (IsComplex(type)) {
+    XJIT_RETURN_IF_ERROR(run(internal::DenseComplexes(lhs), internal::DenseComplexes(rhs),
+                             std::complex<double>(0),
+                             [&](const Index& out, std::complex<double> v) {
+                               result.SetComplex(out, v);
+                             }));
+  } else if (IsFloat(type)) {
+    XJIT_RETURN_IF_ERROR(run(internal::DenseDoubles(lhs), internal::DenseDoubles(rhs), 0.0,
+                             [&](const Index& out, double v) { result.SetDouble(out, v); }));
+  } else {
+    // Integers wrap; PRED sums the true pairs and stores sum != 0.
+    XJIT_RETURN_IF_ERROR(run(internal::DenseIntBits(lhs), internal::DenseIntBits(rhs), uint64_t{0},
+                             [&](const Index& out, uint64_t v) {
+                               internal::WriteIntBits(result, out, v);
+                             }));
+  }
   return result;
 }
 

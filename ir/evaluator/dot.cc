@@ -98,53 +98,59 @@ absl::StatusOr<Literal> EvalDot(const Instruction& instruction, Operands operand
   }
   Literal result(internal::WithDims(shape, result_dims));
   const ElementType type = shape.element_type();
-  const bool contracting_empty = internal::ElementCount(contracting_sizes) == 0;
   const size_t num_batch = dnums.lhs_batch_dimensions.size();
-
-  Index lhs_index(lhs_rank, 0);
-  Index rhs_index(rhs_rank, 0);
-  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(result_dims, [&](const Index& out) {
-    size_t pos = 0;
-    for (size_t i = 0; i < num_batch; ++i, ++pos) {
-      lhs_index[dnums.lhs_batch_dimensions[i]] = out[pos];
-      rhs_index[dnums.rhs_batch_dimensions[i]] = out[pos];
+  const std::vector<int64_t> lhs_strides =
+      internal::RowMajorStrides(lhs.shape().dimensions());
+  const std::vector<int64_t> rhs_strides =
+      internal::RowMajorStrides(rhs.shape().dimensions());
+  // Offsets of every contracting index (row-major over the contracting sizes).
+  std::vector<int64_t> lhs_k_offsets;
+  std::vector<int64_t> rhs_k_offsets;
+  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(contracting_sizes, [&](const Index& k) {
+    int64_t l = 0, r = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+      l += k[i] * lhs_strides[dnums.lhs_contracting_dimensions[i]];
+      r += k[i] * rhs_strides[dnums.rhs_contracting_dimensions[i]];
     }
-    for (int64_t d : lhs_free) lhs_index[d] = out[pos++];
-    for (int64_t d : rhs_free) rhs_index[d] = out[pos++];
-
-    std::complex<double> complex_sum = 0;
-    double real_sum = 0;
-    uint64_t int_sum = 0;
-    if (!contracting_empty) {
-      Index k(contracting_sizes.size(), 0);
-      do {
-        for (size_t i = 0; i < k.size(); ++i) {
-          lhs_index[dnums.lhs_contracting_dimensions[i]] = k[i];
-          rhs_index[dnums.rhs_contracting_dimensions[i]] = k[i];
-        }
-        if (IsComplex(type)) {
-          complex_sum += internal::ReadComplex(lhs, lhs_index) * internal::ReadComplex(rhs, rhs_index);
-        } else if (IsFloat(type)) {
-          real_sum += internal::ReadDouble(lhs, lhs_index) * internal::ReadDouble(rhs, rhs_index);
-        } else if (IsPred(type)) {
-          if (internal::ReadIntBits(lhs, lhs_index) != 0 &&
-              internal::ReadIntBits(rhs, rhs_index) != 0) {
-            int_sum = 1;
-          }
-        } else {
-          int_sum += internal::ReadIntBits(lhs, lhs_index) * internal::ReadIntBits(rhs, rhs_index);
-        }
-      } while (internal::NextIndex(contracting_sizes, k));
-    }
-    if (IsComplex(type)) {
-      result.SetComplex(out, complex_sum);
-    } else if (IsFloat(type)) {
-      result.SetDouble(out, real_sum);
-    } else {
-      internal::WriteIntBits(result, out, int_sum);
-    }
+    lhs_k_offsets.push_back(l);
+    rhs_k_offsets.push_back(r);
     return absl::OkStatus();
   }));
+
+  auto run = [&](const auto& lhs_values, const auto& rhs_values, auto zero, auto store) {
+    return internal::ForEachIndex(result_dims, [&](const Index& out) {
+      int64_t lhs_base = 0, rhs_base = 0;
+      size_t pos = 0;
+      for (size_t i = 0; i < num_batch; ++i, ++pos) {
+        lhs_base += out[pos] * lhs_strides[dnums.lhs_batch_dimensions[i]];
+        rhs_base += out[pos] * rhs_strides[dnums.rhs_batch_dimensions[i]];
+      }
+      for (int64_t d : lhs_free) lhs_base += out[pos++] * lhs_strides[d];
+      for (int64_t d : rhs_free) rhs_base += out[pos++] * rhs_strides[d];
+      auto sum = zero;
+      for (size_t k = 0; k < lhs_k_offsets.size(); ++k) {
+        sum += lhs_values[lhs_base + lhs_k_offsets[k]] * rhs_values[rhs_base + rhs_k_offsets[k]];
+      }
+      store(out, sum);
+      return absl::OkStatus();
+    });
+  };
+  if (IsComplex(type)) {
+    XJIT_RETURN_IF_ERROR(run(internal::DenseComplexes(lhs), internal::DenseComplexes(rhs),
+                             std::complex<double>(0),
+                             [&](const Index& out, std::complex<double> v) {
+                               result.SetComplex(out, v);
+                             }));
+  } else if (IsFloat(type)) {
+    XJIT_RETURN_IF_ERROR(run(internal::DenseDoubles(lhs), internal::DenseDoubles(rhs), 0.0,
+                             [&](const Index& out, double v) { result.SetDouble(out, v); }));
+  } else {
+    // Integers wrap; PRED sums the true pairs and stores sum != 0 (or of ands).
+    XJIT_RETURN_IF_ERROR(run(internal::DenseIntBits(lhs), internal::DenseIntBits(rhs), uint64_t{0},
+                             [&](const Index& out, uint64_t v) {
+                               internal::WriteIntBits(result, out, v);
+                             }));
+  }
   return result;
 }
 

@@ -129,6 +129,42 @@ void WriteIntBits(Literal& literal, absl::Span<const int64_t> index, uint64_t va
   }
 }
 
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+namespace {
+
+template <typename T, typename Read>
+std::vector<T> Dense(const Literal& literal, Read read) {
+  std::vector<T> values;
+  values.reserve(literal.element_count());
+  absl::Status status = ForEachIndex(literal.shape().dimensions(), [&](const Index& index) {
+    values.push_back(read(literal, index));
+    return absl::OkStatus();
+  });
+  (void)status;  // The callback never fails.
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> DenseDoubles(const Literal& literal) {
+  return Dense<double>(literal, ReadDouble);
+}
+
+std::vector<std::complex<double>> DenseComplexes(const Literal& literal) {
+  return Dense<std::complex<double>>(literal, ReadComplex);
+}
+
+std::vector<uint64_t> DenseIntBits(const Literal& literal) {
+  return Dense<uint64_t>(literal, ReadIntBits);
+}
+
 Literal ScalarFrom(const Literal& literal, absl::Span<const int64_t> index) {
   Literal scalar(Shape::Scalar(literal.shape().element_type()));
   scalar.SetBits({}, literal.GetBits(index));

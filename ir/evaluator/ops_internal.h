@@ -57,6 +57,15 @@ void WriteDouble(Literal& literal, absl::Span<const int64_t> index, double value
 void WriteComplex(Literal& literal, absl::Span<const int64_t> index, std::complex<double> value);
 void WriteIntBits(Literal& literal, absl::Span<const int64_t> index, uint64_t value);
 
+// Row-major strides of `dims` (the last dimension has stride 1).
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims);
+
+// Every element of an array in row-major order, read with ReadDouble /
+// ReadComplex / ReadIntBits: a dense copy for the arithmetic-heavy ops.
+std::vector<double> DenseDoubles(const Literal& literal);
+std::vector<std::complex<double>> DenseComplexes(const Literal& literal);
+std::vector<uint64_t> DenseIntBits(const Literal& literal);
+
 // A scalar literal holding element `index` of `literal` (same element type).
 Literal ScalarFrom(const Literal& literal, absl::Span<const int64_t> index);
 // Copies element `from_index` of `from` into element `to_index` of `to`; both

@@ -12,10 +12,12 @@
 #include <bit>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -34,16 +36,13 @@
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "ir/element_type.h"
+#include "ir/evaluator.h"
 #include "ir/hlo_parser.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "ir/shape.h"
 #include "ir/verifier.h"
 
-#if __has_include("ir/evaluator.h")
-#include "ir/evaluator.h"
-#define XJIT_CONFORMANCE_HAVE_EVALUATOR 1
-#endif
 
 #ifndef XJIT_CONFORMANCE_DIR
 #error "XJIT_CONFORMANCE_DIR must name the folder holding the cases"
@@ -73,18 +72,13 @@ std::vector<Backend> AllBackends() { return {Backend::kEvaluator}; }
 // and returns its root value.
 absl::StatusOr<Literal> RunOnBackend(Backend backend, const Module& module) {
   switch (backend) {
-    case Backend::kEvaluator:
-#ifdef XJIT_CONFORMANCE_HAVE_EVALUATOR
-    {
+    case Backend::kEvaluator: {
       EvaluatorOptions options;
       options.replica_count = module.replica_count();
       // A case that loops forever fails instead of hanging the suite.
       options.max_while_iterations = 10'000'000;
       return EvaluateModule(module, {}, options);
     }
-#else
-      return absl::UnimplementedError("ir/evaluator.h does not exist yet");
-#endif
   }
   return absl::InternalError("unknown backend");
 }
@@ -158,6 +152,33 @@ absl::StatusOr<Expected> ParseExpected(const std::string& text) {
     return absl::InvalidArgumentError("no entries and no 'error:' line");
   }
   return expected;
+}
+
+// After a shape, `{1, 2}` reads as a layout, so XLA's literal syntax needs the
+// layout written (`f32[2]{0} {1, 2}`). For convenience an entry may omit it:
+// when the text after the shape holds a single brace group, the default
+// layout is inserted.
+std::string WithLayout(const std::string& text) {
+  size_t open = text.find('[');
+  size_t close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return text;
+  absl::string_view dims = absl::string_view(text).substr(open + 1, close - open - 1);
+  if (absl::StripAsciiWhitespace(dims).empty()) return text;  // scalar
+  int64_t rank = 1 + std::count(dims.begin(), dims.end(), ',');
+  int groups = 0;
+  int depth = 0;
+  for (size_t i = close + 1; i < text.size(); ++i) {
+    if (text[i] == '{') {
+      if (depth++ == 0) ++groups;
+    } else if (text[i] == '}') {
+      --depth;
+    }
+  }
+  if (groups != 1) return text;
+  std::vector<int64_t> minor_to_major;
+  for (int64_t d = rank - 1; d >= 0; --d) minor_to_major.push_back(d);
+  return absl::StrCat(text.substr(0, close + 1), "{", absl::StrJoin(minor_to_major, ","), "}",
+                      text.substr(close + 1));
 }
 
 // ---------------------------------------------------------------------------
@@ -270,7 +291,10 @@ struct CaseParam {
 std::vector<CaseParam> FindCases() {
   std::vector<std::pair<std::string, std::string>> found;
   std::error_code ec;
-  fs::path root(XJIT_CONFORMANCE_DIR);
+  // XJIT_CONFORMANCE_DIR in the environment points the test at another copy
+  // of the corpus (used to check that the test catches wrong expectations).
+  const char* override_dir = std::getenv("XJIT_CONFORMANCE_DIR");
+  fs::path root(override_dir != nullptr ? override_dir : XJIT_CONFORMANCE_DIR);
   for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".hlo") continue;
     fs::path relative = fs::relative(it->path(), root);
@@ -283,6 +307,11 @@ std::vector<CaseParam> FindCases() {
     for (const auto& [name, path] : found) cases.push_back(CaseParam{name, path, backend});
   }
   return cases;
+}
+
+// Keeps gtest from printing the parameter as raw bytes.
+void PrintTo(const CaseParam& param, std::ostream* os) {
+  *os << param.name << " on " << BackendName(param.backend);
 }
 
 std::string ParamName(const ::testing::TestParamInfo<CaseParam>& info) {
@@ -349,7 +378,7 @@ TEST_P(ConformanceTest, Matches) {
           << "expected a token, got " << actual[i]->shape().ToString();
       continue;
     }
-    absl::StatusOr<Literal> want = ParseLiteral(entry.text);
+    absl::StatusOr<Literal> want = ParseLiteral(WithLayout(entry.text));
     ASSERT_TRUE(want.ok()) << "bad expected literal: " << want.status();
     for (const std::string& diff : CompareArrays(*actual[i], *want, entry.tolerance)) {
       ADD_FAILURE() << diff;
@@ -379,6 +408,13 @@ TEST(ExpectedFormatTest, ParsesEntriesTolerancesAndErrors) {
   EXPECT_FALSE(ParseExpected("").ok());
   EXPECT_FALSE(ParseExpected("1, 2\n").ok());
   EXPECT_FALSE(ParseExpected("error: x\ns32[] 1\n").ok());
+}
+
+TEST(ExpectedFormatTest, InsertsTheDefaultLayout) {
+  EXPECT_EQ(WithLayout("f32[3] {1, 2, 3}"), "f32[3]{0} {1, 2, 3}");
+  EXPECT_EQ(WithLayout("s32[2,2] { {1, 2}, {3, 4} }"), "s32[2,2]{1,0} { {1, 2}, {3, 4} }");
+  EXPECT_EQ(WithLayout("f32[2]{0} {1, 2}"), "f32[2]{0} {1, 2}");
+  EXPECT_EQ(WithLayout("s32[] 7"), "s32[] 7");
 }
 
 TEST(ExpectedFormatTest, FloatComparison) {

@@ -7,8 +7,8 @@
 #include "ir/builder.h"
 
 #include <complex>
-#include <set>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,8 +150,8 @@ TEST(BuilderTest, VariadicReduceArgmax) {
   Op value = Parameter(&f, 2, Shape::Scalar(F32), "value");
   Op index = Parameter(&f, 3, Shape::Scalar(S32), "index");
   Op ge = Ge(value, max);
-  Computation* fc = f.BuildSubComputation(
-      Tuple(&f, {Select(ge, value, max), Select(ge, index, argmax)}));
+  Computation* fc =
+      f.BuildSubComputation(Tuple(&f, {Select(ge, value, max), Select(ge, index, argmax)}));
   Op v = ConstantR1<float>(&b, {3, 9, 2, 9, 1});
   Op k = Iota(&b, S32, 5);
   Op r = Reduce(&b, {v, k}, {MinValue(&b, F32), ConstantR0<int32_t>(&b, 0)}, fc, {0});
@@ -237,8 +237,12 @@ TEST(BuilderTest, CollapseAndReshapeSeedExamples) {
   Op five = Reshape(ConstantR2<float>(&b, {{5}}), {});
   std::unique_ptr<Module> m = BuildChecked(b, Tuple(&b, {v012, v01, v12, v83, five}));
   ASSERT_NE(m, nullptr);
+  // 003 defines Collapse as replacing the listed consecutive dimensions by
+  // one of their product, so {0,1} of [4,2,3] is [8,3] and {1,2} is [4,6];
+  // the seed's example captions have the two the other way round (the
+  // element order, checked below, is the same either way).
   EXPECT_EQ(m->entry()->root()->shape().ToString(false),
-            "(f32[24], f32[4,6], f32[8,3], f32[8,3], f32[])");
+            "(f32[24], f32[8,3], f32[4,6], f32[8,3], f32[])");
   EXPECT_EQ(CountOpcode(*m, Opcode::kReshape), 5);
   absl::StatusOr<Literal> out = Evaluate(*m);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -252,8 +256,9 @@ TEST(BuilderTest, CollapseAndReshapeSeedExamples) {
 
 TEST(BuilderTest, ConcatSeedExamples) {
   Builder b("concat");
-  Op c1 = ConcatInDim(&b, {ConstantR1<int32_t>(&b, {2, 3}), ConstantR1<int32_t>(&b, {4, 5}),
-                           ConstantR1<int32_t>(&b, {6, 7})},
+  Op c1 = ConcatInDim(&b,
+                      {ConstantR1<int32_t>(&b, {2, 3}), ConstantR1<int32_t>(&b, {4, 5}),
+                       ConstantR1<int32_t>(&b, {6, 7})},
                       0);
   Op a = ConstantR2<int32_t>(&b, {{1, 2}, {3, 4}, {5, 6}});
   Op bb = ConstantR2<int32_t>(&b, {{7, 8}});
@@ -394,8 +399,7 @@ TEST(BuilderTest, ReduceWindowSeedExamples) {
   EXPECT_EQ(m->entry()->root()->shape().ToString(false), "(f32[2,2], f32[2], f32[3])");
   std::vector<double> in(24);
   for (int i = 0; i < 24; ++i) in[i] = i;
-  absl::StatusOr<Literal> out =
-      Evaluate(*m, {Literal::FromDoubles(MakeShape(F32, {4, 6}), in)});
+  absl::StatusOr<Literal> out = Evaluate(*m, {Literal::FromDoubles(MakeShape(F32, {4, 6}), in)});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Doubles(out->element(0)), (std::vector<double>{8, 11, 20, 23}));
   EXPECT_EQ(Doubles(out->element(1)), (std::vector<double>{100, 1}));
@@ -424,7 +428,7 @@ TEST(BuilderTest, ConvSamePaddingIsExplicit) {
   std::vector<double> ones16(16, 1.0), ones18(18, 1.0);
   absl::StatusOr<Literal> out =
       Evaluate(*m, {Literal::FromDoubles(MakeShape(F32, {1, 1, 4, 4}), ones16),
-               Literal::FromDoubles(MakeShape(F32, {2, 1, 3, 3}), ones18)});
+                    Literal::FromDoubles(MakeShape(F32, {2, 1, 3, 3}), ones18)});
   ASSERT_TRUE(out.ok()) << out.status();
   const std::vector<double> s = Doubles(out->element(0));
   ASSERT_EQ(s.size(), 32u);
@@ -602,16 +606,15 @@ TEST(BuilderTest, SideEffectsAndTokens) {
   Op received = Recv(&b, MakeShape(F32, {3}), 2);
   Op out = OutfeedWithToken(received, sent, MakeShape(F32, {3}));
   Op rng = RngUniform(ConstantR0<float>(&b, 0), ConstantR0<float>(&b, 1), MakeShape(F32, {2}));
-  Op bits = RngBitGenerator(RandomAlgorithm::kThreeFry,
-                            ConstantR1<uint64_t>(&b, {1, 2}), Shape::Array(ElementType::kU32, {4}));
+  Op bits = RngBitGenerator(RandomAlgorithm::kThreeFry, ConstantR1<uint64_t>(&b, {1, 2}),
+                            Shape::Array(ElementType::kU32, {4}));
   Op cc = CustomCall(&b, "myfunc", {data, rng}, MakeShape(F32, {3, 3}));
   std::unique_ptr<Module> m = BuildChecked(b, Tuple(&b, {out, bits, cc}));
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(CountOpcode(*m, Opcode::kInfeed), 1);
   EXPECT_EQ(CountOpcode(*m, Opcode::kSendDone), 1);
   EXPECT_EQ(CountOpcode(*m, Opcode::kRecvDone), 1);
-  EXPECT_EQ(m->entry()->root()->shape().ToString(false),
-            "(token[], (u64[2], u32[4]), f32[3,3])");
+  EXPECT_EQ(m->entry()->root()->shape().ToString(false), "(token[], (u64[2], u32[4]), f32[3,3])");
 }
 
 TEST(BuilderTest, LinalgFftAndBatchNormShapes) {
@@ -649,13 +652,51 @@ TEST(BuilderTest, GatherAndScatter) {
   s.scatter_dims_to_operand_dims = {0};
   s.index_vector_dim = 1;
   Computation* add_c = CreateScalarAddComputation(&b, F32);
-  Op updated = Scatter(operand, indices, ConstantR2<float>(&b, {{10, 10, 10}, {1, 1, 1}}), add_c, s);
+  Op updated =
+      Scatter(operand, indices, ConstantR2<float>(&b, {{10, 10, 10}, {1, 1, 1}}), add_c, s);
   std::unique_ptr<Module> m = BuildChecked(b, Tuple(&b, {rows, updated}));
   ASSERT_NE(m, nullptr);
   absl::StatusOr<Literal> out = Evaluate(*m);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Doubles(out->element(0)), (std::vector<double>{7, 8, 9, 1, 2, 3}));
   EXPECT_EQ(Doubles(out->element(1)), (std::vector<double>{2, 3, 4, 4, 5, 6, 17, 18, 19}));
+}
+
+TEST(BuilderTest, RemainingOperationsBuildVerifyAndPrint) {
+  Builder b("remaining");
+  Op x = Parameter(&b, 0, MakeShape(F32, {4, 6}), "x");
+  Op n = Parameter(&b, 1, Shape::Scalar(S32), "n");
+  Builder decomposition = b.CreateSubBuilder("decomposition");
+  Computation* exp_c = decomposition.BuildSubComputation(
+      Exp(Parameter(&decomposition, 0, MakeShape(F32, {4, 6}), "p")));
+  Op composite = CompositeCall(&b, exp_c, {x}, "my.exp", "{n = 1 : i32}", 1);
+  Op reduced = ReducePrecision(x, 5, 10);
+  Op dynamic = SetDimensionSize(x, n, 0);
+  Op size = GetDimensionSize(dynamic, 0);
+  Op normal = RngNormal(ConstantR0<float>(&b, 0), ConstantR0<float>(&b, 1), MakeShape(F32, {3}));
+  Builder select = b.CreateSubBuilder("select");
+  Computation* select_c =
+      select.BuildSubComputation(Ge(Parameter(&select, 0, Shape::Scalar(F32), "a"),
+                                    Parameter(&select, 1, Shape::Scalar(F32), "b")));
+  Computation* add_c = CreateScalarAddComputation(&b, F32);
+  Op sas =
+      SelectAndScatter(x, select_c, {2, 3}, {2, 3}, Padding::kValid,
+                       ConstantR2<float>(&b, {{1, 2}, {3, 4}}), ConstantR0<float>(&b, 0), add_c);
+  Op reversed = Rev(x, {0, 1});
+  Op transposed = Transpose(x, {1, 0});
+  Op barrier = OptimizationBarrier(Tuple(&b, {reversed, transposed}));
+  Op unary = Tanh(Logistic(Sqrt(Abs(x))));
+  Op ints = ConstantR1<int32_t>(&b, {1, -2, 3});
+  Op bits = Xor(ShiftLeft(ints, ConstantR1<int32_t>(&b, {1, 1, 1})), PopulationCount(Clz(ints)));
+  Op cplx = Complex(ConstantR1<float>(&b, {1}), ConstantR1<float>(&b, {2}));
+  Op parts = Tuple(&b, {Real(cplx), Imag(cplx)});
+  std::unique_ptr<Module> m = BuildChecked(
+      b, Tuple(&b, {composite, reduced, dynamic, size, normal, sas, barrier, unary, bits, parts}));
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(composite.instruction()->attrs().is_composite);
+  EXPECT_EQ(dynamic.shape().ToString(false), "f32[<=4,6]");
+  EXPECT_EQ(size.shape().ToString(false), "s32[]");
+  EXPECT_EQ(sas.shape().ToString(false), "f32[4,6]");
 }
 
 // ---------------------------------------------------------------------------

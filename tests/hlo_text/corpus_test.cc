@@ -179,10 +179,10 @@ TEST(CorpusCoverage, UsesEveryOpcode) {
 TEST(CorpusCoverage, UsesEveryElementType) {
   const Coverage coverage = ComputeCoverage();
   std::vector<std::string> missing;
-#define XJIT_CHECK_TYPE(e, name, bits, kind)                                     \
+#define XJIT_CHECK_TYPE(e, name, bits, kind)                                             \
   if (ElementType::e != ElementType::kOpaque && ElementType::e != ElementType::kTuple && \
-      !coverage.types.contains(ElementType::e)) {                                \
-    missing.push_back(name);                                                     \
+      !coverage.types.contains(ElementType::e)) {                                        \
+    missing.push_back(name);                                                             \
   }
   XJIT_ELEMENT_TYPES(XJIT_CHECK_TYPE)
 #undef XJIT_CHECK_TYPE

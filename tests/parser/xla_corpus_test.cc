@@ -140,5 +140,32 @@ TEST(XlaCorpusTest, EveryModuleParsesPrintsToFixedPointAndVerifies) {
               expected_failures);
 }
 
+// The StableHLO interpreter corpus is generated text: every module must parse
+// and print to a fixed point.
+TEST(XlaCorpusTest, StablehloInterpretModulesRoundTrip) {
+  const fs::path dir = fs::path(XJIT_SHARED_DIR) / "corpus" / "stablehlo-interpret";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no corpus at " << dir;
+  int parsed = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".hlo") continue;
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    auto module = ParseHloModule(ReadFile(entry.path()), name);
+    if (!module.ok()) {
+      ADD_FAILURE() << module.status().message();
+      continue;
+    }
+    ++parsed;
+    const std::string first = PrintModule(**module);
+    auto reparsed = ParseHloModule(first, name + " (printed)");
+    if (!reparsed.ok()) {
+      ADD_FAILURE() << "printed text does not parse: " << reparsed.status().message();
+      continue;
+    }
+    EXPECT_EQ(first, PrintModule(**reparsed)) << "print is not a fixed point";
+  }
+  std::printf("parsed %d stablehlo-interpret modules\n", parsed);
+}
+
 }  // namespace
 }  // namespace xjit

@@ -144,7 +144,8 @@ TEST(ConvertTest, ConvertKeepsDimensions) {
   // The given dimensions do not override the operand's: the verifier will
   // reject the instruction.
   EXPECT_SHAPE(g.Infer(Opcode::kConvert, {a}, nullptr, {}, F32({6})), "f32[2,3]");
-  EXPECT_ERROR(g.Infer(Opcode::kConvert, {c}, nullptr, {}, F32({2})), "from c64 to f32");
+  // Complex to real keeps the real part.
+  EXPECT_SHAPE(g.Infer(Opcode::kConvert, {c}, nullptr, {}, F32({2})), "f32[2]");
 }
 
 // seeds/003, BitcastConvertType: f32[10] -> f16[10,2]; f32[] -> f16[2];
@@ -169,6 +170,13 @@ TEST(ConvertTest, BitcastConvertBetweenWidths) {
                "s8[4,2,4]");
   EXPECT_SHAPE(g.Infer(Opcode::kBitcastConvert, {u8}, nullptr, {}, Arr(ElementType::kF64, {})),
                "f64[3]");
+  // PRED is one bit wide for bitcast-convert: 64 preds make one s64.
+  auto* preds = g.Param(6, Arr(ElementType::kPred, {64}));
+  auto* s64 = g.Param(7, Arr(ElementType::kS64, {}));
+  EXPECT_SHAPE(g.Infer(Opcode::kBitcastConvert, {preds}, nullptr, {}, Arr(ElementType::kS64, {})),
+               "s64[]");
+  EXPECT_SHAPE(g.Infer(Opcode::kBitcastConvert, {s64}, nullptr, {}, Arr(ElementType::kPred, {})),
+               "pred[64]");
 }
 
 TEST(ConvertTest, ReducePrecisionAndStochasticConvert) {
@@ -204,6 +212,9 @@ TEST(ShapeOpsTest, Broadcast) {
   EXPECT_SHAPE(g.Infer(Opcode::kBroadcast, {s}, dims({}), {}, F32({2, 3})), "f32[2,3]");
   EXPECT_ERROR(g.Infer(Opcode::kBroadcast, {v}, dims({0}), {}, F32({2, 3})),
                "operand dimension 0 has size 3 but result dimension 0 has size 2");
+  // seeds/003 BroadcastInDim: a size-1 dimension may be expanded.
+  auto* m = g.Param(2, F32({3, 1}));
+  EXPECT_SHAPE(g.Infer(Opcode::kBroadcast, {m}, dims({0, 2}), {}, F32({3, 2, 2})), "f32[3,2,2]");
   EXPECT_ERROR(g.Infer(Opcode::kBroadcast, {v}, dims({2}), {}, F32({2, 3})), "out of range");
   EXPECT_ERROR(g.Infer(Opcode::kBroadcast, {v}, dims({}), {}, F32({2, 3})),
                "one entry per operand dimension");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "ir/hlo_parser.h"
 #include "tests/shape_inference/test_graph.h"
 
 namespace xjit::testing {
@@ -230,6 +231,22 @@ TEST(VerifierTest, InputOutputAliases) {
   EXPECT_VERIFY_ERROR(m.g.module(), "output index");
 }
 
+// As in XLA, an output may alias a parameter of another shape with the same
+// byte size (a bitcast of it), but not one of another size.
+TEST(VerifierTest, InputOutputAliasComparesByteSizes) {
+  Graph g;
+  auto* p0 = g.Param(0, F32({2, 6}));
+  g.Add(Opcode::kBitcast, S32({3, 4}), {p0});
+  g.module().mutable_input_output_aliases()->push_back({{}, 0, {}, ""});
+  EXPECT_TRUE(VerifyModule(g.module()).ok()) << VerifyModule(g.module());
+  Graph h;
+  auto* q0 = h.Param(0, F32({2, 6}));
+  h.Add(Opcode::kSlice, F32({2, 3}), {q0},
+        [](InstructionAttributes* a) { a->slice = {{0, 2, 1}, {0, 3, 1}}; });
+  h.module().mutable_input_output_aliases()->push_back({{}, 0, {}, ""});
+  EXPECT_VERIFY_ERROR(h.module(), "byte sizes differ");
+}
+
 TEST(VerifierTest, MalformedShapesDoNotCrash) {
   {
     Graph g;
@@ -274,6 +291,79 @@ TEST(VerifierTest, WhileLoopModule) {
   *loop->mutable_shape() = Shape::Tuple({S32({}), F32({5})});
   loop->set_name("loop");
   EXPECT_VERIFY_ERROR(g.module(), "instruction loop: while: shape (s32[], f32[5]) differs");
+}
+
+}  // namespace
+}  // namespace xjit::testing
+
+// The same rules on modules written as HLO text (through the parser).
+namespace xjit::testing {
+namespace {
+
+absl::Status VerifyText(const std::string& text) {
+  auto module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  return VerifyModule(**module);
+}
+
+TEST(VerifierTextTest, HloTextExampleVerifies) {
+  // shared/HLO_TEXT.md section 9.
+  const std::string text = R"(
+HloModule m, entry_computation_layout={(f32[2,3]{1,0})->f32[3]{0}}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+ENTRY %main (p0: f32[2,3]) -> f32[3] {
+  %p0 = f32[2,3]{1,0} parameter(0), metadata={op_name="x"}
+  %z = f32[] constant(0)
+  ROOT %r = f32[3]{0} reduce(f32[2,3]{1,0} %p0, f32[] %z), dimensions={0}, to_apply=%add
+})";
+  absl::Status status = VerifyText(text);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(VerifierTextTest, ErrorsNameComputationAndInstruction) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  p0 = f32[2,3] parameter(0)
+  p1 = f32[4,5] parameter(1)
+  ROOT d = f32[2,5] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  absl::Status status = VerifyText(text);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message())
+                .find("computation main, instruction d: dot: contracting dimension sizes differ: "
+                      "lhs dim 1 has 3, rhs dim 0 has 4"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(VerifierTextTest, ConvolutionAndPadFromText) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  input = f32[1,7,7,3] parameter(0)
+  kernel = f32[3,3,3,8] parameter(1)
+  conv = f32[1,4,4,8] convolution(input, kernel), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  zero = f32[] constant(0)
+  ROOT padded = f32[1,9,4,8] pad(conv, zero), padding=0_0x1_1_1x0_0x0_0
+})";
+  absl::Status status = VerifyText(text);
+  EXPECT_TRUE(status.ok()) << status.message();
+  // (7 + 2 - 3) / 2 + 1 = 4, not 5.
+  std::string wrong = text;
+  wrong.replace(wrong.find("conv = f32[1,4,4,8]"), 19, "conv = f32[1,5,4,8]");
+  status = VerifyText(wrong);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find("instruction conv: convolution: shape f32[1,5,4,8] "
+                                               "differs from the inferred shape f32[1,4,4,8]"),
+            std::string::npos)
+      << status.message();
 }
 
 }  // namespace

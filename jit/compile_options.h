@@ -1,0 +1,39 @@
+// Options of the JIT compile driver, and the instruction sets it targets.
+#ifndef XJIT_JIT_COMPILE_OPTIONS_H_
+#define XJIT_JIT_COMPILE_OPTIONS_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace xjit::jit {
+
+// x86-64 instruction set levels. kAuto picks the best one the host has.
+// kSse4 is the baseline (SSE4.1); kAvx2 means AVX2 + FMA + F16C.
+enum class Isa { kAuto, kSse4, kAvx2 };
+
+// "auto", "sse4", "avx2".
+absl::string_view IsaName(Isa isa);
+std::optional<Isa> ParseIsa(absl::string_view name);
+
+struct CompileOptions {
+  Isa isa = Isa::kAuto;
+  // Worker threads for running the executable (accepted; runs are
+  // single-threaded in this version).
+  int threads = 1;
+  // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`. The
+  // environment variable XJIT_PERF_MAP=1 turns this on as well.
+  bool perf_map = false;
+  // Keep each kernel's assembly text (for `xjit compile --asm`).
+  bool collect_asm = false;
+  // If not empty, write each kernel's program and assembly here.
+  std::string dump_dir;
+  // Emit no kernels at all: every instruction becomes an interpreted step
+  // (a baseline for tests and benchmarks).
+  bool interpret_only = false;
+};
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_COMPILE_OPTIONS_H_

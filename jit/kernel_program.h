@@ -1,0 +1,123 @@
+// KernelProgram: the target-independent form of one loop-fusion kernel.
+//
+// A kernel computes one output array from input buffers. Its program is a
+// loop nest over the output's dimensions in physical order (outermost =
+// major-most, innermost = minor-most, so the output is written sequentially)
+// and a body: a list of operations in SSA form, each naming earlier
+// operations by their position. The body computes one output element for the
+// current loop indices and stores it.
+//
+// Operations come in two families:
+//   - index operations: signed 64-bit integers that are the same for every
+//     lane of a vector (loop indices, constants, +, -, *, min, max, division
+//     and remainder by a positive constant of a non-negative value, < and ==
+//     giving 0/1);
+//   - value operations: typed elements (loads, stores, the elementwise HLO
+//     opcodes, compare, select, clamp, convert, bitcast-convert, and the
+//     conversions between indices and values).
+// Memory addresses are element positions in a buffer's physical order, so
+// a target sees only "load element k of buffer b". A target lowers a program
+// one element at a time or, where the innermost loop index moves the loads
+// and stores by one element per iteration (see InnerStrides), several
+// elements at once.
+//
+// Element semantics are the evaluator's (ir/evaluator.h), op for op; types
+// narrower than f32 (f16, bf16) are computed in f32 and rounded to their type
+// after every operation, which gives the same bits as the evaluator for the
+// operations targets implement natively.
+#ifndef XJIT_JIT_KERNEL_PROGRAM_H_
+#define XJIT_JIT_KERNEL_PROGRAM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/attributes.h"
+#include "ir/element_type.h"
+#include "ir/opcode.h"
+
+namespace xjit::jit {
+
+enum class KOpKind : uint8_t {
+  // ---- Index operations (type kS64) ----
+  kLoopIndex,  // imm: the loop level (0 = outermost).
+  kIConst,     // imm: the value.
+  kIAdd,       // a + b
+  kISub,       // a - b
+  kIMul,       // a * b
+  kIMin,       // min(a, b)
+  kIMax,       // max(a, b)
+  kIDiv,       // a / imm; a >= 0, imm > 0.
+  kIRem,       // a % imm; a >= 0, imm > 0.
+  kILt,        // a < b ? 1 : 0
+  kIEq,        // a == b ? 1 : 0
+  kIAnd,       // a & b (of 0/1 values)
+  // ---- Value operations ----
+  kLoad,       // imm: buffer number; a: element position. Type: the buffer's.
+  kStore,      // Stores b at position a of the output buffer (the last one).
+  kFromIndex,  // Index a converted to `type` (as convert from s64; pred: a != 0).
+  kToIndex,    // Integer or pred value a as an index (sign- or zero-extended).
+  kUnary,      // opcode(a): an elementwise unary HLO opcode.
+  kBinary,     // opcode(a, b): an elementwise binary HLO opcode (not compare).
+  kCompare,    // a <direction> b under comparison_type; type pred.
+  kSelect,     // a ? b : c (a is pred).
+  kClamp,      // min(max(b, a), c), i.e. clamp(lo = a, x = b, hi = c).
+  kConvert,    // a converted from operand_type to type.
+  kBitcast,    // a's bits reinterpreted (same width).
+};
+
+struct KOp {
+  KOpKind kind = KOpKind::kIConst;
+  // The result type; kS64 for index operations, kTuple for kStore.
+  ElementType type = ElementType::kS64;
+  // The type of operand a (for value operations that read values).
+  ElementType operand_type = ElementType::kS64;
+  Opcode opcode = Opcode::kAdd;  // kUnary, kBinary.
+  ComparisonDirection direction = ComparisonDirection::kEq;  // kCompare.
+  // kCompare: never kDefault (resolved to kFloat, kTotalOrder, kSigned or
+  // kUnsigned when the program is built).
+  ComparisonType comparison = ComparisonType::kSigned;
+  int a = -1;
+  int b = -1;
+  int c = -1;
+  int64_t imm = 0;
+};
+
+bool IsIndexOp(KOpKind kind);
+
+struct KernelBuffer {
+  ElementType type = ElementType::kF32;
+  // Element slots in the buffer (its physical element count).
+  int64_t element_count = 0;
+};
+
+struct KernelProgram {
+  std::string name;
+  // Inputs, then the output (the last buffer).
+  std::vector<KernelBuffer> buffers;
+  // Loop trip counts, outermost first.
+  std::vector<int64_t> loop_extents;
+  std::vector<KOp> ops;
+
+  int output_buffer() const { return static_cast<int>(buffers.size()) - 1; }
+  int64_t element_count() const;
+  // One operation per line, e.g. "%5 = f32 add %3, %4".
+  std::string ToString() const;
+};
+
+// For every operation: how its value moves when the innermost loop index
+// grows by one. For index operations: the constant step when the value is
+// affine in the innermost index (0 = invariant), nullopt when it is not
+// affine. For value operations: 0 when the value is invariant, nullopt
+// otherwise (a loaded value varies even when its position is affine).
+std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program);
+
+// For every operation: the outermost loop level at which it can be computed
+// (-1 = before all loops). Value operations are always at the innermost
+// level (they are computed once per element).
+std::vector<int> OpLevels(const KernelProgram& program);
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_KERNEL_PROGRAM_H_

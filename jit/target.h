@@ -1,0 +1,61 @@
+// Target: turns KernelPrograms into machine code for one instruction set.
+//
+// The fusion emitter above this interface knows nothing about machines; a
+// target (jit/x64/ today, jit/a64/ later) implements the kernel program's
+// operations: loads, stores and broadcasts, arithmetic, compare and select,
+// conversions, and the loop nest, choosing per kernel whether the innermost
+// loop runs several elements at once. Lower returns Unimplemented for an
+// operation or type it has no code for; the driver then falls back to the
+// evaluator, so a target never needs to be complete to be correct.
+#ifndef XJIT_JIT_TARGET_H_
+#define XJIT_JIT_TARGET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jit/compile_options.h"
+#include "jit/kernel_program.h"
+#include "runtime/executable.h"
+
+namespace xjit::jit {
+
+struct LoweredKernel {
+  runtime::KernelFunction function = nullptr;
+  const void* code = nullptr;  // Start of the machine code.
+  int64_t code_size = 0;
+  // Elements per iteration of the innermost loop's main part (1 = scalar).
+  int vector_lanes = 1;
+  std::string asm_text;  // When collected.
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // "x86-64 sse4.1", "x86-64 avx2".
+  virtual std::string name() const = 0;
+  virtual absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) = 0;
+  // Owns the memory of every kernel lowered so far; kernels stay valid while
+  // a reference is held.
+  virtual std::shared_ptr<const void> code_owner() const = 0;
+};
+
+struct TargetOptions {
+  Isa isa = Isa::kAuto;
+  bool collect_asm = false;
+};
+
+// The target for the host machine. InvalidArgument if `options.isa` asks for
+// an instruction set the host lacks, Unimplemented on a host architecture
+// without a target.
+absl::StatusOr<std::unique_ptr<Target>> CreateHostTarget(const TargetOptions& options);
+
+// Whether the host can run code for `isa` (kAuto: always).
+bool HostSupportsIsa(Isa isa);
+// The instruction set kAuto resolves to on this host.
+Isa BestHostIsa();
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_TARGET_H_

@@ -1,0 +1,54 @@
+// The buffer plan of an Executable: where every value of the entry computation
+// lives while the program runs.
+//
+// A value is a byte range in one of four places: a caller's parameter buffer,
+// the per-run temporary arena, a constant owned by the Executable, or the
+// caller's result buffer. Arrays occupy ByteSize(shape) bytes in their
+// layout's physical form (exactly Literal::data()). Tuples are stored
+// flattened: their array leaves one after another, depth first, each leaf at
+// the sum of the preceding leaves' sizes; so get-tuple-element is a sub-range
+// of its operand's range and needs no copy.
+//
+// This first plan gives every value that a step writes its own range (no
+// reuse); buffer allocation (passes/) will later reuse dead ranges.
+#ifndef XJIT_RUNTIME_BUFFER_PLAN_H_
+#define XJIT_RUNTIME_BUFFER_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/shape.h"
+
+namespace xjit::runtime {
+
+// Arena ranges start at multiples of this (a cache line, and more than any
+// vector load needs).
+inline constexpr int64_t kBufferAlignment = 64;
+
+struct BufferSlot {
+  enum class Kind : uint8_t { kParameter, kTemp, kConstant, kResult };
+  Kind kind = Kind::kTemp;
+  // kParameter: the entry parameter number; kConstant: the constant number.
+  int64_t index = 0;
+  // Byte offset of the range within its place.
+  int64_t offset = 0;
+  // Byte size of the range (ByteSize(shape)).
+  int64_t size = 0;
+  // The value's shape (with layouts).
+  Shape shape;
+};
+
+struct BufferPlan {
+  std::vector<BufferSlot> slots;
+  // Size of the per-run temporary arena.
+  int64_t temp_bytes = 0;
+  // Size of the flattened result.
+  int64_t result_bytes = 0;
+};
+
+// Byte offset of tuple element `i` within the flattened form of `tuple`.
+int64_t TupleElementOffset(const Shape& tuple, int64_t i);
+
+}  // namespace xjit::runtime
+
+#endif  // XJIT_RUNTIME_BUFFER_PLAN_H_

@@ -1,0 +1,199 @@
+// Executable: runs steps over a buffer plan (see executable.h).
+#include "runtime/executable.h"
+
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/evaluator.h"
+#include "ir/layout_util.h"
+#include "ir/status_macros.h"
+
+namespace xjit::runtime {
+namespace {
+
+void FlattenInto(const Literal& literal, std::vector<uint8_t>* out) {
+  if (literal.shape().IsTuple()) {
+    for (const Literal& element : literal.elements()) FlattenInto(element, out);
+    return;
+  }
+  if (!literal.shape().IsArray()) return;  // Tokens and opaques hold no bytes.
+  absl::Span<const uint8_t> data = literal.data();
+  out->insert(out->end(), data.begin(), data.end());
+}
+
+// Reads `shape` from `data`; returns the number of bytes consumed.
+int64_t UnflattenInto(const uint8_t* data, Literal* literal) {
+  if (literal->shape().IsTuple()) {
+    int64_t used = 0;
+    for (Literal& element : *literal->mutable_elements()) {
+      used += UnflattenInto(data + used, &element);
+    }
+    return used;
+  }
+  if (!literal->shape().IsArray()) return 0;
+  absl::Span<uint8_t> bytes = literal->data();
+  if (!bytes.empty()) std::memcpy(bytes.data(), data, bytes.size());
+  return static_cast<int64_t>(bytes.size());
+}
+
+// The addresses of the places a run uses.
+struct RunPlaces {
+  absl::Span<const void* const> parameters;
+  uint8_t* temp = nullptr;
+  uint8_t* result = nullptr;
+  const std::vector<std::vector<uint8_t>>* constants = nullptr;
+};
+
+uint8_t* SlotAddress(const BufferSlot& slot, const RunPlaces& places) {
+  switch (slot.kind) {
+    case BufferSlot::Kind::kParameter:
+      // Kernels never write parameter ranges; the cast only unifies types.
+      return const_cast<uint8_t*>(static_cast<const uint8_t*>(places.parameters[slot.index])) +
+             slot.offset;
+    case BufferSlot::Kind::kTemp:
+      return places.temp + slot.offset;
+    case BufferSlot::Kind::kConstant:
+      return const_cast<uint8_t*>((*places.constants)[slot.index].data()) + slot.offset;
+    case BufferSlot::Kind::kResult:
+      return places.result + slot.offset;
+  }
+  return nullptr;
+}
+
+// Whether `argument` may stand for a parameter of shape `parameter`.
+absl::Status CheckArgument(const Shape& parameter, const Literal& argument, int64_t i) {
+  if (!parameter.Compatible(argument.shape())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("argument ", i, " has shape ", argument.shape().ToString(false),
+                     " but parameter ", i, " has shape ", parameter.ToString(false)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t TupleElementOffset(const Shape& tuple, int64_t i) {
+  int64_t offset = 0;
+  for (int64_t k = 0; k < i; ++k) offset += ByteSize(tuple.tuple_shapes(k));
+  return offset;
+}
+
+std::vector<uint8_t> FlattenLiteral(const Literal& literal) {
+  std::vector<uint8_t> out;
+  FlattenInto(literal, &out);
+  return out;
+}
+
+Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
+  Literal literal(shape);
+  UnflattenInto(data, &literal);
+  return literal;
+}
+
+Executable::Executable(ExecutableSpec spec) : spec_(std::move(spec)) {}
+
+absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) const {
+  std::vector<const Literal*> pointers;
+  for (const Literal& argument : arguments) pointers.push_back(&argument);
+  return Run(absl::MakeConstSpan(pointers));
+}
+
+absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> arguments) const {
+  const std::vector<Shape>& parameters = spec_.parameter_shapes;
+  if (arguments.size() != parameters.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("expected ", parameters.size(),
+                                                   " arguments, got ", arguments.size()));
+  }
+  std::vector<std::vector<uint8_t>> flattened(arguments.size());
+  std::vector<const void*> addresses(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
+    }
+    XJIT_RETURN_IF_ERROR(CheckArgument(parameters[i], *arguments[i], static_cast<int64_t>(i)));
+    if (arguments[i]->shape() == parameters[i] && parameters[i].IsArray()) {
+      addresses[i] = arguments[i]->data().data();
+    } else {
+      flattened[i] = FlattenLiteral(arguments[i]->Relayout(parameters[i]));
+      addresses[i] = flattened[i].data();
+    }
+  }
+  std::vector<uint8_t> result(static_cast<size_t>(spec_.plan.result_bytes));
+  XJIT_RETURN_IF_ERROR(Execute(addresses, result.data()));
+  return UnflattenLiteral(spec_.result_shape, result.data());
+}
+
+absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result) const {
+  if (parameters.size() != spec_.parameter_shapes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", spec_.parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i] == nullptr && ByteSize(spec_.parameter_shapes[i]) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter buffer ", i, " is null"));
+    }
+  }
+  if (result == nullptr && spec_.plan.result_bytes > 0) {
+    return absl::InvalidArgumentError("result buffer is null");
+  }
+  // The arena: aligned by hand so that no allocator guarantee is assumed.
+  const int64_t temp_bytes = spec_.plan.temp_bytes;
+  std::unique_ptr<uint8_t[]> arena(new uint8_t[temp_bytes + kBufferAlignment]);
+  uint8_t* temp = arena.get();
+  temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
+          kBufferAlignment;
+
+  RunPlaces places;
+  places.parameters = parameters;
+  places.temp = temp;
+  places.result = static_cast<uint8_t*>(result);
+  places.constants = &spec_.constants;
+  const std::vector<BufferSlot>& slots = spec_.plan.slots;
+
+  std::unique_ptr<Evaluator> evaluator;  // Created on the first interpreted step.
+  std::vector<void*> addresses;
+  for (const Step& step : spec_.steps) {
+    if (const auto* kernel = std::get_if<KernelStep>(&step)) {
+      addresses.clear();
+      for (int slot : kernel->buffers) addresses.push_back(SlotAddress(slots[slot], places));
+      kernel->function(addresses.data());
+    } else if (const auto* copy = std::get_if<CopyStep>(&step)) {
+      const BufferSlot& source = slots[copy->source];
+      const BufferSlot& destination = slots[copy->destination];
+      XJIT_CHECK(source.size == destination.size);
+      if (source.size > 0) {
+        std::memmove(SlotAddress(destination, places), SlotAddress(source, places), source.size);
+      }
+    } else {
+      const auto& interpreted = std::get<InterpretedStep>(step);
+      std::vector<Literal> operands;
+      operands.reserve(interpreted.operands.size());
+      for (int slot : interpreted.operands) {
+        operands.push_back(UnflattenLiteral(slots[slot].shape, SlotAddress(slots[slot], places)));
+      }
+      std::vector<const Literal*> operand_pointers;
+      for (const Literal& operand : operands) operand_pointers.push_back(&operand);
+      if (evaluator == nullptr) evaluator = std::make_unique<Evaluator>();
+      absl::StatusOr<Literal> value =
+          evaluator->EvaluateInstruction(*interpreted.instruction, operand_pointers);
+      if (!value.ok()) {
+        return absl::Status(value.status().code(),
+                            absl::StrCat(interpreted.instruction->name(), ": ",
+                                         value.status().message()));
+      }
+      const BufferSlot& output = slots[interpreted.output];
+      std::vector<uint8_t> bytes = FlattenLiteral(value->Relayout(output.shape));
+      if (static_cast<int64_t>(bytes.size()) != output.size) {
+        return absl::InternalError(absl::StrCat(interpreted.instruction->name(), ": evaluator ",
+                                                "returned ", bytes.size(), " bytes, expected ",
+                                                output.size));
+      }
+      if (!bytes.empty()) std::memcpy(SlotAddress(output, places), bytes.data(), bytes.size());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xjit::runtime

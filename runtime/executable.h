@@ -1,0 +1,107 @@
+// Executable: a compiled program, as a short list of steps over a buffer plan.
+//
+// Steps run in order. A kernel step calls emitted machine code with the
+// addresses of its buffers; an interpreted step runs one instruction through
+// the reference evaluator (for operations that have no compiled code yet); a
+// copy step copies one range to another of the same size.
+//
+// Run and Execute keep all mutable state (the temporary arena, the evaluator
+// of interpreted steps) local to the call, so one Executable may be run from
+// many threads at once. Interpreted steps use a fresh evaluator per run, so
+// an `rng` instruction gives the same values on every run.
+#ifndef XJIT_RUNTIME_EXECUTABLE_H_
+#define XJIT_RUNTIME_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/instruction.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "runtime/buffer_plan.h"
+
+namespace xjit::runtime {
+
+// The calling convention of emitted kernels: `buffers` holds the address of
+// each buffer the kernel reads, in the kernel's input order, then the address
+// of the buffer it writes.
+using KernelFunction = void (*)(void* const* buffers);
+
+struct KernelStep {
+  std::string name;  // The instruction (or fusion) the kernel computes.
+  KernelFunction function = nullptr;
+  std::vector<int> buffers;  // Slot numbers: inputs, then the output.
+};
+
+struct InterpretedStep {
+  // An instruction of the Executable's own module (which it keeps alive).
+  const Instruction* instruction = nullptr;
+  std::vector<int> operands;  // Slot numbers, one per operand.
+  int output = 0;
+};
+
+struct CopyStep {
+  int source = 0;
+  int destination = 0;
+};
+
+using Step = std::variant<KernelStep, InterpretedStep, CopyStep>;
+
+// Everything an Executable is made of; the compile driver fills it in.
+struct ExecutableSpec {
+  std::string name;
+  // The module the steps refer to (interpreted steps evaluate its
+  // instructions); owned by the Executable.
+  std::unique_ptr<Module> module;
+  std::vector<Shape> parameter_shapes;
+  Shape result_shape;
+  BufferPlan plan;
+  std::vector<Step> steps;
+  // Constant data, flattened like any value, indexed by BufferSlot::index.
+  std::vector<std::vector<uint8_t>> constants;
+  // Keeps emitted code alive for as long as the Executable exists.
+  std::shared_ptr<const void> code_owner;
+};
+
+class Executable {
+ public:
+  explicit Executable(ExecutableSpec spec);
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const std::string& name() const { return spec_.name; }
+  const std::vector<Shape>& parameter_shapes() const { return spec_.parameter_shapes; }
+  const Shape& result_shape() const { return spec_.result_shape; }
+  const BufferPlan& plan() const { return spec_.plan; }
+  const std::vector<Step>& steps() const { return spec_.steps; }
+  const Module& module() const { return *spec_.module; }
+
+  // Runs on host literals. Arguments must match the parameters' element
+  // types and dimensions (InvalidArgument otherwise); any layout is accepted
+  // and converted. The result is in the entry root's layout.
+  absl::StatusOr<Literal> Run(absl::Span<const Literal> arguments) const;
+  absl::StatusOr<Literal> Run(absl::Span<const Literal* const> arguments) const;
+
+  // Runs on raw buffers: parameters[i] holds ByteSize(parameter_shapes()[i])
+  // bytes in that shape's layout (tuples flattened, see buffer_plan.h) and
+  // `result` receives ByteSize(result_shape()) bytes. Buffers need no
+  // particular alignment. Parameter buffers are only read.
+  absl::Status Execute(absl::Span<const void* const> parameters, void* result) const;
+
+ private:
+  ExecutableSpec spec_;
+};
+
+// Flattened bytes of a literal (see buffer_plan.h) and back.
+std::vector<uint8_t> FlattenLiteral(const Literal& literal);
+Literal UnflattenLiteral(const Shape& shape, const uint8_t* data);
+
+}  // namespace xjit::runtime
+
+#endif  // XJIT_RUNTIME_EXECUTABLE_H_
