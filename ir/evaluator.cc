@@ -235,6 +235,11 @@ absl::StatusOr<Literal> Evaluator::Impl::RunModule(const Module& module,
   std::vector<const Literal*> pointers;
   for (const Literal& value : converted) pointers.push_back(&value);
   XJIT_ASSIGN_OR_RETURN(Literal result, RunComputation(*entry, pointers));
+  // entry_computation_layout= decides the result's layout where given.
+  if (module.entry_result_layout().has_value() &&
+      ValueFits(result.shape(), *module.entry_result_layout())) {
+    return Conform(std::move(result), *module.entry_result_layout());
+  }
   return result;
 }
 
@@ -583,6 +588,24 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
   std::vector<void*> in;
   for (Literal& input : inputs) in.push_back(tables.PointerTo(input));
   Literal result(instruction.shape());
+  // An output aliased with an operand starts with that operand's value.
+  for (const OutputOperandAlias& alias : attrs.output_to_operand_aliasing) {
+    if (alias.operand_number < 0 || alias.operand_number >= static_cast<int64_t>(inputs.size()) ||
+        !alias.operand_index.empty() || alias.output_index.size() > 1) {
+      return absl::UnimplementedError("custom-call: this output_to_operand_aliasing form");
+    }
+    const Literal& source = inputs[alias.operand_number];
+    if (alias.output_index.empty()) {
+      XJIT_ASSIGN_OR_RETURN(result, Conform(source, instruction.shape()));
+    } else {
+      const int64_t i = alias.output_index[0];
+      if (!result.shape().IsTuple() || i < 0 || i >= result.shape().tuple_size()) {
+        return absl::InvalidArgumentError("custom-call: aliased output index out of range");
+      }
+      XJIT_ASSIGN_OR_RETURN((*result.mutable_elements())[i],
+                            Conform(source, instruction.shape().tuple_shapes(i)));
+    }
+  }
   void* out = tables.PointerTo(result);
   function(out, in.data());
   return result;

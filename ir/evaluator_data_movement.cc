@@ -312,7 +312,7 @@ absl::StatusOr<std::vector<int64_t>> StartIndices(const Instruction& instruction
                                                   Index sizes) {
   const int64_t rank = operand.rank();
   std::vector<int64_t> starts(rank, 0);
-  if (index_operands.size() == 1 && index_operands[0]->shape().rank() == 1 && rank != 1) {
+  if (index_operands.size() == 1 && index_operands[0]->shape().rank() == 1) {
     const Literal& vector = *index_operands[0];
     if (vector.shape().dimensions(0) != rank) {
       return Invalid(instruction, "start index vector needs one entry per dimension");
@@ -485,7 +485,8 @@ absl::StatusOr<Literal> EvalDataMovement(const Instruction& instruction, Operand
     case Opcode::kDynamicReshape: {
       XJIT_RETURN_IF_ERROR(need(1));
       XJIT_RETURN_IF_ERROR(need_arrays());
-      XJIT_RETURN_IF_ERROR(RequireStaticOperands(instruction, operands.subspan(0, 1)));
+      // The operand's runtime elements, in row-major order, fill the result's
+      // runtime dimensions; so a dynamically sized operand is fine here.
       const Shape& shape = instruction.shape();
       if (static_cast<int64_t>(operands.size()) != 1 + shape.rank()) {
         return Invalid(instruction, "needs one size operand per result dimension");

@@ -312,6 +312,11 @@ class Parser {
   absl::StatusOr<std::vector<std::vector<int64_t>>> ParseReplicaGroups();
   absl::StatusOr<std::vector<OutputOperandAlias>> ParseOutputOperandAliasing();
   absl::Status AssembleCalled(const Token& at, Instruction* instruction, CalledSlots* slots);
+  // `op-start(...)`: moves `wrapped` (whose shape is the async tuple) into a
+  // new computation and returns the async-start that calls it.
+  absl::StatusOr<std::unique_ptr<Instruction>> WrapInAsyncStart(
+      std::unique_ptr<Instruction> wrapped, const std::vector<Instruction*>& operands,
+      const Token& at);
 
   absl::string_view text_;
   std::string filename_;
@@ -1183,16 +1188,28 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
   if (!Is(TokenKind::kIdent)) return Expected("opcode");
   absl::string_view opcode_name = Next().text;
   std::optional<Opcode> opcode = ParseOpcode(opcode_name);
+  // The generic async forms `<op>-start`, `<op>-update`, `<op>-done`.
+  bool generic_start = false;
   if (!opcode.has_value()) {
-    for (absl::string_view suffix : {"-start", "-update", "-done"}) {
-      absl::string_view base = opcode_name;
-      if (absl::ConsumeSuffix(&base, suffix) && ParseOpcode(base).has_value()) {
+    absl::string_view base = opcode_name;
+    if (absl::ConsumeSuffix(&base, "-start") && ParseOpcode(base).has_value()) {
+      opcode = ParseOpcode(base);
+      generic_start = true;
+      if (!shape.has_value() || !shape->IsTuple() || shape->tuple_size() < 2 ||
+          !shape->tuple_shapes(0).IsTuple()) {
         return ErrorAt(opcode_token,
                        absl::StrCat("unsupported: the generic async form '", opcode_name,
-                                    "'; write async-start/async-update/async-done with calls="));
+                                    "' needs its shape written as ((operands...), result, ...)"));
       }
+    } else if (base = opcode_name; absl::ConsumeSuffix(&base, "-update") &&
+                                   ParseOpcode(base).has_value()) {
+      opcode = Opcode::kAsyncUpdate;
+    } else if (base = opcode_name; absl::ConsumeSuffix(&base, "-done") &&
+                                   ParseOpcode(base).has_value()) {
+      opcode = Opcode::kAsyncDone;
+    } else {
+      return ErrorAt(opcode_token, absl::StrCat("unknown opcode '", opcode_name, "'"));
     }
-    return ErrorAt(opcode_token, absl::StrCat("unknown opcode '", opcode_name, "'"));
   }
   const Opcode op = *opcode;
   if (!shape.has_value() && RequiresShape(op)) {
@@ -1234,7 +1251,10 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     return ErrorAt(opcode_token, absl::StrCat("wrong number of operands for ", opcode_name,
                                               ": expected ", arity, ", got ", operands.size()));
   }
-  for (Instruction* operand : operands) instruction->AppendOperand(operand);
+  // A generic async start gets its operands when it is wrapped.
+  if (!generic_start) {
+    for (Instruction* operand : operands) instruction->AppendOperand(operand);
+  }
 
   CalledSlots slots;
   absl::flat_hash_set<std::string> seen;
@@ -1256,6 +1276,7 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     case Opcode::kConvolution: XJIT_RETURN_IF_ERROR(require("dim_labels")); break;
     default: break;
   }
+  if (generic_start) return WrapInAsyncStart(std::move(instruction), operands, opcode_token);
   if (!shape.has_value()) {
     absl::StatusOr<Shape> inferred = InferShape(*instruction);
     if (!inferred.ok()) {
@@ -1265,6 +1286,45 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     *instruction->mutable_shape() = *inferred;
   }
   return instruction;
+}
+
+absl::StatusOr<std::unique_ptr<Instruction>> Parser::WrapInAsyncStart(
+    std::unique_ptr<Instruction> wrapped, const std::vector<Instruction*>& operands,
+    const Token& at) {
+  const Shape async_shape = wrapped->shape();
+  const Shape& operand_shapes = async_shape.tuple_shapes(0);
+  if (operand_shapes.tuple_size() != static_cast<int64_t>(operands.size())) {
+    return ErrorAt(at, absl::StrCat("the async shape lists ", operand_shapes.tuple_size(),
+                                    " operands but there are ", operands.size()));
+  }
+  auto computation = std::make_unique<Computation>("");
+  auto start = std::make_unique<Instruction>(Opcode::kAsyncStart, async_shape);
+  auto inner = std::make_unique<Instruction>(wrapped->opcode(), async_shape.tuple_shapes(1));
+  *inner->mutable_attrs() = wrapped->attrs();
+  inner->set_literal(wrapped->literal());
+  inner->set_called_computations(wrapped->called_computations());
+  for (const OpaqueAttribute& attribute : wrapped->opaque_attributes()) {
+    // The thread belongs to the async pair; everything else to the wrapped op.
+    if (attribute.name == "async_execution_thread") {
+      start->mutable_opaque_attributes()->push_back(attribute);
+    } else {
+      inner->mutable_opaque_attributes()->push_back(attribute);
+    }
+  }
+  for (int64_t i = 0; i < static_cast<int64_t>(operands.size()); ++i) {
+    auto parameter = std::make_unique<Instruction>(Opcode::kParameter,
+                                                   operand_shapes.tuple_shapes(i));
+    parameter->set_name(absl::StrCat("param.", i));
+    parameter->mutable_attrs()->parameter_number = i;
+    inner->AppendOperand(computation->AddInstruction(std::move(parameter)));
+  }
+  inner->set_name(std::string(OpcodeName(inner->opcode())));
+  computation->set_root(computation->AddInstruction(std::move(inner)));
+  for (Instruction* operand : operands) start->AppendOperand(operand);
+  Computation* raw = module_->AddComputation(std::move(computation));
+  inline_computations_.push_back(raw);
+  start->set_called_computations({raw});
+  return start;
 }
 
 absl::Status Parser::AssembleCalled(const Token& at, Instruction* instruction,

@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,7 +31,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "ir/computation.h"
-#include "ir/module.h"
 #include "ir/status_macros.h"
 
 namespace xjit {
@@ -1129,13 +1130,14 @@ absl::StatusOr<Shape> InferConvolution(const Ctx& ctx) {
     return ctx.Error("dim_labels have %d input, %d kernel and %d output spatial dimensions", n,
                      dn.kernel_spatial_dimensions.size(), dn.output_spatial_dimensions.size());
   }
-  if (static_cast<int64_t>(window.size()) != n) {
-    return ctx.Error("window has %d dimensions but there are %d spatial dimensions",
-                     window.size(), n);
-  }
   if (lhs->rank() != n + 2 || rhs->rank() != n + 2) {
-    return ctx.Error("lhs %s and rhs %s must both have rank %d (2 + spatial dimensions)",
-                     Str(*lhs), Str(*rhs), n + 2);
+    return ctx.Error(
+        "dim_labels have %d spatial dimensions, so lhs %s and rhs %s must both have rank %d", n,
+        Str(*lhs), Str(*rhs), n + 2);
+  }
+  if (static_cast<int64_t>(window.size()) != n) {
+    return ctx.Error("window has %d dimensions but dim_labels have %d spatial dimensions",
+                     window.size(), n);
   }
   auto check_labels = [&](int64_t a, int64_t b, const std::vector<int64_t>& spatial,
                           absl::string_view what) {

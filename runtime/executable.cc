@@ -155,42 +155,48 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
   std::unique_ptr<Evaluator> evaluator;  // Created on the first interpreted step.
   std::vector<void*> addresses;
   for (const Step& step : spec_.steps) {
-    if (const auto* kernel = std::get_if<KernelStep>(&step)) {
-      addresses.clear();
-      for (int slot : kernel->buffers) addresses.push_back(SlotAddress(slots[slot], places));
-      kernel->function(addresses.data());
-    } else if (const auto* copy = std::get_if<CopyStep>(&step)) {
-      const BufferSlot& source = slots[copy->source];
-      const BufferSlot& destination = slots[copy->destination];
-      XJIT_CHECK(source.size == destination.size);
-      if (source.size > 0) {
-        std::memmove(SlotAddress(destination, places), SlotAddress(source, places), source.size);
+    switch (step.kind) {
+      case Step::Kind::kKernel:
+        addresses.clear();
+        for (int slot : step.inputs) addresses.push_back(SlotAddress(slots[slot], places));
+        addresses.push_back(SlotAddress(slots[step.output], places));
+        step.function(addresses.data());
+        break;
+      case Step::Kind::kCopy: {
+        const BufferSlot& source = slots[step.inputs[0]];
+        const BufferSlot& destination = slots[step.output];
+        XJIT_CHECK(source.size == destination.size);
+        if (source.size > 0) {
+          std::memmove(SlotAddress(destination, places), SlotAddress(source, places),
+                       source.size);
+        }
+        break;
       }
-    } else {
-      const auto& interpreted = std::get<InterpretedStep>(step);
-      std::vector<Literal> operands;
-      operands.reserve(interpreted.operands.size());
-      for (int slot : interpreted.operands) {
-        operands.push_back(UnflattenLiteral(slots[slot].shape, SlotAddress(slots[slot], places)));
+      case Step::Kind::kInterpreted: {
+        std::vector<Literal> operands;
+        operands.reserve(step.inputs.size());
+        for (int slot : step.inputs) {
+          operands.push_back(UnflattenLiteral(slots[slot].shape, SlotAddress(slots[slot], places)));
+        }
+        std::vector<const Literal*> operand_pointers;
+        for (const Literal& operand : operands) operand_pointers.push_back(&operand);
+        if (evaluator == nullptr) evaluator = std::make_unique<Evaluator>();
+        absl::StatusOr<Literal> value =
+            evaluator->EvaluateInstruction(*step.instruction, operand_pointers);
+        if (!value.ok()) {
+          return absl::Status(value.status().code(), absl::StrCat(step.instruction->name(), ": ",
+                                                                  value.status().message()));
+        }
+        const BufferSlot& output = slots[step.output];
+        std::vector<uint8_t> bytes = FlattenLiteral(value->Relayout(output.shape));
+        if (static_cast<int64_t>(bytes.size()) != output.size) {
+          return absl::InternalError(absl::StrCat(step.instruction->name(), ": evaluator ",
+                                                  "returned ", bytes.size(), " bytes, expected ",
+                                                  output.size));
+        }
+        if (!bytes.empty()) std::memcpy(SlotAddress(output, places), bytes.data(), bytes.size());
+        break;
       }
-      std::vector<const Literal*> operand_pointers;
-      for (const Literal& operand : operands) operand_pointers.push_back(&operand);
-      if (evaluator == nullptr) evaluator = std::make_unique<Evaluator>();
-      absl::StatusOr<Literal> value =
-          evaluator->EvaluateInstruction(*interpreted.instruction, operand_pointers);
-      if (!value.ok()) {
-        return absl::Status(value.status().code(),
-                            absl::StrCat(interpreted.instruction->name(), ": ",
-                                         value.status().message()));
-      }
-      const BufferSlot& output = slots[interpreted.output];
-      std::vector<uint8_t> bytes = FlattenLiteral(value->Relayout(output.shape));
-      if (static_cast<int64_t>(bytes.size()) != output.size) {
-        return absl::InternalError(absl::StrCat(interpreted.instruction->name(), ": evaluator ",
-                                                "returned ", bytes.size(), " bytes, expected ",
-                                                output.size));
-      }
-      if (!bytes.empty()) std::memcpy(SlotAddress(output, places), bytes.data(), bytes.size());
     }
   }
   return absl::OkStatus();

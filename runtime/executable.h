@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,25 +32,20 @@ namespace xjit::runtime {
 // of the buffer it writes.
 using KernelFunction = void (*)(void* const* buffers);
 
-struct KernelStep {
-  std::string name;  // The instruction (or fusion) the kernel computes.
+// One step of the program. Kinds:
+//   kKernel: calls `function` with the addresses of `inputs` then `output`;
+//   kInterpreted: evaluates `instruction` (of the Executable's own module)
+//     on the values in `inputs` (one per operand) into `output`;
+//   kCopy: copies `inputs[0]` to `output` (same size).
+struct Step {
+  enum class Kind : uint8_t { kKernel, kInterpreted, kCopy };
+  Kind kind = Kind::kCopy;
+  std::string name;  // The instruction (or fusion) the step computes.
   KernelFunction function = nullptr;
-  std::vector<int> buffers;  // Slot numbers: inputs, then the output.
-};
-
-struct InterpretedStep {
-  // An instruction of the Executable's own module (which it keeps alive).
   const Instruction* instruction = nullptr;
-  std::vector<int> operands;  // Slot numbers, one per operand.
-  int output = 0;
+  std::vector<int> inputs;  // Slot numbers.
+  int output = 0;           // Slot number.
 };
-
-struct CopyStep {
-  int source = 0;
-  int destination = 0;
-};
-
-using Step = std::variant<KernelStep, InterpretedStep, CopyStep>;
 
 // Everything an Executable is made of; the compile driver fills it in.
 struct ExecutableSpec {

@@ -352,5 +352,31 @@ ENTRY e {
   EXPECT_EQ(Bits(r.element(1))[0], 105u);
 }
 
+
+TEST(EvaluatorDriver, CollectivesNeedingManyReplicasAreUnimplemented) {
+  // A larger all-gather result implies more than one participant.
+  auto gather = RunOne({"f32[1,2]"}, "f32[2,2] all-gather(p0), dimensions={0}, replica_groups={}",
+                       {Doubles("f32[1,2]", {1, 2})});
+  EXPECT_EQ(gather.status().code(), absl::StatusCode::kUnimplemented) << gather.status();
+  auto groups = RunOne({"f32[2]"}, "f32[2] all-to-all(p0), dimensions={0}, replica_groups={{0,1}}",
+                       {Doubles("f32[2]", {1, 2})});
+  EXPECT_EQ(groups.status().code(), absl::StatusCode::kUnimplemented) << groups.status();
+  // One operand, a one-element tuple result.
+  ASSERT_OK_AND_ASSIGN(t, RunOne({"u32[2]"}, "(u32[2]) all-to-all(p0), replica_groups={{0}}",
+                                 {Ints("u32[2]", {10, 20})}));
+  EXPECT_EQ(Ints(t.element(0)), (V{10, 20}));
+}
+
+TEST(EvaluatorDriver, ResultFollowsEntryComputationLayout) {
+  ASSERT_OK_AND_ASSIGN(r, RunHlo(R"(
+HloModule m, entry_computation_layout={(s32[2,2]{1,0})->s32[2,2]{0,1}}
+ENTRY e {
+  p = s32[2,2]{1,0} parameter(0)
+  ROOT n = s32[2,2]{1,0} negate(p)
+})", {Ints("s32[2,2]", {1, 2, 3, 4})}));
+  EXPECT_EQ(Ints(r), (V{-1, -2, -3, -4}));
+  EXPECT_EQ(r.shape().layout().minor_to_major, (std::vector<int64_t>{0, 1}));
+}
+
 }  // namespace
 }  // namespace xjit::testing

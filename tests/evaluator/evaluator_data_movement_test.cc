@@ -233,5 +233,27 @@ ENTRY e {
   EXPECT_EQ(Doubles(six), (std::vector<double>{21}));
 }
 
+
+TEST(EvaluatorDataMovement, BroadcastRepeatsSizeOneDimensions) {
+  // StableHLO's broadcast_in_dim, as converted to HLO, repeats size-1 dims.
+  ASSERT_OK_AND_ASSIGN(r, RunOne({"s64[3,1]"}, "s64[3,2,2] broadcast(p0), dimensions={0,2}",
+                                 {Ints("s64[3,1]", {1, 2, 3})}));
+  EXPECT_EQ(Ints(r), (V{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}));
+}
+
+TEST(EvaluatorDataMovement, DynamicSliceWithIndexVector) {
+  ASSERT_OK_AND_ASSIGN(r, RunOne({"s32[5]", "s32[1]"}, "s32[2] dynamic-slice(p0, p1), dynamic_slice_sizes={2}",
+                                 {Ints("s32[5]", {0, 1, 2, 3, 4}), Ints("s32[1]", {1})}));
+  EXPECT_EQ(Ints(r), (V{1, 2}));
+}
+
+TEST(EvaluatorDataMovement, DynamicReshape) {
+  ASSERT_OK_AND_ASSIGN(r, RunOne({"s32[6]", "s32[]", "s32[]"}, "s32[<=3,<=3] dynamic-reshape(p0, p1, p2)",
+                                 {Ints("s32[6]", {1, 2, 3, 4, 5, 6}), Ints("s32[]", {3}), Ints("s32[]", {2})}));
+  EXPECT_EQ(r.shape().dimensions(0), 3);
+  EXPECT_EQ(r.shape().dimensions(1), 2);
+  EXPECT_EQ(Ints(r), (V{1, 2, 3, 4, 5, 6}));
+}
+
 }  // namespace
 }  // namespace xjit::testing

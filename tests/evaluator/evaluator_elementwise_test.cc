@@ -424,5 +424,56 @@ TEST(EvaluatorElementwise, TypeErrorsAreErrors) {
   EXPECT_FALSE(r.ok());
 }
 
+
+TEST(EvaluatorElementwise, ComplexMaxMinAtan2CbrtLogistic) {
+  std::string hlo = R"(
+HloModule m
+ENTRY e {
+  a = c64[3] constant({(1.5, 2.5), (1.5, 7.5), (0, 1.5)})
+  b = c64[3] constant({(7.5, 1.5), (1.5, 2.5), (-0, 2.5)})
+  mx = c64[3] maximum(a, b)
+  mn = c64[3] minimum(a, b)
+  y = c128[] constant((1, 0))
+  x = c128[] constant((0, 0))
+  at = c128[] atan2(y, x)
+  z = c128[] constant((-8, 0))
+  cb = c128[] cbrt(z)
+  zero = c128[] constant((0, 0))
+  lg = c128[] logistic(zero)
+  ROOT t = (c64[3], c64[3], c128[], c128[], c128[]) tuple(mx, mn, at, cb, lg)
+})";
+  ASSERT_OK_AND_ASSIGN(r, RunHlo(hlo));
+  EXPECT_EQ(Complexes(r.element(0)),
+            (std::vector<std::complex<double>>{{7.5, 1.5}, {1.5, 7.5}, {0, 2.5}}));
+  EXPECT_EQ(Complexes(r.element(1)),
+            (std::vector<std::complex<double>>{{1.5, 2.5}, {1.5, 2.5}, {0, 1.5}}));
+  EXPECT_NEAR(Complexes(r.element(2))[0].real(), std::acos(0.0), 1e-15);
+  EXPECT_NEAR(Complexes(r.element(2))[0].imag(), 0, 1e-15);
+  // Principal cube root of -8: 2 * e^(i pi/3) = 1 + i sqrt(3).
+  EXPECT_NEAR(Complexes(r.element(3))[0].real(), 1, 1e-12);
+  EXPECT_NEAR(Complexes(r.element(3))[0].imag(), std::sqrt(3.0), 1e-12);
+  EXPECT_EQ(Complexes(r.element(4))[0], std::complex<double>(0.5, 0));
+}
+
+TEST(EvaluatorElementwise, ComplexToPredTakesTheRealPart) {
+  ASSERT_OK_AND_ASSIGN(r, RunHlo(R"(
+HloModule m
+ENTRY e {
+  c = c128[3] constant({(-1, 0), (0, 1), (1, 0)})
+  ROOT p = pred[3] convert(c)
+})"));
+  EXPECT_EQ(Ints(r), (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST(EvaluatorElementwise, BitcastConvertPredAsOneBitWhereOnlyThatFits) {
+  std::vector<int64_t> bits(64, 0);
+  bits[0] = bits[1] = bits[63] = 1;
+  ASSERT_OK_AND_ASSIGN(r, RunOne({"pred[64]"}, "s64[] bitcast-convert(p0)", {Ints("pred[64]", bits)}));
+  EXPECT_EQ(Bits(r), (std::vector<uint64_t>{0x8000000000000003ull}));
+  // Eight-bit pred: pred[2] <-> u16 joins bytes.
+  ASSERT_OK_AND_ASSIGN(b, RunOne({"pred[2]"}, "u16[] bitcast-convert(p0)", {Ints("pred[2]", {1, 1})}));
+  EXPECT_EQ(Bits(b), (std::vector<uint64_t>{0x0101}));
+}
+
 }  // namespace
 }  // namespace xjit::testing

@@ -1,0 +1,57 @@
+// Host target selection (see target.h) and ISA names (compile_options.h).
+#include "jit/target.h"
+
+#include "absl/strings/str_cat.h"
+#include "jit/compile_options.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include "jit/x64/x64_target.h"
+#define XJIT_HOST_X64 1
+#endif
+
+namespace xjit::jit {
+
+absl::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAuto: return "auto";
+    case Isa::kSse4: return "sse4";
+    case Isa::kAvx2: return "avx2";
+  }
+  return "?";
+}
+
+std::optional<Isa> ParseIsa(absl::string_view name) {
+  if (name == "auto") return Isa::kAuto;
+  if (name == "sse4" || name == "sse4.1") return Isa::kSse4;
+  if (name == "avx2") return Isa::kAvx2;
+  return std::nullopt;
+}
+
+bool HostSupportsIsa(Isa isa) {
+#ifdef XJIT_HOST_X64
+  return x64::HostHas(isa);
+#else
+  return isa == Isa::kAuto;
+#endif
+}
+
+Isa BestHostIsa() {
+  if (HostSupportsIsa(Isa::kAvx2)) return Isa::kAvx2;
+  return Isa::kSse4;
+}
+
+absl::StatusOr<std::unique_ptr<Target>> CreateHostTarget(const TargetOptions& options) {
+#ifdef XJIT_HOST_X64
+  TargetOptions resolved = options;
+  if (resolved.isa == Isa::kAuto) resolved.isa = BestHostIsa();
+  if (!x64::HostHas(resolved.isa)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("this CPU does not support --isa=", IsaName(resolved.isa)));
+  }
+  return x64::CreateX64Target(resolved);
+#else
+  return absl::UnimplementedError("the jit has no target for this CPU architecture yet");
+#endif
+}
+
+}  // namespace xjit::jit

@@ -1,0 +1,151 @@
+// Lowering of a KernelProgram to x86-64 machine code with asmjit's Compiler
+// (virtual registers; asmjit allocates the machine registers).
+//
+// The function is `void kernel(void* const* buffers)`. The loop nest is
+// emitted as counted loops; index operations are placed at the outermost loop
+// level their operands allow, value operations in the innermost body.
+//
+// The innermost loop has up to two parts. When every value operation of the
+// program has vector code (see Vectorizable), a vector part handles `lanes`
+// elements per iteration with full-width loads and stores; the remaining
+// elements (and every element of a program without vector code) go through
+// the scalar part, one element per iteration, so no access ever leaves a
+// buffer.
+//
+// Scalar representation: index values and integers are 64-bit general
+// registers holding the value sign- or zero-extended from its type's width
+// (pred is 0 or 1); f32 and f64 live in lane 0 of an xmm register; f16 and
+// bf16 are either their raw 16 bits in a general register (as loaded, so
+// pure data movement is bit exact) or an f32 in an xmm register holding a
+// value of the narrow type (after arithmetic, which is done in f32 and
+// rounded to the narrow type after every operation).
+//
+// Vector representation (one float type T, f32 or f64, per program): values
+// in xmm (SSE4.1) or ymm (AVX2) registers; pred values are lane masks of T's
+// width (all ones = true).
+//
+// Float operations use packed instructions in both representations (the
+// scalar one just ignores lanes other than 0), so the two share code.
+#ifndef XJIT_JIT_X64_X64_LOWERING_H_
+#define XJIT_JIT_X64_X64_LOWERING_H_
+
+#include <asmjit/x86.h>
+
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "jit/kernel_program.h"
+
+namespace xjit::jit::x64 {
+
+struct Features {
+  bool avx2 = false;  // AVX2 + FMA + F16C
+  bool f16c = false;
+  bool popcnt = false;
+  bool lzcnt = false;
+};
+
+class KernelLowering {
+ public:
+  KernelLowering(asmjit::x86::Compiler* cc, const KernelProgram& program,
+                 const Features& features);
+
+  // Emits the whole function into the compiler. `*lanes` receives the
+  // number of elements per vector iteration (1 when only scalar code).
+  absl::Status Emit(int* lanes);
+
+  // Whether the program has vector code; sets the vector element type.
+  bool Vectorizable(ElementType* type, int* lanes) const;
+
+ private:
+  enum class Mode { kScalar, kVector };
+  struct Val {
+    asmjit::x86::Gp gp;
+    asmjit::x86::Vec vec;
+    bool in_vec = false;
+  };
+
+  // ---- Structure ----
+  absl::Status EmitLoops(size_t level);
+  absl::Status EmitInnerLoop();
+  absl::Status EmitOpsAtLevel(int level, Mode mode);
+  absl::Status EmitOp(int id, Mode mode);
+  void EmitIndexOp(int id);
+
+  // ---- Scalar value operations (x64_scalar.cc) ----
+  absl::Status EmitScalarValueOp(int id);
+  absl::Status EmitScalarUnary(int id);
+  absl::Status EmitScalarBinary(int id);
+  absl::Status EmitScalarCompare(int id);
+  absl::Status EmitScalarConvert(int id);
+  absl::Status EmitScalarBitcast(int id);
+  void ScalarLoad(int id);
+  void ScalarStore(int id);
+  // Converts the canonical integer in `value` (of type `from`, pred included)
+  // to `to`; the result is stored as op `id`'s value.
+  absl::Status ConvertFromInteger(int id, asmjit::x86::Gp value, ElementType from, ElementType to);
+  // Converts a float held as f32 or f64 in lane 0 of `x` (f32 also for f16
+  // and bf16) to `to`.
+  absl::Status ConvertFromFloat(int id, asmjit::x86::Vec x, bool x_is_f64, ElementType from,
+                                ElementType to);
+  void Normalize(asmjit::x86::Gp g, ElementType type);
+  asmjit::x86::Gp IntegerToIndexSaturating(asmjit::x86::Gp g, ElementType type);
+  asmjit::x86::Vec AsF32(int id, ElementType type);  // f16/bf16 value as f32
+  asmjit::x86::Gp AsRaw16(int id, ElementType type);  // f16/bf16 value as bits
+  asmjit::x86::Vec Widen16(asmjit::x86::Gp raw, ElementType type);
+  asmjit::x86::Gp Narrow16(asmjit::x86::Vec f32, ElementType type);
+  // Rounds an f32 value to f16 or bf16 (result still an f32).
+  asmjit::x86::Vec Quantize(asmjit::x86::Vec f32, ElementType type);
+  asmjit::x86::Vec F64ToF32RoundToOdd(asmjit::x86::Vec x);
+  asmjit::x86::Vec IntegerToF32RoundToOdd(asmjit::x86::Gp g, ElementType from);
+  asmjit::x86::Vec IntegerToFloat(asmjit::x86::Gp g, ElementType from, bool to_f64);
+  asmjit::x86::Gp FloatToInteger(asmjit::x86::Vec x_f64, ElementType to);
+  asmjit::x86::Gp MaskToPred(asmjit::x86::Vec mask);
+  asmjit::x86::Vec PredToMask(asmjit::x86::Gp pred);
+  asmjit::x86::Gp NewGp();
+  void SetGp(int id, asmjit::x86::Gp g);
+  void SetVec(int id, asmjit::x86::Vec v);
+
+  // ---- Float and vector operations (x64_float.cc) ----
+  absl::Status EmitVectorValueOp(int id);
+  // Float unary/binary/compare shared by both representations; `f64`
+  // chooses the element width.
+  absl::Status FloatUnary(Opcode opcode, bool f64, asmjit::x86::Vec x, asmjit::x86::Vec* out);
+  absl::Status FloatBinary(Opcode opcode, bool f64, asmjit::x86::Vec a, asmjit::x86::Vec b,
+                           asmjit::x86::Vec* out);
+  asmjit::x86::Vec FloatCompareMask(ComparisonDirection direction, bool f64, asmjit::x86::Vec a,
+                                    asmjit::x86::Vec b);
+  asmjit::x86::Vec FloatMaxMin(bool max, bool f64, asmjit::x86::Vec a, asmjit::x86::Vec b);
+  asmjit::x86::Vec NewVec();  // Full width in vector mode, xmm otherwise.
+  asmjit::x86::Vec Const(bool f64, uint64_t lane_bits);
+  asmjit::x86::Vec Copy(asmjit::x86::Vec a);
+  void V2(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::Operand& a);
+  void V3(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::x86::Vec& a,
+          const asmjit::Operand& b);
+  void V2i(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::Operand& a,
+           int imm);
+  void V3i(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::x86::Vec& a,
+           const asmjit::Operand& b, int imm);
+  asmjit::x86::Vec Blend(bool f64, asmjit::x86::Vec if_false, asmjit::x86::Vec if_true,
+                         asmjit::x86::Vec mask);
+  asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
+
+  asmjit::x86::Compiler& cc_;
+  const KernelProgram& program_;
+  const Features features_;
+  std::vector<int> levels_;
+  std::vector<std::optional<int64_t>> strides_;
+  std::vector<asmjit::x86::Gp> buffers_;
+  std::vector<asmjit::x86::Gp> loop_vars_;
+  std::vector<Val> vals_;
+  // The representation being emitted, and for vector mode its element type.
+  Mode mode_ = Mode::kScalar;
+  ElementType vector_type_ = ElementType::kF32;
+  int lanes_ = 1;
+  bool vectorize_ = false;
+};
+
+}  // namespace xjit::jit::x64
+
+#endif  // XJIT_JIT_X64_X64_LOWERING_H_

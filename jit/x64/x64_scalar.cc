@@ -1,0 +1,1186 @@
+// KernelLowering: value operations one element at a time, for every element
+// type (see x64_lowering.h for the representation). Integer semantics are the
+// evaluator's (ir/evaluator.h): wrap-around arithmetic, x/0 = -1, x%0 = x,
+// INT_MIN/-1 = INT_MIN, out-of-range shifts, saturating float-to-integer.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ir/float_format.h"
+#include "ir/status_macros.h"
+#include "jit/x64/x64_lowering.h"
+
+namespace xjit::jit::x64 {
+
+using namespace asmjit;  // NOLINT
+
+namespace {
+
+// Per-element helpers for f16 without F16C (called from emitted code).
+uint32_t F32ToF16Bits(float x) {
+  return static_cast<uint32_t>(DoubleToFloatBits(ElementType::kF16, static_cast<double>(x)));
+}
+float F16BitsToF32(uint32_t bits) {
+  return static_cast<float>(FloatBitsToDouble(ElementType::kF16, bits & 0xFFFF));
+}
+
+bool IsNarrowFloat(ElementType type) {
+  return type == ElementType::kF16 || type == ElementType::kBF16;
+}
+
+bool IsIntegerOrPred(ElementType type) { return IsInteger(type) || IsPred(type); }
+
+absl::Status NoCode(const KOp& op, absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat("x86-64: no code for ", what, " on ",
+                                               ElementTypeName(op.operand_type), " -> ",
+                                               ElementTypeName(op.type)));
+}
+
+uint64_t WidthMask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+
+}  // namespace
+
+// ---- Representation helpers ----
+
+void KernelLowering::Normalize(x86::Gp g, ElementType type) {
+  if (IsPred(type)) return;
+  const int width = BitWidth(type);
+  if (width >= 64) return;
+  if (IsSignedInteger(type)) {
+    switch (width) {
+      case 8: cc_.movsx(g, g.r8()); return;
+      case 16: cc_.movsx(g, g.r16()); return;
+      case 32: cc_.movsxd(g, g.r32()); return;
+      default:
+        cc_.shl(g, 64 - width);
+        cc_.sar(g, 64 - width);
+        return;
+    }
+  }
+  switch (width) {
+    case 8: cc_.movzx(g.r32(), g.r8()); return;
+    case 16: cc_.movzx(g.r32(), g.r16()); return;
+    case 32: cc_.mov(g.r32(), g.r32()); return;
+    default: cc_.and_(g, static_cast<int32_t>(WidthMask(width))); return;
+  }
+}
+
+x86::Gp KernelLowering::IntegerToIndexSaturating(x86::Gp g, ElementType type) {
+  x86::Gp d = NewGp();
+  cc_.mov(d, g);
+  if (type == ElementType::kU64) {
+    // Values above INT64_MAX read as INT64_MAX (they clamp like it).
+    x86::Gp max = NewGp();
+    cc_.mov(max, std::numeric_limits<int64_t>::max());
+    cc_.test(d, d);
+    cc_.cmovs(d, max);
+  }
+  return d;
+}
+
+x86::Gp KernelLowering::MaskToPred(x86::Vec mask) {
+  x86::Gp d = NewGp();
+  if (features_.avx2) {
+    cc_.vmovd(d.r32(), mask.xmm());
+  } else {
+    cc_.movd(d.r32(), mask.xmm());
+  }
+  cc_.and_(d.r32(), 1);
+  return d;
+}
+
+x86::Vec KernelLowering::PredToMask(x86::Gp pred) {
+  x86::Gp m = NewGp();
+  cc_.mov(m, pred);
+  cc_.neg(m);
+  x86::Xmm v = cc_.newXmm();
+  if (features_.avx2) {
+    cc_.vmovq(v, m);
+  } else {
+    cc_.movq(v, m);
+  }
+  return v;
+}
+
+x86::Vec KernelLowering::Widen16(x86::Gp raw, ElementType type) {
+  x86::Xmm v = cc_.newXmm();
+  if (type == ElementType::kBF16) {
+    x86::Gp t = NewGp();
+    cc_.mov(t.r32(), raw.r32());
+    cc_.shl(t.r32(), 16);
+    if (features_.avx2) {
+      cc_.vmovd(v, t.r32());
+    } else {
+      cc_.movd(v, t.r32());
+    }
+    return v;
+  }
+  if (features_.f16c && features_.avx2) {
+    cc_.vmovd(v, raw.r32());
+    cc_.vcvtph2ps(v, v);
+    return v;
+  }
+  InvokeNode* call;
+  cc_.invoke(&call, imm(reinterpret_cast<void*>(&F16BitsToF32)),
+             FuncSignatureT<float, uint32_t>(CallConvId::kHost));
+  call->setArg(0, raw.r32());
+  call->setRet(0, v);
+  return v;
+}
+
+x86::Gp KernelLowering::Narrow16(x86::Vec f32, ElementType type) {
+  x86::Gp d = NewGp();
+  if (type == ElementType::kBF16) {
+    // The value is already a bf16 value: its low 16 bits are zero.
+    if (features_.avx2) {
+      cc_.vmovd(d.r32(), f32.xmm());
+    } else {
+      cc_.movd(d.r32(), f32.xmm());
+    }
+    cc_.shr(d.r32(), 16);
+    return d;
+  }
+  if (features_.f16c && features_.avx2) {
+    x86::Xmm t = cc_.newXmm();
+    cc_.vcvtps2ph(t, f32.xmm(), 0);
+    cc_.vmovd(d.r32(), t);
+    cc_.movzx(d.r32(), d.r16());
+    return d;
+  }
+  InvokeNode* call;
+  cc_.invoke(&call, imm(reinterpret_cast<void*>(&F32ToF16Bits)),
+             FuncSignatureT<uint32_t, float>(CallConvId::kHost));
+  call->setArg(0, f32.xmm());
+  call->setRet(0, d.r32());
+  return d;
+}
+
+x86::Vec KernelLowering::Quantize(x86::Vec f32, ElementType type) {
+  if (type == ElementType::kF16) return Widen16(Narrow16(f32, type), type);
+  // bf16: round the f32 bits to nearest even at bit 16; NaNs stay NaN.
+  x86::Gp bits = NewGp();
+  x86::Gp t = NewGp();
+  x86::Gp quiet = NewGp();
+  if (features_.avx2) {
+    cc_.vmovd(bits.r32(), f32.xmm());
+  } else {
+    cc_.movd(bits.r32(), f32.xmm());
+  }
+  cc_.mov(quiet.r32(), bits.r32());
+  cc_.or_(quiet.r32(), 0x00400000);
+  cc_.mov(t.r32(), bits.r32());
+  cc_.shr(t.r32(), 16);
+  cc_.and_(t.r32(), 1);
+  cc_.add(t.r32(), 0x7FFF);
+  cc_.add(t.r32(), bits.r32());
+  cc_.and_(bits.r32(), 0x7FFFFFFF);
+  cc_.cmp(bits.r32(), 0x7F800000);
+  cc_.cmova(t.r32(), quiet.r32());
+  cc_.and_(t.r32(), 0xFFFF0000);
+  x86::Xmm v = cc_.newXmm();
+  if (features_.avx2) {
+    cc_.vmovd(v, t.r32());
+  } else {
+    cc_.movd(v, t.r32());
+  }
+  return v;
+}
+
+x86::Vec KernelLowering::AsF32(int id, ElementType type) {
+  if (vals_[id].in_vec) return vals_[id].vec;
+  return Widen16(vals_[id].gp, type);
+}
+
+x86::Gp KernelLowering::AsRaw16(int id, ElementType type) {
+  if (!vals_[id].in_vec) return vals_[id].gp;
+  return Narrow16(vals_[id].vec, type);
+}
+
+// ---- Loads and stores ----
+
+void KernelLowering::ScalarLoad(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.type;
+  const int bytes = static_cast<int>(ByteWidth(type));
+  const x86::Mem m = Address(static_cast<int>(op.imm), op.a, bytes);
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    x86::Xmm v = cc_.newXmm();
+    const bool f64 = type == ElementType::kF64;
+    if (features_.avx2) {
+      f64 ? cc_.vmovsd(v, m) : cc_.vmovss(v, m);
+    } else {
+      f64 ? cc_.movsd(v, m) : cc_.movss(v, m);
+    }
+    SetVec(id, v);
+    return;
+  }
+  x86::Gp d = NewGp();
+  if (IsNarrowFloat(type)) {
+    cc_.movzx(d.r32(), x86::Mem(m).cloneResized(2));
+    SetGp(id, d);
+    return;
+  }
+  if (IsPred(type)) {
+    cc_.xor_(d.r32(), d.r32());
+    cc_.cmp(x86::Mem(m).cloneResized(1), 0);
+    cc_.setne(d.r8());
+    SetGp(id, d);
+    return;
+  }
+  const bool is_signed = IsSignedInteger(type);
+  switch (bytes) {
+    case 1:
+      cc_.movzx(d.r32(), x86::Mem(m).cloneResized(1));
+      break;
+    case 2:
+      cc_.movzx(d.r32(), x86::Mem(m).cloneResized(2));
+      break;
+    case 4:
+      cc_.mov(d.r32(), x86::Mem(m).cloneResized(4));
+      break;
+    default:
+      cc_.mov(d, x86::Mem(m).cloneResized(8));
+      break;
+  }
+  // Sign-extend (or mask sub-byte values) into the canonical form.
+  if (is_signed || BitWidth(type) < 8) Normalize(d, type);
+  SetGp(id, d);
+}
+
+void KernelLowering::ScalarStore(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.operand_type;
+  const int bytes = static_cast<int>(ByteWidth(type));
+  const x86::Mem m = Address(program_.output_buffer(), op.a, bytes);
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    const x86::Xmm v = vals_[op.b].vec.xmm();
+    const bool f64 = type == ElementType::kF64;
+    if (features_.avx2) {
+      f64 ? cc_.vmovsd(m, v) : cc_.vmovss(m, v);
+    } else {
+      f64 ? cc_.movsd(m, v) : cc_.movss(m, v);
+    }
+    return;
+  }
+  if (IsNarrowFloat(type)) {
+    cc_.mov(x86::Mem(m).cloneResized(2), AsRaw16(op.b, type).r16());
+    return;
+  }
+  x86::Gp v = vals_[op.b].gp;
+  if (BitWidth(type) < 8 && !IsPred(type)) {
+    x86::Gp t = NewGp();
+    cc_.mov(t, v);
+    cc_.and_(t, static_cast<int32_t>(WidthMask(BitWidth(type))));
+    v = t;
+  }
+  switch (bytes) {
+    case 1: cc_.mov(x86::Mem(m).cloneResized(1), v.r8()); break;
+    case 2: cc_.mov(x86::Mem(m).cloneResized(2), v.r16()); break;
+    case 4: cc_.mov(x86::Mem(m).cloneResized(4), v.r32()); break;
+    default: cc_.mov(x86::Mem(m).cloneResized(8), v); break;
+  }
+}
+
+// ---- Dispatch ----
+
+absl::Status KernelLowering::EmitScalarValueOp(int id) {
+  const KOp& op = program_.ops[id];
+  switch (op.kind) {
+    case KOpKind::kLoad:
+      ScalarLoad(id);
+      return absl::OkStatus();
+    case KOpKind::kStore:
+      ScalarStore(id);
+      return absl::OkStatus();
+    case KOpKind::kFromIndex:
+      if (IsPred(op.type)) {
+        x86::Gp d = NewGp();
+        cc_.xor_(d.r32(), d.r32());
+        cc_.test(vals_[op.a].gp, vals_[op.a].gp);
+        cc_.setne(d.r8());
+        SetGp(id, d);
+        return absl::OkStatus();
+      }
+      return ConvertFromInteger(id, vals_[op.a].gp, ElementType::kS64, op.type);
+    case KOpKind::kToIndex:
+      SetGp(id, IntegerToIndexSaturating(vals_[op.a].gp, op.operand_type));
+      return absl::OkStatus();
+    case KOpKind::kUnary:
+      return EmitScalarUnary(id);
+    case KOpKind::kBinary:
+      return EmitScalarBinary(id);
+    case KOpKind::kCompare:
+      return EmitScalarCompare(id);
+    case KOpKind::kConvert:
+      return EmitScalarConvert(id);
+    case KOpKind::kBitcast:
+      return EmitScalarBitcast(id);
+    case KOpKind::kSelect: {
+      const x86::Gp p = vals_[op.a].gp;
+      const ElementType type = op.type;
+      if (IsIntegerOrPred(type) ||
+          (IsNarrowFloat(type) && !vals_[op.b].in_vec && !vals_[op.c].in_vec)) {
+        x86::Gp d = NewGp();
+        cc_.mov(d, vals_[op.c].gp);
+        cc_.test(p, p);
+        cc_.cmovnz(d, vals_[op.b].gp);
+        SetGp(id, d);
+        return absl::OkStatus();
+      }
+      x86::Vec t = IsNarrowFloat(type) ? AsF32(op.b, type) : vals_[op.b].vec;
+      x86::Vec f = IsNarrowFloat(type) ? AsF32(op.c, type) : vals_[op.c].vec;
+      SetVec(id, Blend(type == ElementType::kF64, f, t, PredToMask(p)));
+      return absl::OkStatus();
+    }
+    case KOpKind::kClamp: {
+      const ElementType type = op.type;
+      if (IsIntegerOrPred(type)) {
+        const bool is_signed = IsSignedInteger(type);
+        x86::Gp d = NewGp();
+        cc_.mov(d, vals_[op.b].gp);
+        cc_.cmp(d, vals_[op.a].gp);
+        is_signed ? cc_.cmovl(d, vals_[op.a].gp) : cc_.cmovb(d, vals_[op.a].gp);
+        cc_.cmp(d, vals_[op.c].gp);
+        is_signed ? cc_.cmovg(d, vals_[op.c].gp) : cc_.cmova(d, vals_[op.c].gp);
+        SetGp(id, d);
+        return absl::OkStatus();
+      }
+      const bool narrow = IsNarrowFloat(type);
+      const bool f64 = type == ElementType::kF64;
+      x86::Vec low = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
+      x86::Vec x = narrow ? AsF32(op.b, type) : vals_[op.b].vec;
+      x86::Vec high = narrow ? AsF32(op.c, type) : vals_[op.c].vec;
+      // Clamping never creates a new value, so no rounding is needed.
+      SetVec(id, FloatMaxMin(false, f64, high, FloatMaxMin(true, f64, low, x)));
+      return absl::OkStatus();
+    }
+    default:
+      return NoCode(op, "operation");
+  }
+}
+
+absl::Status KernelLowering::EmitScalarUnary(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.operand_type;
+  if (IsPred(type)) {
+    if (op.opcode != Opcode::kNot) return NoCode(op, OpcodeName(op.opcode));
+    x86::Gp d = NewGp();
+    cc_.mov(d, vals_[op.a].gp);
+    cc_.xor_(d, 1);
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (IsInteger(type)) {
+    const x86::Gp a = vals_[op.a].gp;
+    const bool is_signed = IsSignedInteger(type);
+    const int width = BitWidth(type);
+    x86::Gp d = NewGp();
+    switch (op.opcode) {
+      case Opcode::kAbs:
+        cc_.mov(d, a);
+        if (is_signed) {
+          cc_.neg(d);
+          cc_.cmovs(d, a);
+          Normalize(d, type);
+        }
+        break;
+      case Opcode::kNegate:
+        cc_.mov(d, a);
+        cc_.neg(d);
+        Normalize(d, type);
+        break;
+      case Opcode::kNot:
+        cc_.mov(d, a);
+        cc_.not_(d);
+        Normalize(d, type);
+        break;
+      case Opcode::kSign: {
+        cc_.xor_(d.r32(), d.r32());
+        if (is_signed) {
+          x86::Gp t = NewGp();
+          cc_.xor_(t.r32(), t.r32());
+          cc_.test(a, a);
+          cc_.setg(d.r8());
+          cc_.setl(t.r8());
+          cc_.sub(d, t);
+        } else {
+          cc_.test(a, a);
+          cc_.setne(d.r8());
+        }
+        break;
+      }
+      case Opcode::kClz: {
+        x86::Gp v = NewGp();
+        cc_.mov(v, a);
+        if (width < 64) {
+          x86::Gp mask = NewGp();
+          cc_.mov(mask, WidthMask(width));
+          cc_.and_(v, mask);
+        }
+        if (features_.lzcnt) {
+          cc_.lzcnt(d, v);
+          cc_.sub(d, 64 - width);
+        } else {
+          x86::Gp minus_one = NewGp();
+          x86::Gp top = NewGp();
+          cc_.mov(minus_one, -1);
+          cc_.bsr(top, v);
+          cc_.cmovz(top, minus_one);
+          cc_.mov(d, width - 1);
+          cc_.sub(d, top);
+        }
+        break;
+      }
+      case Opcode::kPopulationCount: {
+        x86::Gp v = NewGp();
+        cc_.mov(v, a);
+        if (width < 64) {
+          x86::Gp mask = NewGp();
+          cc_.mov(mask, WidthMask(width));
+          cc_.and_(v, mask);
+        }
+        if (features_.popcnt) {
+          cc_.popcnt(d, v);
+        } else {
+          // Bit-parallel count (no POPCNT on this target).
+          x86::Gp t = NewGp();
+          x86::Gp k = NewGp();
+          cc_.mov(t, v);
+          cc_.shr(t, 1);
+          cc_.mov(k, 0x5555555555555555ull);
+          cc_.and_(t, k);
+          cc_.sub(v, t);
+          cc_.mov(k, 0x3333333333333333ull);
+          cc_.mov(t, v);
+          cc_.shr(t, 2);
+          cc_.and_(t, k);
+          cc_.and_(v, k);
+          cc_.add(v, t);
+          cc_.mov(t, v);
+          cc_.shr(t, 4);
+          cc_.add(v, t);
+          cc_.mov(k, 0x0F0F0F0F0F0F0F0Full);
+          cc_.and_(v, k);
+          cc_.mov(k, 0x0101010101010101ull);
+          cc_.imul(v, k);
+          cc_.shr(v, 56);
+          cc_.mov(d, v);
+        }
+        break;
+      }
+      default:
+        return NoCode(op, OpcodeName(op.opcode));
+    }
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  // Floats.
+  const bool narrow = IsNarrowFloat(type);
+  if (!narrow && type != ElementType::kF32 && type != ElementType::kF64) {
+    return NoCode(op, OpcodeName(op.opcode));
+  }
+  const bool f64 = type == ElementType::kF64;
+  const x86::Vec x = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
+  if (op.opcode == Opcode::kIsFinite) {
+    // Exponent all ones means inf or NaN.
+    x86::Gp bits = NewGp();
+    x86::Gp d = NewGp();
+    if (f64) {
+      features_.avx2 ? cc_.vmovq(bits, x.xmm()) : cc_.movq(bits, x.xmm());
+      x86::Gp k = NewGp();
+      cc_.mov(k, 0x7FF0000000000000ull);
+      cc_.and_(bits, k);
+      cc_.xor_(d.r32(), d.r32());
+      cc_.cmp(bits, k);
+    } else {
+      features_.avx2 ? cc_.vmovd(bits.r32(), x.xmm()) : cc_.movd(bits.r32(), x.xmm());
+      cc_.and_(bits.r32(), 0x7F800000);
+      cc_.xor_(d.r32(), d.r32());
+      cc_.cmp(bits.r32(), 0x7F800000);
+    }
+    cc_.setne(d.r8());
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (op.type != type) return NoCode(op, OpcodeName(op.opcode));
+  x86::Vec r;
+  XJIT_RETURN_IF_ERROR(FloatUnary(op.opcode, f64, x, &r));
+  const bool exact = op.opcode == Opcode::kAbs || op.opcode == Opcode::kNegate;
+  if (narrow && !exact) r = Quantize(r, type);
+  SetVec(id, r);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitScalarBinary(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.type;
+  if (IsPred(type)) {
+    x86::Gp d = NewGp();
+    cc_.mov(d, vals_[op.a].gp);
+    switch (op.opcode) {
+      case Opcode::kAnd: case Opcode::kMultiply: case Opcode::kMinimum:
+        cc_.and_(d, vals_[op.b].gp);
+        break;
+      case Opcode::kOr: case Opcode::kAdd: case Opcode::kMaximum:
+        cc_.or_(d, vals_[op.b].gp);
+        break;
+      case Opcode::kXor:
+        cc_.xor_(d, vals_[op.b].gp);
+        break;
+      default:
+        return NoCode(op, OpcodeName(op.opcode));
+    }
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (IsInteger(type)) {
+    const x86::Gp a = vals_[op.a].gp;
+    const x86::Gp b = vals_[op.b].gp;
+    const bool is_signed = IsSignedInteger(type);
+    const int width = BitWidth(type);
+    x86::Gp d = NewGp();
+    switch (op.opcode) {
+      case Opcode::kAdd:
+        cc_.mov(d, a);
+        cc_.add(d, b);
+        Normalize(d, type);
+        break;
+      case Opcode::kSubtract:
+        cc_.mov(d, a);
+        cc_.sub(d, b);
+        Normalize(d, type);
+        break;
+      case Opcode::kMultiply:
+        cc_.mov(d, a);
+        cc_.imul(d, b);
+        Normalize(d, type);
+        break;
+      case Opcode::kAnd:
+        cc_.mov(d, a);
+        cc_.and_(d, b);
+        break;
+      case Opcode::kOr:
+        cc_.mov(d, a);
+        cc_.or_(d, b);
+        break;
+      case Opcode::kXor:
+        cc_.mov(d, a);
+        cc_.xor_(d, b);
+        break;
+      case Opcode::kMaximum:
+        cc_.mov(d, a);
+        cc_.cmp(d, b);
+        is_signed ? cc_.cmovl(d, b) : cc_.cmovb(d, b);
+        break;
+      case Opcode::kMinimum:
+        cc_.mov(d, a);
+        cc_.cmp(d, b);
+        is_signed ? cc_.cmovg(d, b) : cc_.cmova(d, b);
+        break;
+      case Opcode::kDivide:
+      case Opcode::kRemainder: {
+        // b == 0 and (signed) b == -1 are handled apart from the divide,
+        // which then cannot fault.
+        const bool divide = op.opcode == Opcode::kDivide;
+        Label special = cc_.newLabel();
+        Label done = cc_.newLabel();
+        cc_.test(b, b);
+        cc_.jz(special);
+        if (is_signed) {
+          cc_.cmp(b, -1);
+          cc_.je(special);
+        }
+        x86::Gp hi = NewGp();
+        x86::Gp lo = NewGp();
+        cc_.mov(lo, a);
+        if (is_signed) {
+          cc_.cqo(hi, lo);
+          cc_.idiv(hi, lo, b);
+        } else {
+          cc_.xor_(hi.r32(), hi.r32());
+          cc_.div(hi, lo, b);
+        }
+        cc_.mov(d, divide ? lo : hi);
+        cc_.jmp(done);
+        cc_.bind(special);
+        // b == 0: x/0 = -1 (all ones), x%0 = x. b == -1: x/-1 = -x
+        // (wrapping), x%-1 = 0.
+        Label zero_divisor = cc_.newLabel();
+        cc_.test(b, b);
+        cc_.jz(zero_divisor);
+        if (divide) {
+          cc_.mov(d, a);
+          cc_.neg(d);
+        } else {
+          cc_.xor_(d.r32(), d.r32());
+        }
+        cc_.jmp(done);
+        cc_.bind(zero_divisor);
+        if (divide) {
+          cc_.mov(d, -1);
+        } else {
+          cc_.mov(d, a);
+        }
+        cc_.bind(done);
+        Normalize(d, type);
+        break;
+      }
+      case Opcode::kShiftLeft:
+      case Opcode::kShiftRightLogical:
+      case Opcode::kShiftRightArithmetic: {
+        // The amount is read as unsigned at the type's width.
+        x86::Gp amount = NewGp();
+        cc_.mov(amount, b);
+        if (width < 64) {
+          x86::Gp mask = NewGp();
+          cc_.mov(mask, WidthMask(width));
+          cc_.and_(amount, mask);
+        }
+        x86::Gp value = NewGp();
+        cc_.mov(value, a);
+        x86::Gp overflow = NewGp();  // The result for amounts >= width.
+        if (op.opcode == Opcode::kShiftLeft) {
+          cc_.shl(value, amount.r8());
+          cc_.xor_(overflow.r32(), overflow.r32());
+        } else if (op.opcode == Opcode::kShiftRightLogical) {
+          if (width < 64) {
+            x86::Gp mask = NewGp();
+            cc_.mov(mask, WidthMask(width));
+            cc_.and_(value, mask);
+          }
+          cc_.shr(value, amount.r8());
+          cc_.xor_(overflow.r32(), overflow.r32());
+        } else {
+          // Arithmetic: sign fill from the type's own top bit.
+          if (!is_signed) Normalize(value, width == 64 ? ElementType::kS64 :
+                                           width == 32 ? ElementType::kS32 :
+                                           width == 16 ? ElementType::kS16 :
+                                           width == 8 ? ElementType::kS8 :
+                                           width == 4 ? ElementType::kS4 :
+                                           width == 2 ? ElementType::kS2 : ElementType::kS1);
+          cc_.mov(overflow, value);
+          cc_.sar(overflow, 63);
+          cc_.sar(value, amount.r8());
+        }
+        cc_.cmp(amount, width);
+        cc_.cmovae(value, overflow);
+        cc_.mov(d, value);
+        Normalize(d, type);
+        break;
+      }
+      case Opcode::kMulhi: {
+        if (width < 64) {
+          // The full product fits in 64 bits.
+          cc_.mov(d, a);
+          cc_.imul(d, b);
+          is_signed ? cc_.sar(d, width) : cc_.shr(d, width);
+        } else {
+          x86::Gp hi = NewGp();
+          x86::Gp lo = NewGp();
+          cc_.mov(lo, a);
+          is_signed ? cc_.imul(hi, lo, b) : cc_.mul(hi, lo, b);
+          cc_.mov(d, hi);
+        }
+        Normalize(d, type);
+        break;
+      }
+      default:
+        return NoCode(op, OpcodeName(op.opcode));
+    }
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  const bool narrow = IsNarrowFloat(type);
+  if (!narrow && type != ElementType::kF32 && type != ElementType::kF64) {
+    return NoCode(op, OpcodeName(op.opcode));
+  }
+  const bool f64 = type == ElementType::kF64;
+  const x86::Vec a = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
+  const x86::Vec b = narrow ? AsF32(op.b, type) : vals_[op.b].vec;
+  x86::Vec r;
+  XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a, b, &r));
+  const bool exact = op.opcode == Opcode::kMaximum || op.opcode == Opcode::kMinimum;
+  if (narrow && !exact) r = Quantize(r, type);
+  SetVec(id, r);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitScalarCompare(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.operand_type;
+  x86::Gp d = NewGp();
+  if (IsIntegerOrPred(type) || op.comparison == ComparisonType::kTotalOrder) {
+    x86::Gp a;
+    x86::Gp b;
+    bool is_signed = op.comparison == ComparisonType::kSigned ||
+                     op.comparison == ComparisonType::kTotalOrder;
+    if (IsIntegerOrPred(type)) {
+      a = vals_[op.a].gp;
+      b = vals_[op.b].gp;
+      if (is_signed && IsUnsignedInteger(type)) {
+        // Read the unsigned bits as signed at the same width.
+        x86::Gp sa = NewGp();
+        x86::Gp sb = NewGp();
+        cc_.mov(sa, a);
+        cc_.mov(sb, b);
+        const int width = BitWidth(type);
+        if (width < 64) {
+          cc_.shl(sa, 64 - width);
+          cc_.sar(sa, 64 - width);
+          cc_.shl(sb, 64 - width);
+          cc_.sar(sb, 64 - width);
+        }
+        a = sa;
+        b = sb;
+      }
+    } else {
+      // Total order: flip the magnitude bits of negative floats, then the
+      // signed integer order is the total order (of the type's own bits).
+      const bool f64 = type == ElementType::kF64;
+      const bool narrow = IsNarrowFloat(type);
+      a = NewGp();
+      b = NewGp();
+      for (auto [g, operand] : {std::pair{a, op.a}, std::pair{b, op.b}}) {
+        if (narrow) {
+          cc_.movsx(g, AsRaw16(operand, type).r16());
+        } else if (f64) {
+          const x86::Xmm v = vals_[operand].vec.xmm();
+          features_.avx2 ? cc_.vmovq(g, v) : cc_.movq(g, v);
+        } else {
+          const x86::Xmm v = vals_[operand].vec.xmm();
+          features_.avx2 ? cc_.vmovd(g.r32(), v) : cc_.movd(g.r32(), v);
+          cc_.movsxd(g, g.r32());
+        }
+        x86::Gp s = NewGp();
+        cc_.mov(s, g);
+        cc_.sar(s, 63);
+        cc_.shr(s, 1);
+        cc_.xor_(g, s);
+      }
+      is_signed = true;
+    }
+    cc_.xor_(d.r32(), d.r32());
+    cc_.cmp(a, b);
+    switch (op.direction) {
+      case ComparisonDirection::kEq: cc_.sete(d.r8()); break;
+      case ComparisonDirection::kNe: cc_.setne(d.r8()); break;
+      case ComparisonDirection::kLt: is_signed ? cc_.setl(d.r8()) : cc_.setb(d.r8()); break;
+      case ComparisonDirection::kLe: is_signed ? cc_.setle(d.r8()) : cc_.setbe(d.r8()); break;
+      case ComparisonDirection::kGt: is_signed ? cc_.setg(d.r8()) : cc_.seta(d.r8()); break;
+      case ComparisonDirection::kGe: is_signed ? cc_.setge(d.r8()) : cc_.setae(d.r8()); break;
+    }
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  const bool narrow = IsNarrowFloat(type);
+  if (!narrow && type != ElementType::kF32 && type != ElementType::kF64) {
+    return NoCode(op, "compare");
+  }
+  const bool f64 = type == ElementType::kF64;
+  x86::Vec x = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
+  x86::Vec y = narrow ? AsF32(op.b, type) : vals_[op.b].vec;
+  SetGp(id, MaskToPred(FloatCompareMask(op.direction, f64, x, y)));
+  return absl::OkStatus();
+}
+
+// ---- Conversions ----
+
+x86::Vec KernelLowering::IntegerToFloat(x86::Gp g, ElementType from, bool to_f64) {
+  x86::Xmm d = cc_.newXmm();
+  auto convert = [&](x86::Gp source) {
+    if (features_.avx2) {
+      cc_.vxorps(d, d, d);
+      to_f64 ? cc_.vcvtsi2sd(d, d, source) : cc_.vcvtsi2ss(d, d, source);
+    } else {
+      cc_.xorps(d, d);
+      to_f64 ? cc_.cvtsi2sd(d, source) : cc_.cvtsi2ss(d, source);
+    }
+  };
+  if (from != ElementType::kU64) {
+    convert(g);  // Every other canonical value is exact as a signed 64-bit integer.
+    return d;
+  }
+  // u64 above INT64_MAX: halve with the lost bit kept as sticky, convert
+  // (one rounding), double.
+  Label big = cc_.newLabel();
+  Label done = cc_.newLabel();
+  cc_.test(g, g);
+  cc_.js(big);
+  convert(g);
+  cc_.jmp(done);
+  cc_.bind(big);
+  x86::Gp half = NewGp();
+  x86::Gp low_bit = NewGp();
+  cc_.mov(half, g);
+  cc_.shr(half, 1);
+  cc_.mov(low_bit, g);
+  cc_.and_(low_bit, 1);
+  cc_.or_(half, low_bit);
+  convert(half);
+  if (features_.avx2) {
+    to_f64 ? cc_.vaddsd(d, d, d) : cc_.vaddss(d, d, d);
+  } else {
+    to_f64 ? cc_.addsd(d, d) : cc_.addss(d, d);
+  }
+  cc_.bind(done);
+  return d;
+}
+
+x86::Vec KernelLowering::IntegerToF32RoundToOdd(x86::Gp g, ElementType from) {
+  // Rounds to odd at f32 precision so that one more rounding to f16/bf16 is
+  // a single correct rounding of the integer.
+  const bool is_signed = IsSignedInteger(from);
+  x86::Gp m = NewGp();
+  x86::Gp sign = NewGp();
+  cc_.mov(m, g);
+  cc_.xor_(sign.r32(), sign.r32());
+  if (is_signed) {
+    cc_.mov(sign, g);
+    cc_.sar(sign, 63);
+    cc_.xor_(m, sign);
+    cc_.sub(m, sign);  // |g|, INT64_MIN as 2^63 unsigned.
+  }
+  x86::Xmm d = cc_.newXmm();
+  auto convert = [&](x86::Gp source) {
+    if (features_.avx2) {
+      cc_.vxorps(d, d, d);
+      cc_.vcvtsi2ss(d, d, source);
+    } else {
+      cc_.xorps(d, d);
+      cc_.cvtsi2ss(d, source);
+    }
+  };
+  Label small = cc_.newLabel();
+  Label signs = cc_.newLabel();
+  x86::Gp limit = NewGp();
+  cc_.mov(limit, int64_t{1} << 24);
+  cc_.cmp(m, limit);
+  cc_.jb(small);
+  {
+    x86::Gp shift = NewGp();
+    x86::Gp top = NewGp();
+    x86::Gp lost = NewGp();
+    x86::Gp sticky = NewGp();
+    x86::Gp lost_shift = NewGp();
+    cc_.bsr(shift, m);
+    cc_.sub(shift, 23);  // 1..40
+    cc_.mov(top, m);
+    cc_.shr(top, shift.r8());
+    cc_.mov(lost_shift, 64);
+    cc_.sub(lost_shift, shift);
+    cc_.mov(lost, m);
+    cc_.shl(lost, lost_shift.r8());
+    cc_.xor_(sticky.r32(), sticky.r32());
+    cc_.test(lost, lost);
+    cc_.setne(sticky.r8());
+    cc_.or_(top, sticky);
+    convert(top);  // Exact: top < 2^24.
+    // Scale by 2^shift (exact).
+    x86::Gp scale_bits = NewGp();
+    cc_.mov(scale_bits, shift);
+    cc_.add(scale_bits, 127);
+    cc_.shl(scale_bits, 23);
+    x86::Xmm scale = cc_.newXmm();
+    if (features_.avx2) {
+      cc_.vmovd(scale, scale_bits.r32());
+      cc_.vmulss(d, d, scale);
+    } else {
+      cc_.movd(scale, scale_bits.r32());
+      cc_.mulss(d, scale);
+    }
+    cc_.jmp(signs);
+  }
+  cc_.bind(small);
+  convert(m);
+  cc_.bind(signs);
+  if (is_signed) {
+    // Negate when the input was negative: flip the sign bit.
+    x86::Gp bits = NewGp();
+    if (features_.avx2) {
+      cc_.vmovd(bits.r32(), d);
+    } else {
+      cc_.movd(bits.r32(), d);
+    }
+    x86::Gp sign_bit = NewGp();
+    cc_.mov(sign_bit.r32(), sign.r32());
+    cc_.and_(sign_bit.r32(), 0x80000000);
+    cc_.or_(bits.r32(), sign_bit.r32());
+    x86::Xmm r = cc_.newXmm();
+    if (features_.avx2) {
+      cc_.vmovd(r, bits.r32());
+    } else {
+      cc_.movd(r, bits.r32());
+    }
+    return r;
+  }
+  return d;
+}
+
+x86::Vec KernelLowering::F64ToF32RoundToOdd(x86::Vec x) {
+  x86::Xmm r = cc_.newXmm();
+  x86::Xmm back = cc_.newXmm();
+  x86::Gp bits = NewGp();
+  Label done = cc_.newLabel();
+  Label not_larger = cc_.newLabel();
+  if (features_.avx2) {
+    cc_.vcvtsd2ss(r, x.xmm(), x.xmm());
+    cc_.vcvtss2sd(back, r, r);
+    cc_.vmovd(bits.r32(), r);
+    cc_.vucomisd(back, x.xmm());
+  } else {
+    cc_.xorps(r, r);
+    cc_.cvtsd2ss(r, x.xmm());
+    cc_.xorps(back, back);
+    cc_.cvtss2sd(back, r);
+    cc_.movd(bits.r32(), r);
+    cc_.ucomisd(back, x.xmm());
+  }
+  cc_.jp(done);  // NaN: already a NaN of the right sign.
+  cc_.je(done);  // Exact.
+  // Inexact: truncate toward zero (one step back if rounding went up in
+  // magnitude), then set the lowest bit.
+  x86::Xmm abs_back = cc_.newXmm();
+  x86::Xmm abs_x = cc_.newXmm();
+  x86::Vec mask = Const(true, 0x7FFFFFFFFFFFFFFFull);
+  if (features_.avx2) {
+    cc_.vandpd(abs_back, back, mask.xmm());
+    cc_.vandpd(abs_x, x.xmm(), mask.xmm());
+    cc_.vucomisd(abs_back, abs_x);
+  } else {
+    cc_.movapd(abs_back, back);
+    cc_.andpd(abs_back, mask.xmm());
+    cc_.movapd(abs_x, x.xmm());
+    cc_.andpd(abs_x, mask.xmm());
+    cc_.ucomisd(abs_back, abs_x);
+  }
+  cc_.jbe(not_larger);
+  cc_.sub(bits.r32(), 1);
+  cc_.bind(not_larger);
+  cc_.or_(bits.r32(), 1);
+  cc_.bind(done);
+  x86::Xmm d = cc_.newXmm();
+  if (features_.avx2) {
+    cc_.vmovd(d, bits.r32());
+  } else {
+    cc_.movd(d, bits.r32());
+  }
+  return d;
+}
+
+x86::Gp KernelLowering::FloatToInteger(x86::Vec x_f64, ElementType to) {
+  // Truncation toward zero, saturating; NaN gives 0.
+  const int width = BitWidth(to);
+  const bool is_signed = IsSignedInteger(to);
+  const x86::Xmm x = x_f64.xmm();
+  x86::Gp d = NewGp();
+  Label done = cc_.newLabel();
+  Label nan = cc_.newLabel();
+  Label high = cc_.newLabel();
+  Label low = cc_.newLabel();
+  auto ucomi = [&](x86::Xmm a, x86::Xmm b) {
+    features_.avx2 ? cc_.vucomisd(a, b) : cc_.ucomisd(a, b);
+  };
+  auto truncate = [&](x86::Gp out, x86::Xmm value) {
+    features_.avx2 ? cc_.vcvttsd2si(out, value) : cc_.cvttsd2si(out, value);
+  };
+  auto double_const = [&](double value) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, 8);
+    return Const(true, bits).xmm();
+  };
+  const double upper = std::ldexp(1.0, is_signed ? width - 1 : width);
+  const x86::Xmm upper_reg = double_const(upper);
+  ucomi(x, x);
+  cc_.jp(nan);
+  ucomi(x, upper_reg);
+  cc_.jae(high);
+  if (is_signed) {
+    const x86::Xmm lower_reg = double_const(-upper);
+    ucomi(lower_reg, x);
+    cc_.ja(low);  // x < -2^(w-1)
+    truncate(d, x);
+  } else {
+    const x86::Xmm zero = double_const(0.0);
+    ucomi(x, zero);
+    cc_.jbe(nan);  // x <= 0 truncates (or saturates) to 0.
+    if (width == 64) {
+      Label in_range = cc_.newLabel();
+      const x86::Xmm two63 = double_const(std::ldexp(1.0, 63));
+      ucomi(x, two63);
+      cc_.jb(in_range);
+      x86::Xmm shifted = cc_.newXmm();
+      if (features_.avx2) {
+        cc_.vsubsd(shifted, x, two63);
+      } else {
+        cc_.movapd(shifted, x);
+        cc_.subsd(shifted, two63);
+      }
+      truncate(d, shifted);
+      x86::Gp top = NewGp();
+      cc_.mov(top, uint64_t{1} << 63);
+      cc_.xor_(d, top);
+      cc_.jmp(done);
+      cc_.bind(in_range);
+    }
+    truncate(d, x);
+  }
+  cc_.jmp(done);
+  cc_.bind(nan);
+  cc_.xor_(d.r32(), d.r32());
+  cc_.jmp(done);
+  cc_.bind(high);
+  cc_.mov(d, is_signed ? WidthMask(width - 1) : WidthMask(width));
+  cc_.jmp(done);
+  cc_.bind(low);
+  if (is_signed) cc_.mov(d, ~WidthMask(width - 1));
+  cc_.bind(done);
+  Normalize(d, to);
+  return d;
+}
+
+absl::Status KernelLowering::ConvertFromInteger(int id, x86::Gp value, ElementType from,
+                                                ElementType to) {
+  if (IsPred(to)) {
+    x86::Gp d = NewGp();
+    cc_.xor_(d.r32(), d.r32());
+    cc_.test(value, value);
+    cc_.setne(d.r8());
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (IsInteger(to)) {
+    x86::Gp d = NewGp();
+    cc_.mov(d, value);
+    Normalize(d, to);
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (to == ElementType::kF32 || to == ElementType::kF64) {
+    SetVec(id, IntegerToFloat(value, from, to == ElementType::kF64));
+    return absl::OkStatus();
+  }
+  if (IsNarrowFloat(to)) {
+    SetVec(id, Quantize(IntegerToF32RoundToOdd(value, from), to));
+    return absl::OkStatus();
+  }
+  return NoCode(program_.ops[id], "convert");
+}
+
+absl::Status KernelLowering::ConvertFromFloat(int id, x86::Vec x, bool x_is_f64,
+                                              ElementType from, ElementType to) {
+  const KOp& op = program_.ops[id];
+  if (IsPred(to)) {
+    // x != 0; NaN is true.
+    x86::Vec zero = Const(x_is_f64, 0);
+    SetGp(id, MaskToPred(FloatCompareMask(ComparisonDirection::kNe, x_is_f64, x, zero)));
+    return absl::OkStatus();
+  }
+  if (IsInteger(to)) {
+    x86::Vec wide = x;
+    if (!x_is_f64) {
+      x86::Xmm w = cc_.newXmm();
+      features_.avx2 ? cc_.vcvtss2sd(w, x.xmm(), x.xmm()) : cc_.cvtss2sd(w, x.xmm());
+      wide = w;
+    }
+    SetGp(id, FloatToInteger(wide, to));
+    return absl::OkStatus();
+  }
+  if (to == ElementType::kF64) {
+    if (x_is_f64) {
+      SetVec(id, x);
+    } else {
+      x86::Xmm w = cc_.newXmm();
+      features_.avx2 ? cc_.vcvtss2sd(w, x.xmm(), x.xmm()) : cc_.cvtss2sd(w, x.xmm());
+      SetVec(id, w);
+    }
+    return absl::OkStatus();
+  }
+  if (to == ElementType::kF32) {
+    if (!x_is_f64) {
+      SetVec(id, x);
+    } else {
+      x86::Xmm n = cc_.newXmm();
+      if (features_.avx2) {
+        cc_.vcvtsd2ss(n, x.xmm(), x.xmm());
+      } else {
+        cc_.xorps(n, n);
+        cc_.cvtsd2ss(n, x.xmm());
+      }
+      SetVec(id, n);
+    }
+    return absl::OkStatus();
+  }
+  if (IsNarrowFloat(to)) {
+    x86::Vec f32 = x_is_f64 ? F64ToF32RoundToOdd(x) : x;
+    SetVec(id, Quantize(f32, to));
+    return absl::OkStatus();
+  }
+  (void)from;
+  return NoCode(op, "convert");
+}
+
+absl::Status KernelLowering::EmitScalarConvert(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType from = op.operand_type;
+  const ElementType to = op.type;
+  if (IsIntegerOrPred(from)) return ConvertFromInteger(id, vals_[op.a].gp, from, to);
+  if (from == ElementType::kF32 || from == ElementType::kF64) {
+    return ConvertFromFloat(id, vals_[op.a].vec, from == ElementType::kF64, from, to);
+  }
+  if (IsNarrowFloat(from)) {
+    if (IsNarrowFloat(to) && from == to) {
+      vals_[id] = vals_[op.a];
+      return absl::OkStatus();
+    }
+    return ConvertFromFloat(id, AsF32(op.a, from), false, from, to);
+  }
+  return NoCode(op, "convert");
+}
+
+absl::Status KernelLowering::EmitScalarBitcast(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType from = op.operand_type;
+  const ElementType to = op.type;
+  auto gp_bits = [&]() -> x86::Gp {
+    if (IsNarrowFloat(from)) return AsRaw16(op.a, from);
+    if (from == ElementType::kF32 || from == ElementType::kF64) {
+      x86::Gp g = NewGp();
+      if (from == ElementType::kF64) {
+        features_.avx2 ? cc_.vmovq(g, vals_[op.a].vec.xmm()) : cc_.movq(g, vals_[op.a].vec.xmm());
+      } else {
+        features_.avx2 ? cc_.vmovd(g.r32(), vals_[op.a].vec.xmm())
+                       : cc_.movd(g.r32(), vals_[op.a].vec.xmm());
+      }
+      return g;
+    }
+    return vals_[op.a].gp;
+  };
+  x86::Gp bits = gp_bits();
+  if (IsInteger(to)) {
+    x86::Gp d = NewGp();
+    cc_.mov(d, bits);
+    Normalize(d, to);
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (IsNarrowFloat(to)) {
+    x86::Gp d = NewGp();
+    cc_.movzx(d.r32(), bits.r16());
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
+  if (to == ElementType::kF32 || to == ElementType::kF64) {
+    x86::Xmm v = cc_.newXmm();
+    if (to == ElementType::kF64) {
+      features_.avx2 ? cc_.vmovq(v, bits) : cc_.movq(v, bits);
+    } else {
+      features_.avx2 ? cc_.vmovd(v, bits.r32()) : cc_.movd(v, bits.r32());
+    }
+    SetVec(id, v);
+    return absl::OkStatus();
+  }
+  return NoCode(op, "bitcast-convert");
+}
+
+}  // namespace xjit::jit::x64

@@ -1,0 +1,106 @@
+// The x86-64 target (see x64_target.h).
+#include "jit/x64/x64_target.h"
+
+#include <asmjit/x86.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "jit/x64/x64_lowering.h"
+
+namespace xjit::jit::x64 {
+namespace {
+
+using namespace asmjit;  // NOLINT
+
+// Remembers the first asmjit error so that it can be returned as a status.
+class ErrorRecorder : public ErrorHandler {
+ public:
+  void handleError(Error err, const char* message, BaseEmitter* origin) override {
+    if (error == kErrorOk) {
+      error = err;
+      text = message;
+    }
+  }
+  Error error = kErrorOk;
+  std::string text;
+};
+
+// Owns the executable memory of every kernel of one target.
+struct CodeMemory {
+  JitRuntime runtime;
+};
+
+class X64Target : public Target {
+ public:
+  explicit X64Target(const TargetOptions& options)
+      : options_(options), memory_(std::make_shared<CodeMemory>()) {
+    const CpuFeatures::X86& host = CpuInfo::host().features().x86();
+    features_.avx2 = options.isa == Isa::kAvx2;
+    features_.f16c = features_.avx2 && host.hasF16C();
+    features_.popcnt = host.hasPOPCNT();
+    features_.lzcnt = host.hasLZCNT();
+  }
+
+  std::string name() const override {
+    return features_.avx2 ? "x86-64 avx2" : "x86-64 sse4.1";
+  }
+
+  std::shared_ptr<const void> code_owner() const override { return memory_; }
+
+  absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
+    CodeHolder code;
+    ErrorRecorder errors;
+    code.init(memory_->runtime.environment());
+    code.setErrorHandler(&errors);
+    StringLogger logger;
+    if (options_.collect_asm) code.setLogger(&logger);
+    x86::Compiler cc(&code);
+    KernelLowering lowering(&cc, program, features_);
+    LoweredKernel kernel;
+    XJIT_RETURN_IF_ERROR(lowering.Emit(&kernel.vector_lanes));
+    cc.finalize();
+    if (errors.error != kErrorOk) {
+      return absl::InternalError(
+          absl::StrCat("asmjit failed on kernel ", program.name, ": ", errors.text));
+    }
+    runtime::KernelFunction function = nullptr;
+    const Error added = memory_->runtime.add(&function, &code);
+    if (added != kErrorOk) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot map code for kernel ", program.name, ": ", DebugUtils::errorAsString(added)));
+    }
+    kernel.function = function;
+    kernel.code = reinterpret_cast<const void*>(function);
+    kernel.code_size = static_cast<int64_t>(code.codeSize());
+    if (options_.collect_asm) kernel.asm_text.assign(logger.data(), logger.dataSize());
+    return kernel;
+  }
+
+ private:
+  TargetOptions options_;
+  Features features_;
+  std::shared_ptr<CodeMemory> memory_;
+};
+
+}  // namespace
+
+bool HostHas(Isa isa) {
+  const CpuFeatures::X86& host = CpuInfo::host().features().x86();
+  const bool sse4 = host.hasSSE4_1();
+  switch (isa) {
+    case Isa::kAuto:
+    case Isa::kSse4:
+      return sse4;
+    case Isa::kAvx2:
+      return sse4 && host.hasAVX2() && host.hasFMA() && host.hasF16C();
+  }
+  return false;
+}
+
+std::unique_ptr<Target> CreateX64Target(const TargetOptions& options) {
+  return std::make_unique<X64Target>(options);
+}
+
+}  // namespace xjit::jit::x64

@@ -1,0 +1,618 @@
+// Buffer allocation: the design note.
+//
+// Each sequential computation (the entry, then the computations its while,
+// conditional and call instructions run, recursively) is planned in four
+// steps over its schedule (passes/schedule.h):
+//   1. Values. Walking the schedule, every instruction gets, per array leaf of
+//      its shape, the value it holds: a new value where it computes one, its
+//      operand's value where it only renames storage (bitcast,
+//      get-tuple-element, tuple, opt-barrier, domain, add-dependency).
+//      Parameters of nested computations are bound to the caller's slices (a
+//      while's state, a conditional's or call's operands).
+//   2. Liveness. A value is read at the steps of the instructions that use any
+//      instruction holding it (aliasing instructions do not read); it is live
+//      from its definition to its last read, to the end if it is part of the
+//      root.
+//   3. In place. At each step, a new value may join the buffer set of an
+//      operand's value instead of taking new bytes when the operation allows
+//      it (see allocate_buffers.h), the operand's set dies at this very step,
+//      is at least as large, is not part of the result, and may be written:
+//      not a constant, not an entry parameter unless donated by
+//      input_output_alias, and, inside a while body, a state buffer only for
+//      the value that becomes that same state element (so that the state is
+//      updated in place and no copy-back is needed).
+//   4. Placement. Sets holding an entry parameter or a constant keep that
+//      allocation; sets in the entry result get a result allocation; bound
+//      sets keep the caller's slice; every other set is a temp placed in the
+//      computation's arena by first fit in order of definition: an interval
+//      may reuse bytes of any set whose last read is strictly before its
+//      definition (a value is never written over an operand it is still
+//      reading, except in place).
+// Peak bytes count, at each step, the sets live there plus the peaks of the
+// computations a control-flow step runs (an upper bound: nested arenas are
+// not shared with the caller's free bytes).
+#include "passes/allocate_buffers.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/layout_util.h"
+#include "ir/status_macros.h"
+#include "passes/fuse.h"
+#include "passes/schedule.h"
+
+namespace xjit {
+namespace {
+
+int64_t AlignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+bool IsPrefix(const ShapeIndex& prefix, const ShapeIndex& index) {
+  return prefix.size() <= index.size() && std::equal(prefix.begin(), prefix.end(), index.begin());
+}
+
+// Same bytes for the same elements: dimensions, layout, element width.
+bool SameStorage(const Shape& a, const Shape& b) {
+  return a.IsArray() && b.IsArray() && a.dimensions() == b.dimensions() && a.has_layout() &&
+         b.has_layout() && a.layout() == b.layout() &&
+         ByteWidth(a.element_type()) == ByteWidth(b.element_type()) && ByteSize(a) == ByteSize(b) &&
+         !a.is_dynamic() && !b.is_dynamic();
+}
+
+// Whether fused parameter `number` reaches the root only through elementwise
+// operations of the root's dimensions, so that output element i depends on
+// input element i alone.
+bool ReadsElementwise(const Computation& body, int64_t number) {
+  if (number >= body.parameter_count() || body.parameter(number) == nullptr) return false;
+  const Instruction* root = body.root();
+  if (!root->shape().IsArray()) return false;
+  absl::flat_hash_set<const Instruction*> reached = {body.parameter(number)};
+  for (const auto& instruction : body.instructions()) {
+    bool reads = false;
+    for (const Instruction* operand : instruction->operands()) reads |= reached.contains(operand);
+    if (!reads) continue;
+    if (!IsElementwise(instruction->opcode()) ||
+        !instruction->shape().SameDimensions(root->shape())) {
+      return false;
+    }
+    reached.insert(instruction.get());
+  }
+  return true;
+}
+
+enum class Origin : uint8_t { kNormal, kEntryParameter, kConstant, kBoundReadOnly, kBoundState };
+
+struct Value {
+  const Instruction* instruction = nullptr;
+  ShapeIndex index;
+  int64_t size = 0;
+  int64_t defined = 0;
+  int64_t last_use = 0;
+  bool live_out = false;
+  Origin origin = Origin::kNormal;
+  bool donated = false;        // Entry parameter named by input_output_alias.
+  int64_t state_index = -1;    // kBoundState: leaf ordinal of the while state.
+  BufferSlice bound;           // kBoundReadOnly / kBoundState.
+  int64_t parameter_number = -1;
+};
+
+// How a computation's parameters relate to its caller.
+struct Context {
+  enum class Kind : uint8_t { kEntry, kWhileBody, kReadOnlyCallee } kind = Kind::kEntry;
+  // Per parameter number, the slices of its array leaves in leaf order.
+  std::vector<std::vector<BufferSlice>> parameter_slices;
+};
+
+class Allocator {
+ public:
+  Allocator(const Module& module, const BufferPlanOptions& options)
+      : module_(module), options_(options) {}
+
+  absl::StatusOr<BufferPlan> Run() {
+    const Computation* entry = module_.entry();
+    if (entry == nullptr || entry->root() == nullptr) {
+      return absl::InvalidArgumentError("allocate-buffers: the module has no entry computation");
+    }
+    // Entry parameters first, so that their allocation ids are 0, 1, ...
+    for (int64_t number = 0; number < entry->parameter_count(); ++number) {
+      const Instruction* parameter = entry->parameter(number);
+      if (parameter == nullptr) continue;
+      for (const ShapeIndex& index : ArrayLeafIndices(parameter->shape())) {
+        BufferAllocation allocation;
+        allocation.kind = BufferAllocation::Kind::kParameter;
+        allocation.size = ByteSize(Subshape(parameter->shape(), index));
+        allocation.parameter_number = number;
+        allocation.parameter_index = index;
+        parameter_allocations_[{number, index}] = plan_.AddAllocation(std::move(allocation));
+      }
+    }
+    XJIT_ASSIGN_OR_RETURN(int64_t peak, PlanComputation(entry, Context{}));
+    int64_t temp = 0;
+    for (const BufferAllocation& allocation : plan_.allocations()) {
+      if (allocation.kind == BufferAllocation::Kind::kTemp) temp += allocation.size;
+    }
+    plan_.set_temp_bytes(temp);
+    plan_.set_peak_bytes(peak + plan_.parameter_bytes());
+    return std::move(plan_);
+  }
+
+ private:
+  // Per computation: values and their union-find sets.
+  struct State {
+    std::vector<Value> values;
+    std::vector<int64_t> parent;  // Union-find over values.
+    absl::flat_hash_map<const Instruction*, std::vector<std::pair<ShapeIndex, int64_t>>> holds;
+
+    int64_t Find(int64_t v) {
+      while (parent[v] != v) v = parent[v] = parent[parent[v]];
+      return v;
+    }
+    int64_t NewValue(Value value) {
+      values.push_back(std::move(value));
+      parent.push_back(static_cast<int64_t>(parent.size()));
+      return static_cast<int64_t>(values.size()) - 1;
+    }
+    const std::vector<std::pair<ShapeIndex, int64_t>>& Holds(const Instruction* instruction) {
+      return holds[instruction];
+    }
+  };
+
+  // Set-level facts, kept at the representative.
+  struct SetInfo {
+    int64_t size = 0;
+    int64_t start = 0;
+    int64_t end = 0;
+    bool live_out = false;
+  };
+
+  absl::StatusOr<int64_t> PlanComputation(const Computation* computation, const Context& context) {
+    if (!planned_.insert(computation).second) {
+      return absl::UnimplementedError(absl::StrCat(
+          "allocate-buffers: computation ", computation->name(),
+          " is run by more than one control-flow instruction; give each its own copy"));
+    }
+    const size_t plan_index = plan_.computations().size();
+    {
+      ComputationBufferPlan plan;
+      plan.computation = computation;
+      plan.schedule = ComputeSchedule(*computation);
+      plan_.AddComputation(std::move(plan));
+    }
+    const std::vector<const Instruction*> schedule = plan_.computations()[plan_index].schedule;
+    const int64_t steps = static_cast<int64_t>(schedule.size());
+    absl::flat_hash_map<const Instruction*, int64_t> step_of;
+    for (int64_t t = 0; t < steps; ++t) step_of[schedule[t]] = t;
+
+    State state;
+    // 1. Values.
+    for (int64_t t = 0; t < steps; ++t) DefineValues(computation, context, schedule[t], t, &state);
+    // 2. Liveness.
+    for (int64_t t = 0; t < steps; ++t) {
+      const Instruction* instruction = schedule[t];
+      for (auto& [index, v] : state.holds[instruction]) state.values[v].last_use = std::max(state.values[v].last_use, t);
+      if (IsAliasingInstruction(*instruction)) continue;
+      for (const Instruction* operand : instruction->operands()) {
+        for (const auto& [index, v] : state.Holds(operand)) {
+          state.values[v].last_use = std::max(state.values[v].last_use, t);
+        }
+      }
+    }
+    std::vector<int64_t> root_values;
+    for (const auto& [index, v] : state.Holds(computation->root())) {
+      state.values[v].live_out = true;
+      state.values[v].last_use = steps;
+      root_values.push_back(v);
+    }
+    // Set-level facts start as the values' own.
+    std::vector<SetInfo> sets(state.values.size());
+    for (size_t v = 0; v < state.values.size(); ++v) {
+      const Value& value = state.values[v];
+      sets[v] = {value.size, value.defined, value.last_use, value.live_out};
+    }
+    // 3. In place.
+    if (options_.in_place) {
+      for (int64_t t = 0; t < steps; ++t) {
+        TryInPlace(schedule[t], t, context, root_values, &state, &sets);
+      }
+    }
+    // 4. Placement.
+    XJIT_ASSIGN_OR_RETURN(int64_t peak, Place(computation, context, schedule, plan_index, &state, &sets));
+
+    // Nested computations, now that the caller's slices are known; their
+    // peaks add to the caller's at the step that runs them.
+    std::vector<int64_t> nested_peak(steps, 0);
+    for (int64_t t = 0; t < steps; ++t) {
+      XJIT_ASSIGN_OR_RETURN(nested_peak[t], PlanCallees(schedule[t]));
+    }
+    int64_t with_nested = 0;
+    for (int64_t t = 0; t < steps; ++t) {
+      with_nested = std::max(with_nested, live_at_[t] + nested_peak[t]);
+    }
+    live_at_.clear();
+    (void)peak;
+    plan_.mutable_computation(plan_index)->peak_bytes = with_nested;
+    return with_nested;
+  }
+
+  void DefineValues(const Computation* computation, const Context& context,
+                    const Instruction* instruction, int64_t t, State* state) {
+    std::vector<std::pair<ShapeIndex, int64_t>> holds;
+    auto operand_holds = [&](int64_t i) -> const std::vector<std::pair<ShapeIndex, int64_t>>& {
+      return state->Holds(instruction->operand(i));
+    };
+    switch (instruction->opcode()) {
+      case Opcode::kBitcast:
+      case Opcode::kOptimizationBarrier:
+      case Opcode::kDomain:
+      case Opcode::kAddDependency:
+        if (instruction->operand_count() > 0) holds = operand_holds(0);
+        if (instruction->opcode() == Opcode::kBitcast && holds.size() == 1) holds[0].first = {};
+        state->holds[instruction] = std::move(holds);
+        return;
+      case Opcode::kGetTupleElement: {
+        const int64_t k = instruction->attrs().tuple_index;
+        for (const auto& [index, v] : operand_holds(0)) {
+          if (!index.empty() && index[0] == k) holds.push_back({ShapeIndex(index.begin() + 1, index.end()), v});
+        }
+        state->holds[instruction] = std::move(holds);
+        return;
+      }
+      case Opcode::kTuple:
+        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+          for (const auto& [index, v] : operand_holds(i)) {
+            ShapeIndex prefixed = {i};
+            prefixed.insert(prefixed.end(), index.begin(), index.end());
+            holds.push_back({std::move(prefixed), v});
+          }
+        }
+        state->holds[instruction] = std::move(holds);
+        return;
+      default:
+        break;
+    }
+    const std::vector<ShapeIndex> leaves = ArrayLeafIndices(instruction->shape());
+    for (size_t ordinal = 0; ordinal < leaves.size(); ++ordinal) {
+      const ShapeIndex& index = leaves[ordinal];
+      Value value;
+      value.instruction = instruction;
+      value.index = index;
+      value.size = ByteSize(Subshape(instruction->shape(), index));
+      value.defined = t;
+      value.last_use = t;
+      if (instruction->opcode() == Opcode::kConstant) {
+        value.origin = Origin::kConstant;
+      } else if (instruction->opcode() == Opcode::kParameter) {
+        const int64_t number = instruction->attrs().parameter_number;
+        value.parameter_number = number;
+        if (context.kind == Context::Kind::kEntry) {
+          value.origin = Origin::kEntryParameter;
+          for (const InputOutputAlias& alias : module_.input_output_aliases()) {
+            if (alias.parameter_number == number && IsPrefix(alias.parameter_index, index)) {
+              value.donated = true;
+            }
+          }
+        } else {
+          value.origin = context.kind == Context::Kind::kWhileBody ? Origin::kBoundState
+                                                                    : Origin::kBoundReadOnly;
+          value.state_index = static_cast<int64_t>(ordinal);
+          if (number < static_cast<int64_t>(context.parameter_slices.size()) &&
+              ordinal < context.parameter_slices[number].size()) {
+            value.bound = context.parameter_slices[number][ordinal];
+          } else {
+            value.origin = Origin::kNormal;  // Unbound: give it storage of its own.
+          }
+        }
+      }
+      holds.push_back({index, state->NewValue(std::move(value))});
+    }
+    state->holds[instruction] = std::move(holds);
+  }
+
+  // (operand number, operand leaf, result leaf) pairs `instruction` may
+  // write in place of.
+  std::vector<std::tuple<int64_t, ShapeIndex, ShapeIndex>> InPlaceCandidates(
+      const Instruction& instruction) {
+    std::vector<std::tuple<int64_t, ShapeIndex, ShapeIndex>> out;
+    const Opcode opcode = instruction.opcode();
+    for (const OutputOperandAlias& alias : instruction.attrs().output_to_operand_aliasing) {
+      if (opcode == Opcode::kFusion || opcode == Opcode::kCustomCall) {
+        out.push_back({alias.operand_number, alias.operand_index, alias.output_index});
+      }
+    }
+    if (!out.empty()) return out;
+    if (IsElementwise(opcode) && instruction.shape().IsArray()) {
+      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+        if (SameStorage(instruction.operand(i)->shape(), instruction.shape())) out.push_back({i, {}, {}});
+      }
+    } else if (opcode == Opcode::kFusion && instruction.attrs().fusion_kind == FusionKind::kLoop &&
+               instruction.shape().IsArray() && !instruction.called_computations().empty()) {
+      const Computation& body = *instruction.called_computations()[0];
+      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+        if (SameStorage(instruction.operand(i)->shape(), instruction.shape()) &&
+            ReadsElementwise(body, i)) {
+          out.push_back({i, {}, {}});
+        }
+      }
+    } else if ((opcode == Opcode::kDynamicUpdateSlice ||
+                (opcode == Opcode::kScatter && instruction.operand_count() == 3)) &&
+               instruction.shape().IsArray()) {
+      if (SameStorage(instruction.operand(0)->shape(), instruction.shape())) out.push_back({0, {}, {}});
+    } else if (opcode == Opcode::kWhile) {
+      for (const ShapeIndex& index : ArrayLeafIndices(instruction.shape())) out.push_back({0, index, index});
+    }
+    return out;
+  }
+
+  void TryInPlace(const Instruction* instruction, int64_t t, const Context& context,
+                  const std::vector<int64_t>& root_values, State* state, std::vector<SetInfo>* sets) {
+    if (IsAliasingInstruction(*instruction)) return;
+    const auto& holds = state->Holds(instruction);
+    const bool elementwise_reader = instruction->opcode() != Opcode::kDynamicUpdateSlice &&
+                                    instruction->opcode() != Opcode::kScatter &&
+                                    instruction->opcode() != Opcode::kWhile &&
+                                    instruction->opcode() != Opcode::kCustomCall;
+    for (const auto& [operand_number, operand_index, result_index] : InPlaceCandidates(*instruction)) {
+      if (operand_number < 0 || operand_number >= instruction->operand_count()) continue;
+      int64_t new_value = -1;
+      for (const auto& [index, v] : holds) {
+        if (index == result_index) new_value = v;
+      }
+      int64_t old_value = -1;
+      for (const auto& [index, v] : state->Holds(instruction->operand(operand_number))) {
+        if (index == operand_index) old_value = v;
+      }
+      if (new_value < 0 || old_value < 0) continue;
+      if (state->Find(new_value) != new_value) continue;  // Already in place.
+      const int64_t set = state->Find(old_value);
+      SetInfo& info = (*sets)[set];
+      const Value& representative = state->values[set];
+      if (info.live_out || info.end != t || info.size < state->values[new_value].size) continue;
+      switch (representative.origin) {
+        case Origin::kNormal:
+          break;
+        case Origin::kEntryParameter:
+          if (!representative.donated) continue;
+          break;
+        case Origin::kBoundState: {
+          const int64_t j = representative.state_index;
+          if (j < 0 || j >= static_cast<int64_t>(root_values.size()) || root_values[j] != new_value) {
+            continue;
+          }
+          break;
+        }
+        case Origin::kConstant:
+        case Origin::kBoundReadOnly:
+          continue;
+      }
+      // An operation that reads other elements than the one it writes must
+      // not find the operand's buffer among its other operands.
+      if (!elementwise_reader) {
+        bool read_elsewhere = false;
+        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+          if (i == operand_number) continue;
+          for (const auto& [index, v] : state->Holds(instruction->operand(i))) {
+            read_elsewhere |= state->Find(v) == set;
+          }
+        }
+        if (read_elsewhere) continue;
+      }
+      state->parent[new_value] = set;
+      const SetInfo& added = (*sets)[new_value];
+      info.end = std::max(info.end, added.end);
+      info.live_out = info.live_out || added.live_out;
+      plan_.SetInPlaceOperand(instruction, operand_number);
+    }
+  }
+
+  absl::StatusOr<int64_t> Place(const Computation* computation, const Context& context,
+                                const std::vector<const Instruction*>& schedule, size_t plan_index,
+                                State* state, std::vector<SetInfo>* sets) {
+    const int64_t steps = static_cast<int64_t>(schedule.size());
+    const bool is_entry = context.kind == Context::Kind::kEntry;
+    absl::flat_hash_map<int64_t, BufferSlice> slice_of_set;
+    // Sizes of sets: the largest member.
+    for (size_t v = 0; v < state->values.size(); ++v) {
+      SetInfo& info = (*sets)[state->Find(v)];
+      info.size = std::max(info.size, state->values[v].size);
+    }
+    struct Interval {
+      int64_t set, start, end, size;
+    };
+    std::vector<Interval> temps;
+    std::vector<Interval> results;  // Counted in the peak, not placed in the arena.
+    absl::flat_hash_map<const Instruction*, int64_t> constant_allocation;
+    for (size_t v = 0; v < state->values.size(); ++v) {
+      const int64_t set = state->Find(v);
+      if (set != static_cast<int64_t>(v)) continue;
+      const Value& value = state->values[v];
+      const SetInfo& info = (*sets)[set];
+      switch (value.origin) {
+        case Origin::kEntryParameter: {
+          const int64_t id = parameter_allocations_.at({value.parameter_number, value.index});
+          slice_of_set[set] = {id, 0, plan_.allocation(id).size};
+          continue;
+        }
+        case Origin::kConstant: {
+          BufferAllocation allocation;
+          allocation.kind = BufferAllocation::Kind::kConstant;
+          allocation.size = info.size;
+          allocation.constant = value.instruction;
+          const int64_t id = plan_.AddAllocation(std::move(allocation));
+          slice_of_set[set] = {id, 0, info.size};
+          continue;
+        }
+        case Origin::kBoundReadOnly:
+        case Origin::kBoundState:
+          slice_of_set[set] = value.bound;
+          continue;
+        case Origin::kNormal:
+          break;
+      }
+      if (is_entry && info.live_out) {
+        BufferAllocation allocation;
+        allocation.kind = BufferAllocation::Kind::kResult;
+        allocation.size = info.size;
+        const int64_t id = plan_.AddAllocation(std::move(allocation));
+        slice_of_set[set] = {id, 0, info.size};
+        results.push_back({set, info.start, steps, info.size});
+        continue;
+      }
+      temps.push_back({set, info.start, info.end, info.size});
+    }
+    // The arena: first fit in order of definition.
+    std::sort(temps.begin(), temps.end(), [](const Interval& a, const Interval& b) {
+      return a.start != b.start ? a.start < b.start : a.set < b.set;
+    });
+    int64_t arena_id = -1;
+    int64_t arena_size = 0;
+    if (!temps.empty()) {
+      BufferAllocation allocation;
+      allocation.kind = BufferAllocation::Kind::kTemp;
+      allocation.computation = computation;
+      arena_id = plan_.AddAllocation(std::move(allocation));
+    }
+    struct Placed {
+      int64_t offset, size, end;
+    };
+    std::vector<Placed> active;
+    int64_t running = 0;
+    for (const Interval& interval : temps) {
+      int64_t offset = 0;
+      if (options_.reuse) {
+        active.erase(std::remove_if(active.begin(), active.end(),
+                                    [&](const Placed& p) { return p.end < interval.start; }),
+                     active.end());
+        std::sort(active.begin(), active.end(),
+                  [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
+        for (const Placed& p : active) {
+          if (offset + interval.size <= p.offset) break;
+          offset = std::max(offset, AlignUp(p.offset + p.size, kBufferAlignment));
+        }
+      } else {
+        offset = running;
+        running = AlignUp(running + interval.size, kBufferAlignment);
+      }
+      active.push_back({offset, interval.size, interval.end});
+      arena_size = std::max(arena_size, offset + interval.size);
+      slice_of_set[interval.set] = {arena_id, offset, interval.size};
+    }
+    if (arena_id >= 0) plan_.mutable_allocation(arena_id)->size = arena_size;
+    plan_.mutable_computation(plan_index)->arena = arena_id;
+
+    // Slices of every instruction, and the result indices of allocations.
+    for (const Instruction* instruction : schedule) {
+      std::vector<LeafSlice> slices;
+      for (const auto& [index, v] : state->Holds(instruction)) {
+        BufferSlice slice = slice_of_set.at(state->Find(v));
+        slice.size = ByteSize(Subshape(instruction->shape(), index));
+        slices.push_back({index, slice});
+      }
+      plan_.SetSlices(instruction, std::move(slices));
+    }
+    if (is_entry) {
+      for (const auto& [index, v] : state->Holds(computation->root())) {
+        const BufferSlice& slice = slice_of_set.at(state->Find(v));
+        plan_.mutable_allocation(slice.allocation)->result_indices.push_back(index);
+      }
+    }
+    // Bytes live at each step (arena and result sets; parameters are added by
+    // the caller of the entry).
+    live_at_.assign(steps, 0);
+    for (const std::vector<Interval>* list : {&temps, &results}) {
+      for (const Interval& interval : *list) {
+        for (int64_t t = std::max<int64_t>(interval.start, 0); t <= std::min(interval.end, steps - 1);
+             ++t) {
+          live_at_[t] += interval.size;
+        }
+      }
+    }
+    int64_t peak = 0;
+    for (int64_t bytes : live_at_) peak = std::max(peak, bytes);
+    return peak;
+  }
+
+  // Plans the computations `instruction` runs; returns the bytes they need
+  // at once while it runs.
+  absl::StatusOr<int64_t> PlanCallees(const Instruction* instruction) {
+    auto slices_of = [&](const Instruction* operand) {
+      std::vector<BufferSlice> out;
+      for (const LeafSlice& leaf : plan_.Slices(operand)) out.push_back(leaf.slice);
+      return out;
+    };
+    // live_at_ belongs to the caller; nested planning overwrites it.
+    std::vector<int64_t> saved = live_at_;
+    int64_t peak = 0;
+    switch (instruction->opcode()) {
+      case Opcode::kWhile: {
+        Context body;
+        body.kind = Context::Kind::kWhileBody;
+        body.parameter_slices = {slices_of(instruction)};
+        Context condition;
+        condition.kind = Context::Kind::kReadOnlyCallee;
+        condition.parameter_slices = body.parameter_slices;
+        XJIT_ASSIGN_OR_RETURN(int64_t condition_peak,
+                              PlanComputation(instruction->while_condition(), condition));
+        XJIT_ASSIGN_OR_RETURN(int64_t body_peak, PlanComputation(instruction->while_body(), body));
+        peak = condition_peak + body_peak;
+        break;
+      }
+      case Opcode::kConditional: {
+        const auto& branches = instruction->called_computations();
+        for (size_t b = 0; b < branches.size(); ++b) {
+          Context branch;
+          branch.kind = Context::Kind::kReadOnlyCallee;
+          if (b + 1 < static_cast<size_t>(instruction->operand_count())) {
+            branch.parameter_slices = {slices_of(instruction->operand(b + 1))};
+          }
+          XJIT_ASSIGN_OR_RETURN(int64_t branch_peak, PlanComputation(branches[b], branch));
+          peak = std::max(peak, branch_peak);
+        }
+        break;
+      }
+      case Opcode::kCall: {
+        Context callee;
+        callee.kind = Context::Kind::kReadOnlyCallee;
+        for (const Instruction* operand : instruction->operands()) {
+          callee.parameter_slices.push_back(slices_of(operand));
+        }
+        XJIT_ASSIGN_OR_RETURN(peak, PlanComputation(instruction->to_apply(), callee));
+        break;
+      }
+      default:
+        break;
+    }
+    live_at_ = std::move(saved);
+    return peak;
+  }
+
+  const Module& module_;
+  BufferPlanOptions options_;
+  BufferPlan plan_;
+  std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameter_allocations_;
+  absl::flat_hash_set<const Computation*> planned_;
+  std::vector<int64_t> live_at_;
+};
+
+}  // namespace
+
+absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module, const BufferPlanOptions& options) {
+  Allocator allocator(module, options);
+  return allocator.Run();
+}
+
+absl::StatusOr<bool> AllocateBuffers::Run(Module* module) {
+  XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*module, options_));
+  plan_ = std::make_unique<BufferPlan>(std::move(plan));
+  return false;
+}
+
+}  // namespace xjit

@@ -1,0 +1,69 @@
+// AllocateBuffers ("allocate-buffers"): computes the BufferPlan
+// (passes/buffer_plan.h) of a module: a schedule per sequential computation,
+// liveness, in-place updates, aliasing, and the packing of temps into arenas.
+//
+// Requires: a verified module, normally after assign-layouts and fuse (sizes
+// come from the layouts; fused computations need no buffers). The pass does
+// not change the module; it keeps the plan for whoever runs it, and
+// ComputeBufferPlan is the same analysis as a function.
+//
+// The rules, all in allocate_buffers.cc's design note:
+//   - a value is an array leaf an instruction defines; bitcast,
+//     get-tuple-element, tuple, opt-barrier, domain and add-dependency define
+//     none (they alias their operand's leaves);
+//   - a value lives from its step to the last step that reads it (through any
+//     alias); the entry result lives to the end; entry parameters always;
+//   - in place: an elementwise op, or a kLoop fusion that reads the operand
+//     only elementwise, writes over an operand of the same shape, layout and
+//     element width whose buffer dies at that step; dynamic-update-slice and
+//     scatter over their operand 0; a while's state over its init; fusions and
+//     custom-calls with output_to_operand_aliasing over the named operand.
+//     Never over an entry parameter, unless input_output_alias donates it;
+//     never over a constant;
+//   - temps whose lifetimes do not overlap share arena bytes (first fit,
+//     64-byte aligned offsets).
+#ifndef XJIT_PASSES_ALLOCATE_BUFFERS_H_
+#define XJIT_PASSES_ALLOCATE_BUFFERS_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ir/module.h"
+#include "passes/buffer_plan.h"
+#include "passes/pass.h"
+
+namespace xjit {
+
+struct BufferPlanOptions {
+  // Write results over dying operands where the semantics allow.
+  bool in_place = true;
+  // Let temps with disjoint lifetimes share arena bytes; off, every temp has
+  // its own bytes (a baseline for measurements).
+  bool reuse = true;
+};
+
+// The plan of `module` (which must stay unchanged while the plan is used).
+// Errors: a computation run by two control-flow instructions
+// (Unimplemented), a module without an entry (InvalidArgument).
+absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module,
+                                             const BufferPlanOptions& options = {});
+
+class AllocateBuffers : public Pass {
+ public:
+  explicit AllocateBuffers(BufferPlanOptions options = {}) : options_(options) {}
+  absl::string_view name() const override { return "allocate-buffers"; }
+  // Computes the plan; never changes the module (returns false).
+  absl::StatusOr<bool> Run(Module* module) override;
+  // The plan of the last Run, or null.
+  const BufferPlan* plan() const { return plan_.get(); }
+  std::unique_ptr<BufferPlan> ReleasePlan() { return std::move(plan_); }
+
+ private:
+  BufferPlanOptions options_;
+  std::unique_ptr<BufferPlan> plan_;
+};
+
+}  // namespace xjit
+
+#endif  // XJIT_PASSES_ALLOCATE_BUFFERS_H_

@@ -1,0 +1,418 @@
+// Layout assignment. The pass works in three steps per module:
+//   1. Reset: every array gets the default layout, except the entry
+//      parameters (the caller's layouts) and the results of bitcasts and
+//      custom-calls (whose meaning depends on the layouts as written). The
+//      original shapes are remembered for the consumers pinned to them.
+//   2. Walk each computation in definition order. An instruction's operands
+//      are final when it is reached, so each consumer either accepts an
+//      operand's layout or gets a conversion (a copy, or a relaid-out
+//      constant) shared by every consumer that needs the same layout.
+//      A transpose gets the layout that makes it free (a bitcast of its
+//      operand) when its users accept that layout.
+//   3. The root of each computation gets its required layout (the caller's
+//      for the entry, the default elsewhere), then copies that the reset made
+//      into identities are removed.
+// Layouts never change what a value is (every operation but bitcast is
+// defined on logical indices), so each step keeps the module's results.
+#include "passes/assign_layouts.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "ir/hlo_printer.h"
+#include "ir/layout_util.h"
+#include "ir/status_macros.h"
+#include "passes/rewrite_util.h"
+
+namespace xjit {
+namespace {
+
+Shape WithAllDefaultLayouts(const Shape& shape) {
+  Shape out = shape;
+  if (out.IsTuple()) {
+    for (Shape& element : *out.mutable_tuple_shapes()) element = WithAllDefaultLayouts(element);
+  } else if (out.IsArray()) {
+    out.set_layout(Layout::Default(out.rank()));
+  }
+  return out;
+}
+
+Shape WithMinorToMajor(const Shape& shape, std::vector<int64_t> minor_to_major) {
+  Shape out = shape;
+  Layout layout;
+  layout.minor_to_major = std::move(minor_to_major);
+  out.set_layout(std::move(layout));
+  return out;
+}
+
+bool IsPlainArray(const Shape& shape) {
+  return shape.IsArray() && shape.has_layout() && shape.layout().IsPlain();
+}
+
+bool IsDefaultPlain(const Shape& shape) {
+  return IsPlainArray(shape) && shape.layout().minor_to_major == Layout::Default(shape.rank()).minor_to_major;
+}
+
+bool Contains(absl::Span<const int64_t> list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// Dimensions of an operand that are neither batch nor contracting.
+std::vector<int64_t> FreeDimensions(int64_t rank, absl::Span<const int64_t> batch,
+                                    absl::Span<const int64_t> contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
+  }
+  return free;
+}
+
+bool FitsGemm(const Shape& operand, absl::Span<const int64_t> batch,
+              absl::Span<const int64_t> contracting) {
+  return operand.IsArray() && contracting.size() == 1 &&
+         FreeDimensions(operand.rank(), batch, contracting).size() <= 1;
+}
+
+// The no-transpose GEMM layout: for the lhs [m,k] with k minor, for the rhs
+// [k,n] with n minor; batch dimensions major in order.
+Shape GemmLayout(const Shape& operand, absl::Span<const int64_t> batch,
+                 absl::Span<const int64_t> contracting, bool is_lhs) {
+  std::vector<int64_t> free = FreeDimensions(operand.rank(), batch, contracting);
+  std::vector<int64_t> m2m;
+  if (is_lhs) {
+    m2m.push_back(contracting[0]);
+    for (int64_t d : free) m2m.push_back(d);
+  } else {
+    for (int64_t d : free) m2m.push_back(d);
+    m2m.push_back(contracting[0]);
+  }
+  for (auto it = batch.rbegin(); it != batch.rend(); ++it) m2m.push_back(*it);
+  return WithMinorToMajor(operand, std::move(m2m));
+}
+
+std::vector<int64_t> ConvolutionInputLayout(const ConvolutionDimensionNumbers& dn) {
+  std::vector<int64_t> m2m = {dn.input_feature_dimension};
+  for (auto it = dn.input_spatial_dimensions.rbegin(); it != dn.input_spatial_dimensions.rend(); ++it) {
+    m2m.push_back(*it);
+  }
+  m2m.push_back(dn.input_batch_dimension);
+  return m2m;
+}
+
+std::vector<int64_t> ConvolutionKernelLayout(const ConvolutionDimensionNumbers& dn) {
+  std::vector<int64_t> m2m = {dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension};
+  for (auto it = dn.kernel_spatial_dimensions.rbegin(); it != dn.kernel_spatial_dimensions.rend();
+       ++it) {
+    m2m.push_back(*it);
+  }
+  return m2m;
+}
+
+bool IsPermutation(const std::vector<int64_t>& m2m, int64_t rank) {
+  if (static_cast<int64_t>(m2m.size()) != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : m2m) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
+class Assigner {
+ public:
+  Assigner(Module* module, const AssignLayoutsOptions& options)
+      : module_(module), options_(options) {}
+
+  absl::Status Run() {
+    Reset();
+    for (Computation* computation : ComputationsOf(*module_)) {
+      XJIT_RETURN_IF_ERROR(AssignComputation(computation));
+    }
+    for (Computation* computation : ComputationsOf(*module_)) {
+      RemoveIdentityCopies(computation);
+      computation->SortTopologically();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Step 1.
+  void Reset() {
+    Computation* entry = module_->entry();
+    for (Computation* computation : ComputationsOf(*module_)) {
+      for (Instruction* instruction : InstructionsOf(*computation)) {
+        std::vector<Shape> operand_shapes;
+        for (const Instruction* operand : instruction->operands()) {
+          operand_shapes.push_back(operand->shape());
+        }
+        original_operand_shapes_[instruction] = std::move(operand_shapes);
+      }
+    }
+    desired_entry_root_ = module_->entry_result_layout().has_value()
+                              ? *module_->entry_result_layout()
+                              : entry->root()->shape();
+    for (Computation* computation : ComputationsOf(*module_)) {
+      for (Instruction* instruction : InstructionsOf(*computation)) {
+        const Opcode opcode = instruction->opcode();
+        if (computation == entry && opcode == Opcode::kParameter) {
+          const int64_t number = instruction->attrs().parameter_number;
+          if (module_->entry_parameter_layouts().has_value() &&
+              number < static_cast<int64_t>(module_->entry_parameter_layouts()->size())) {
+            *instruction->mutable_shape() = (*module_->entry_parameter_layouts())[number];
+          }
+          continue;
+        }
+        if (opcode == Opcode::kBitcast || opcode == Opcode::kCustomCall) continue;
+        Shape reset = WithAllDefaultLayouts(instruction->shape());
+        if (reset == instruction->shape()) continue;
+        if (opcode == Opcode::kConstant) instruction->set_literal(instruction->literal().Relayout(reset));
+        *instruction->mutable_shape() = std::move(reset);
+      }
+    }
+    // The entry's root tuple takes the caller's layouts now, so that consumers
+    // deciding earlier (a transpose feeding the tuple) see them.
+    if (entry->root()->opcode() == Opcode::kTuple) {
+      *entry->root()->mutable_shape() = desired_entry_root_;
+    }
+  }
+
+  // The layout `user` needs for operand `i`, whose shape is `current`;
+  // `current` itself when it is accepted.
+  Shape Required(const Instruction& user, int64_t i, const Shape& current) {
+    if (!current.IsArray() && !current.IsTuple()) return current;
+    switch (user.opcode()) {
+      case Opcode::kCopy:
+      case Opcode::kGetTupleElement:
+        return current;
+      case Opcode::kTranspose:
+        if (free_moves_.contains(&user)) return current;
+        break;
+      case Opcode::kBitcast: {
+        auto it = original_operand_shapes_.find(&user);
+        if (it == original_operand_shapes_.end()) return current;
+        return it->second[i];
+      }
+      case Opcode::kCustomCall: {
+        if (user.attrs().has_operand_layout_constraints &&
+            i < static_cast<int64_t>(user.attrs().operand_layout_constraints.size())) {
+          return user.attrs().operand_layout_constraints[i];
+        }
+        auto it = original_operand_shapes_.find(&user);
+        if (it == original_operand_shapes_.end()) return current;
+        return it->second[i];
+      }
+      case Opcode::kTuple:
+        return user.shape().tuple_shapes(i);
+      case Opcode::kDot:
+        return RequiredDotOperand(user, i, current);
+      case Opcode::kConvolution:
+        if (options_.canonical_convolution_layouts && current.IsArray()) {
+          const auto& dn = user.attrs().convolution_dimension_numbers;
+          std::vector<int64_t> m2m = i == 0 ? ConvolutionInputLayout(dn) : ConvolutionKernelLayout(dn);
+          if (IsPermutation(m2m, current.rank())) return WithMinorToMajor(current, std::move(m2m));
+        }
+        break;
+      case Opcode::kReduce: {
+        const int64_t inputs = user.operand_count() / 2;
+        if (i >= inputs || !current.IsArray()) break;
+        const Shape& first = user.operand(0)->shape();
+        if (i == 0) return IsPlainArray(current) ? current : WithAllDefaultLayouts(current);
+        if (IsPlainArray(first)) return WithMinorToMajor(current, first.layout().minor_to_major);
+        break;
+      }
+      default:
+        break;
+    }
+    return WithAllDefaultLayouts(current);
+  }
+
+  Shape RequiredDotOperand(const Instruction& dot, int64_t i, const Shape& current) {
+    const DotDimensionNumbers& dn = dot.attrs().dot_dimension_numbers;
+    const auto& batch = i == 0 ? dn.lhs_batch_dimensions : dn.rhs_batch_dimensions;
+    const auto& contracting = i == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
+    if (!FitsGemm(current, batch, contracting)) return WithAllDefaultLayouts(current);
+    if (IsGemmOperandLayout(current, batch, contracting)) return current;
+    Shape plain = WithAllDefaultLayouts(current);
+    if (IsGemmOperandLayout(plain, batch, contracting)) return plain;
+    return GemmLayout(current, batch, contracting, /*is_lhs=*/i == 0);
+  }
+
+  // The shape the root of `computation` must have.
+  Shape DesiredRoot(const Computation* computation) {
+    if (computation == module_->entry()) return desired_entry_root_;
+    return WithAllDefaultLayouts(computation->root()->shape());
+  }
+
+  bool AllUsersAccept(Instruction* instruction, const Shape& candidate) {
+    Computation* computation = instruction->parent();
+    if (computation->root() == instruction && DesiredRoot(computation) != candidate) return false;
+    for (Instruction* user : instruction->users()) {
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) == instruction && Required(*user, i, candidate) != candidate) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // The operand of `transpose` stored so that the transpose moves nothing.
+  static std::optional<Shape> BitcastLayoutOfTranspose(const Instruction& transpose) {
+    const Shape& operand = transpose.operand(0)->shape();
+    if (!IsPlainArray(operand) || operand.is_dynamic() || transpose.shape().is_dynamic()) {
+      return std::nullopt;
+    }
+    const std::vector<int64_t>& perm = transpose.attrs().dimensions;
+    if (static_cast<int64_t>(perm.size()) != operand.rank()) return std::nullopt;
+    std::vector<int64_t> result_dim_of(operand.rank());
+    for (int64_t j = 0; j < operand.rank(); ++j) result_dim_of[perm[j]] = j;
+    std::vector<int64_t> m2m;
+    for (int64_t d : operand.layout().minor_to_major) m2m.push_back(result_dim_of[d]);
+    return WithMinorToMajor(transpose.shape(), std::move(m2m));
+  }
+
+  absl::StatusOr<Instruction*> Convert(Instruction* operand, const Shape& shape) {
+    const std::pair<Instruction*, std::string> key = {operand, shape.ToString()};
+    auto it = conversions_.find(key);
+    if (it != conversions_.end()) return it->second;
+    Computation* computation = operand->parent();
+    Instruction* converted;
+    if (operand->opcode() == Opcode::kConstant) {
+      converted = AddConstant(computation, operand->literal().Relayout(shape), operand->name());
+    } else {
+      NewInstruction spec;
+      spec.opcode = Opcode::kCopy;
+      spec.operands = {operand};
+      spec.shape = shape;
+      spec.name = absl::StrCat(operand->name(), ".copy");
+      XJIT_ASSIGN_OR_RETURN(converted, AddInstruction(computation, std::move(spec)));
+    }
+    conversions_[key] = converted;
+    return converted;
+  }
+
+  absl::Status AssignComputation(Computation* computation) {
+    for (Instruction* instruction : InstructionsOf(*computation)) {
+      if (instruction->parent() != computation) continue;
+      if (instruction->opcode() == Opcode::kTranspose) {
+        std::optional<Shape> candidate = BitcastLayoutOfTranspose(*instruction);
+        if (candidate.has_value() &&
+            (IsDefaultPlain(*candidate) || AllUsersAccept(instruction, *candidate))) {
+          *instruction->mutable_shape() = *candidate;
+          free_moves_.insert(instruction);
+          continue;
+        }
+      }
+      if (instruction->opcode() == Opcode::kGetTupleElement) {
+        const Shape& tuple = instruction->operand(0)->shape();
+        const int64_t index = instruction->attrs().tuple_index;
+        if (tuple.IsTuple() && index >= 0 && index < tuple.tuple_size()) {
+          *instruction->mutable_shape() = tuple.tuple_shapes(index);
+        }
+      }
+      for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+        Instruction* operand = instruction->operand(i);
+        Shape required = Required(*instruction, i, operand->shape());
+        if (required == operand->shape()) continue;
+        XJIT_ASSIGN_OR_RETURN(Instruction * converted, Convert(operand, required));
+        instruction->ReplaceOperand(i, converted);
+      }
+    }
+    Instruction* root = computation->root();
+    Shape desired = DesiredRoot(computation);
+    if (root->shape() != desired) {
+      XJIT_ASSIGN_OR_RETURN(Instruction * converted, Convert(root, desired));
+      computation->set_root(converted);
+    }
+    return absl::OkStatus();
+  }
+
+  // Copies whose operand already has their layout (the reset made them so)
+  // are dropped, except at a root, where a copy keeps the result distinct
+  // from a parameter.
+  void RemoveIdentityCopies(Computation* computation) {
+    for (Instruction* instruction : InstructionsOf(*computation)) {
+      if (instruction->opcode() != Opcode::kCopy || computation->root() == instruction) continue;
+      if (instruction->operand(0)->shape() != instruction->shape()) continue;
+      if (HasControlEdges(*instruction)) continue;
+      ReplaceInstruction(instruction, instruction->operand(0));
+    }
+  }
+
+  Module* module_;
+  AssignLayoutsOptions options_;
+  Shape desired_entry_root_;
+  absl::flat_hash_map<const Instruction*, std::vector<Shape>> original_operand_shapes_;
+  // Transposes given the layout that makes them move nothing.
+  absl::flat_hash_set<const Instruction*> free_moves_;
+  std::map<std::pair<Instruction*, std::string>, Instruction*> conversions_;
+};
+
+}  // namespace
+
+bool IsGemmOperandLayout(const Shape& operand, absl::Span<const int64_t> batch_dimensions,
+                         absl::Span<const int64_t> contracting_dimensions) {
+  if (!IsPlainArray(operand) || !FitsGemm(operand, batch_dimensions, contracting_dimensions)) {
+    return false;
+  }
+  const std::vector<int64_t>& m2m = operand.layout().minor_to_major;
+  const int64_t rank = operand.rank();
+  for (size_t j = 0; j < batch_dimensions.size(); ++j) {
+    if (m2m[rank - 1 - j] != batch_dimensions[j]) return false;
+  }
+  return true;
+}
+
+std::optional<DotGemmForm> ComputeDotGemmForm(const Instruction& dot) {
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2) return std::nullopt;
+  const DotDimensionNumbers& dn = dot.attrs().dot_dimension_numbers;
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  const Shape& out = dot.shape();
+  if (!IsGemmOperandLayout(lhs, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions) ||
+      !IsGemmOperandLayout(rhs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions) ||
+      !IsDefaultPlain(out) || dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size()) {
+    return std::nullopt;
+  }
+  DotGemmForm form;
+  for (int64_t d : dn.lhs_batch_dimensions) form.batch *= lhs.dimensions(d);
+  const int64_t lhs_k = dn.lhs_contracting_dimensions[0];
+  const int64_t rhs_k = dn.rhs_contracting_dimensions[0];
+  form.k = lhs.dimensions(lhs_k);
+  std::vector<int64_t> lhs_free =
+      FreeDimensions(lhs.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  std::vector<int64_t> rhs_free =
+      FreeDimensions(rhs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  if (!lhs_free.empty()) {
+    form.m = lhs.dimensions(lhs_free[0]);
+    form.transpose_a = lhs.layout().minor_to_major[0] == lhs_free[0];
+  }
+  if (!rhs_free.empty()) {
+    form.n = rhs.dimensions(rhs_free[0]);
+    form.transpose_b = rhs.layout().minor_to_major[0] == rhs_k;
+  }
+  form.lda = form.transpose_a ? form.m : form.k;
+  form.ldb = form.transpose_b ? form.k : form.n;
+  form.ldc = form.n;
+  form.stride_a = form.m * form.k;
+  form.stride_b = form.k * form.n;
+  form.stride_c = form.m * form.n;
+  return form;
+}
+
+absl::StatusOr<bool> AssignLayouts::Run(Module* module) {
+  if (module->entry() == nullptr || module->entry()->root() == nullptr) {
+    return absl::InvalidArgumentError("assign-layouts: the module has no entry computation");
+  }
+  const std::string before = PrintModule(*module);
+  Assigner assigner(module, options_);
+  XJIT_RETURN_IF_ERROR(assigner.Run());
+  return PrintModule(*module) != before;
+}
+
+}  // namespace xjit

@@ -1,0 +1,86 @@
+#include "passes/cse.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "ir/hlo_printer.h"
+#include "passes/rewrite_util.h"
+
+namespace xjit {
+namespace {
+
+// The identity of an instruction for CSE: its printed line without the name
+// and without the attributes that do not change semantics. Operands print by
+// name, which is unique in the computation, so equal keys mean the same
+// operand instructions. The printer prints exactly the attributes an opcode
+// uses, so the key covers them whatever fields InstructionAttributes gains.
+std::string Key(const Instruction& instruction) {
+  std::string text = PrintInstruction(instruction);
+  const size_t eq = text.find(" = ");
+  std::string key = eq == std::string::npos ? text : text.substr(eq + 3);
+  const auto& opaque = instruction.opaque_attributes();
+  for (auto it = opaque.rbegin(); it != opaque.rend(); ++it) {
+    const std::string suffix = absl::StrCat(", ", it->name, "=", it->value);
+    if (absl::EndsWith(key, suffix)) key.resize(key.size() - suffix.size());
+  }
+  if (instruction.opcode() == Opcode::kConstant && instruction.shape().IsArray()) {
+    // Literal text may not distinguish NaN payloads; the bytes do.
+    const auto data = instruction.literal().data();
+    absl::StrAppend(&key, "|", std::string(data.begin(), data.end()));
+  }
+  return key;
+}
+
+bool Eligible(const Instruction& instruction,
+              const absl::flat_hash_set<const Instruction*>& control_preds) {
+  const Opcode opcode = instruction.opcode();
+  if (opcode == Opcode::kParameter || opcode == Opcode::kCustomCall) return false;
+  if (opcode == Opcode::kConstant && !instruction.shape().IsArray()) return false;
+  if (!instruction.control_predecessors().empty() || control_preds.contains(&instruction)) {
+    return false;
+  }
+  return !HasSideEffectDeep(instruction);
+}
+
+bool RunOnComputation(Computation* computation) {
+  absl::flat_hash_set<const Instruction*> control_preds;
+  for (const auto& i : computation->instructions()) {
+    for (const Instruction* p : i->control_predecessors()) control_preds.insert(p);
+  }
+  absl::flat_hash_map<std::string, Instruction*> first;
+  std::vector<Instruction*> replaced;
+  for (Instruction* instruction : InstructionsOf(*computation)) {
+    if (!Eligible(*instruction, control_preds)) continue;
+    auto [it, inserted] = first.try_emplace(Key(*instruction), instruction);
+    if (inserted) continue;
+    Instruction* earlier = it->second;
+    // Redirect uses only; removal waits until the walk is done so that no
+    // instruction in `first` is deleted under it.
+    std::vector<Instruction*> users = instruction->users();
+    for (Instruction* user : users) {
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) == instruction) user->ReplaceOperand(i, earlier);
+      }
+    }
+    if (computation->root() == instruction) computation->set_root(earlier);
+    replaced.push_back(instruction);
+  }
+  RemoveIfDead(replaced);
+  return !replaced.empty();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> EliminateCommonSubexpressions::Run(Module* module) {
+  bool changed = false;
+  for (Computation* computation : ComputationsOf(*module)) {
+    if (RunOnComputation(computation)) changed = true;
+  }
+  return changed;
+}
+
+}  // namespace xjit

@@ -1,0 +1,7 @@
+#include "passes/no_op_bitcast.h"
+
+namespace xjit {
+
+absl::StatusOr<bool> NoOpMovesToBitcast::Run(Module* module) { return false; }
+
+}  // namespace xjit

@@ -1,0 +1,189 @@
+#include "passes/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ir/hlo_printer.h"
+#include "ir/status_macros.h"
+#include "ir/verifier.h"
+#include "passes/allocate_buffers.h"
+#include "passes/assign_layouts.h"
+#include "passes/canonicalize.h"
+#include "passes/dce.h"
+#include "passes/cse.h"
+#include "passes/expand_batch_norm.h"
+#include "passes/fold_constants.h"
+#include "passes/fuse.h"
+#include "passes/no_op_bitcast.h"
+#include "passes/simplify_algebra.h"
+
+namespace xjit {
+namespace {
+
+// Stands in for a pass that does not exist yet, so that the pipeline's shape
+// (and the names options may use) is fixed now.
+class PlaceholderPass : public Pass {
+ public:
+  explicit PlaceholderPass(std::string name) : name_(std::move(name)) {}
+  absl::string_view name() const override { return name_; }
+  absl::StatusOr<bool> Run(Module*) override { return false; }
+
+ private:
+  std::string name_;
+};
+
+// The default pipeline. Every pass the compiler runs is listed here, in
+// order; nothing else decides what runs.
+absl::Status RunPasses(PassRunner& run) {
+  // Simplification: canonical forms first, so that the rewrites see one
+  // spelling of each operation; folding after algebra exposes new constants,
+  // a second algebra run takes the rewrites they enable (select on a folded
+  // predicate); CSE then DCE clean up.
+  XJIT_RETURN_IF_ERROR(run.Run(Canonicalize()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(ExpandBatchNorm()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(FoldConstants()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(EliminateCommonSubexpressions()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(EliminateDeadCode()).status());
+  // Layouts are final after assignment; only then is a reshape or transpose
+  // known to be a free bitcast.
+  XJIT_RETURN_IF_ERROR(run.Run(AssignLayouts()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(NoOpMovesToBitcast()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(Fuse()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(AllocateBuffers()).status());
+  return absl::OkStatus();
+}
+
+// Every pass by name, for CreatePass.
+const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactories() {
+  static const auto* factories = new std::map<std::string, std::function<std::unique_ptr<Pass>()>>{
+      {"canonicalize", [] { return std::make_unique<Canonicalize>(); }},
+      {"expand-batch-norm", [] { return std::make_unique<ExpandBatchNorm>(); }},
+      {"simplify-algebra", [] { return std::make_unique<SimplifyAlgebra>(); }},
+      {"fold-constants", [] { return std::make_unique<FoldConstants>(); }},
+      {"cse", [] { return std::make_unique<EliminateCommonSubexpressions>(); }},
+      {"dce", [] { return std::make_unique<EliminateDeadCode>(); }},
+      {"no-op-bitcast", [] { return std::make_unique<NoOpMovesToBitcast>(); }},
+      {"assign-layouts", [] { return std::make_unique<AssignLayouts>(); }},
+      {"fuse", [] { return std::make_unique<Fuse>(); }},
+      {"allocate-buffers", [] { return std::make_unique<AllocateBuffers>(); }},
+  };
+  return *factories;
+}
+
+bool Contains(const std::vector<std::string>& names, absl::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+PassRunner::PassRunner(Module* module, PipelineOptions options)
+    : module_(module), options_(std::move(options)) {}
+
+bool PassRunner::IsEnabled(absl::string_view name) const {
+  if (Contains(options_.disabled_passes, name)) return false;
+  return options_.only_passes.empty() || Contains(options_.only_passes, name);
+}
+
+absl::Status PassRunner::Dump(absl::string_view name) {
+  if (options_.dump_dir.empty()) return absl::OkStatus();
+  std::error_code error;
+  std::filesystem::create_directories(options_.dump_dir, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create dump directory ", options_.dump_dir, ": ", error.message()));
+  }
+  const std::string path =
+      (std::filesystem::path(options_.dump_dir) / absl::StrFormat("%02d-%s.hlo", dump_index_, name))
+          .string();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << PrintModule(*module_);
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PassRunner::Run(Pass& pass) {
+  PassRecord record;
+  record.name = std::string(pass.name());
+  if (names_only_ || !IsEnabled(pass.name())) {
+    records_.push_back(std::move(record));
+    return false;
+  }
+  if (dump_index_ == 0) XJIT_RETURN_IF_ERROR(Dump("input"));
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<bool> changed = pass.Run(module_);
+  const auto end = std::chrono::steady_clock::now();
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        absl::StrCat("pass ", pass.name(), ": ", changed.status().message()));
+  }
+  record.ran = true;
+  record.changed = *changed;
+  record.milliseconds = std::chrono::duration<double, std::milli>(end - start).count();
+  records_.push_back(std::move(record));
+  if (options_.verify) {
+    absl::Status verified = VerifyModule(*module_);
+    if (!verified.ok()) {
+      return absl::InternalError(absl::StrCat("the module is invalid after pass ", pass.name(),
+                                              " (a bug in that pass): ", verified.message()));
+    }
+  }
+  ++dump_index_;
+  XJIT_RETURN_IF_ERROR(Dump(pass.name()));
+  return *changed;
+}
+
+std::vector<std::string> DefaultPipelinePassNames() {
+  PassRunner runner(nullptr, PipelineOptions{});
+  runner.set_names_only(true);
+  XJIT_CHECK(RunPasses(runner).ok());
+  std::vector<std::string> names;
+  for (const PassRecord& record : runner.records()) names.push_back(record.name);
+  return names;
+}
+
+absl::Status RunDefaultPipeline(Module* module, const PipelineOptions& options,
+                                std::vector<PassRecord>* records) {
+  const std::vector<std::string> known = DefaultPipelinePassNames();
+  for (const auto* list : {&options.disabled_passes, &options.only_passes}) {
+    for (const std::string& name : *list) {
+      if (!Contains(known, name)) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name,
+                                                       "'; the pipeline's passes are: ",
+                                                       absl::StrJoin(known, ", ")));
+      }
+    }
+  }
+  if (options.verify) XJIT_RETURN_IF_ERROR(VerifyModule(*module));
+  PassRunner runner(module, options);
+  absl::Status status = RunPasses(runner);
+  if (records != nullptr) *records = runner.records();
+  return status;
+}
+
+absl::StatusOr<std::unique_ptr<Pass>> CreatePass(absl::string_view name) {
+  auto it = PassFactories().find(std::string(name));
+  if (it == PassFactories().end()) {
+    return absl::NotFoundError(absl::StrCat("unknown pass '", name, "'; known passes: ",
+                                            absl::StrJoin(KnownPassNames(), ", ")));
+  }
+  return it->second();
+}
+
+std::vector<std::string> KnownPassNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : PassFactories()) names.push_back(name);
+  return names;
+}
+
+}  // namespace xjit

@@ -1,0 +1,361 @@
+#include "passes/rewrite_util.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ir/layout_util.h"
+#include "ir/shape_inference.h"
+#include "ir/status_macros.h"
+
+namespace xjit {
+
+bool IsCollective(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone:
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone:
+    case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermuteDone: case Opcode::kCollectiveReduce:
+    case Opcode::kReduceScatter: case Opcode::kRaggedAllToAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool HasSideEffectShallow(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  if (HasSideEffect(opcode) || IsCollective(opcode)) return true;
+  switch (opcode) {
+    case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
+    case Opcode::kCopyStart: case Opcode::kCopyDone:
+      return true;
+    case Opcode::kCustomCall:
+      return instruction.attrs().custom_call_has_side_effect;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool HasSideEffectDeep(const Instruction& instruction) {
+  if (HasSideEffectShallow(instruction)) return true;
+  // Walk the called computations iteratively; the call graph is acyclic but
+  // may be shared, so remember what was seen.
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<const Computation*> work(instruction.called_computations().begin(),
+                                       instruction.called_computations().end());
+  while (!work.empty()) {
+    const Computation* computation = work.back();
+    work.pop_back();
+    if (computation == nullptr || !seen.insert(computation).second) continue;
+    for (const auto& inner : computation->instructions()) {
+      if (HasSideEffectShallow(*inner)) return true;
+      for (const Computation* c : inner->called_computations()) work.push_back(c);
+    }
+  }
+  return false;
+}
+
+bool HasControlEdges(const Instruction& instruction) {
+  if (!instruction.control_predecessors().empty()) return true;
+  const Computation* parent = instruction.parent();
+  if (parent == nullptr) return false;
+  for (const auto& other : parent->instructions()) {
+    const auto& preds = other->control_predecessors();
+    if (std::find(preds.begin(), preds.end(), &instruction) != preds.end()) return true;
+  }
+  return false;
+}
+
+std::vector<Computation*> ComputationsOf(const Module& module) {
+  std::vector<Computation*> out;
+  out.reserve(module.computations().size());
+  for (const auto& c : module.computations()) out.push_back(c.get());
+  return out;
+}
+
+std::vector<Instruction*> InstructionsOf(const Computation& computation) {
+  std::vector<Instruction*> out;
+  out.reserve(computation.instructions().size());
+  for (const auto& i : computation.instructions()) out.push_back(i.get());
+  return out;
+}
+
+namespace {
+
+// `name` without a trailing `.N` (digits only).
+absl::string_view StripNumericSuffix(absl::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == absl::string_view::npos || dot + 1 == name.size() || dot == 0) return name;
+  for (size_t i = dot + 1; i < name.size(); ++i) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(name[i]))) return name;
+  }
+  return name.substr(0, dot);
+}
+
+template <typename Taken>
+std::string UniqueName(absl::string_view base, const Taken& taken) {
+  std::string wanted(base);
+  if (!taken(wanted)) return wanted;
+  const absl::string_view stem = StripNumericSuffix(base);
+  for (int64_t n = 1;; ++n) {
+    std::string candidate = absl::StrCat(stem, ".", n);
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+}  // namespace
+
+std::string UniqueInstructionName(const Computation& computation, absl::string_view base) {
+  return UniqueName(base, [&](const std::string& name) {
+    return computation.FindInstruction(name) != nullptr;
+  });
+}
+
+std::string UniqueComputationName(const Module& module, absl::string_view base) {
+  return UniqueName(base,
+                    [&](const std::string& name) { return module.FindComputation(name) != nullptr; });
+}
+
+absl::StatusOr<Instruction*> AddInstruction(Computation* computation, NewInstruction spec) {
+  auto owned = std::make_unique<Instruction>(spec.opcode, spec.shape.value_or(Shape()));
+  *owned->mutable_attrs() = std::move(spec.attrs);
+  owned->set_called_computations(std::move(spec.called_computations));
+  const absl::string_view hint =
+      spec.name.empty() ? OpcodeName(spec.opcode) : absl::string_view(spec.name);
+  owned->set_name(UniqueInstructionName(*computation, hint));
+  Instruction* instruction = computation->AddInstruction(std::move(owned));
+  for (Instruction* operand : spec.operands) instruction->AppendOperand(operand);
+  absl::StatusOr<Shape> inferred = InferShape(*instruction);
+  absl::Status status = inferred.status();
+  if (status.ok() && spec.shape.has_value() && !inferred->Compatible(*spec.shape)) {
+    status = absl::InternalError(absl::StrCat("new ", OpcodeName(spec.opcode), " has shape ",
+                                              spec.shape->ToString(), " but inference gives ",
+                                              inferred->ToString()));
+  }
+  if (!status.ok()) {
+    computation->RemoveInstruction(instruction);
+    return status;
+  }
+  if (!spec.shape.has_value()) *instruction->mutable_shape() = WithDefaultLayouts(*inferred);
+  return instruction;
+}
+
+Instruction* AddConstant(Computation* computation, Literal literal, absl::string_view name) {
+  auto owned = std::make_unique<Instruction>(Opcode::kConstant, literal.shape());
+  owned->set_literal(std::move(literal));
+  owned->set_name(UniqueInstructionName(*computation, name));
+  return computation->AddInstruction(std::move(owned));
+}
+
+absl::StatusOr<Instruction*> AddBroadcastScalar(Computation* computation, Instruction* scalar,
+                                                const Shape& shape) {
+  NewInstruction spec;
+  spec.opcode = Opcode::kBroadcast;
+  spec.operands = {scalar};
+  spec.attrs.has_dimensions = true;
+  spec.shape = shape;
+  return AddInstruction(computation, std::move(spec));
+}
+
+Instruction* CloneInstruction(const Instruction& source, Computation* dest,
+                              absl::Span<Instruction* const> operands) {
+  auto owned = std::make_unique<Instruction>(source.opcode(), source.shape());
+  *owned->mutable_attrs() = source.attrs();
+  owned->set_literal(source.literal());
+  *owned->mutable_opaque_attributes() = source.opaque_attributes();
+  owned->set_called_computations(source.called_computations());
+  owned->set_name(UniqueInstructionName(*dest, source.name()));
+  Instruction* clone = dest->AddInstruction(std::move(owned));
+  for (Instruction* operand : operands) clone->AppendOperand(operand);
+  return clone;
+}
+
+Computation* CloneComputation(const Computation& source, Module* module, absl::string_view name) {
+  auto owned = std::make_unique<Computation>(UniqueComputationName(*module, name));
+  owned->set_execution_thread(source.execution_thread());
+  Computation* copy = owned.get();
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+  for (const auto& instruction : source.instructions()) {
+    std::vector<Instruction*> operands;
+    for (Instruction* operand : instruction->operands()) operands.push_back(map.at(operand));
+    Instruction* clone = CloneInstruction(*instruction, copy, operands);
+    for (Instruction* pred : instruction->control_predecessors()) {
+      clone->AddControlPredecessor(map.at(pred));
+    }
+    map[instruction.get()] = clone;
+  }
+  if (source.root() != nullptr) copy->set_root(map.at(source.root()));
+  return module->AddComputation(std::move(owned));
+}
+
+bool IsRemovable(const Instruction& instruction) {
+  if (instruction.opcode() == Opcode::kParameter) return false;
+  const Computation* parent = instruction.parent();
+  if (parent != nullptr && parent->root() == &instruction) return false;
+  return !HasSideEffectDeep(instruction) && !HasControlEdges(instruction);
+}
+
+int64_t RemoveIfDead(Instruction* instruction) {
+  return RemoveIfDead(absl::MakeConstSpan(&instruction, 1));
+}
+
+int64_t RemoveIfDead(absl::Span<Instruction* const> instructions) {
+  int64_t removed = 0;
+  // Pointers are compared after deletion but never dereferenced once in
+  // `gone`; nothing is allocated meanwhile, so no address is reused.
+  absl::flat_hash_set<Instruction*> gone;
+  std::vector<Instruction*> work(instructions.rbegin(), instructions.rend());
+  while (!work.empty()) {
+    Instruction* candidate = work.back();
+    work.pop_back();
+    if (gone.contains(candidate)) continue;
+    if (!candidate->users().empty() || !IsRemovable(*candidate)) continue;
+    std::vector<Instruction*> operands = candidate->operands();
+    candidate->parent()->RemoveInstruction(candidate);
+    gone.insert(candidate);
+    ++removed;
+    for (Instruction* operand : operands) {
+      if (!gone.contains(operand)) work.push_back(operand);
+    }
+  }
+  return removed;
+}
+
+bool ReplaceInstruction(Instruction* old, Instruction* replacement) {
+  if (!ReplaceAllUses(old, replacement)) return false;
+  RemoveIfDead(old);
+  return true;
+}
+
+bool ReplaceAllUses(Instruction* old, Instruction* replacement) {
+  if (old == replacement || old->shape() != replacement->shape()) return false;
+  // A replacement may itself use `old` (x -> reshape(x)); its own operand
+  // stays.
+  std::vector<Instruction*> users = old->users();
+  for (Instruction* user : users) {
+    if (user == replacement) continue;
+    for (int64_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) == old) user->ReplaceOperand(i, replacement);
+    }
+  }
+  Computation* parent = old->parent();
+  if (parent != nullptr && parent->root() == old) parent->set_root(replacement);
+  return true;
+}
+
+int64_t RemoveDeadInstructions(Computation* computation) {
+  absl::flat_hash_set<const Instruction*> live;
+  std::vector<const Instruction*> work;
+  auto mark = [&](const Instruction* i) {
+    if (i != nullptr && live.insert(i).second) work.push_back(i);
+  };
+  mark(computation->root());
+  absl::flat_hash_set<const Instruction*> control_preds;
+  for (const auto& i : computation->instructions()) {
+    for (const Instruction* p : i->control_predecessors()) control_preds.insert(p);
+  }
+  for (const auto& i : computation->instructions()) {
+    if (i->opcode() == Opcode::kParameter || !i->control_predecessors().empty() ||
+        control_preds.contains(i.get()) || HasSideEffectDeep(*i)) {
+      mark(i.get());
+    }
+  }
+  while (!work.empty()) {
+    const Instruction* i = work.back();
+    work.pop_back();
+    for (const Instruction* operand : i->operands()) mark(operand);
+    for (const Instruction* pred : i->control_predecessors()) mark(pred);
+  }
+  // Remove users before operands: walk backwards, repeating in case the
+  // computation is not in definition order.
+  int64_t removed = 0;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    std::vector<Instruction*> all = InstructionsOf(*computation);
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      Instruction* i = *it;
+      if (live.contains(i) || !i->users().empty()) continue;
+      computation->RemoveInstruction(i);
+      ++removed;
+      progress = true;
+    }
+  }
+  return removed;
+}
+
+absl::Status InlineCall(Instruction* call) {
+  if (call->opcode() != Opcode::kCall || call->called_computations().size() != 1) {
+    return absl::FailedPreconditionError("InlineCall needs a call with one callee");
+  }
+  if (HasControlEdges(*call)) {
+    return absl::FailedPreconditionError("call has control edges");
+  }
+  const Computation* callee = call->to_apply();
+  if (callee->root() == nullptr || callee->root()->shape() != call->shape() ||
+      callee->parameter_count() != call->operand_count()) {
+    return absl::FailedPreconditionError("callee signature differs from the call");
+  }
+  for (int64_t i = 0; i < callee->parameter_count(); ++i) {
+    const Instruction* p = callee->parameter(i);
+    if (p == nullptr || p->shape() != call->operand(i)->shape()) {
+      return absl::FailedPreconditionError("callee parameter layout differs from the operand");
+    }
+  }
+  Computation* caller = call->parent();
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+  for (int64_t i = 0; i < callee->parameter_count(); ++i) {
+    map[callee->parameter(i)] = call->operand(i);
+  }
+  for (const auto& instruction : callee->instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) continue;
+    std::vector<Instruction*> operands;
+    for (Instruction* operand : instruction->operands()) operands.push_back(map.at(operand));
+    Instruction* clone = CloneInstruction(*instruction, caller, operands);
+    for (Instruction* pred : instruction->control_predecessors()) {
+      clone->AddControlPredecessor(map.at(pred));
+    }
+    map[instruction.get()] = clone;
+  }
+  Instruction* result = map.at(callee->root());
+  XJIT_CHECK(ReplaceInstruction(call, result));
+  return absl::OkStatus();
+}
+
+std::optional<uint64_t> SplatBits(const Instruction& instruction) {
+  if (instruction.opcode() == Opcode::kBroadcast) return SplatBits(*instruction.operand(0));
+  if (instruction.opcode() != Opcode::kConstant) return std::nullopt;
+  const Literal& literal = instruction.literal();
+  if (!literal.shape().IsArray()) return std::nullopt;
+  const int64_t n = literal.element_count();
+  if (n == 0) return std::nullopt;
+  const uint64_t first = literal.GetBitsLinear(0);
+  for (int64_t i = 1; i < n; ++i) {
+    if (literal.GetBitsLinear(i) != first) return std::nullopt;
+  }
+  return first;
+}
+
+bool IsSplatBits(const Instruction& instruction, uint64_t bits) {
+  std::optional<uint64_t> splat = SplatBits(instruction);
+  return splat.has_value() && *splat == bits;
+}
+
+uint64_t BitsOf(ElementType type, double value) {
+  Literal literal = IsFloat(type) ? Literal::Scalar(type, value)
+                                  : Literal::ScalarInt(type, static_cast<int64_t>(value));
+  return literal.GetBits({});
+}
+
+}  // namespace xjit

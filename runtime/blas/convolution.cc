@@ -1,0 +1,385 @@
+// Convolution planning, im2col and execution; see convolution.h.
+#include "runtime/blas/convolution.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/element_type.h"
+#include "ir/status_macros.h"
+#include "runtime/blas/strided_internal.h"
+
+namespace xjit::runtime::blas {
+
+namespace {
+
+int64_t Align64(int64_t x) { return (x + 63) / 64 * 64; }
+
+// Floor division for a positive divisor.
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+int64_t KernelOffset(const Im2colSpatial& s, int64_t k) {
+  return (s.reversed ? s.kernel_size - 1 - k : k) * s.window_dilation;
+}
+
+// The input index that position p reads, or -1 when it reads padding.
+int64_t InputIndex(const Im2colSpatial& s, int64_t p) {
+  if (p < 0) return -1;
+  if (s.base_dilation != 1) {
+    if (p % s.base_dilation != 0) return -1;
+    p /= s.base_dilation;
+  }
+  return p < s.input_size ? p : -1;
+}
+
+template <typename Width>
+void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Width width) {
+  const int64_t w = width;
+  const int nd = static_cast<int>(plan.dims.size());
+  const int ns = static_cast<int>(plan.spatial.size());
+  if (plan.image_elements == 0) return;
+  int64_t counter[kMaxLoopDims] = {};
+  // A dummy inner dimension of size 1 when the image is a single element.
+  const Im2colDim single{Im2colDim::Kind::kBatch, 0, 1, 0};
+  const Im2colDim& inner = nd > 0 ? plan.dims[nd - 1] : single;
+  const int outer = nd > 0 ? nd - 1 : 0;
+  uint8_t* dst = image;
+  while (true) {
+    int64_t s_index[kMaxLoopDims] = {};
+    int64_t k_index[kMaxLoopDims] = {};
+    int64_t offset = 0;
+    for (int d = 0; d < outer; ++d) {
+      const Im2colDim& dim = plan.dims[d];
+      switch (dim.kind) {
+        case Im2colDim::Kind::kOutputSpatial: s_index[dim.spatial] = counter[d]; break;
+        case Im2colDim::Kind::kKernelSpatial: k_index[dim.spatial] = counter[d]; break;
+        default: offset += counter[d] * dim.input_stride; break;
+      }
+    }
+    const bool inner_spatial = inner.kind == Im2colDim::Kind::kOutputSpatial ||
+                               inner.kind == Im2colDim::Kind::kKernelSpatial;
+    bool valid = true;
+    for (int i = 0; i < ns && valid; ++i) {
+      if (inner_spatial && inner.spatial == i) continue;
+      const Im2colSpatial& sp = plan.spatial[i];
+      const int64_t in = InputIndex(sp, s_index[i] * sp.stride + KernelOffset(sp, k_index[i]) -
+                                            sp.padding_low);
+      if (in < 0) {
+        valid = false;
+      } else {
+        offset += in * sp.input_stride;
+      }
+    }
+    const int64_t n = inner.size;
+    if (!valid) {
+      std::memset(dst, 0, n * w);
+    } else if (!inner_spatial) {
+      const uint8_t* src = input + offset * w;
+      if (inner.input_stride == 1) {
+        std::memcpy(dst, src, n * w);
+      } else {
+        for (int64_t t = 0; t < n; ++t) std::memcpy(dst + t * w, src + t * inner.input_stride * w, w);
+      }
+    } else {
+      const Im2colSpatial& sp = plan.spatial[inner.spatial];
+      const uint8_t* src = input + offset * w;
+      if (inner.kind == Im2colDim::Kind::kOutputSpatial && sp.base_dilation == 1) {
+        // p = t * stride + c0 is valid for t in [t0, t1).
+        const int64_t c0 = KernelOffset(sp, k_index[inner.spatial]) - sp.padding_low;
+        const int64_t t0 = std::clamp<int64_t>(CeilDiv(-c0, sp.stride), 0, n);
+        const int64_t t1 = std::clamp<int64_t>(CeilDiv(sp.input_size - c0, sp.stride), t0, n);
+        std::memset(dst, 0, t0 * w);
+        const uint8_t* from = src + (t0 * sp.stride + c0) * sp.input_stride * w;
+        const int64_t step = sp.stride * sp.input_stride;
+        if (step == 1) {
+          std::memcpy(dst + t0 * w, from, (t1 - t0) * w);
+        } else {
+          for (int64_t t = t0; t < t1; ++t) std::memcpy(dst + t * w, from + (t - t0) * step * w, w);
+        }
+        std::memset(dst + t1 * w, 0, (n - t1) * w);
+      } else {
+        for (int64_t t = 0; t < n; ++t) {
+          const int64_t s = inner.kind == Im2colDim::Kind::kOutputSpatial ? t
+                                                                           : s_index[inner.spatial];
+          const int64_t k = inner.kind == Im2colDim::Kind::kKernelSpatial ? t
+                                                                          : k_index[inner.spatial];
+          const int64_t in = InputIndex(sp, s * sp.stride + KernelOffset(sp, k) - sp.padding_low);
+          if (in < 0) {
+            std::memset(dst + t * w, 0, w);
+          } else {
+            std::memcpy(dst + t * w, src + in * sp.input_stride * w, w);
+          }
+        }
+      }
+    }
+    dst += n * w;
+    int d = outer - 1;
+    for (; d >= 0; --d) {
+      if (++counter[d] < plan.dims[d].size) break;
+      counter[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+void RunIm2col(const Im2colPlan& plan, const void* input, uint8_t* image) {
+  auto in = static_cast<const uint8_t*>(input);
+  switch (plan.element_bytes) {
+    case 4: Im2colAs(plan, in, image, std::integral_constant<int64_t, 4>()); break;
+    case 8: Im2colAs(plan, in, image, std::integral_constant<int64_t, 8>()); break;
+    case 2: Im2colAs(plan, in, image, std::integral_constant<int64_t, 2>()); break;
+    default: Im2colAs(plan, in, image, plan.element_bytes); break;
+  }
+}
+
+// A dimension of the convolution seen as a dot, tagged with what it is.
+struct ConvDim {
+  Im2colDim::Kind kind;
+  int spatial = 0;
+  int64_t size = 1;
+  int64_t input_stride = 0;   // of the input (direct case / image copy)
+  int64_t kernel_stride = 0;
+  int64_t output_stride = 0;
+  int64_t image_stride = 0;   // filled in once the image layout is known
+};
+
+bool Chains(const std::vector<ConvDim>& dims, int64_t ConvDim::*stride) {
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    if (dims[i].*stride != dims[i + 1].*stride * dims[i + 1].size) return false;
+  }
+  return true;
+}
+
+std::vector<ConvDim> SortedBy(std::vector<ConvDim> dims, int64_t ConvDim::*stride) {
+  std::vector<ConvDim> out;
+  for (const ConvDim& d : dims) {
+    if (d.size != 1) out.push_back(d);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [stride](const ConvDim& a, const ConvDim& b) { return a.*stride > b.*stride; });
+  return out;
+}
+
+}  // namespace
+
+std::string ConvolutionPlan::ToString() const {
+  return absl::StrCat(uses_im2col ? "im2col" : "direct", " image_elements=",
+                      uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
+                      dot.ToString());
+}
+
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
+                                                const Shape& output, const Window& window,
+                                                const ConvolutionDimensionNumbers& dn,
+                                                int64_t fgc, int64_t bgc) {
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(input, "convolution input"));
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(kernel, "convolution kernel"));
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(output, "convolution output"));
+  const int64_t rank = input.rank();
+  const size_t ns = dn.input_spatial_dimensions.size();
+  if (kernel.rank() != rank || output.rank() != rank || rank != static_cast<int64_t>(ns) + 2 ||
+      dn.kernel_spatial_dimensions.size() != ns || dn.output_spatial_dimensions.size() != ns ||
+      (window.size() != ns && !(window.empty() && ns == 0))) {
+    return absl::InvalidArgumentError("convolution: ranks do not match the dimension numbers");
+  }
+  if (ns + 3 > static_cast<size_t>(kMaxLoopDims)) {
+    return absl::UnimplementedError("convolution with too many spatial dimensions");
+  }
+  auto distinct = [rank](int64_t a, int64_t b, const std::vector<int64_t>& s) {
+    std::vector<int> use(rank, 0);
+    for (int64_t d : s) {
+      if (d < 0 || d >= rank || use[d]++) return false;
+    }
+    return a >= 0 && a < rank && b >= 0 && b < rank && a != b && !use[a] && !use[b];
+  };
+  if (!distinct(dn.input_batch_dimension, dn.input_feature_dimension,
+                dn.input_spatial_dimensions) ||
+      !distinct(dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension,
+                dn.kernel_spatial_dimensions) ||
+      !distinct(dn.output_batch_dimension, dn.output_feature_dimension,
+                dn.output_spatial_dimensions)) {
+    return absl::InvalidArgumentError("convolution: bad dimension numbers");
+  }
+  const int64_t in_batch = input.dimensions(dn.input_batch_dimension);
+  const int64_t in_features = input.dimensions(dn.input_feature_dimension);
+  const int64_t cg = kernel.dimensions(dn.kernel_input_feature_dimension);
+  const int64_t out_features = kernel.dimensions(dn.kernel_output_feature_dimension);
+  if (fgc < 1 || bgc < 1 || (fgc > 1 && bgc > 1) || in_features != cg * fgc ||
+      out_features % fgc != 0 || out_features % bgc != 0 || in_batch % bgc != 0) {
+    return absl::InvalidArgumentError("convolution: feature/batch group counts do not fit");
+  }
+  const int64_t groups = fgc > 1 ? fgc : bgc;
+  const int64_t og = out_features / groups;
+  const int64_t out_batch = in_batch / bgc;
+
+  const std::vector<int64_t> is = internal::ElementStrides(input);
+  const std::vector<int64_t> ks = internal::ElementStrides(kernel);
+  const std::vector<int64_t> os = internal::ElementStrides(output);
+
+  std::vector<int64_t> expected(rank);
+  expected[dn.output_batch_dimension] = out_batch;
+  expected[dn.output_feature_dimension] = out_features;
+  Im2colPlan im2col;
+  im2col.element_bytes = ByteWidth(input.element_type());
+  bool direct = true;
+  int64_t direct_offset = 0;
+  for (size_t i = 0; i < ns; ++i) {
+    const WindowDimension& wd = window[i];
+    if (wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1) {
+      return absl::InvalidArgumentError("convolution: invalid window");
+    }
+    Im2colSpatial sp;
+    sp.stride = wd.stride;
+    sp.padding_low = wd.padding_low;
+    sp.base_dilation = wd.base_dilation;
+    sp.window_dilation = wd.window_dilation;
+    sp.reversed = wd.window_reversal;
+    sp.kernel_size = kernel.dimensions(dn.kernel_spatial_dimensions[i]);
+    sp.input_size = input.dimensions(dn.input_spatial_dimensions[i]);
+    sp.input_stride = is[dn.input_spatial_dimensions[i]];
+    if (wd.size != sp.kernel_size && !window.empty()) {
+      return absl::InvalidArgumentError("convolution: window size differs from the kernel");
+    }
+    const int64_t dilated = sp.input_size == 0 ? 0 : (sp.input_size - 1) * sp.base_dilation + 1;
+    const int64_t padded = dilated + wd.padding_low + wd.padding_high;
+    const int64_t window_extent =
+        sp.kernel_size == 0 ? 0 : (sp.kernel_size - 1) * sp.window_dilation + 1;
+    expected[dn.output_spatial_dimensions[i]] =
+        padded < window_extent ? 0 : (padded - window_extent) / sp.stride + 1;
+    if (sp.kernel_size != 1 || sp.base_dilation != 1 || wd.padding_low > 0 ||
+        wd.padding_high > 0) {
+      direct = false;
+    }
+    direct_offset += -wd.padding_low * sp.input_stride;
+    im2col.spatial.push_back(sp);
+  }
+  if (std::vector<int64_t>(output.dimensions().begin(), output.dimensions().end()) != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "convolution: output shape ", output.ToString(), " should have dimensions [",
+        absl::StrJoin(expected, ","), "]"));
+  }
+
+  // The dims of the convolution as a dot.
+  using K = Im2colDim::Kind;
+  std::vector<ConvDim> batch;  // loop dims: group, maybe the batch
+  if (groups > 1) {
+    ConvDim g{K::kGroup, 0, groups};
+    g.input_stride = fgc > 1 ? cg * is[dn.input_feature_dimension]
+                             : out_batch * is[dn.input_batch_dimension];
+    g.kernel_stride = og * ks[dn.kernel_output_feature_dimension];
+    g.output_stride = og * os[dn.output_feature_dimension];
+    batch.push_back(g);
+  }
+  ConvDim b{K::kBatch, 0, out_batch, is[dn.input_batch_dimension], 0,
+            os[dn.output_batch_dimension]};
+  std::vector<ConvDim> m = {b};
+  for (size_t i = 0; i < ns; ++i) {
+    m.push_back(ConvDim{K::kOutputSpatial, static_cast<int>(i),
+                        expected[dn.output_spatial_dimensions[i]],
+                        is[dn.input_spatial_dimensions[i]] * window[i].stride, 0,
+                        os[dn.output_spatial_dimensions[i]]});
+  }
+  m = SortedBy(m, &ConvDim::output_stride);
+  bool m_ok = Chains(m, &ConvDim::output_stride);
+  if (direct) m_ok = m_ok && Chains(m, &ConvDim::input_stride);
+  if (!m_ok) {
+    auto it = std::find_if(m.begin(), m.end(), [](const ConvDim& d) { return d.kind == K::kBatch; });
+    if (it != m.end()) {
+      batch.push_back(*it);
+      m.erase(it);
+    }
+  }
+  std::vector<ConvDim> k = {ConvDim{K::kFeature, 0, cg, is[dn.input_feature_dimension],
+                                    ks[dn.kernel_input_feature_dimension], 0}};
+  for (size_t i = 0; i < ns; ++i) {
+    k.push_back(ConvDim{K::kKernelSpatial, static_cast<int>(i), im2col.spatial[i].kernel_size, 0,
+                        ks[dn.kernel_spatial_dimensions[i]], 0});
+  }
+  k = SortedBy(k, &ConvDim::kernel_stride);
+  ConvolutionPlan plan;
+  DotProblem p;
+  p.lhs_type = input.element_type();
+  p.rhs_type = kernel.element_type();
+  p.out_type = output.element_type();
+  DotDim n_dim{og, 0, ks[dn.kernel_output_feature_dimension], os[dn.output_feature_dimension]};
+  p.n.push_back(n_dim);
+  if (direct) {
+    p.lhs_offset = direct_offset;
+    for (const ConvDim& d : batch) p.batch.push_back({d.size, d.input_stride, d.kernel_stride, d.output_stride});
+    for (const ConvDim& d : m) p.m.push_back({d.size, d.input_stride, 0, d.output_stride});
+    for (const ConvDim& d : k) {
+      if (d.kind == K::kFeature) p.k.push_back({d.size, d.input_stride, d.kernel_stride, 0});
+    }
+  } else {
+    plan.uses_im2col = true;
+    // Orientation: K minor when the input's features are its most minor
+    // dimension among those that vary.
+    int64_t min_spatial = INT64_MAX;
+    for (size_t i = 0; i < ns; ++i) {
+      if (im2col.spatial[i].input_size > 1) {
+        min_spatial = std::min(min_spatial, im2col.spatial[i].input_stride);
+      }
+    }
+    const bool k_minor = cg <= 1 || is[dn.input_feature_dimension] < min_spatial;
+    std::vector<ConvDim*> order;
+    for (ConvDim& d : batch) order.push_back(&d);
+    for (ConvDim& d : k_minor ? m : k) order.push_back(&d);
+    for (ConvDim& d : k_minor ? k : m) order.push_back(&d);
+    int64_t stride = 1;
+    for (size_t i = order.size(); i-- > 0;) {
+      order[i]->image_stride = stride;
+      stride *= order[i]->size;
+    }
+    im2col.image_elements = stride;
+    for (ConvDim* d : order) {
+      Im2colDim dim;
+      dim.kind = d->kind;
+      dim.spatial = d->spatial;
+      dim.size = d->size;
+      dim.input_stride = d->kind == K::kOutputSpatial || d->kind == K::kKernelSpatial
+                             ? 0
+                             : d->input_stride;
+      im2col.dims.push_back(dim);
+    }
+    for (const ConvDim& d : batch) p.batch.push_back({d.size, d.image_stride, d.kernel_stride, d.output_stride});
+    for (const ConvDim& d : m) p.m.push_back({d.size, d.image_stride, 0, d.output_stride});
+    for (const ConvDim& d : k) p.k.push_back({d.size, d.image_stride, d.kernel_stride, 0});
+    plan.im2col = std::move(im2col);
+  }
+  XJIT_ASSIGN_OR_RETURN(plan.dot, PlanDotProblem(p));
+  if (plan.dot.kind == DotPlan::Kind::kNothing) {
+    plan.uses_im2col = false;
+    plan.im2col = Im2colPlan();
+  }
+  const int64_t image_bytes =
+      plan.uses_im2col ? Align64(plan.im2col.image_elements * plan.im2col.element_bytes) : 0;
+  plan.dot_scratch_offset = image_bytes;
+  plan.scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  return plan;
+}
+
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution) {
+  if (convolution.opcode() != Opcode::kConvolution || convolution.operand_count() != 2) {
+    return absl::InvalidArgumentError("PlanConvolution needs a convolution with two operands");
+  }
+  const InstructionAttributes& a = convolution.attrs();
+  return PlanConvolution(convolution.operand(0)->shape(), convolution.operand(1)->shape(),
+                         convolution.shape(), a.window, a.convolution_dimension_numbers,
+                         a.feature_group_count, a.batch_group_count);
+}
+
+void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
+                    void* output, void* scratch) {
+  auto* s = static_cast<uint8_t*>(scratch);
+  if (!plan.uses_im2col) {
+    RunDot(plan.dot, input, kernel, output, s);
+    return;
+  }
+  RunIm2col(plan.im2col, input, s);
+  RunDot(plan.dot, s, kernel, output, s + plan.dot_scratch_offset);
+}
+
+}  // namespace xjit::runtime::blas

@@ -1,0 +1,104 @@
+// Convolution at run time: im2col into scratch, then a strided dot (dot.h),
+// planned once from shapes, layouts, window, dimension numbers and group
+// counts; RunConvolution then works over raw buffers with no allocation.
+//
+// Every form of 003 is covered: any number of spatial dimensions, dim_labels
+// in any order, strides, padding (negative too), lhs (base) dilation, rhs
+// (window) dilation, window reversal, feature_group_count and
+// batch_group_count (not both above 1, as shape inference requires).
+//
+// The convolution is out[g][(b, s...)][o'] = X[g][(b, s...)][(c, k...)] .
+// W[g][(c, k...)][o'], one GEMM per group g (the group is a batch dimension
+// of the dot). X, the im2col image, is built in scratch:
+//   - its K dimensions (input feature, kernel spatial) follow the kernel's
+//     memory order and its M dimensions (batch, output spatial) the output's,
+//     so that neither the kernel nor the output needs a copy; the batch moves
+//     out of M into the GEMM loop only when the output's layout cannot merge
+//     it with the spatial dimensions (so M is as large as the layout allows);
+//   - its orientation (K minor or M minor) follows the input: K minor when
+//     the input's features are its most minor dimension (channels-minor
+//     layouts copy whole runs of channels), M minor otherwise (NCHW copies
+//     runs along the output's minor spatial dimension).
+// A convolution whose kernel is 1 in every spatial dimension, with no lhs
+// dilation and no positive padding, needs no image: the input is the GEMM's
+// lhs as it lies in memory (with a stride where the window stride is > 1);
+// in a channels-minor layout with unit strides that is one plain GEMM.
+//
+// f32/f64/c64/c128 go to BLAS; other types run the dot's plain loop (exact
+// integers, f16/bf16 accumulated in f32 and rounded once).
+#ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
+#define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/attributes.h"
+#include "ir/instruction.h"
+#include "ir/shape.h"
+#include "runtime/blas/dot.h"
+
+namespace xjit::runtime::blas {
+
+// One dimension of the im2col image, in the image's memory order.
+struct Im2colDim {
+  enum class Kind : uint8_t { kGroup, kBatch, kFeature, kOutputSpatial, kKernelSpatial };
+  Kind kind = Kind::kBatch;
+  int spatial = 0;            // kOutputSpatial / kKernelSpatial: which spatial dimension
+  int64_t size = 1;
+  int64_t input_stride = 0;   // kGroup / kBatch / kFeature: elements of the input per index
+};
+
+// Where the window of spatial dimension i reads the input: for output index
+// s and kernel index k, position p = s * stride + kernel_offset(k) -
+// padding_low in the dilated, padded input; p reads input index p /
+// base_dilation when that divides and lies in [0, input_size).
+struct Im2colSpatial {
+  int64_t stride = 1;
+  int64_t padding_low = 0;
+  int64_t base_dilation = 1;
+  int64_t window_dilation = 1;
+  int64_t kernel_size = 1;
+  bool reversed = false;
+  int64_t input_size = 0;
+  int64_t input_stride = 0;  // elements
+};
+
+struct Im2colPlan {
+  std::vector<Im2colDim> dims;  // outer first; the image is dense in this order
+  std::vector<Im2colSpatial> spatial;
+  int64_t element_bytes = 0;
+  int64_t image_elements = 0;
+};
+
+struct ConvolutionPlan {
+  bool uses_im2col = false;
+  Im2colPlan im2col;          // when uses_im2col; the image starts at scratch offset 0
+  int64_t dot_scratch_offset = 0;
+  DotPlan dot;                // lhs = the image (or the input), rhs = kernel, out = output
+  // Bytes of scratch RunConvolution needs (image plus the dot's copies).
+  int64_t scratch_bytes = 0;
+
+  std::string ToString() const;
+};
+
+// Plans a convolution with these shapes (with plain layouts; others are
+// Unimplemented). InvalidArgument when the shapes do not fit the window,
+// dimension numbers and group counts.
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
+                                                const Shape& output, const Window& window,
+                                                const ConvolutionDimensionNumbers& dnums,
+                                                int64_t feature_group_count,
+                                                int64_t batch_group_count);
+// The same for a `convolution` instruction.
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution);
+
+// Runs the plan; `scratch` holds plan.scratch_bytes bytes (may be null when
+// that is 0). Never allocates.
+void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
+                    void* output, void* scratch);
+
+}  // namespace xjit::runtime::blas
+
+#endif  // XJIT_RUNTIME_BLAS_CONVOLUTION_H_

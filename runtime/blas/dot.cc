@@ -1,0 +1,824 @@
+// DotGeneral planning and execution; see dot.h for the contract.
+//
+// Planning tries, for each of the M, N and K groups, the dimension orders
+// that sort the group by the strides of each operand indexing it (size-1
+// dimensions dropped), and keeps the combination that copies the fewest
+// bytes: an operand needs no copy when its groups merge into single strided
+// dimensions that form a BLAS matrix (one unit stride, a leading dimension
+// no smaller than the other extent) or, for gemv/dot, a strided vector.
+#include "runtime/blas/dot.h"
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include <cblas.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/layout_util.h"
+#include "ir/status_macros.h"
+#include "runtime/blas/element_io_internal.h"
+#include "runtime/blas/strided_internal.h"
+
+namespace xjit::runtime::blas {
+
+namespace {
+
+constexpr int64_t kBlasIntMax = INT_MAX;
+
+enum class Sel : uint8_t { kLhs, kRhs, kOut };
+
+int64_t& StrideRef(DotDim& d, Sel s) {
+  return s == Sel::kLhs ? d.lhs_stride : s == Sel::kRhs ? d.rhs_stride : d.out_stride;
+}
+int64_t Stride(const DotDim& d, Sel s) {
+  return s == Sel::kLhs ? d.lhs_stride : s == Sel::kRhs ? d.rhs_stride : d.out_stride;
+}
+
+int64_t Product(const std::vector<DotDim>& dims) {
+  int64_t p = 1;
+  for (const DotDim& d : dims) p *= d.size;
+  return p;
+}
+
+bool IsBlasType(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kC64 ||
+         t == ElementType::kC128;
+}
+
+// The group without its size-1 dimensions, largest `key` stride first.
+std::vector<DotDim> OrderBy(const std::vector<DotDim>& dims, Sel key) {
+  std::vector<DotDim> out;
+  for (const DotDim& d : dims) {
+    if (d.size != 1) out.push_back(d);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [key](const DotDim& a, const DotDim& b) { return Stride(a, key) > Stride(b, key); });
+  return out;
+}
+
+struct Collapsed {
+  bool ok = true;
+  int64_t size = 1;
+  int64_t stride = 0;
+};
+
+// One (size, stride) for the ordered group when its `sel` strides chain.
+Collapsed Collapse(const std::vector<DotDim>& ordered, Sel sel) {
+  Collapsed c;
+  if (ordered.empty()) return c;
+  for (size_t i = 0; i + 1 < ordered.size(); ++i) {
+    if (Stride(ordered[i], sel) != Stride(ordered[i + 1], sel) * ordered[i + 1].size) {
+      c.ok = false;
+    }
+  }
+  c.size = Product(ordered);
+  c.stride = Stride(ordered.back(), sel);
+  return c;
+}
+
+// How a rows x cols strided matrix can be handed to BLAS.
+struct MatrixFit {
+  bool row_ok = false;  // row-major: unit column stride
+  bool col_ok = false;  // column-major: unit row stride
+  int64_t row_ld = 0;
+  int64_t col_ld = 0;
+  bool any() const { return row_ok || col_ok; }
+};
+
+MatrixFit FitMatrix(int64_t rows, int64_t rs, int64_t cols, int64_t cs) {
+  MatrixFit f;
+  f.row_ld = rows <= 1 ? std::max<int64_t>(1, cols) : rs;
+  f.row_ok = (cols <= 1 || cs == 1) && f.row_ld >= std::max<int64_t>(1, cols) &&
+             f.row_ld <= kBlasIntMax;
+  f.col_ld = cols <= 1 ? std::max<int64_t>(1, rows) : cs;
+  f.col_ok = (rows <= 1 || rs == 1) && f.col_ld >= std::max<int64_t>(1, rows) &&
+             f.col_ld <= kBlasIntMax;
+  return f;
+}
+
+bool VectorOk(const Collapsed& c) {
+  return c.ok && (c.size <= 1 || (c.stride != 0 && c.stride <= kBlasIntMax && c.stride >= -kBlasIntMax));
+}
+
+struct Fits {
+  bool lhs = false, rhs = false, out = false;
+};
+
+Fits Evaluate(const std::vector<DotDim>& m, const std::vector<DotDim>& n,
+              const std::vector<DotDim>& k) {
+  const int64_t mt = Product(m), nt = Product(n), kt = Product(k);
+  Fits f;
+  Collapsed lm = Collapse(m, Sel::kLhs), lk = Collapse(k, Sel::kLhs);
+  f.lhs = mt > 1 ? lm.ok && lk.ok && FitMatrix(mt, lm.stride, kt, lk.stride).any() : VectorOk(lk);
+  Collapsed rk = Collapse(k, Sel::kRhs), rn = Collapse(n, Sel::kRhs);
+  f.rhs = nt > 1 ? rk.ok && rn.ok && FitMatrix(kt, rk.stride, nt, rn.stride).any() : VectorOk(rk);
+  Collapsed om = Collapse(m, Sel::kOut), on = Collapse(n, Sel::kOut);
+  if (mt > 1 && nt > 1) {
+    f.out = om.ok && on.ok && FitMatrix(mt, om.stride, nt, on.stride).any();
+  } else if (mt > 1) {
+    f.out = VectorOk(om);
+  } else if (nt > 1) {
+    f.out = VectorOk(on);
+  } else {
+    f.out = true;
+  }
+  return f;
+}
+
+int64_t MinStride(const std::vector<DotDim>& dims, Sel sel) {
+  int64_t s = INT64_MAX;
+  for (const DotDim& d : dims) s = std::min(s, std::abs(Stride(d, sel)));
+  return s;
+}
+
+// Gives `sel` a dense image layout: batch dims outermost, then `first`, then
+// `second` (innermost); records the copy and rewrites the strides.
+StridedCopy MakeImage(Sel sel, ElementType type, int64_t operand_offset,
+                      std::vector<DotDim*> batch, std::vector<DotDim*> first,
+                      std::vector<DotDim*> second) {
+  StridedCopy copy;
+  copy.operand = sel == Sel::kLhs   ? StridedCopy::Operand::kLhs
+                 : sel == Sel::kRhs ? StridedCopy::Operand::kRhs
+                                    : StridedCopy::Operand::kOut;
+  copy.element_bytes = ByteWidth(type);
+  copy.operand_offset = operand_offset;
+  std::vector<DotDim*> all = batch;
+  all.insert(all.end(), first.begin(), first.end());
+  all.insert(all.end(), second.begin(), second.end());
+  int64_t stride = 1;
+  std::vector<int64_t> dense(all.size());
+  for (size_t i = all.size(); i-- > 0;) {
+    dense[i] = stride;
+    stride *= all[i]->size;
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    copy.sizes.push_back(all[i]->size);
+    copy.operand_strides.push_back(Stride(*all[i], sel));
+    copy.scratch_strides.push_back(dense[i]);
+    StrideRef(*all[i], sel) = dense[i];
+  }
+  return copy;
+}
+
+std::vector<DotDim*> Pointers(std::vector<DotDim>& dims) {
+  std::vector<DotDim*> out;
+  for (DotDim& d : dims) out.push_back(&d);
+  return out;
+}
+
+// Merges adjacent dimensions whose strides chain for every selected operand.
+std::vector<DotDim> MergeAdjacent(std::vector<DotDim> dims, bool use_lhs, bool use_rhs,
+                                  bool use_out) {
+  std::vector<DotDim> out;
+  for (const DotDim& d : dims) {
+    if (d.size == 1) continue;
+    if (!out.empty()) {
+      DotDim& p = out.back();
+      bool chain = (!use_lhs || p.lhs_stride == d.lhs_stride * d.size) &&
+                   (!use_rhs || p.rhs_stride == d.rhs_stride * d.size) &&
+                   (!use_out || p.out_stride == d.out_stride * d.size);
+      if (chain) {
+        p.size *= d.size;
+        p.lhs_stride = d.lhs_stride;
+        p.rhs_stride = d.rhs_stride;
+        p.out_stride = d.out_stride;
+        continue;
+      }
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+int64_t Align64(int64_t x) { return (x + 63) / 64 * 64; }
+
+// ---- The plain loop ----
+
+template <typename Acc>
+struct Ops;
+
+template <>
+struct Ops<uint64_t> {
+  static uint64_t Load(ElementType t, const uint8_t* p) { return internal::LoadInt(t, p); }
+  static void Store(ElementType t, uint8_t* p, uint64_t v) { internal::StoreInt(t, p, v); }
+};
+template <>
+struct Ops<float> {
+  static float Load(ElementType t, const uint8_t* p) {
+    if (t == ElementType::kF32) {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    return static_cast<float>(internal::LoadReal(t, p));
+  }
+  static void Store(ElementType t, uint8_t* p, float v) { internal::StoreReal(t, p, v); }
+};
+template <>
+struct Ops<double> {
+  static double Load(ElementType t, const uint8_t* p) { return internal::LoadReal(t, p); }
+  static void Store(ElementType t, uint8_t* p, double v) { internal::StoreReal(t, p, v); }
+};
+template <typename T>
+struct Ops<std::complex<T>> {
+  static std::complex<T> Load(ElementType t, const uint8_t* p) {
+    return std::complex<T>(internal::LoadComplex(t, p));
+  }
+  static void Store(ElementType t, uint8_t* p, std::complex<T> v) {
+    internal::StoreComplex(t, p, std::complex<double>(v));
+  }
+};
+
+template <typename Acc>
+void RunLoopAs(const DotProblem& p, const uint8_t* lhs, const uint8_t* rhs, uint8_t* out) {
+  // Outer dims: batch, m, n; inner: k.
+  int64_t sizes[kMaxLoopDims], ls[kMaxLoopDims], rs[kMaxLoopDims], os[kMaxLoopDims];
+  int nd = 0;
+  auto add = [&](const std::vector<DotDim>& dims, bool l, bool r, bool o) {
+    for (const DotDim& d : dims) {
+      sizes[nd] = d.size;
+      ls[nd] = l ? d.lhs_stride : 0;
+      rs[nd] = r ? d.rhs_stride : 0;
+      os[nd] = o ? d.out_stride : 0;
+      ++nd;
+    }
+  };
+  add(p.batch, true, true, true);
+  add(p.m, true, false, true);
+  add(p.n, false, true, true);
+  int64_t ksizes[kMaxLoopDims], kls[kMaxLoopDims], krs[kMaxLoopDims], kzero[kMaxLoopDims] = {};
+  int nk = 0;
+  for (const DotDim& d : p.k) {
+    ksizes[nk] = d.size;
+    kls[nk] = d.lhs_stride;
+    krs[nk] = d.rhs_stride;
+    ++nk;
+  }
+  const ElementType lt = p.lhs_type, rt = p.rhs_type, ot = p.out_type;
+  const int64_t lw = ByteWidth(lt), rw = ByteWidth(rt), ow = ByteWidth(ot);
+  internal::ForEachOffset(
+      nd, sizes, ls, rs, os, p.lhs_offset, p.rhs_offset, p.out_offset,
+      [&](int64_t lo, int64_t ro, int64_t oo) {
+        Acc sum{};
+        internal::ForEachOffset(nk, ksizes, kls, krs, kzero, lo, ro, 0,
+                                [&](int64_t a, int64_t b, int64_t) {
+                                  sum += Ops<Acc>::Load(lt, lhs + a * lw) *
+                                         Ops<Acc>::Load(rt, rhs + b * rw);
+                                });
+        Ops<Acc>::Store(ot, out + oo * ow, sum);
+      });
+}
+
+void RunLoop(const DotProblem& p, const void* lhs, const void* rhs, void* out) {
+  auto l = static_cast<const uint8_t*>(lhs);
+  auto r = static_cast<const uint8_t*>(rhs);
+  auto o = static_cast<uint8_t*>(out);
+  const ElementType t = p.out_type;
+  if (t == ElementType::kC64) {
+    RunLoopAs<std::complex<float>>(p, l, r, o);
+  } else if (t == ElementType::kC128) {
+    RunLoopAs<std::complex<double>>(p, l, r, o);
+  } else if (t == ElementType::kF64) {
+    RunLoopAs<double>(p, l, r, o);
+  } else if (IsFloat(t)) {
+    RunLoopAs<float>(p, l, r, o);
+  } else {
+    RunLoopAs<uint64_t>(p, l, r, o);
+  }
+}
+
+// ---- BLAS calls, by type ----
+
+CBLAS_ORDER Order(bool row_major) { return row_major ? CblasRowMajor : CblasColMajor; }
+CBLAS_TRANSPOSE Trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+void Gemm(ElementType t, const DotPlan& p, const void* a, const void* b, void* c) {
+  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+  const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb),
+            ldc = static_cast<int>(p.ldc);
+  switch (t) {
+    case ElementType::kF32:
+      cblas_sgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, 1.0f,
+                  static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, 0.0f,
+                  static_cast<float*>(c), ldc);
+      return;
+    case ElementType::kF64:
+      cblas_dgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, 1.0,
+                  static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, 0.0,
+                  static_cast<double*>(c), ldc);
+      return;
+    case ElementType::kC64: {
+      const std::complex<float> one(1), zero(0);
+      cblas_cgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, &one, a, lda,
+                  b, ldb, &zero, c, ldc);
+      return;
+    }
+    default: {
+      const std::complex<double> one(1), zero(0);
+      cblas_zgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, &one, a, lda,
+                  b, ldb, &zero, c, ldc);
+      return;
+    }
+  }
+}
+
+void Gemv(ElementType t, const DotPlan& p, const void* a, const void* x, void* y) {
+  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
+  const int lda = static_cast<int>(p.lda), incx = static_cast<int>(p.incx),
+            incy = static_cast<int>(p.incy);
+  // y is cleared first: beta = 0 must not let stale NaNs through whatever the
+  // BLAS build does with beta.
+  const int64_t len = p.trans_a ? p.n : p.m;
+  const int64_t w = ByteWidth(t);
+  for (int64_t i = 0; i < len; ++i) std::memset(static_cast<uint8_t*>(y) + i * incy * w, 0, w);
+  switch (t) {
+    case ElementType::kF32:
+      cblas_sgemv(Order(p.row_major), Trans(p.trans_a), m, n, 1.0f, static_cast<const float*>(a),
+                  lda, static_cast<const float*>(x), incx, 0.0f, static_cast<float*>(y), incy);
+      return;
+    case ElementType::kF64:
+      cblas_dgemv(Order(p.row_major), Trans(p.trans_a), m, n, 1.0, static_cast<const double*>(a),
+                  lda, static_cast<const double*>(x), incx, 0.0, static_cast<double*>(y), incy);
+      return;
+    case ElementType::kC64: {
+      const std::complex<float> one(1), zero(0);
+      cblas_cgemv(Order(p.row_major), Trans(p.trans_a), m, n, &one, a, lda, x, incx, &zero, y,
+                  incy);
+      return;
+    }
+    default: {
+      const std::complex<double> one(1), zero(0);
+      cblas_zgemv(Order(p.row_major), Trans(p.trans_a), m, n, &one, a, lda, x, incx, &zero, y,
+                  incy);
+      return;
+    }
+  }
+}
+
+void Dot(ElementType t, const DotPlan& p, const void* x, const void* y, void* out) {
+  const int k = static_cast<int>(p.k), incx = static_cast<int>(p.incx),
+            incy = static_cast<int>(p.incy);
+  switch (t) {
+    case ElementType::kF32: {
+      float r = cblas_sdot(k, static_cast<const float*>(x), incx, static_cast<const float*>(y), incy);
+      std::memcpy(out, &r, sizeof(r));
+      return;
+    }
+    case ElementType::kF64: {
+      double r =
+          cblas_ddot(k, static_cast<const double*>(x), incx, static_cast<const double*>(y), incy);
+      std::memcpy(out, &r, sizeof(r));
+      return;
+    }
+    case ElementType::kC64: {
+      std::complex<float> r;
+      cblas_cdotu_sub(k, x, incx, y, incy, &r);
+      std::memcpy(out, &r, sizeof(r));
+      return;
+    }
+    default: {
+      std::complex<double> r;
+      cblas_zdotu_sub(k, x, incx, y, incy, &r);
+      std::memcpy(out, &r, sizeof(r));
+      return;
+    }
+  }
+}
+
+absl::Status CheckPlainLayout(const Shape& shape, absl::string_view what) {
+  if (!shape.IsArray()) return absl::InvalidArgumentError(absl::StrCat(what, " is not an array"));
+  if (shape.is_dynamic()) {
+    return absl::UnimplementedError(absl::StrCat(what, " has dynamic dimensions"));
+  }
+  if (!shape.has_layout()) return absl::OkStatus();
+  const Layout& l = shape.layout();
+  if (!l.tiles.empty() || !l.padded_dimensions.empty() ||
+      (l.element_size_in_bits != 0 &&
+       l.element_size_in_bits != 8 * ByteWidth(shape.element_type()))) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, " layout ", l.ToString(), " is not a plain layout"));
+  }
+  if (static_cast<int64_t>(l.minor_to_major.size()) != shape.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " layout does not match its rank"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+namespace internal {
+
+std::vector<int64_t> ElementStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.rank(), 0);
+  const Layout layout = shape.has_layout() ? shape.layout() : Layout::Default(shape.rank());
+  int64_t stride = 1;
+  for (int64_t d : layout.minor_to_major) {
+    strides[d] = stride;
+    stride *= shape.dimensions(d);
+  }
+  return strides;
+}
+
+absl::Status CheckPlainArray(const Shape& shape, absl::string_view what) {
+  return CheckPlainLayout(shape, what);
+}
+
+void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* operand_out,
+                    uint8_t* scratch, bool to_image) {
+  const int nd = static_cast<int>(copy.sizes.size());
+  const int64_t w = copy.element_bytes;
+  int64_t zero[kMaxLoopDims] = {};
+  uint8_t* image = scratch + copy.scratch_offset;
+  if (to_image) {
+    auto src = static_cast<const uint8_t*>(operand_in);
+    auto body = [&](auto width) {
+      ForEachOffset(nd, copy.sizes.data(), copy.operand_strides.data(),
+                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                    [&](int64_t s, int64_t d, int64_t) {
+                      std::memcpy(image + d * width, src + s * width, width);
+                    });
+    };
+    switch (w) {
+      case 4: body(std::integral_constant<int64_t, 4>()); break;
+      case 8: body(std::integral_constant<int64_t, 8>()); break;
+      case 16: body(std::integral_constant<int64_t, 16>()); break;
+      default: body(w);
+    }
+  } else {
+    auto dst = static_cast<uint8_t*>(operand_out);
+    auto body = [&](auto width) {
+      ForEachOffset(nd, copy.sizes.data(), copy.operand_strides.data(),
+                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                    [&](int64_t s, int64_t d, int64_t) {
+                      std::memcpy(dst + s * width, image + d * width, width);
+                    });
+    };
+    switch (w) {
+      case 4: body(std::integral_constant<int64_t, 4>()); break;
+      case 8: body(std::integral_constant<int64_t, 8>()); break;
+      case 16: body(std::integral_constant<int64_t, 16>()); break;
+      default: body(w);
+    }
+  }
+}
+
+}  // namespace internal
+
+int64_t StridedCopy::bytes() const {
+  int64_t n = element_bytes;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::string DotPlan::ToString() const {
+  std::string kind_name;
+  switch (kind) {
+    case Kind::kNothing: kind_name = "nothing"; break;
+    case Kind::kGemm: kind_name = "gemm"; break;
+    case Kind::kGemv: kind_name = "gemv"; break;
+    case Kind::kDot: kind_name = "dot"; break;
+    case Kind::kLoop: kind_name = "loop"; break;
+  }
+  int64_t batch = 1;
+  for (int64_t s : batch_sizes) batch *= s;
+  std::string s = absl::StrCat(kind_name, " ", ElementTypeName(out_type));
+  if (kind == Kind::kGemm || kind == Kind::kGemv) {
+    absl::StrAppend(&s, row_major ? " row_major" : " col_major", trans_a ? " T" : " N");
+    if (kind == Kind::kGemm) absl::StrAppend(&s, trans_b ? " T" : " N");
+  }
+  if (kind != Kind::kLoop && kind != Kind::kNothing) {
+    absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
+  }
+  absl::StrAppend(&s, " copies=", copies.size(), " copy_bytes=", copy_bytes,
+                  " scratch=", scratch_bytes);
+  return s;
+}
+
+absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
+  DotProblem p = problem;
+  for (const auto* group : {&p.batch, &p.m, &p.n, &p.k}) {
+    for (const DotDim& d : *group) {
+      if (d.size < 0) return absl::InvalidArgumentError("negative dimension size in dot");
+    }
+  }
+  const bool out_int = IsInteger(p.out_type) || IsPred(p.out_type);
+  for (ElementType t : {p.lhs_type, p.rhs_type}) {
+    const bool in_int = IsInteger(t) || IsPred(t);
+    if (!IsArrayElementType(t) || (out_int && !in_int) ||
+        (!IsComplex(p.out_type) && IsComplex(t))) {
+      return absl::UnimplementedError(absl::StrCat("dot of ", ElementTypeName(t), " into ",
+                                                   ElementTypeName(p.out_type)));
+    }
+  }
+  if (!IsArrayElementType(p.out_type)) return absl::InvalidArgumentError("bad dot result type");
+
+  DotPlan plan;
+  plan.lhs_type = p.lhs_type;
+  plan.rhs_type = p.rhs_type;
+  plan.out_type = p.out_type;
+  const int64_t bt = Product(p.batch), mt = Product(p.m), nt = Product(p.n), kt = Product(p.k);
+  if (bt == 0 || mt == 0 || nt == 0) {
+    plan.kind = DotPlan::Kind::kNothing;
+    return plan;
+  }
+
+  const bool blas = IsBlasType(p.out_type) && p.lhs_type == p.out_type &&
+                    p.rhs_type == p.out_type && kt > 0 && mt <= kBlasIntMax &&
+                    nt <= kBlasIntMax && kt <= kBlasIntMax;
+  if (!blas) {
+    DotProblem loop = p;
+    // Merge what can be merged, innermost loops on the smallest strides.
+    loop.batch = MergeAdjacent(OrderBy(p.batch, Sel::kOut), true, true, true);
+    loop.m = MergeAdjacent(OrderBy(p.m, Sel::kOut), true, false, true);
+    loop.n = MergeAdjacent(OrderBy(p.n, Sel::kOut), false, true, true);
+    loop.k = MergeAdjacent(OrderBy(p.k, Sel::kLhs), true, true, false);
+    if (loop.batch.size() + loop.m.size() + loop.n.size() > kMaxLoopDims ||
+        loop.k.size() > kMaxLoopDims) {
+      return absl::UnimplementedError("dot with too many dimensions");
+    }
+    plan.kind = DotPlan::Kind::kLoop;
+    plan.loop = std::move(loop);
+    return plan;
+  }
+
+  // Choose group orders.
+  auto candidates = [](const std::vector<DotDim>& dims, Sel a, Sel b) {
+    std::vector<std::vector<DotDim>> c = {OrderBy(dims, a)};
+    std::vector<DotDim> other = OrderBy(dims, b);
+    bool same = other.size() == c[0].size();
+    for (size_t i = 0; same && i < other.size(); ++i) {
+      same = Stride(other[i], a) == Stride(c[0][i], a) && Stride(other[i], b) == Stride(c[0][i], b);
+    }
+    if (!same) c.push_back(std::move(other));
+    return c;
+  };
+  const auto m_orders = candidates(p.m, Sel::kOut, Sel::kLhs);
+  const auto n_orders = candidates(p.n, Sel::kOut, Sel::kRhs);
+  const auto k_orders = candidates(p.k, Sel::kRhs, Sel::kLhs);
+  const int64_t w = ByteWidth(p.out_type);
+  int64_t best_cost = INT64_MAX;
+  std::vector<DotDim> m, n, k;
+  Fits fits;
+  for (const auto& mo : m_orders) {
+    for (const auto& no : n_orders) {
+      for (const auto& ko : k_orders) {
+        Fits f = Evaluate(mo, no, ko);
+        int64_t cost = (f.lhs ? 0 : bt * mt * kt) + (f.rhs ? 0 : bt * kt * nt) +
+                       (f.out ? 0 : bt * mt * nt);
+        if (cost < best_cost) {
+          best_cost = cost;
+          m = mo;
+          n = no;
+          k = ko;
+          fits = f;
+        }
+      }
+    }
+  }
+  (void)w;
+
+  std::vector<DotDim> batch;
+  for (const DotDim& d : p.batch) {
+    if (d.size != 1) batch.push_back(d);
+  }
+  if (batch.size() > kMaxLoopDims) return absl::UnimplementedError("dot with too many batch dims");
+
+  // Dense images for the operands that need them.
+  int64_t scratch = 0;
+  auto place = [&](StridedCopy copy, int64_t* offset) {
+    copy.scratch_offset = scratch;
+    *offset = scratch;
+    scratch = Align64(scratch + copy.bytes());
+    plan.copy_bytes += copy.bytes();
+    plan.copies.push_back(std::move(copy));
+  };
+  StridedCopy out_copy;
+  if (!fits.lhs) {
+    bool k_minor = MinStride(k, Sel::kLhs) <= MinStride(m, Sel::kLhs);
+    auto copy = k_minor ? MakeImage(Sel::kLhs, p.lhs_type, p.lhs_offset, Pointers(batch),
+                                    Pointers(m), Pointers(k))
+                        : MakeImage(Sel::kLhs, p.lhs_type, p.lhs_offset, Pointers(batch),
+                                    Pointers(k), Pointers(m));
+    place(std::move(copy), &plan.lhs_scratch_offset);
+    plan.lhs_in_scratch = true;
+    p.lhs_offset = 0;
+  }
+  if (!fits.rhs) {
+    bool n_minor = MinStride(n, Sel::kRhs) <= MinStride(k, Sel::kRhs);
+    auto copy = n_minor ? MakeImage(Sel::kRhs, p.rhs_type, p.rhs_offset, Pointers(batch),
+                                    Pointers(k), Pointers(n))
+                        : MakeImage(Sel::kRhs, p.rhs_type, p.rhs_offset, Pointers(batch),
+                                    Pointers(n), Pointers(k));
+    place(std::move(copy), &plan.rhs_scratch_offset);
+    plan.rhs_in_scratch = true;
+    p.rhs_offset = 0;
+  }
+  if (!fits.out) {
+    bool n_minor = MinStride(n, Sel::kOut) <= MinStride(m, Sel::kOut);
+    auto copy = n_minor ? MakeImage(Sel::kOut, p.out_type, p.out_offset, Pointers(batch),
+                                    Pointers(m), Pointers(n))
+                        : MakeImage(Sel::kOut, p.out_type, p.out_offset, Pointers(batch),
+                                    Pointers(n), Pointers(m));
+    place(std::move(copy), &plan.out_scratch_offset);
+    plan.out_in_scratch = true;
+    p.out_offset = 0;
+  }
+  plan.scratch_bytes = scratch;
+  plan.lhs_offset = p.lhs_offset;
+  plan.rhs_offset = p.rhs_offset;
+  plan.out_offset = p.out_offset;
+
+  // The batch loop.
+  std::vector<DotDim> merged = MergeAdjacent(batch, true, true, true);
+  for (const DotDim& d : merged) {
+    plan.batch_sizes.push_back(d.size);
+    plan.lhs_batch_strides.push_back(d.lhs_stride);
+    plan.rhs_batch_strides.push_back(d.rhs_stride);
+    plan.out_batch_strides.push_back(d.out_stride);
+  }
+
+  const Collapsed lm = Collapse(m, Sel::kLhs), lk = Collapse(k, Sel::kLhs);
+  const Collapsed rk = Collapse(k, Sel::kRhs), rn = Collapse(n, Sel::kRhs);
+  const Collapsed om = Collapse(m, Sel::kOut), on = Collapse(n, Sel::kOut);
+  XJIT_CHECK(lm.ok && lk.ok && rk.ok && rn.ok && om.ok && on.ok);
+  plan.m = mt;
+  plan.n = nt;
+  plan.k = kt;
+  if (mt > 1 && nt > 1) {
+    plan.kind = DotPlan::Kind::kGemm;
+    const MatrixFit a = FitMatrix(mt, lm.stride, kt, lk.stride);
+    const MatrixFit b = FitMatrix(kt, rk.stride, nt, rn.stride);
+    const MatrixFit c = FitMatrix(mt, om.stride, nt, on.stride);
+    XJIT_CHECK(a.any() && b.any() && c.any());
+    plan.row_major = c.row_ok;
+    plan.ldc = c.row_ok ? c.row_ld : c.col_ld;
+    if (plan.row_major) {
+      plan.trans_a = !a.row_ok;
+      plan.lda = a.row_ok ? a.row_ld : a.col_ld;
+      plan.trans_b = !b.row_ok;
+      plan.ldb = b.row_ok ? b.row_ld : b.col_ld;
+    } else {
+      plan.trans_a = !a.col_ok;
+      plan.lda = a.col_ok ? a.col_ld : a.row_ld;
+      plan.trans_b = !b.col_ok;
+      plan.ldb = b.col_ok ? b.col_ld : b.row_ld;
+    }
+  } else if (mt > 1) {
+    // y[m] = A[m, k] x[k] with A = lhs.
+    plan.kind = DotPlan::Kind::kGemv;
+    plan.gemv_lhs_is_matrix = true;
+    const MatrixFit a = FitMatrix(mt, lm.stride, kt, lk.stride);
+    plan.row_major = a.row_ok;
+    plan.trans_a = false;
+    plan.m = mt;
+    plan.n = kt;
+    plan.lda = a.row_ok ? a.row_ld : a.col_ld;
+    plan.incx = kt > 1 ? rk.stride : 1;
+    plan.incy = om.stride;
+  } else if (nt > 1) {
+    // y[n] = B[k, n]^T x[k] with B = rhs.
+    plan.kind = DotPlan::Kind::kGemv;
+    plan.gemv_lhs_is_matrix = false;
+    const MatrixFit b = FitMatrix(kt, rk.stride, nt, rn.stride);
+    plan.row_major = b.row_ok;
+    plan.trans_a = true;
+    plan.m = kt;
+    plan.n = nt;
+    plan.lda = b.row_ok ? b.row_ld : b.col_ld;
+    plan.incx = kt > 1 ? lk.stride : 1;
+    plan.incy = on.stride;
+  } else {
+    plan.kind = DotPlan::Kind::kDot;
+    plan.incx = kt > 1 ? lk.stride : 1;
+    plan.incy = kt > 1 ? rk.stride : 1;
+  }
+  return plan;
+}
+
+absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape& result,
+                                const DotDimensionNumbers& dnums) {
+  XJIT_RETURN_IF_ERROR(CheckPlainLayout(lhs, "dot lhs"));
+  XJIT_RETURN_IF_ERROR(CheckPlainLayout(rhs, "dot rhs"));
+  XJIT_RETURN_IF_ERROR(CheckPlainLayout(result, "dot result"));
+  const int64_t lr = lhs.rank(), rr = rhs.rank();
+  if (dnums.lhs_batch_dimensions.size() != dnums.rhs_batch_dimensions.size() ||
+      dnums.lhs_contracting_dimensions.size() != dnums.rhs_contracting_dimensions.size()) {
+    return absl::InvalidArgumentError("dot: mismatched dimension numbers");
+  }
+  std::vector<int> lhs_use(lr, 0), rhs_use(rr, 0);
+  auto mark = [](std::vector<int>& use, const std::vector<int64_t>& dims) {
+    for (int64_t d : dims) {
+      if (d < 0 || d >= static_cast<int64_t>(use.size()) || use[d]++ != 0) return false;
+    }
+    return true;
+  };
+  if (!mark(lhs_use, dnums.lhs_batch_dimensions) ||
+      !mark(lhs_use, dnums.lhs_contracting_dimensions) ||
+      !mark(rhs_use, dnums.rhs_batch_dimensions) ||
+      !mark(rhs_use, dnums.rhs_contracting_dimensions)) {
+    return absl::InvalidArgumentError("dot: dimension numbers out of range or repeated");
+  }
+  const std::vector<int64_t> ls = internal::ElementStrides(lhs);
+  const std::vector<int64_t> rs = internal::ElementStrides(rhs);
+  const std::vector<int64_t> os = internal::ElementStrides(result);
+  DotProblem p;
+  p.lhs_type = lhs.element_type();
+  p.rhs_type = rhs.element_type();
+  p.out_type = result.element_type();
+  std::vector<int64_t> out_dims;
+  for (size_t i = 0; i < dnums.lhs_batch_dimensions.size(); ++i) {
+    const int64_t l = dnums.lhs_batch_dimensions[i], r = dnums.rhs_batch_dimensions[i];
+    if (lhs.dimensions(l) != rhs.dimensions(r)) {
+      return absl::InvalidArgumentError("dot: batch dimension sizes differ");
+    }
+    p.batch.push_back({lhs.dimensions(l), ls[l], rs[r], 0});
+    out_dims.push_back(lhs.dimensions(l));
+  }
+  for (int64_t d = 0; d < lr; ++d) {
+    if (lhs_use[d] == 0) {
+      p.m.push_back({lhs.dimensions(d), ls[d], 0, 0});
+      out_dims.push_back(lhs.dimensions(d));
+    }
+  }
+  for (int64_t d = 0; d < rr; ++d) {
+    if (rhs_use[d] == 0) {
+      p.n.push_back({rhs.dimensions(d), 0, rs[d], 0});
+      out_dims.push_back(rhs.dimensions(d));
+    }
+  }
+  for (size_t i = 0; i < dnums.lhs_contracting_dimensions.size(); ++i) {
+    const int64_t l = dnums.lhs_contracting_dimensions[i], r = dnums.rhs_contracting_dimensions[i];
+    if (lhs.dimensions(l) != rhs.dimensions(r)) {
+      return absl::InvalidArgumentError("dot: contracting dimension sizes differ");
+    }
+    p.k.push_back({lhs.dimensions(l), ls[l], rs[r], 0});
+  }
+  if (std::vector<int64_t>(result.dimensions().begin(), result.dimensions().end()) != out_dims) {
+    return absl::InvalidArgumentError(absl::StrCat("dot: result shape ", result.ToString(),
+                                                   " does not match [",
+                                                   absl::StrJoin(out_dims, ","), "]"));
+  }
+  int64_t pos = 0;
+  for (DotDim& d : p.batch) d.out_stride = os[pos++];
+  for (DotDim& d : p.m) d.out_stride = os[pos++];
+  for (DotDim& d : p.n) d.out_stride = os[pos++];
+  return PlanDotProblem(p);
+}
+
+absl::StatusOr<DotPlan> PlanDot(const Instruction& dot) {
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2) {
+    return absl::InvalidArgumentError("PlanDot needs a dot instruction with two operands");
+  }
+  return PlanDot(dot.operand(0)->shape(), dot.operand(1)->shape(), dot.shape(),
+                 dot.attrs().dot_dimension_numbers);
+}
+
+void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch) {
+  if (plan.kind == DotPlan::Kind::kNothing) return;
+  if (plan.kind == DotPlan::Kind::kLoop) {
+    RunLoop(plan.loop, lhs, rhs, out);
+    return;
+  }
+  auto* s = static_cast<uint8_t*>(scratch);
+  for (const StridedCopy& c : plan.copies) {
+    if (c.operand == StridedCopy::Operand::kLhs) internal::RunStridedCopy(c, lhs, nullptr, s, true);
+    if (c.operand == StridedCopy::Operand::kRhs) internal::RunStridedCopy(c, rhs, nullptr, s, true);
+  }
+  const auto* a = plan.lhs_in_scratch ? s + plan.lhs_scratch_offset
+                                      : static_cast<const uint8_t*>(lhs);
+  const auto* b = plan.rhs_in_scratch ? s + plan.rhs_scratch_offset
+                                      : static_cast<const uint8_t*>(rhs);
+  auto* c = plan.out_in_scratch ? s + plan.out_scratch_offset : static_cast<uint8_t*>(out);
+  const ElementType t = plan.out_type;
+  const int64_t w = ByteWidth(t);
+  const int nd = static_cast<int>(plan.batch_sizes.size());
+  internal::ForEachOffset(
+      nd, plan.batch_sizes.data(), plan.lhs_batch_strides.data(), plan.rhs_batch_strides.data(),
+      plan.out_batch_strides.data(), plan.lhs_offset, plan.rhs_offset, plan.out_offset,
+      [&](int64_t lo, int64_t ro, int64_t oo) {
+        const uint8_t* ap = a + lo * w;
+        const uint8_t* bp = b + ro * w;
+        uint8_t* cp = c + oo * w;
+        switch (plan.kind) {
+          case DotPlan::Kind::kGemm: Gemm(t, plan, ap, bp, cp); break;
+          case DotPlan::Kind::kGemv:
+            if (plan.gemv_lhs_is_matrix) {
+              Gemv(t, plan, ap, bp, cp);
+            } else {
+              Gemv(t, plan, bp, ap, cp);
+            }
+            break;
+          case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
+          default: break;
+        }
+      });
+  for (const StridedCopy& cc : plan.copies) {
+    if (cc.operand == StridedCopy::Operand::kOut) internal::RunStridedCopy(cc, nullptr, out, s, false);
+  }
+}
+
+}  // namespace xjit::runtime::blas

@@ -1,0 +1,156 @@
+// DotGeneral at run time: a plan computed once from shapes, layouts and
+// dimension numbers, then RunDot over raw buffers with no allocation.
+//
+// The plan reduces every dot to a strided problem (DotProblem): batch, M (lhs
+// free), N (rhs free) and K (contracting) dimensions, each with an element
+// stride in the operands that index it. Within each group the dimensions are
+// reordered and merged where memory allows, so that each operand becomes one
+// strided matrix (or vector) per batch index:
+//   - f32/f64/c64/c128 with equal operand and result types go to OpenBLAS:
+//     gemm when M > 1 and N > 1, gemv when one of them is 1, dot (dotu for
+//     complex) when both are; row/column-major order and the transpose flags
+//     come from the strides, so no data moves;
+//   - an operand (or the result) whose dimensions cannot be merged into a
+//     BLAS matrix is copied once per run into scratch in a dense layout (the
+//     result is computed there and copied out); DotPlan::copies lists them
+//     and copy_bytes counts the bytes;
+//   - batch dimensions are a loop of BLAS calls (no batched GEMM in OpenBLAS
+//     0.3.21);
+//   - every other case (f16, bf16, f8, integers, PRED, mixed operand types,
+//     K = 0, sizes beyond BLAS's 32-bit ints) runs a plain strided loop:
+//     integers wrap at the result width (PRED: any true product), narrow
+//     floats accumulate in f32 and round once, f64 in f64, complex in
+//     complex of the result's component type.
+// Layouts must be plain (minor_to_major only: no tiles, no padded
+// dimensions, no packed sub-byte elements); others are Unimplemented, so the
+// caller can fall back to the evaluator.
+#ifndef XJIT_RUNTIME_BLAS_DOT_H_
+#define XJIT_RUNTIME_BLAS_DOT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/attributes.h"
+#include "ir/element_type.h"
+#include "ir/instruction.h"
+#include "ir/shape.h"
+
+namespace xjit::runtime::blas {
+
+// Loops are unrolled over at most this many dimensions after merging.
+inline constexpr int kMaxLoopDims = 32;
+
+// One dimension of a strided dot. Strides are in elements of the operand;
+// a stride of an operand that the group does not index is ignored.
+struct DotDim {
+  int64_t size = 1;
+  int64_t lhs_stride = 0;
+  int64_t rhs_stride = 0;
+  int64_t out_stride = 0;
+};
+
+// out[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n] over strided memory, each
+// operand starting at its offset (elements). Used directly by convolution.
+struct DotProblem {
+  ElementType lhs_type = ElementType::kF32;
+  ElementType rhs_type = ElementType::kF32;
+  ElementType out_type = ElementType::kF32;
+  int64_t lhs_offset = 0;
+  int64_t rhs_offset = 0;
+  int64_t out_offset = 0;
+  std::vector<DotDim> batch;  // lhs, rhs and out strides
+  std::vector<DotDim> m;      // lhs and out strides
+  std::vector<DotDim> n;      // rhs and out strides
+  std::vector<DotDim> k;      // lhs and rhs strides
+};
+
+// A strided N-d copy between an operand and its dense image in scratch.
+struct StridedCopy {
+  enum class Operand : uint8_t { kLhs, kRhs, kOut };
+  Operand operand = Operand::kLhs;  // kOut copies scratch -> result after the GEMMs
+  int64_t scratch_offset = 0;       // bytes
+  int64_t element_bytes = 0;
+  int64_t operand_offset = 0;       // elements
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> operand_strides;  // elements
+  std::vector<int64_t> scratch_strides;  // elements
+  int64_t bytes() const;
+};
+
+struct DotPlan {
+  enum class Kind : uint8_t {
+    kNothing,  // the result has no elements
+    kGemm,
+    kGemv,
+    kDot,
+    kLoop,     // the plain strided loop
+  };
+  Kind kind = Kind::kNothing;
+  ElementType lhs_type = ElementType::kF32;
+  ElementType rhs_type = ElementType::kF32;
+  ElementType out_type = ElementType::kF32;
+
+  // Copies made on every run, in order (operands before, result after).
+  std::vector<StridedCopy> copies;
+  int64_t copy_bytes = 0;
+  // Bytes of scratch RunDot needs (0 when no copy); any alignment works,
+  // 64-byte aligned scratch is fastest.
+  int64_t scratch_bytes = 0;
+
+  // Batch loop (merged), outer first; offsets in elements of the operand
+  // actually read (the scratch image where copied).
+  std::vector<int64_t> batch_sizes;
+  std::vector<int64_t> lhs_batch_strides;
+  std::vector<int64_t> rhs_batch_strides;
+  std::vector<int64_t> out_batch_strides;
+  int64_t lhs_offset = 0;
+  int64_t rhs_offset = 0;
+  int64_t out_offset = 0;
+  bool lhs_in_scratch = false;
+  bool rhs_in_scratch = false;
+  bool out_in_scratch = false;
+  int64_t lhs_scratch_offset = 0;  // bytes; where the image starts
+  int64_t rhs_scratch_offset = 0;
+  int64_t out_scratch_offset = 0;
+
+  // kGemm (CBLAS arguments): C = op(A) op(B) with A = lhs, B = rhs.
+  // kGemv: y = op(A) x; gemv_lhs_is_matrix says whether A is lhs (x = rhs)
+  // or rhs (x = lhs). kDot: one element = x . y.
+  bool row_major = true;
+  bool trans_a = false;
+  bool trans_b = false;
+  bool gemv_lhs_is_matrix = true;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t incx = 1, incy = 1;  // gemv: x and y; dot: lhs and rhs
+
+  // kLoop: the merged problem (strides of the operands as given).
+  DotProblem loop;
+
+  // One line for dumps and tests: "gemm row_major N T m=.. n=.. k=.. batch=.. copies=..".
+  std::string ToString() const;
+};
+
+// Plans the dot of the strided problem (sizes and strides need not be merged
+// or ordered). InvalidArgument for negative sizes; Unimplemented beyond
+// kMaxLoopDims dimensions or for mixed type families the loop cannot do.
+absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem);
+
+// Plans a DotGeneral with these operand and result shapes (with layouts).
+// The result's dimensions are batch, lhs free, rhs free, in that order.
+absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape& result,
+                                const DotDimensionNumbers& dnums);
+// The same for a `dot` instruction (shapes from its operands and itself).
+absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
+
+// Runs the plan. `lhs`, `rhs` and `out` hold the operands and result in the
+// planned layouts; `scratch` holds plan.scratch_bytes bytes (may be null
+// when that is 0). Never allocates. Buffers need no particular alignment
+// beyond the element type's natural one.
+void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch);
+
+}  // namespace xjit::runtime::blas
+
+#endif  // XJIT_RUNTIME_BLAS_DOT_H_

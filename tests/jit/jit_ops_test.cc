@@ -1,0 +1,255 @@
+// Every operation the kernel emitter compiles, against the evaluator, on
+// every instruction set the host supports: element types, shapes with size-0
+// and size-1 dimensions and odd sizes (vector tails), non-default layouts,
+// and arguments rich in NaN, infinities, -0 and integer extremes. Each case
+// must compile to kernels only (no interpreted step).
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+// A module with parameters p0.. of the given shapes and one root.
+std::string One(const std::vector<std::string>& parameters, const std::string& root) {
+  std::string text = "HloModule m\nENTRY e {\n";
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
+  }
+  absl::StrAppend(&text, "  ROOT r = ", root, "\n}\n");
+  return text;
+}
+
+// Dimension strings (with layouts) covering scalars, empty arrays, size-1
+// dimensions, vector tails and non-default layouts.
+const std::vector<std::string>& Dims() {
+  static const std::vector<std::string> dims = {
+      "[]", "[0]", "[1]", "[7]", "[19]", "[3,5]{0,1}", "[2,1,9]{1,0,2}", "[4,33]", "[0,3]"};
+  return dims;
+}
+
+class JitOps : public ::testing::TestWithParam<Isa> {
+ protected:
+  void Check(const std::string& hlo, bool vectorized = false) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = seed;
+      options.require_vectorized = vectorized;
+      EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+    }
+  }
+};
+
+const char* kFloatTypes[] = {"f32", "f64", "f16", "bf16"};
+const char* kIntTypes[] = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "s4", "u2"};
+
+TEST_P(JitOps, FloatUnary) {
+  for (const char* t : kFloatTypes) {
+    for (const std::string& d : Dims()) {
+      const std::string s = absl::StrCat(t, d);
+      for (const char* op : {"abs", "negate", "sqrt", "floor", "ceil", "round-nearest-even",
+                             "round-nearest-afz", "sign"}) {
+        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")));
+      }
+      Check(One({s}, absl::StrCat("pred", d, " is-finite(p0)")));
+    }
+  }
+}
+
+TEST_P(JitOps, FloatBinary) {
+  for (const char* t : kFloatTypes) {
+    for (const std::string& d : Dims()) {
+      const std::string s = absl::StrCat(t, d);
+      for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+      }
+    }
+  }
+}
+
+TEST_P(JitOps, FloatCompareSelectClamp) {
+  for (const char* t : kFloatTypes) {
+    for (const std::string& d : Dims()) {
+      const std::string s = absl::StrCat(t, d);
+      const std::string p = absl::StrCat("pred", d);
+      for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir,
+                                       ", type=TOTALORDER")));
+      }
+      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(One({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
+      Check(One({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
+                absl::StrCat(s, " clamp(p0, p1, p2)")));
+    }
+  }
+}
+
+TEST_P(JitOps, IntegerOps) {
+  for (const char* t : kIntTypes) {
+    for (const std::string& d : {std::string("[]"), std::string("[13]"), std::string("[3,4]{0,1}")}) {
+      const std::string s = absl::StrCat(t, d);
+      const std::string p = absl::StrCat("pred", d);
+      for (const char* op : {"abs", "negate", "not", "sign", "count-leading-zeros", "popcnt"}) {
+        const bool is_signed = t[0] == 's';
+        if (!is_signed && (std::string(op) == "abs" || std::string(op) == "sign")) continue;
+        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")));
+      }
+      for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum",
+                             "minimum", "and", "or", "xor", "shift-left",
+                             "shift-right-arithmetic", "shift-right-logical"}) {
+        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+      }
+      for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+      }
+      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT, type=UNSIGNED")));
+      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=GE, type=SIGNED")));
+      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(One({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
+    }
+  }
+}
+
+TEST_P(JitOps, Mulhi) {
+  for (const char* t : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
+    const std::string s = absl::StrCat(t, "[11]");
+    Check(One({s, s}, absl::StrCat(s, " mulhi(p0, p1)")));
+  }
+}
+
+TEST_P(JitOps, PredOps) {
+  for (const std::string& d : {std::string("[]"), std::string("[21]")}) {
+    const std::string p = absl::StrCat("pred", d);
+    Check(One({p}, absl::StrCat(p, " not(p0)")));
+    for (const char* op : {"and", "or", "xor", "add", "multiply", "maximum", "minimum"}) {
+      Check(One({p, p}, absl::StrCat(p, " ", op, "(p0, p1)")));
+    }
+    for (const char* dir : {"EQ", "NE", "LT", "GE"}) {
+      Check(One({p, p}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+    }
+    Check(One({p, p, p}, absl::StrCat(p, " select(p0, p1, p2)")));
+  }
+}
+
+TEST_P(JitOps, Convert) {
+  const char* types[] = {"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "s4",
+                         "f16", "bf16", "f32", "f64"};
+  for (const char* from : types) {
+    for (const char* to : types) {
+      Check(One({absl::StrCat(from, "[23]")}, absl::StrCat(to, "[23] convert(p0)")));
+    }
+  }
+}
+
+TEST_P(JitOps, BitcastConvert) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"f32", "s32"}, {"s32", "f32"}, {"u32", "f32"}, {"f64", "s64"}, {"u64", "f64"},
+      {"f16", "s16"}, {"u16", "f16"}, {"bf16", "u16"}, {"f16", "bf16"}, {"s8", "u8"}};
+  for (const auto& [from, to] : pairs) {
+    Check(One({absl::StrCat(from, "[9]")}, absl::StrCat(to, "[9] bitcast-convert(p0)")));
+  }
+}
+
+TEST_P(JitOps, Iota) {
+  for (const char* t : {"s32", "u8", "s64", "f32", "f64", "f16", "bf16"}) {
+    Check(One({}, absl::StrCat(t, "[5,7] iota(), iota_dimension=1")));
+    Check(One({}, absl::StrCat(t, "[5,7]{0,1} iota(), iota_dimension=0")));
+  }
+}
+
+TEST_P(JitOps, DataMovement) {
+  for (const char* t : {"f32", "s8", "f16", "f64", "pred"}) {
+    auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
+    Check(One({s("[]")}, s("[3,5] broadcast(p0), dimensions={}")));
+    Check(One({s("[5]")}, s("[3,5]{0,1} broadcast(p0), dimensions={1}")));
+    Check(One({s("[3]")}, s("[3,1,9] broadcast(p0), dimensions={0}")));
+    Check(One({s("[3,5]")}, s("[5,3] transpose(p0), dimensions={1,0}")));
+    Check(One({s("[2,3,4]{0,2,1}")}, s("[4,2,3] transpose(p0), dimensions={2,0,1}")));
+    Check(One({s("[6,4]")}, s("[4,3,2] reshape(p0)")));
+    Check(One({s("[2,3,5]{0,1,2}")}, s("[30] reshape(p0)")));
+    Check(One({s("[30]")}, s("[5,6]{0,1} reshape(p0)")));
+    Check(One({s("[10,9]")}, s("[3,4] slice(p0), slice={[1:10:3], [0:8:2]}")));
+    Check(One({s("[17]")}, s("[13] slice(p0), slice={[2:15]}")));
+    Check(One({s("[4,5]"), s("[]")}, s("[7,6] pad(p0, p1), padding=1_2x0_1")));
+    Check(One({s("[4,5]"), s("[]")}, s("[2,13] pad(p0, p1), padding=-1_-1x1_0_2")));
+    Check(One({s("[3]"), s("[]")}, s("[9] pad(p0, p1), padding=0_0_3")));
+    Check(One({s("[0]"), s("[]")}, s("[4] pad(p0, p1), padding=2_2")));
+    Check(One({s("[2,3]"), s("[2,0]"), s("[2,5]")},
+              s("[2,8] concatenate(p0, p1, p2), dimensions={1}")));
+    Check(One({s("[1,4]"), s("[3,4]{0,1}")}, s("[4,4] concatenate(p0, p1), dimensions={0}")));
+    Check(One({s("[4,6]{0,1}")}, s("[4,6] reverse(p0), dimensions={0,1}")));
+    Check(One({s("[9]")}, s("[9] reverse(p0), dimensions={0}")));
+    Check(One({s("[3,5]")}, s("[3,5]{0,1} copy(p0)")));
+  }
+}
+
+TEST_P(JitOps, DynamicSlices) {
+  for (const char* t : {"f32", "s16", "bf16"}) {
+    auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
+    for (const char* index_type : {"s32", "u8", "s64", "u64"}) {
+      const std::string i = absl::StrCat(index_type, "[]");
+      Check(One({s("[7,9]"), i, i}, s("[3,4] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={3,4}")));
+      Check(One({s("[7,9]{0,1}"), s("[2,5]"), i, i},
+                s("[7,9]{0,1} dynamic-update-slice(p0, p1, p2, p3)")));
+    }
+  }
+}
+
+TEST_P(JitOps, VectorizedF32F64) {
+  // Big enough for the vector loop; odd sizes for the tails.
+  for (const char* t : {"f32", "f64"}) {
+    for (const char* d : {"[64]", "[3,37]", "[37,5]{0,1}"}) {
+      const std::string s = absl::StrCat(t, d);
+      const std::string p = absl::StrCat("pred", d);
+      for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), true);
+      }
+      for (const char* op : {"abs", "negate", "sqrt", "floor", "round-nearest-afz", "sign"}) {
+        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")), true);
+      }
+      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT")), true);
+      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=NE")), true);
+      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")), true);
+      Check(One({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
+                absl::StrCat(s, " clamp(p0, p1, p2)")), true);
+      Check(One({absl::StrCat(t, "[]")}, absl::StrCat(s, " broadcast(p0), dimensions={}")), true);
+    }
+  }
+}
+
+TEST_P(JitOps, LoopFusion) {
+  // A fusion instruction written in the module becomes one kernel.
+  Check(R"(HloModule m
+fused {
+  a = f32[6,5] parameter(0)
+  b = f32[5] parameter(1)
+  c = f32[] constant(0.5)
+  bb = f32[6,5] broadcast(b), dimensions={1}
+  cc = f32[6,5] broadcast(c), dimensions={}
+  m = f32[6,5] multiply(a, bb)
+  s = f32[6,5] add(m, cc)
+  t = f32[5,6] transpose(s), dimensions={1,0}
+  ROOT r = f32[5,6] maximum(t, t)
+}
+ENTRY e {
+  p0 = f32[6,5] parameter(0)
+  p1 = f32[5] parameter(1)
+  ROOT f = f32[5,6] fusion(p0, p1), kind=kLoop, calls=fused
+}
+)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitOps, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing

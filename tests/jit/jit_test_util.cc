@@ -1,0 +1,191 @@
+// Helpers for the JIT's tests (see jit_test_util.h).
+#include "tests/jit/jit_test_util.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/evaluator.h"
+#include "ir/float_format.h"
+#include "ir/hlo_parser.h"
+#include "ir/verifier.h"
+#include "jit/target.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+uint64_t Mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+
+uint64_t RandomFloatBits(ElementType type, std::mt19937_64& rng) {
+  const double inf = std::numeric_limits<double>::infinity();
+  static const double kEdges[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, inf, -inf,
+                                  std::nan(""), -std::nan(""), 1e-40, -1e-310, 65504.0, 70000.0,
+                                  3e38, -3.5e38, 1e300, 0.1, 1.0 / 3.0, 123456789.0};
+  switch (rng() % 8) {
+    case 0:
+    case 1: {
+      const double v = kEdges[rng() % (sizeof(kEdges) / sizeof(kEdges[0]))];
+      if (type == ElementType::kF64) {
+        uint64_t bits;
+        std::memcpy(&bits, &v, 8);
+        return bits;
+      }
+      return DoubleToFloatBits(type, v);
+    }
+    case 2:  // Raw bits: any pattern, NaN payloads and subnormals included.
+      return rng() & Mask(BitWidth(type));
+    case 3: {  // Small integers, for rounding and exact results.
+      const double v = static_cast<double>(static_cast<int64_t>(rng() % 21) - 10);
+      return type == ElementType::kF64 ? [&] { uint64_t b; std::memcpy(&b, &v, 8); return b; }()
+                                       : DoubleToFloatBits(type, v);
+    }
+    default: {
+      std::uniform_real_distribution<double> unit(-1.0, 1.0);
+      const double v = unit(rng) * std::ldexp(1.0, static_cast<int>(rng() % 40) - 20);
+      if (type == ElementType::kF64) {
+        uint64_t bits;
+        std::memcpy(&bits, &v, 8);
+        return bits;
+      }
+      return DoubleToFloatBits(type, v);
+    }
+  }
+}
+
+uint64_t RandomIntBits(ElementType type, std::mt19937_64& rng) {
+  const int width = BitWidth(type);
+  const bool is_signed = IsSignedInteger(type);
+  const uint64_t mask = Mask(width);
+  const uint64_t min = is_signed ? (uint64_t{1} << (width - 1)) : 0;  // bits of the minimum
+  const uint64_t max = is_signed ? min - 1 : mask;
+  switch (rng() % 8) {
+    case 0: return min & mask;
+    case 1: return max & mask;
+    case 2: return mask;  // -1 or the unsigned maximum
+    case 3: return 0;
+    case 4: return rng() & mask;
+    default: {
+      const int64_t v = static_cast<int64_t>(rng() % 17) - 8;
+      return static_cast<uint64_t>(is_signed ? v : (v < 0 ? -v : v)) & mask;
+    }
+  }
+}
+
+bool IsNan(ElementType type, uint64_t bits) {
+  return IsFloat(type) && std::isnan(FloatBitsToDouble(type, bits));
+}
+
+}  // namespace
+
+std::vector<Isa> HostIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kSse4, Isa::kAvx2}) {
+    if (HostSupportsIsa(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(hlo);
+  if (!module.ok()) return module.status();
+  absl::Status status = VerifyModule(**module);
+  if (!status.ok()) return status;
+  return module;
+}
+
+Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& element : shape.tuple_shapes()) elements.push_back(RandomLiteral(element, rng));
+    return Literal::MakeTuple(std::move(elements));
+  }
+  Literal literal(shape);
+  if (!shape.IsArray()) return literal;
+  const ElementType type = shape.element_type();
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    uint64_t bits = 0;
+    if (IsPred(type)) {
+      bits = rng() & 1;
+    } else if (IsFloat(type)) {
+      bits = RandomFloatBits(type, rng);
+    } else {
+      bits = RandomIntBits(type, rng);
+    }
+    literal.SetBitsLinear(i, bits);
+  }
+  return literal;
+}
+
+std::string Difference(const Literal& expected, const Literal& actual) {
+  if (!expected.shape().Compatible(actual.shape())) {
+    return absl::StrCat("shape ", actual.shape().ToString(), " != expected ",
+                        expected.shape().ToString());
+  }
+  if (expected.shape().IsTuple()) {
+    for (int64_t i = 0; i < expected.shape().tuple_size(); ++i) {
+      std::string d = Difference(expected.element(i), actual.element(i));
+      if (!d.empty()) return absl::StrCat("tuple element ", i, ": ", d);
+    }
+    return "";
+  }
+  if (!expected.shape().IsArray()) return "";
+  const ElementType type = expected.shape().element_type();
+  for (int64_t i = 0; i < expected.element_count(); ++i) {
+    const uint64_t e = expected.GetBitsLinear(i);
+    const uint64_t a = actual.GetBitsLinear(i);
+    if (e == a || (IsNan(type, e) && IsNan(type, a))) continue;
+    return absl::StrCat("element ", i, " (row-major) is 0x", absl::Hex(a), " but expected 0x",
+                        absl::Hex(e), IsFloat(type) ? absl::StrCat(" (", FloatBitsToDouble(type, a),
+                                                                     " vs ",
+                                                                     FloatBitsToDouble(type, e), ")")
+                                                    : std::string());
+  }
+  return "";
+}
+
+::testing::AssertionResult MatchesEvaluator(const Module& module, const CheckOptions& options) {
+  std::mt19937_64 rng(options.seed);
+  std::vector<Literal> arguments;
+  for (const Instruction* parameter : module.entry()->parameters()) {
+    arguments.push_back(RandomLiteral(parameter->shape(), rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(module, arguments);
+  if (!expected.ok()) {
+    return ::testing::AssertionFailure() << "evaluator: " << expected.status();
+  }
+  CompileOptions compile_options;
+  compile_options.isa = options.isa;
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(module, compile_options, &report);
+  if (!executable.ok()) return ::testing::AssertionFailure() << "compile: " << executable.status();
+  if (options.require_all_compiled && !report.interpreted_steps.empty()) {
+    return ::testing::AssertionFailure()
+           << "interpreted steps:\n  " << absl::StrJoin(report.interpreted_steps, "\n  ");
+  }
+  if (options.require_vectorized) {
+    bool vectorized = false;
+    for (const KernelInfo& kernel : report.kernels) vectorized |= kernel.vector_lanes > 1;
+    if (!vectorized) return ::testing::AssertionFailure() << "no kernel is vectorised";
+  }
+  absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+  if (!actual.ok()) return ::testing::AssertionFailure() << "run: " << actual.status();
+  const std::string difference = Difference(*expected, *actual);
+  if (!difference.empty()) {
+    std::string programs;
+    for (const KernelInfo& kernel : report.kernels) absl::StrAppend(&programs, kernel.program);
+    return ::testing::AssertionFailure() << "isa " << IsaName(options.isa) << " seed "
+                                         << options.seed << ": " << difference << "\n"
+                                         << programs;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult MatchesEvaluator(absl::string_view hlo, const CheckOptions& options) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  if (!module.ok()) return ::testing::AssertionFailure() << "parse/verify: " << module.status();
+  return MatchesEvaluator(**module, options);
+}
+
+}  // namespace xjit::jit::testing

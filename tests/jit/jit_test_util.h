@@ -1,0 +1,54 @@
+// Helpers for the JIT's tests: random arguments rich in edge values, a
+// comparison that is bit exact except that any NaN matches any NaN, and a
+// one-call check that a module's compiled results equal the evaluator's.
+#ifndef XJIT_TESTS_JIT_JIT_TEST_UTIL_H_
+#define XJIT_TESTS_JIT_JIT_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "jit/compile.h"
+#include "jit/compile_options.h"
+
+namespace xjit::jit::testing {
+
+// The instruction sets this host can run (sse4, and avx2 when present).
+std::vector<Isa> HostIsas();
+
+// Parses and verifies.
+absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo);
+
+// A literal of `shape` filled from `rng`: a mix of edge values (zeros of
+// both signs, infinities, NaN, extremes, halves, integer min/max, -1, ...)
+// and ordinary values.
+Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng);
+
+// "" when equal (same dimensions and type, same bits per element, any NaN
+// equal to any NaN); otherwise a description of the first difference.
+std::string Difference(const Literal& expected, const Literal& actual);
+
+struct CheckOptions {
+  Isa isa = Isa::kAuto;
+  uint64_t seed = 1;
+  // Fail when any instruction ran as an interpreted step.
+  bool require_all_compiled = true;
+  // Fail unless at least one kernel is vectorised.
+  bool require_vectorized = false;
+};
+
+// Compiles `module`, runs it and the evaluator on random arguments, and
+// compares.
+::testing::AssertionResult MatchesEvaluator(const Module& module, const CheckOptions& options);
+::testing::AssertionResult MatchesEvaluator(absl::string_view hlo, const CheckOptions& options);
+
+}  // namespace xjit::jit::testing
+
+#endif  // XJIT_TESTS_JIT_JIT_TEST_UTIL_H_

@@ -1,0 +1,288 @@
+// Golden pass tests: every tests/passes/golden/<pass>/<case>.hlo holds an input
+// module, a line `// CHECK-AFTER <pass>[,<pass>...]`, and the module expected
+// after running those passes in order (docs/passes.md describes the format).
+// For each case the test
+//   1. parses and verifies the input, runs the passes (CreatePass), verifies
+//      the result;
+//   2. compares the printed result with the expected text, itself parsed and
+//      printed so that hand-written expectations may omit what the printer
+//      adds (operand shapes, default layouts, `%`); an empty expectation
+//      means "unchanged";
+//   3. checks that the passes reported a change exactly when the text
+//      changed;
+//   4. runs the evaluator on the input and on the result with seeded random
+//      arguments (special values included: NaN, +-0, +-inf, integer extremes)
+//      and requires identical results, bit for bit, unless the case says
+//      `// SEMANTICS tolerance=<relative>` (then specials are left out) or
+//      `// SEMANTICS none`.
+// UPDATE_GOLDEN=1 rewrites each file's expectation with the actual output.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "ir/evaluator.h"
+#include "ir/hlo_parser.h"
+#include "ir/hlo_printer.h"
+#include "ir/layout_util.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+
+namespace xjit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr absl::string_view kCheckAfter = "// CHECK-AFTER";
+constexpr absl::string_view kSemantics = "// SEMANTICS";
+
+struct GoldenCase {
+  std::string path;
+  std::string name;  // <pass>_<case>, for the test name
+};
+
+std::vector<GoldenCase> FindCases() {
+  std::vector<GoldenCase> cases;
+  const fs::path root(XJIT_GOLDEN_DIR);
+  std::error_code error;
+  if (!fs::is_directory(root, error)) return cases;
+  for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".hlo") continue;
+    std::string name = fs::relative(entry.path(), root).replace_extension().string();
+    for (char& c : name) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
+    }
+    cases.push_back({entry.path().string(), name});
+  }
+  std::sort(cases.begin(), cases.end(),
+            [](const GoldenCase& a, const GoldenCase& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+struct ParsedCase {
+  std::string input;        // text before the CHECK-AFTER line
+  std::string check_line;   // the CHECK-AFTER line itself
+  std::vector<std::string> passes;
+  std::string expected;     // text after it
+  enum class Semantics { kExact, kTolerance, kNone } semantics = Semantics::kExact;
+  double tolerance = 0;
+};
+
+absl::StatusOr<ParsedCase> SplitCase(const std::string& text) {
+  ParsedCase parsed;
+  size_t pos = 0;
+  bool found = false;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    absl::string_view line(text.data() + pos, end - pos);
+    absl::string_view stripped = absl::StripAsciiWhitespace(line);
+    if (absl::StartsWith(stripped, kCheckAfter)) {
+      parsed.input = text.substr(0, pos);
+      parsed.check_line = std::string(line);
+      parsed.expected = end < text.size() ? text.substr(end + 1) : "";
+      for (absl::string_view name : absl::StrSplit(stripped.substr(kCheckAfter.size()), ',')) {
+        name = absl::StripAsciiWhitespace(name);
+        if (!name.empty()) parsed.passes.emplace_back(name);
+      }
+      found = true;
+      break;
+    }
+    if (absl::StartsWith(stripped, kSemantics)) {
+      absl::string_view mode = absl::StripAsciiWhitespace(stripped.substr(kSemantics.size()));
+      if (mode == "exact") {
+        parsed.semantics = ParsedCase::Semantics::kExact;
+      } else if (mode == "none") {
+        parsed.semantics = ParsedCase::Semantics::kNone;
+      } else if (absl::ConsumePrefix(&mode, "tolerance=") &&
+                 absl::SimpleAtod(mode, &parsed.tolerance)) {
+        parsed.semantics = ParsedCase::Semantics::kTolerance;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("bad SEMANTICS line: ", line));
+      }
+    }
+    pos = end + 1;
+  }
+  if (!found) return absl::InvalidArgumentError("no `// CHECK-AFTER <pass>` line");
+  if (parsed.passes.empty()) return absl::InvalidArgumentError("CHECK-AFTER names no pass");
+  return parsed;
+}
+
+// ---- Random arguments ----
+
+absl::Status FillRandom(Literal* literal, std::mt19937_64& rng, bool specials) {
+  const Shape& shape = literal->shape();
+  if (shape.IsTuple()) {
+    for (Literal& element : *literal->mutable_elements()) {
+      absl::Status s = FillRandom(&element, rng, specials);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (!shape.IsArray()) return absl::UnimplementedError("non-array parameter");
+  const ElementType type = shape.element_type();
+  std::vector<int64_t> index(shape.rank(), 0);
+  if (shape.element_count() == 0) return absl::OkStatus();
+  std::uniform_real_distribution<double> real(-4.0, 4.0);
+  std::uniform_int_distribution<int> pick(0, 7);
+  do {
+    const bool special = specials && pick(rng) == 0;
+    if (IsFloat(type)) {
+      static constexpr double kSpecials[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1.0, -1.0};
+      double value = special ? kSpecials[rng() % 7] : real(rng);
+      literal->SetDouble(index, value);
+    } else if (IsComplex(type)) {
+      literal->SetComplex(index, {real(rng), real(rng)});
+    } else if (IsPred(type)) {
+      literal->SetInt(index, static_cast<int64_t>(rng() & 1));
+    } else {
+      const int bits = BitWidth(type);
+      if (special) {
+        // Extremes: 0, the minimum and the maximum of the type.
+        const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+        uint64_t choices[] = {0, IsSignedInteger(type) ? (1ull << (bits - 1)) : 0,
+                              IsSignedInteger(type) ? (mask >> 1) : mask};
+        literal->SetBits(index, choices[rng() % 3]);
+      } else if (IsSignedInteger(type)) {
+        const int64_t limit = bits >= 5 ? 9 : (1 << (bits - 1)) - 1;
+        literal->SetInt(index, static_cast<int64_t>(rng() % (2 * limit + 1)) - limit);
+      } else {
+        const int64_t limit = bits >= 5 ? 17 : (1 << bits);
+        literal->SetInt(index, static_cast<int64_t>(rng() % limit));
+      }
+    }
+  } while (NextIndex(shape.dimensions(), absl::MakeSpan(index)));
+  return absl::OkStatus();
+}
+
+// Elementwise comparison within a relative tolerance; NaN equals NaN.
+bool NearlyEqual(const Literal& a, const Literal& b, double tolerance, std::string* why) {
+  if (!a.shape().Compatible(b.shape())) {
+    *why = absl::StrCat("shapes differ: ", a.shape().ToString(), " vs ", b.shape().ToString());
+    return false;
+  }
+  if (a.shape().IsTuple()) {
+    for (int64_t i = 0; i < a.shape().tuple_size(); ++i) {
+      if (!NearlyEqual(a.element(i), b.element(i), tolerance, why)) return false;
+    }
+    return true;
+  }
+  if (!a.shape().IsArray() || !(IsFloat(a.shape().element_type()))) {
+    if (a == b) return true;
+    *why = "non-float values differ";
+    return false;
+  }
+  std::vector<int64_t> index(a.shape().rank(), 0);
+  if (a.element_count() == 0) return true;
+  do {
+    const double x = a.GetDouble(index), y = b.GetDouble(index);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    const double scale = std::max({1.0, std::fabs(x), std::fabs(y)});
+    if (!(std::fabs(x - y) <= tolerance * scale)) {
+      *why = absl::StrCat("element differs: ", x, " vs ", y);
+      return false;
+    }
+  } while (NextIndex(a.shape().dimensions(), absl::MakeSpan(index)));
+  return true;
+}
+
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenTest, Matches) {
+  const GoldenCase& golden = GetParam();
+  const std::string text = ReadFile(golden.path);
+  absl::StatusOr<ParsedCase> parsed = SplitCase(text);
+  ASSERT_TRUE(parsed.ok()) << golden.path << ": " << parsed.status();
+
+  absl::StatusOr<std::unique_ptr<Module>> input = ParseHloModule(parsed->input, golden.path);
+  ASSERT_TRUE(input.ok()) << input.status();
+  ASSERT_TRUE(VerifyModule(**input).ok()) << "input: " << VerifyModule(**input);
+  const std::string input_text = PrintModule(**input);
+
+  std::unique_ptr<Module> module = (*input)->Clone();
+  bool changed = false;
+  for (const std::string& name : parsed->passes) {
+    absl::StatusOr<std::unique_ptr<Pass>> pass = CreatePass(name);
+    ASSERT_TRUE(pass.ok()) << pass.status();
+    absl::StatusOr<bool> pass_changed = (*pass)->Run(module.get());
+    ASSERT_TRUE(pass_changed.ok()) << name << ": " << pass_changed.status();
+    changed = changed || *pass_changed;
+    absl::Status verified = VerifyModule(*module);
+    ASSERT_TRUE(verified.ok()) << "after " << name << ": " << verified << "\n"
+                               << PrintModule(*module);
+  }
+  const std::string actual = PrintModule(*module);
+
+  if (std::getenv("UPDATE_GOLDEN") != nullptr) {
+    std::ofstream out(golden.path, std::ios::binary | std::ios::trunc);
+    out << parsed->input << parsed->check_line << "\n" << (actual == input_text ? "" : actual);
+  } else {
+    std::string expected = input_text;
+    if (!absl::StripAsciiWhitespace(parsed->expected).empty()) {
+      absl::StatusOr<std::unique_ptr<Module>> expected_module =
+          ParseHloModule(parsed->expected, absl::StrCat(golden.path, " (expected)"));
+      ASSERT_TRUE(expected_module.ok()) << expected_module.status();
+      expected = PrintModule(**expected_module);
+    }
+    EXPECT_EQ(actual, expected) << golden.path;
+  }
+  EXPECT_EQ(changed, actual != input_text)
+      << "the passes reported changed=" << changed << " but the text "
+      << (actual != input_text ? "changed" : "did not change");
+
+  if (parsed->semantics == ParsedCase::Semantics::kNone) return;
+  const bool exact = parsed->semantics == ParsedCase::Semantics::kExact;
+  const Computation* entry = (*input)->entry();
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Literal> arguments;
+    for (const Instruction* parameter : entry->parameters()) {
+      Literal argument(parameter->shape());
+      absl::Status filled = FillRandom(&argument, rng, /*specials=*/exact);
+      if (!filled.ok()) GTEST_SKIP() << "semantic check skipped: " << filled;
+      arguments.push_back(std::move(argument));
+    }
+    absl::StatusOr<Literal> before = EvaluateModule(**input, arguments);
+    if (!before.ok()) GTEST_SKIP() << "evaluator cannot run the input: " << before.status();
+    absl::StatusOr<Literal> after = EvaluateModule(*module, arguments);
+    ASSERT_TRUE(after.ok()) << "evaluator fails on the output: " << after.status();
+    if (exact) {
+      EXPECT_TRUE(*before == *after) << "seed " << seed << ": results differ\nbefore: "
+                                     << before->ToString() << "\nafter:  " << after->ToString();
+    } else {
+      std::string why;
+      EXPECT_TRUE(NearlyEqual(*before, *after, parsed->tolerance, &why))
+          << "seed " << seed << ": " << why << "\nbefore: " << before->ToString()
+          << "\nafter:  " << after->ToString();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, GoldenTest, ::testing::ValuesIn(FindCases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                           return info.param.name;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenTest);
+
+}  // namespace
+}  // namespace xjit
