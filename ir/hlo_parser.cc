@@ -269,8 +269,10 @@ class Parser {
   absl::StatusOr<std::vector<int64_t>> ParseIntList();  // {1,2,3}
   absl::StatusOr<std::vector<std::vector<int64_t>>> ParseIntListList();
   absl::StatusOr<ShapeIndex> ParseShapeIndex() { return ParseIntList(); }
+  // Names may be written without '%', so `inf` and `nan` can be names too.
   bool IsNameToken(size_t k = 0) const {
-    return Is(TokenKind::kName, k) || Is(TokenKind::kIdent, k);
+    return Is(TokenKind::kName, k) || Is(TokenKind::kIdent, k) ||
+           (Is(TokenKind::kFloat, k) && (Peek(k).text == "inf" || Peek(k).text == "nan"));
   }
   // Skips one attribute value and returns its exact source text.
   absl::StatusOr<std::string> SkipValue();

@@ -591,6 +591,7 @@ absl::Status Finish(const Instruction& root, const Shape& output, int value,
   store.a = emitter->Offset(output, index);
   store.b = value;
   builder->Add(store);
+  RemoveDeadOps(&spec->program);
   spec->program.buffers.push_back({output.element_type(), PhysicalElementCount(output)});
   return absl::OkStatus();
 }

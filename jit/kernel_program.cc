@@ -144,6 +144,30 @@ std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program) {
   return stride;
 }
 
+void RemoveDeadOps(KernelProgram* program) {
+  std::vector<KOp>& ops = program->ops;
+  std::vector<bool> live(ops.size(), false);
+  for (size_t i = ops.size(); i-- > 0;) {
+    if (ops[i].kind == KOpKind::kStore) live[i] = true;
+    if (!live[i]) continue;
+    for (int operand : {ops[i].a, ops[i].b, ops[i].c}) {
+      if (operand >= 0) live[operand] = true;
+    }
+  }
+  std::vector<int> renumber(ops.size(), -1);
+  std::vector<KOp> kept;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!live[i]) continue;
+    KOp op = ops[i];
+    for (int* operand : {&op.a, &op.b, &op.c}) {
+      if (*operand >= 0) *operand = renumber[*operand];
+    }
+    renumber[i] = static_cast<int>(kept.size());
+    kept.push_back(op);
+  }
+  ops = std::move(kept);
+}
+
 std::vector<int> OpLevels(const KernelProgram& program) {
   const int inner = static_cast<int>(program.loop_extents.size()) - 1;
   std::vector<int> level(program.ops.size(), -1);

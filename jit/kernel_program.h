@@ -113,6 +113,9 @@ struct KernelProgram {
 // otherwise (a loaded value varies even when its position is affine).
 std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program);
 
+// Removes operations no store depends on, renumbering the rest.
+void RemoveDeadOps(KernelProgram* program);
+
 // For every operation: the outermost loop level at which it can be computed
 // (-1 = before all loops). Value operations are always at the innermost
 // level (they are computed once per element).

@@ -135,6 +135,18 @@ class Allocator {
         parameter_allocations_[{number, index}] = plan_.AddAllocation(std::move(allocation));
       }
     }
+    for (const auto& computation : module_.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        const Opcode opcode = instruction->opcode();
+        if (opcode != Opcode::kWhile && opcode != Opcode::kConditional && opcode != Opcode::kCall) {
+          continue;
+        }
+        absl::flat_hash_set<const Computation*> seen;
+        for (const Computation* callee : instruction->called_computations()) {
+          if (seen.insert(callee).second) ++callers_[callee];
+        }
+      }
+    }
     XJIT_ASSIGN_OR_RETURN(int64_t peak, PlanComputation(entry, Context{}));
     int64_t temp = 0;
     for (const BufferAllocation& allocation : plan_.allocations()) {
@@ -175,15 +187,12 @@ class Allocator {
   };
 
   absl::StatusOr<int64_t> PlanComputation(const Computation* computation, const Context& context) {
-    if (!planned_.insert(computation).second) {
-      return absl::UnimplementedError(absl::StrCat(
-          "allocate-buffers: computation ", computation->name(),
-          " is run by more than one control-flow instruction; give each its own copy"));
-    }
+    if (auto it = planned_.find(computation); it != planned_.end()) return it->second;
     const size_t plan_index = plan_.computations().size();
     {
       ComputationBufferPlan plan;
       plan.computation = computation;
+      plan.parameters_bound = context.kind == Context::Kind::kEntry || !context.parameter_slices.empty();
       plan.schedule = ComputeSchedule(*computation);
       plan_.AddComputation(std::move(plan));
     }
@@ -240,6 +249,7 @@ class Allocator {
     live_at_.clear();
     (void)peak;
     plan_.mutable_computation(plan_index)->peak_bytes = with_nested;
+    planned_[computation] = with_nested;
     return with_nested;
   }
 
@@ -551,6 +561,12 @@ class Allocator {
     // live_at_ belongs to the caller; nested planning overwrites it.
     std::vector<int64_t> saved = live_at_;
     int64_t peak = 0;
+    // A computation run from several places cannot take one caller's
+    // slices: its parameters get storage of their own (copied in).
+    auto shared = [&](const Computation* callee) {
+      auto it = callers_.find(callee);
+      return it != callers_.end() && it->second > 1;
+    };
     switch (instruction->opcode()) {
       case Opcode::kWhile: {
         Context body;
@@ -559,6 +575,10 @@ class Allocator {
         Context condition;
         condition.kind = Context::Kind::kReadOnlyCallee;
         condition.parameter_slices = body.parameter_slices;
+        if (shared(instruction->while_body()) || shared(instruction->while_condition())) {
+          body = Context{Context::Kind::kReadOnlyCallee, {}};
+          condition = body;
+        }
         XJIT_ASSIGN_OR_RETURN(int64_t condition_peak,
                               PlanComputation(instruction->while_condition(), condition));
         XJIT_ASSIGN_OR_RETURN(int64_t body_peak, PlanComputation(instruction->while_body(), body));
@@ -570,7 +590,7 @@ class Allocator {
         for (size_t b = 0; b < branches.size(); ++b) {
           Context branch;
           branch.kind = Context::Kind::kReadOnlyCallee;
-          if (b + 1 < static_cast<size_t>(instruction->operand_count())) {
+          if (b + 1 < static_cast<size_t>(instruction->operand_count()) && !shared(branches[b])) {
             branch.parameter_slices = {slices_of(instruction->operand(b + 1))};
           }
           XJIT_ASSIGN_OR_RETURN(int64_t branch_peak, PlanComputation(branches[b], branch));
@@ -581,8 +601,10 @@ class Allocator {
       case Opcode::kCall: {
         Context callee;
         callee.kind = Context::Kind::kReadOnlyCallee;
-        for (const Instruction* operand : instruction->operands()) {
-          callee.parameter_slices.push_back(slices_of(operand));
+        if (!shared(instruction->to_apply())) {
+          for (const Instruction* operand : instruction->operands()) {
+            callee.parameter_slices.push_back(slices_of(operand));
+          }
         }
         XJIT_ASSIGN_OR_RETURN(peak, PlanComputation(instruction->to_apply(), callee));
         break;
@@ -598,7 +620,10 @@ class Allocator {
   BufferPlanOptions options_;
   BufferPlan plan_;
   std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameter_allocations_;
-  absl::flat_hash_set<const Computation*> planned_;
+  // Peak bytes of each computation planned so far.
+  absl::flat_hash_map<const Computation*, int64_t> planned_;
+  // Number of control-flow instructions that run each computation.
+  absl::flat_hash_map<const Computation*, int64_t> callers_;
   std::vector<int64_t> live_at_;
 };
 

@@ -44,8 +44,7 @@ struct BufferPlanOptions {
 };
 
 // The plan of `module` (which must stay unchanged while the plan is used).
-// Errors: a computation run by two control-flow instructions
-// (Unimplemented), a module without an entry (InvalidArgument).
+// Errors: a module without an entry (InvalidArgument).
 absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module,
                                              const BufferPlanOptions& options = {});
 

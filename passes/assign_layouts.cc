@@ -133,6 +133,17 @@ class Assigner {
     for (Computation* computation : ComputationsOf(*module_)) {
       XJIT_RETURN_IF_ERROR(AssignComputation(computation));
     }
+    // A constant all of whose users took a relaid-out copy is replaced by it,
+    // under its name.
+    absl::flat_hash_set<const Instruction*> removed;
+    for (auto [relaid, original] : relaid_constants_) {
+      if (removed.contains(original)) continue;
+      if (!original->users().empty() || original->parent()->root() == original) continue;
+      removed.insert(original);
+      std::string name = original->name();
+      original->parent()->RemoveInstruction(original);
+      relaid->set_name(std::move(name));
+    }
     for (Computation* computation : ComputationsOf(*module_)) {
       RemoveIdentityCopies(computation);
       computation->SortTopologically();
@@ -284,6 +295,7 @@ class Assigner {
     Instruction* converted;
     if (operand->opcode() == Opcode::kConstant) {
       converted = AddConstant(computation, operand->literal().Relayout(shape), operand->name());
+      relaid_constants_.push_back({converted, operand});
     } else {
       NewInstruction spec;
       spec.opcode = Opcode::kCopy;
@@ -351,6 +363,7 @@ class Assigner {
   // Transposes given the layout that makes them move nothing.
   absl::flat_hash_set<const Instruction*> free_moves_;
   std::map<std::pair<Instruction*, std::string>, Instruction*> conversions_;
+  std::vector<std::pair<Instruction*, Instruction*>> relaid_constants_;  // (new, original)
 };
 
 }  // namespace

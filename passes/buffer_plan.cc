@@ -139,7 +139,8 @@ std::string BufferPlan::ToString() const {
     absl::StrAppend(&out, "\n");
   }
   for (const ComputationBufferPlan& plan : computations_) {
-    absl::StrAppend(&out, "computation %", plan.computation->name(), ":\n");
+    absl::StrAppend(&out, "computation %", plan.computation->name(),
+                    plan.parameters_bound ? "" : " (parameters copied in)", ":\n");
     for (size_t step = 0; step < plan.schedule.size(); ++step) {
       const Instruction* instruction = plan.schedule[step];
       absl::StrAppend(&out, "  ", step, " %", instruction->name());

@@ -31,6 +31,8 @@
 //   - conditional / call: the callee's parameters have the caller's operand
 //     slices (read-only); the callee's root leaves are copied into the
 //     caller's result slices.
+//   - a computation run from several places keeps parameters of its own
+//     (ComputationBufferPlan::parameters_bound is false), filled by copies;
 //   - an entry result leaf may share a parameter's or constant's allocation
 //     (ROOT is a parameter, a constant, or a bitcast of one); the runtime
 //     copies it out.
@@ -96,6 +98,11 @@ struct ComputationBufferPlan {
   const Computation* computation = nullptr;
   // The order the runtime executes the instructions in.
   std::vector<const Instruction*> schedule;
+  // Whether the parameters have the caller's slices (the entry's are the
+  // caller's buffers). False for a computation run from several places: its
+  // parameters have slices of its own arena and the runtime copies the
+  // operands (or the while state) in before it runs and the root out after.
+  bool parameters_bound = true;
   // The kTemp arena's allocation id, -1 if the computation needs no temps.
   int64_t arena = -1;
   // Most bytes live at once in this computation's own arena and results.

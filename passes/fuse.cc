@@ -424,17 +424,24 @@ class Fuser {
         map[instruction.get()] = CloneInstruction(*instruction, builder.body(), operands);
       }
       root = map.at(old_body.root());
-      name = consumer->name();
-      if (created_.contains(&old_body)) body_name = old_body.name();
     } else {
       root = builder.Clone(consumer, operand_for);
     }
-    // The old names are freed before the new fusion takes them.
-    const Shape shape = consumer->shape();
-    consumer->set_name(absl::StrCat(consumer->name(), ".replaced"));
-    if (consumer->opcode() == Opcode::kFusion) {
-      FusedComputation(*consumer)->set_name(absl::StrCat(FusedComputation(*consumer)->name(), ".old"));
+    // The fusion that disappears into this one lends it its names (they are
+    // freed before the new fusion takes them).
+    Instruction* named = consumer;
+    if (consumer->opcode() != Opcode::kFusion && producer != nullptr &&
+        producer->opcode() == Opcode::kFusion && producer->users().size() == 1 && !IsRoot(producer)) {
+      named = producer;
     }
+    if (named->opcode() == Opcode::kFusion) {
+      name = named->name();
+      Computation* old_body = FusedComputation(*named);
+      body_name = created_.contains(old_body) ? old_body->name() : "";
+      old_body->set_name(absl::StrCat(old_body->name(), ".old"));
+    }
+    const Shape shape = consumer->shape();
+    named->set_name(absl::StrCat(named->name(), ".replaced"));
     Instruction* fusion = Install(parent, std::move(builder), root, shape, name, body_name);
     consumer->ReplaceAllUsesWith(fusion);
     Remove(consumer);
@@ -447,11 +454,13 @@ class Fuser {
     for (Instruction* instruction : InstructionsOf(*computation)) {
       if (removed_.contains(instruction)) continue;
       if (!IsContraction(instruction->opcode()) || !IsPlainPure(*instruction)) continue;
+      // `instruction` is gone once fused; keep what the loop compares.
+      const Shape contraction_shape = instruction->shape();
       Instruction* current = instruction;
       while (current->users().size() == 1 && !IsRoot(current)) {
         Instruction* user = current->users()[0];
         if (!IsEpilogueOp(user->opcode()) || !IsPlainPure(*user) ||
-            !user->shape().SameDimensions(instruction->shape())) {
+            !user->shape().SameDimensions(contraction_shape)) {
           break;
         }
         current = FuseInto(user, current);
@@ -563,9 +572,7 @@ class Fuser {
     tuple->set_name(UniqueInstructionName(*builder.body(), "tuple"));
     Instruction* root = builder.body()->AddInstruction(std::move(tuple));
     for (Instruction* value : values) root->AppendOperand(value);
-    std::string body_name;
     Instruction* fusion = Install(parent, std::move(builder), root, shape, "", "");
-    (void)body_name;
     const Instruction* siblings[2] = {a, b};
     for (int s = 0; s < 2; ++s) {
       Instruction* sibling = const_cast<Instruction*>(siblings[s]);

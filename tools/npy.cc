@@ -100,9 +100,9 @@ class HeaderReader {
 
  private:
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed .npy header: ", what, " at offset ", pos_, " in \"",
-                     absl::CHexEscape(text_.substr(0, 200)), "\""));
+    return absl::InvalidArgumentError(absl::StrCat("malformed .npy header: ", what, " at offset ",
+                                                   pos_, " in \"",
+                                                   absl::CHexEscape(text_.substr(0, 200)), "\""));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && absl::ascii_isspace(static_cast<unsigned char>(text_[pos_]))) {
@@ -242,12 +242,21 @@ absl::StatusOr<ParsedDescr> ParseDescr(absl::string_view descr) {
     out.dtype = Dtype{rest[0], size};
     bool ok = false;
     switch (rest[0]) {
-      case 'b': ok = size == 1; break;
+      case 'b':
+        ok = size == 1;
+        break;
       case 'i':
-      case 'u': ok = size == 1 || size == 2 || size == 4 || size == 8; break;
-      case 'f': ok = size == 2 || size == 4 || size == 8; break;
-      case 'c': ok = size == 8 || size == 16; break;
-      default: break;
+      case 'u':
+        ok = size == 1 || size == 2 || size == 4 || size == 8;
+        break;
+      case 'f':
+        ok = size == 2 || size == 4 || size == 8;
+        break;
+      case 'c':
+        ok = size == 8 || size == 16;
+        break;
+      default:
+        break;
     }
     if (ok) return out;
   }
@@ -286,12 +295,18 @@ std::string DescribeShape(const Shape& shape) { return shape.ToString(/*print_la
 
 std::string Dtype::Name() const {
   switch (kind) {
-    case 'b': return "bool";
-    case 'i': return absl::StrCat("int", item_size * 8);
-    case 'u': return absl::StrCat("uint", item_size * 8);
-    case 'f': return absl::StrCat("float", item_size * 8);
-    case 'c': return absl::StrCat("complex", item_size * 8);
-    default: return absl::StrCat("?", std::string(1, kind), item_size);
+    case 'b':
+      return "bool";
+    case 'i':
+      return absl::StrCat("int", item_size * 8);
+    case 'u':
+      return absl::StrCat("uint", item_size * 8);
+    case 'f':
+      return absl::StrCat("float", item_size * 8);
+    case 'c':
+      return absl::StrCat("complex", item_size * 8);
+    default:
+      return absl::StrCat("?", std::string(1, kind), item_size);
   }
 }
 
@@ -311,7 +326,8 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 }
 
 absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
-  if (bytes.size() < kMagicSize + 2 || bytes.substr(0, kMagicSize) != absl::string_view(kMagic, kMagicSize)) {
+  if (bytes.size() < kMagicSize + 2 ||
+      bytes.substr(0, kMagicSize) != absl::string_view(kMagic, kMagicSize)) {
     return absl::InvalidArgumentError("not a .npy file (missing the \\x93NUMPY magic)");
   }
   const auto* u = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -322,9 +338,8 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
   } else if (major == 2 || major == 3) {
     length_size = 4;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unsupported .npy format version %d.%d (supported: 1.0, 2.0, 3.0)", major,
-                        minor));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unsupported .npy format version %d.%d (supported: 1.0, 2.0, 3.0)", major, minor));
   }
   size_t prefix = kMagicSize + 2 + length_size;
   if (bytes.size() < prefix) return absl::InvalidArgumentError("truncated .npy header");
@@ -351,16 +366,15 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
   XJIT_ASSIGN_OR_RETURN(int64_t count, CountElements(shape, available));
   if (count > available) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "truncated .npy data: shape %s of %s needs %s bytes, the file has %d",
-        ShapeString(shape), parsed.dtype.Name(),
-        count == available + 1 ? "more" : absl::StrCat(count * item), payload.size()));
+        "truncated .npy data: shape %s of %s needs %s bytes, the file has %d", ShapeString(shape),
+        parsed.dtype.Name(), count == available + 1 ? "more" : absl::StrCat(count * item),
+        payload.size()));
   }
   const uint64_t expected_bytes = static_cast<uint64_t>(count) * item;
   if (payload.size() > expected_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         ".npy file has %d bytes after the data of shape %s of %s (%d bytes)",
-        payload.size() - expected_bytes, ShapeString(shape), parsed.dtype.Name(),
-        expected_bytes));
+        payload.size() - expected_bytes, ShapeString(shape), parsed.dtype.Name(), expected_bytes));
   }
 
   array.data.resize(expected_bytes);
@@ -396,9 +410,9 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
 }
 
 std::string SerializeNpy(const Array& array) {
-  std::string dict = absl::StrCat("{'descr': '", array.dtype.Descr(),
-                                  "', 'fortran_order': False, 'shape': ",
-                                  ShapeString(array.shape), ", }");
+  std::string dict =
+      absl::StrCat("{'descr': '", array.dtype.Descr(),
+                   "', 'fortran_order': False, 'shape': ", ShapeString(array.shape), ", }");
   // Version 1.0 has a 16-bit header length; numpy moves to 2.0 past it.
   int version = 1;
   size_t prefix = kMagicSize + 2 + 2;
@@ -434,8 +448,7 @@ absl::StatusOr<Array> ReadNpyFile(const std::string& path) {
   if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
   absl::StatusOr<Array> array = ParseNpy(bytes);
   if (!array.ok()) {
-    return absl::Status(array.status().code(),
-                        absl::StrCat(path, ": ", array.status().message()));
+    return absl::Status(array.status().code(), absl::StrCat(path, ": ", array.status().message()));
   }
   return array;
 }
@@ -490,16 +503,16 @@ absl::StatusOr<Literal> LiteralFromArray(const Array& array, const Shape& shape)
     std::vector<std::string> expected;
     for (int64_t i = 0; i < shape.rank(); ++i) {
       const int64_t bound = shape.dimensions(i);
-      expected.push_back(bound == Shape::kUnboundedSize ? "?"
+      expected.push_back(bound == Shape::kUnboundedSize  ? "?"
                          : shape.is_dynamic_dimension(i) ? absl::StrCat("<=", bound)
                                                          : absl::StrCat(bound));
     }
     std::string expected_shape = expected.size() == 1
                                      ? absl::StrCat("(", expected[0], ",)")
                                      : absl::StrCat("(", absl::StrJoin(expected, ", "), ")");
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "expected %s %s (for %s), found %s %s", want.Name(), expected_shape,
-        DescribeShape(shape), array.dtype.Name(), ShapeString(array.shape)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected %s %s (for %s), found %s %s", want.Name(), expected_shape,
+                        DescribeShape(shape), array.dtype.Name(), ShapeString(array.shape)));
   }
   std::vector<int64_t> dims(target.dimensions().begin(), target.dimensions().end());
   Literal literal(target);
@@ -547,9 +560,9 @@ absl::StatusOr<Literal> LiteralFromArray(const Array& array, const Shape& shape)
       } else {
         fits = raw < (uint64_t{1} << bits);
         if (!fits) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "element %d is %d, outside the range of %s (%d-bit raw values)", i, raw,
-              ElementTypeName(type), bits));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("element %d is %d, outside the range of %s (%d-bit raw values)", i,
+                              raw, ElementTypeName(type), bits));
         }
       }
     }

@@ -83,7 +83,8 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a file"));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
   return text;
@@ -182,8 +183,8 @@ absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
     if (name == "backend") {
       XJIT_ASSIGN_OR_RETURN(options.backend, flags.Value(name));
       if (options.backend != "jit" && options.backend != "interpreter") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "unknown backend '", options.backend, "' (expected jit or interpreter)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown backend '", options.backend, "' (expected jit or interpreter)"));
       }
     } else if (name == "out") {
       XJIT_ASSIGN_OR_RETURN(std::string dir, flags.Value(name));
@@ -192,7 +193,9 @@ absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
     } else if (name == "repeat" || name == "threads" || name == "replicas") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       XJIT_ASSIGN_OR_RETURN(int64_t v, PositiveInt(name, text));
-      (name == "repeat" ? options.repeat : name == "threads" ? options.threads : options.replicas) = v;
+      (name == "repeat"    ? options.repeat
+       : name == "threads" ? options.threads
+                           : options.replicas) = v;
     } else if (name == "seed") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       uint64_t seed = 0;
@@ -267,8 +270,8 @@ Literal RandomArray(const Shape& shape, Random& random) {
       literal.SetInt(index, static_cast<int64_t>(random.Next() & 1));
     } else if (IsSignedInteger(type)) {
       const int64_t limit = int64_t{1} << std::min(bits - 1, 8);
-      literal.SetInt(index, random.Between(-std::min<int64_t>(8, limit),
-                                           std::min<int64_t>(8, limit - 1)));
+      literal.SetInt(index,
+                     random.Between(-std::min<int64_t>(8, limit), std::min<int64_t>(8, limit - 1)));
     } else if (IsUnsignedInteger(type)) {
       int64_t top = bits >= 4 ? 15 : (int64_t{1} << bits) - 1;
       literal.SetInt(index, random.Between(0, top));
@@ -316,8 +319,8 @@ absl::StatusOr<Literal> BuildArgument(const Shape& shape, int64_t parameter,
   }
   if (random == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "missing argument %d: parameter %d needs a %s .npy file (or use --random-args)",
-        *next_file, parameter, shape.ToString(false)));
+        "missing argument %d: parameter %d needs a %s .npy file (or use --random-args)", *next_file,
+        parameter, shape.ToString(false)));
   }
   return RandomArray(shape, *random);
 }
@@ -339,9 +342,9 @@ absl::StatusOr<std::vector<Literal>> BuildArguments(const Module& module,
   int64_t wanted = 0;
   for (const Instruction* p : entry.parameters()) wanted += CountArrayLeaves(p->shape());
   if (static_cast<int64_t>(options.arg_paths.size()) > wanted) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%d .npy arguments given, but the entry computation takes %d array%s", options.arg_paths.size(),
-        wanted, wanted == 1 ? "" : "s"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d .npy arguments given, but the entry computation takes %d array%s",
+                        options.arg_paths.size(), wanted, wanted == 1 ? "" : "s"));
   }
   std::vector<Literal> arguments;
   size_t next_file = 0;
@@ -430,7 +433,8 @@ absl::Status Run(std::vector<std::string> args) {
     auto start = std::chrono::steady_clock::now();
     XJIT_ASSIGN_OR_RETURN(Literal r, Execute(*module, arguments, options, evaluator));
     times_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     result = std::move(r);
   }
   std::string text = result->ToString();
@@ -438,8 +442,9 @@ absl::Status Run(std::vector<std::string> args) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {
     std::sort(times_ms.begin(), times_ms.end());
-    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend)\n", times_ms[times_ms.size() / 2],
-                 static_cast<long long>(options.repeat), options.backend.c_str());
+    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend)\n",
+                 times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
+                 options.backend.c_str());
   }
   if (options.out_dir.has_value()) XJIT_RETURN_IF_ERROR(WriteResults(*result, *options.out_dir));
   return absl::OkStatus();
@@ -467,8 +472,8 @@ int Main(int argc, char** argv) {
     status = absl::UnimplementedError(
         absl::StrCat("xjit ", command, " is not implemented yet (comes with the JIT core)"));
   } else {
-    status = absl::InvalidArgumentError(
-        absl::StrCat("unknown command '", command, "' (expected check, run, compile, bench or help)"));
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "unknown command '", command, "' (expected check, run, compile, bench or help)"));
   }
   std::fflush(stdout);
   if (status.ok()) return 0;

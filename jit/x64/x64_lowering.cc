@@ -98,7 +98,11 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
 
 absl::Status KernelLowering::Emit(int* lanes) {
   FuncNode* func = cc_.addFunc(FuncSignatureT<void, void* const*>(CallConvId::kHost));
-  if (features_.avx2) func->frame().setAvxEnabled();
+  if (features_.avx2) {
+    func->frame().setAvxEnabled();
+    // vzeroupper on return, so SSE code in the caller pays no transition.
+    func->frame().setAvxCleanup();
+  }
   x86::Gp args = cc_.newIntPtr("buffers");
   func->setArg(0, args);
 

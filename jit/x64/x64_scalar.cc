@@ -653,12 +653,10 @@ absl::Status KernelLowering::EmitScalarBinary(int id) {
           cc_.xor_(overflow.r32(), overflow.r32());
         } else {
           // Arithmetic: sign fill from the type's own top bit.
-          if (!is_signed) Normalize(value, width == 64 ? ElementType::kS64 :
-                                           width == 32 ? ElementType::kS32 :
-                                           width == 16 ? ElementType::kS16 :
-                                           width == 8 ? ElementType::kS8 :
-                                           width == 4 ? ElementType::kS4 :
-                                           width == 2 ? ElementType::kS2 : ElementType::kS1);
+          if (!is_signed && width < 64) {
+            cc_.shl(value, 64 - width);
+            cc_.sar(value, 64 - width);
+          }
           cc_.mov(overflow, value);
           cc_.sar(overflow, 63);
           cc_.sar(value, amount.r8());

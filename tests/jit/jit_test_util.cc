@@ -169,6 +169,7 @@ std::string Difference(const Literal& expected, const Literal& actual) {
     for (const KernelInfo& kernel : report.kernels) vectorized |= kernel.vector_lanes > 1;
     if (!vectorized) return ::testing::AssertionFailure() << "no kernel is vectorised";
   }
+  if (options.report != nullptr) *options.report = report;
   absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
   if (!actual.ok()) return ::testing::AssertionFailure() << "run: " << actual.status();
   const std::string difference = Difference(*expected, *actual);

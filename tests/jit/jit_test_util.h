@@ -42,6 +42,8 @@ struct CheckOptions {
   bool require_all_compiled = true;
   // Fail unless at least one kernel is vectorised.
   bool require_vectorized = false;
+  // If set, receives the compile report.
+  CompileReport* report = nullptr;
 };
 
 // Compiles `module`, runs it and the evaluator on random arguments, and

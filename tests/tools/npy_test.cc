@@ -96,11 +96,12 @@ TEST(NpyParse, BigEndianIsSwapped) {
 
 TEST(NpyParse, FortranOrderBecomesCOrder) {
   // [[1, 2, 3], [4, 5, 6]] as numpy writes it with order='F' and '>i4'.
-  std::string data = Bytes({0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 6});
+  std::string data =
+      Bytes({0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 6});
   auto array = ParseNpy(NpyFile(Dict(">i4", "(2, 3)", /*fortran=*/true), data));
   ASSERT_TRUE(array.ok()) << array.status();
-  EXPECT_EQ(array->data, U8(Bytes({1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0,
-                                   6, 0, 0, 0})));
+  EXPECT_EQ(array->data,
+            U8(Bytes({1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0})));
   // Rank 3, one byte per element: F order of shape (2, 2, 2) stores
   // element (i, j, k) at i + 2j + 4k.
   std::string f = Bytes({0, 4, 2, 6, 1, 5, 3, 7});  // value = 4i + 2j + k
@@ -111,9 +112,9 @@ TEST(NpyParse, FortranOrderBecomesCOrder) {
 
 TEST(NpyParse, HeaderSpellings) {
   // Double quotes, no trailing comma, Python 2 long integers, extra spaces.
-  auto array = ParseNpy(NpyFile(
-      "{ \"descr\" : \"<u2\" , \"shape\" : ( 2L , 1L ) , \"fortran_order\" : False }",
-      Bytes({1, 0, 2, 0})));
+  auto array = ParseNpy(
+      NpyFile("{ \"descr\" : \"<u2\" , \"shape\" : ( 2L , 1L ) , \"fortran_order\" : False }",
+              Bytes({1, 0, 2, 0})));
   ASSERT_TRUE(array.ok()) << array.status();
   EXPECT_EQ(array->shape, std::vector<int64_t>({2, 1}));
   EXPECT_EQ(array->dtype, (Dtype{'u', 2}));
@@ -125,13 +126,13 @@ TEST(NpyParse, EveryDtype) {
     Dtype dtype;
     const char* name;
   } cases[] = {
-      {"|b1", {'b', 1}, "bool"},       {"|i1", {'i', 1}, "int8"},
-      {"<i2", {'i', 2}, "int16"},      {"<i4", {'i', 4}, "int32"},
-      {"<i8", {'i', 8}, "int64"},      {"|u1", {'u', 1}, "uint8"},
-      {"<u2", {'u', 2}, "uint16"},     {"<u4", {'u', 4}, "uint32"},
-      {"<u8", {'u', 8}, "uint64"},     {"<f2", {'f', 2}, "float16"},
-      {"<f4", {'f', 4}, "float32"},    {"<f8", {'f', 8}, "float64"},
-      {"<c8", {'c', 8}, "complex64"},  {"<c16", {'c', 16}, "complex128"},
+      {"|b1", {'b', 1}, "bool"},      {"|i1", {'i', 1}, "int8"},
+      {"<i2", {'i', 2}, "int16"},     {"<i4", {'i', 4}, "int32"},
+      {"<i8", {'i', 8}, "int64"},     {"|u1", {'u', 1}, "uint8"},
+      {"<u2", {'u', 2}, "uint16"},    {"<u4", {'u', 4}, "uint32"},
+      {"<u8", {'u', 8}, "uint64"},    {"<f2", {'f', 2}, "float16"},
+      {"<f4", {'f', 4}, "float32"},   {"<f8", {'f', 8}, "float64"},
+      {"<c8", {'c', 8}, "complex64"}, {"<c16", {'c', 16}, "complex128"},
   };
   for (const Case& c : cases) {
     std::string data(2 * c.dtype.item_size, '\x01');
@@ -170,11 +171,13 @@ TEST(NpyParse, MalformedFiles) {
   ExpectError(NpyFile(Dict("|O", "(2,)"), good_data), "unsupported .npy dtype");
   ExpectError(NpyFile(Dict("<f3", "(2,)"), good_data), "unsupported .npy dtype");
   ExpectError(NpyFile(Dict("<M8[ns]", "(1,)"), good_data), "unsupported .npy dtype");
-  ExpectError(NpyFile("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
-                      good_data),
-              "structured dtypes");
-  ExpectError(NpyFile("{'descr': '<f4', 'shape': (2,), }", good_data), "missing key 'fortran_order'");
-  ExpectError(NpyFile("{'descr': '<f4', 'fortran_order': False}", good_data), "missing key 'shape'");
+  ExpectError(
+      NpyFile("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", good_data),
+      "structured dtypes");
+  ExpectError(NpyFile("{'descr': '<f4', 'shape': (2,), }", good_data),
+              "missing key 'fortran_order'");
+  ExpectError(NpyFile("{'descr': '<f4', 'fortran_order': False}", good_data),
+              "missing key 'shape'");
   ExpectError(NpyFile("{'fortran_order': False, 'shape': (2,)}", good_data), "missing key 'descr'");
   ExpectError(NpyFile("{'descr': '<f4', 'fortran_order': 'no', 'shape': (2,)}", good_data),
               "'fortran_order' must be True or False");
@@ -220,7 +223,8 @@ TEST(NpySerialize, ExactBytesOfVersion1) {
   Array scalar;
   scalar.dtype = {'c', 16};
   scalar.data.assign(16, 0);
-  EXPECT_THAT(SerializeNpy(scalar), HasSubstr("'descr': '<c16', 'fortran_order': False, 'shape': (), }"));
+  EXPECT_THAT(SerializeNpy(scalar),
+              HasSubstr("'descr': '<c16', 'fortran_order': False, 'shape': (), }"));
 }
 
 TEST(NpySerialize, RoundTripsThroughParse) {
@@ -259,18 +263,18 @@ TEST(NpyDtypeFor, DesignMapping) {
     ElementType type;
     Dtype dtype;
   } cases[] = {
-      {ElementType::kPred, {'b', 1}},       {ElementType::kS2, {'i', 1}},
-      {ElementType::kS4, {'i', 1}},         {ElementType::kS8, {'i', 1}},
-      {ElementType::kS16, {'i', 2}},        {ElementType::kS32, {'i', 4}},
-      {ElementType::kS64, {'i', 8}},        {ElementType::kU2, {'u', 1}},
-      {ElementType::kU4, {'u', 1}},         {ElementType::kU8, {'u', 1}},
-      {ElementType::kU16, {'u', 2}},        {ElementType::kU32, {'u', 4}},
-      {ElementType::kU64, {'u', 8}},        {ElementType::kF16, {'f', 2}},
-      {ElementType::kBF16, {'u', 2}},       {ElementType::kF32, {'f', 4}},
-      {ElementType::kF64, {'f', 8}},        {ElementType::kC64, {'c', 8}},
-      {ElementType::kC128, {'c', 16}},      {ElementType::kF8E5M2, {'u', 1}},
-      {ElementType::kF8E4M3FN, {'u', 1}},   {ElementType::kF8E4M3B11FNUZ, {'u', 1}},
-      {ElementType::kF8E8M0FNU, {'u', 1}},  {ElementType::kF4E2M1FN, {'u', 1}},
+      {ElementType::kPred, {'b', 1}},      {ElementType::kS2, {'i', 1}},
+      {ElementType::kS4, {'i', 1}},        {ElementType::kS8, {'i', 1}},
+      {ElementType::kS16, {'i', 2}},       {ElementType::kS32, {'i', 4}},
+      {ElementType::kS64, {'i', 8}},       {ElementType::kU2, {'u', 1}},
+      {ElementType::kU4, {'u', 1}},        {ElementType::kU8, {'u', 1}},
+      {ElementType::kU16, {'u', 2}},       {ElementType::kU32, {'u', 4}},
+      {ElementType::kU64, {'u', 8}},       {ElementType::kF16, {'f', 2}},
+      {ElementType::kBF16, {'u', 2}},      {ElementType::kF32, {'f', 4}},
+      {ElementType::kF64, {'f', 8}},       {ElementType::kC64, {'c', 8}},
+      {ElementType::kC128, {'c', 16}},     {ElementType::kF8E5M2, {'u', 1}},
+      {ElementType::kF8E4M3FN, {'u', 1}},  {ElementType::kF8E4M3B11FNUZ, {'u', 1}},
+      {ElementType::kF8E8M0FNU, {'u', 1}}, {ElementType::kF4E2M1FN, {'u', 1}},
   };
   for (const Case& c : cases) {
     auto dtype = DtypeFor(c.type);
@@ -295,19 +299,22 @@ TEST(NpyLiteral, RoundTripEveryType) {
       {ElementType::kS8, Bytes({0x80, 0x7f}), {0x80, 0x7f}},
       {ElementType::kS16, Bytes({0x00, 0x80, 0x34, 0x12}), {0x8000, 0x1234}},
       {ElementType::kS32, Bytes({0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0}), {0xffffffff, 1}},
-      {ElementType::kS64, Bytes({1, 2, 3, 4, 5, 6, 7, 0x88, 9, 0, 0, 0, 0, 0, 0, 0}),
+      {ElementType::kS64,
+       Bytes({1, 2, 3, 4, 5, 6, 7, 0x88, 9, 0, 0, 0, 0, 0, 0, 0}),
        {0x8807060504030201, 9}},
       {ElementType::kU2, Bytes({3, 0}), {3, 0}},
       {ElementType::kU4, Bytes({15, 9}), {15, 9}},
       {ElementType::kU8, Bytes({0xff, 0}), {0xff, 0}},
       {ElementType::kU16, Bytes({0xff, 0xff, 2, 0}), {0xffff, 2}},
       {ElementType::kU32, Bytes({1, 0, 0, 0x80, 2, 0, 0, 0}), {0x80000001, 2}},
-      {ElementType::kU64, Bytes({0, 0, 0, 0, 0, 0, 0, 0xff, 1, 0, 0, 0, 0, 0, 0, 0}),
+      {ElementType::kU64,
+       Bytes({0, 0, 0, 0, 0, 0, 0, 0xff, 1, 0, 0, 0, 0, 0, 0, 0}),
        {0xff00000000000000, 1}},
-      {ElementType::kF16, Bytes({0x00, 0x3c, 0x00, 0xc0}), {0x3c00, 0xc000}},  // 1, -2
+      {ElementType::kF16, Bytes({0x00, 0x3c, 0x00, 0xc0}), {0x3c00, 0xc000}},   // 1, -2
       {ElementType::kBF16, Bytes({0x80, 0x3f, 0xc0, 0x7f}), {0x3f80, 0x7fc0}},  // 1, nan
       {ElementType::kF32, Bytes({0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0}), {0x3fc00000, 0xc0000000}},
-      {ElementType::kF64, Bytes({0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0xf0, 0x7f}),
+      {ElementType::kF64,
+       Bytes({0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0xf0, 0x7f}),
        {0x3ff0000000000000, 0x7ff0000000000000}},  // 1, inf
       {ElementType::kF8E5M2, Bytes({0x3c, 0xfc}), {0x3c, 0xfc}},
       {ElementType::kF8E4M3FN, Bytes({0x38, 0x7f}), {0x38, 0x7f}},
@@ -334,7 +341,8 @@ TEST(NpyLiteral, RoundTripEveryType) {
 
 TEST(NpyLiteral, Complex) {
   // complex64 [1.5 - 2j, 0 + 1j]; complex128 [-1 + 0.5j].
-  Array c64{{'c', 8}, {2}, U8(Bytes({0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0, 0, 0, 0, 0x80, 0x3f}))};
+  Array c64{
+      {'c', 8}, {2}, U8(Bytes({0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0, 0, 0, 0, 0x80, 0x3f}))};
   auto literal = LiteralFromArray(c64, Shape::Array(ElementType::kC64, {2}));
   ASSERT_TRUE(literal.ok()) << literal.status();
   EXPECT_EQ(literal->GetComplex({0}), std::complex<double>(1.5, -2));
@@ -343,7 +351,8 @@ TEST(NpyLiteral, Complex) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->data, c64.data);
 
-  Array c128{{'c', 16}, {}, U8(Bytes({0, 0, 0, 0, 0, 0, 0xf0, 0xbf, 0, 0, 0, 0, 0, 0, 0xe0, 0x3f}))};
+  Array c128{
+      {'c', 16}, {}, U8(Bytes({0, 0, 0, 0, 0, 0, 0xf0, 0xbf, 0, 0, 0, 0, 0, 0, 0xe0, 0x3f}))};
   auto scalar = LiteralFromArray(c128, Shape::Scalar(ElementType::kC128));
   ASSERT_TRUE(scalar.ok()) << scalar.status();
   EXPECT_EQ(scalar->GetComplex({}), std::complex<double>(-1, 0.5));
@@ -389,13 +398,14 @@ TEST(NpyLiteral, SubByteRangeIsChecked) {
   auto s4 = LiteralFromArray(Array{{'i', 1}, {2}, U8(Bytes({7, 8}))},
                              Shape::Array(ElementType::kS4, {2}));
   ASSERT_FALSE(s4.ok());
-  EXPECT_THAT(std::string(s4.status().message()), HasSubstr("element 1 is 8, outside the range of s4"));
+  EXPECT_THAT(std::string(s4.status().message()),
+              HasSubstr("element 1 is 8, outside the range of s4"));
   auto s2 = LiteralFromArray(Array{{'i', 1}, {1}, U8(Bytes({0xfd}))},
                              Shape::Array(ElementType::kS2, {1}));
   ASSERT_FALSE(s2.ok());
   EXPECT_THAT(std::string(s2.status().message()), HasSubstr("-3"));
-  auto u4 = LiteralFromArray(Array{{'u', 1}, {1}, U8(Bytes({16}))},
-                             Shape::Array(ElementType::kU4, {1}));
+  auto u4 =
+      LiteralFromArray(Array{{'u', 1}, {1}, U8(Bytes({16}))}, Shape::Array(ElementType::kU4, {1}));
   EXPECT_FALSE(u4.ok());
   auto f4 = LiteralFromArray(Array{{'u', 1}, {1}, U8(Bytes({0x10}))},
                              Shape::Array(ElementType::kF4E2M1FN, {1}));

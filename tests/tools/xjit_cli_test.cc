@@ -266,8 +266,7 @@ TEST_F(XjitCli, CheckReportsSyntaxErrorsWithPosition) {
   std::string m = Write("broken.hlo", kSyntaxError);
   Result r = Run({"check", m});
   ExpectUserError(r, ": error: ");
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("^" + m + ":[0-9]+:[0-9]+: error: ")))
-      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^" + m + ":[0-9]+:[0-9]+: error: "))) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
@@ -308,7 +307,8 @@ TEST_F(XjitCli, RunAddWritesNpy) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("f32[2,3]"));
   EXPECT_THAT(r.out, HasSubstr("66.5"));
-  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"), Npy("<f4", "(2, 3)", F32({11, 22, 33, 44, 55, 66.5})));
+  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"),
+            Npy("<f4", "(2, 3)", F32({11, 22, 33, 44, 55, 66.5})));
   EXPECT_FALSE(fs::exists(dir_ / "out" / "1.npy"));
   // `--backend interpreter` and `--out=DIR` spellings.
   Result r2 = Run({"run", m, a, b, "--backend", "interpreter", "--out=" + Path("out2")});
@@ -332,18 +332,17 @@ TEST_F(XjitCli, NpyIsLogicalOrderWhateverTheLayout) {
   std::string p = Write("p.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
   Result r = Run({"run", m, p, "--backend=interpreter", "--out", Path("out")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"),
-            Npy("<f4", "(2, 3)", F32({-1, -2, -3, -4, -5, -6})));
+  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"), Npy("<f4", "(2, 3)", F32({-1, -2, -3, -4, -5, -6})));
 
-  Result tiled = Run({"run", Write("tiled.hlo", kTiled), p, "--backend=interpreter", "--out",
-                      Path("tiled")});
+  Result tiled =
+      Run({"run", Write("tiled.hlo", kTiled), p, "--backend=interpreter", "--out", Path("tiled")});
   ASSERT_EQ(tiled.exit_code, 0) << tiled.err;
   EXPECT_EQ(ReadFile(dir_ / "tiled" / "0.npy"),
             Npy("<f4", "(2, 3)", F32({-1, -2, -3, -4, -5, -6})));
 
   std::string v = Write("v.npy", Npy("|i1", "(3,)", Bytes({1, 0xfe, 7})));
-  Result packed = Run({"run", Write("packed.hlo", kPackedS4), v, "--backend=interpreter", "--out",
-                       Path("packed")});
+  Result packed = Run(
+      {"run", Write("packed.hlo", kPackedS4), v, "--backend=interpreter", "--out", Path("packed")});
   ASSERT_EQ(packed.exit_code, 0) << packed.err;
   EXPECT_EQ(ReadFile(dir_ / "packed" / "0.npy"), Npy("|i1", "(3,)", Bytes({0xff, 2, 0xf9})));
 }
@@ -363,7 +362,8 @@ TEST_F(XjitCli, RawBitTypes) {
   std::string w = Write("w.npy", Npy("<u2", "(2,)", Bytes({0x80, 0x3f, 0xc0, 0x3f})));
   Result b = Run({"run", bf16, w, "--backend=interpreter", "--out", Path("bfout")});
   ASSERT_EQ(b.exit_code, 0) << b.err;
-  EXPECT_EQ(ReadFile(dir_ / "bfout" / "0.npy"), Npy("<u2", "(2,)", Bytes({0x00, 0x40, 0x40, 0x40})));
+  EXPECT_EQ(ReadFile(dir_ / "bfout" / "0.npy"),
+            Npy("<u2", "(2,)", Bytes({0x00, 0x40, 0x40, 0x40})));
 }
 
 TEST_F(XjitCli, TupleParameterTakesOneFilePerArray) {
@@ -398,8 +398,9 @@ TEST_F(XjitCli, ArgumentMismatchesAreClearErrors) {
   std::string f64 = Write("f64.npy", Npy("<f8", "(2, 3)", std::string(48, '\0')));
   std::string short_shape = Write("s.npy", Npy("<f4", "(3,)", F32({1, 2, 3})));
   ExpectUserError(Run({"run", m, a, f64, "--backend=interpreter"}),
-                  "argument 1 (" + f64 + ") for parameter 1: expected float32 (2, 3) (for f32[2,3]), "
-                  "found float64 (2, 3)");
+                  "argument 1 (" + f64 +
+                      ") for parameter 1: expected float32 (2, 3) (for f32[2,3]), "
+                      "found float64 (2, 3)");
   ExpectUserError(Run({"run", m, short_shape, a, "--backend=interpreter"}),
                   "argument 0 (" + short_shape + ") for parameter 0: expected float32 (2, 3)");
   ExpectUserError(Run({"run", m, a, "--backend=interpreter"}), "missing argument 1: parameter 1");
@@ -413,16 +414,15 @@ TEST_F(XjitCli, MalformedNpyNeverCrashes) {
   std::string m = Write("add.hlo", kAdd);
   std::string good = Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6}));
   std::string a = Write("a.npy", good);
-  ExpectUserError(Run({"run", m, a, Write("t.npy", good.substr(0, good.size() - 3)),
-                       "--backend=interpreter"}),
-                  "truncated .npy data");
+  ExpectUserError(
+      Run({"run", m, a, Write("t.npy", good.substr(0, good.size() - 3)), "--backend=interpreter"}),
+      "truncated .npy data");
   ExpectUserError(Run({"run", m, a, Write("h.npy", good.substr(0, 50)), "--backend=interpreter"}),
                   "truncated .npy header");
   ExpectUserError(Run({"run", m, a, Write("z.npy", "PK\x03\x04"), "--backend=interpreter"}),
                   "not a .npy file");
   ExpectUserError(
-      Run({"run", m, a,
-           Write("huge.npy", Npy("<f4", "(4611686018427387904, 4)", F32({1}))),
+      Run({"run", m, a, Write("huge.npy", Npy("<f4", "(4611686018427387904, 4)", F32({1}))),
            "--backend=interpreter"}),
       "truncated .npy data");
   std::string bad_header = good;
@@ -486,15 +486,15 @@ TEST_F(XjitCli, BundledExample) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (int i = 0; i < 2; ++i) {
     std::string got_file = ReadFile(dir_ / "out" / (std::to_string(i) + ".npy"));
-    std::string want_file =
-        ReadFile(dir / (i == 0 ? "expected_logits.npy" : "expected_probs.npy"));
+    std::string want_file = ReadFile(dir / (i == 0 ? "expected_logits.npy" : "expected_probs.npy"));
     // Same header (dtype, shape), values within float32 rounding.
     ASSERT_EQ(got_file.substr(0, 128), want_file.substr(0, 128));
     std::vector<float> got = NpyFloats(got_file), want = NpyFloats(want_file);
     ASSERT_EQ(got.size(), 12u);
     ASSERT_EQ(want.size(), 12u);
     for (size_t k = 0; k < got.size(); ++k) {
-      EXPECT_NEAR(got[k], want[k], 1e-5 + 1e-5 * std::abs(want[k])) << "output " << i << " at " << k;
+      EXPECT_NEAR(got[k], want[k], 1e-5 + 1e-5 * std::abs(want[k]))
+          << "output " << i << " at " << k;
     }
   }
 }

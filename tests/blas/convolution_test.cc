@@ -1,0 +1,288 @@
+// Unit tests of runtime/blas convolution: a hand-calculated case, then one
+// test per form of 003 (dim_labels orders, strides, padding including
+// negative, lhs and rhs dilation, reversal, feature and batch groups, 0 to 3
+// spatial dimensions, several element types) against the evaluator.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/hlo_parser.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/convolution.h"
+#include "tests/blas/blas_test_util.h"
+
+namespace xjit::runtime::blas {
+namespace {
+
+using testing::ConvContraction;
+using testing::ConvModuleText;
+using testing::ConvSpec;
+using testing::RunCase;
+
+class ConvolutionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { SetBlasThreads(1); }
+  testing::CaseResult Run(const ConvSpec& spec, uint64_t seed = 1) {
+    auto r = RunCase(ConvModuleText(spec), seed, ConvContraction(spec));
+    EXPECT_TRUE(r.ok);
+    return r;
+  }
+};
+
+WindowDimension Win(int64_t stride, int64_t lo = 0, int64_t hi = 0, int64_t lhs_dilate = 1,
+                    int64_t rhs_dilate = 1, bool reversal = false) {
+  WindowDimension w;
+  w.stride = stride;
+  w.padding_low = lo;
+  w.padding_high = hi;
+  w.base_dilation = lhs_dilate;
+  w.window_dilation = rhs_dilate;
+  w.window_reversal = reversal;
+  return w;
+}
+
+// [1,2,3,4] with kernel [1,0,-1] is [1-3, 2-4]; reversed it is [3-1, 4-2].
+TEST_F(ConvolutionTest, HandCalculated1D) {
+  const std::string module =
+      "HloModule c\n\nENTRY e {\n  a = f32[1,4,1]{2,1,0} parameter(0)\n"
+      "  b = f32[3,1,1]{2,1,0} parameter(1)\n"
+      "  ROOT c = f32[1,2,1]{2,1,0} convolution(a, b), window={size=3%s}, "
+      "dim_labels=b0f_0io->b0f\n}\n";
+  auto in = *ParseLiteral("f32[1,4,1] {{{1},{2},{3},{4}}}");
+  auto k = *ParseLiteral("f32[3,1,1] {{{1}},{{0}},{{-1}}}");
+  std::string plain = module, reversed = module;
+  plain.replace(plain.find("%s"), 2, "");
+  reversed.replace(reversed.find("%s"), 2, " rhs_reversal=1");
+  EXPECT_TRUE(testing::RunWithValues(plain, {in, k}, *ParseLiteral("f32[1,2,1] {{{-2},{-2}}}"), 3));
+  EXPECT_TRUE(
+      testing::RunWithValues(reversed, {in, k}, *ParseLiteral("f32[1,2,1] {{{2},{2}}}"), 3));
+}
+
+TEST_F(ConvolutionTest, NhwcSame3x3) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 5;
+  s.output_features = 7;
+  s.input_spatial = {6, 5};
+  s.kernel_spatial = {3, 3};
+  s.window = {Win(1, 1, 1), Win(1, 1, 1)};
+  auto r = Run(s);
+  EXPECT_TRUE(r.uses_im2col);
+  EXPECT_EQ(r.copies, 0) << r.plan;
+}
+
+TEST_F(ConvolutionTest, NchwStrided) {
+  ConvSpec s;
+  s.batch = 3;
+  s.input_features = 4;
+  s.output_features = 6;
+  s.input_spatial = {9, 7};
+  s.kernel_spatial = {3, 2};
+  s.window = {Win(2, 1, 0), Win(3, 0, 2)};
+  s.input_labels = "bf01";
+  s.kernel_labels = "oi01";
+  s.output_labels = "bf01";
+  auto r = Run(s);
+  EXPECT_EQ(r.copies, 0) << r.plan;
+}
+
+// A 1x1 stride-1 unpadded convolution in NHWC is one GEMM on the input as it is.
+TEST_F(ConvolutionTest, OneByOneChannelsMinorIsPlainGemm) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 8;
+  s.output_features = 5;
+  s.input_spatial = {4, 3};
+  s.kernel_spatial = {1, 1};
+  auto r = Run(s);
+  EXPECT_FALSE(r.uses_im2col) << r.plan;
+  EXPECT_EQ(r.copies, 0) << r.plan;
+  EXPECT_EQ(r.kind, DotPlan::Kind::kGemm) << r.plan;
+  EXPECT_NE(r.plan.find("batch=1"), std::string::npos) << r.plan;
+  // NCHW: one GEMM per image, still no copy.
+  s.input_labels = "bf01";
+  s.kernel_labels = "oi01";
+  s.output_labels = "bf01";
+  r = Run(s, 2);
+  EXPECT_FALSE(r.uses_im2col) << r.plan;
+  EXPECT_EQ(r.copies, 0) << r.plan;
+  // Strided 1x1 with negative padding: no im2col either.
+  s.window = {Win(2, -1, 0), Win(2, 0, -1)};
+  r = Run(s, 3);
+  EXPECT_FALSE(r.uses_im2col) << r.plan;
+}
+
+TEST_F(ConvolutionTest, LabelsInAnyOrder) {
+  const char* orders[][3] = {{"fb01", "io01", "01fb"}, {"0bf1", "0oi1", "f10b"},
+                             {"01bf", "o01i", "b0f1"}};
+  uint64_t seed = 10;
+  for (auto& o : orders) {
+    ConvSpec s;
+    s.batch = 2;
+    s.input_features = 3;
+    s.output_features = 4;
+    s.input_spatial = {5, 6};
+    s.kernel_spatial = {2, 3};
+    s.window = {Win(1, 1, 0), Win(2, 1, 1)};
+    s.input_labels = o[0];
+    s.kernel_labels = o[1];
+    s.output_labels = o[2];
+    Run(s, ++seed);
+  }
+}
+
+TEST_F(ConvolutionTest, NonDefaultLayouts) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 3;
+  s.output_features = 4;
+  s.input_spatial = {5, 4};
+  s.kernel_spatial = {2, 2};
+  s.input_layout = {1, 3, 0, 2};
+  s.kernel_layout = {0, 2, 3, 1};
+  s.output_layout = {2, 0, 3, 1};
+  Run(s);
+}
+
+TEST_F(ConvolutionTest, NegativePaddingAndDilations) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 3;
+  s.output_features = 2;
+  s.input_spatial = {9, 8};
+  s.kernel_spatial = {3, 2};
+  s.window = {Win(1, -2, 1, 1, 2), Win(2, 3, -1, 1, 3)};
+  Run(s, 1);
+  // lhs dilation (a transposed convolution) with padding and reversal.
+  s.window = {Win(1, 2, 2, 2, 1, true), Win(1, 1, 2, 3, 1)};
+  Run(s, 2);
+  s.window = {Win(3, 1, 1, 2, 2, true), Win(2, -1, 4, 2, 2, true)};
+  Run(s, 3);
+}
+
+TEST_F(ConvolutionTest, FeatureGroups) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 6;
+  s.output_features = 9;
+  s.feature_group_count = 3;
+  s.input_spatial = {5, 5};
+  s.kernel_spatial = {3, 3};
+  s.window = {Win(1, 1, 1), Win(1, 1, 1)};
+  Run(s, 1);
+  // Depthwise with a channel multiplier of 2, NCHW.
+  s.input_features = 4;
+  s.output_features = 8;
+  s.feature_group_count = 4;
+  s.input_labels = "bf01";
+  s.kernel_labels = "oi01";
+  s.output_labels = "bf01";
+  Run(s, 2);
+}
+
+TEST_F(ConvolutionTest, BatchGroups) {
+  ConvSpec s;
+  s.batch = 6;
+  s.input_features = 3;
+  s.output_features = 4;
+  s.batch_group_count = 2;
+  s.input_spatial = {4, 5};
+  s.kernel_spatial = {2, 3};
+  Run(s, 1);
+  s.input_labels = "f01b";
+  s.kernel_labels = "i01o";
+  s.output_labels = "01bf";
+  s.window = {Win(2, 1, 0), Win(1, 0, 1, 1, 2)};
+  Run(s, 2);
+}
+
+TEST_F(ConvolutionTest, SpatialRanks) {
+  ConvSpec s0;
+  s0.batch = 3;
+  s0.input_features = 5;
+  s0.output_features = 4;
+  s0.input_labels = "bf";
+  s0.kernel_labels = "io";
+  s0.output_labels = "fb";
+  Run(s0, 1);
+  ConvSpec s1;
+  s1.batch = 2;
+  s1.input_features = 3;
+  s1.output_features = 4;
+  s1.input_spatial = {11};
+  s1.kernel_spatial = {4};
+  s1.window = {Win(2, 2, 1, 1, 2)};
+  s1.input_labels = "b0f";
+  s1.kernel_labels = "0io";
+  s1.output_labels = "bf0";
+  Run(s1, 2);
+  ConvSpec s3;
+  s3.batch = 2;
+  s3.input_features = 2;
+  s3.output_features = 3;
+  s3.input_spatial = {4, 5, 3};
+  s3.kernel_spatial = {2, 3, 2};
+  s3.window = {Win(1, 1, 0), Win(2, 1, 1), Win(1, 0, 1, 2)};
+  s3.input_labels = "b012f";
+  s3.kernel_labels = "012io";
+  s3.output_labels = "b012f";
+  Run(s3, 3);
+}
+
+TEST_F(ConvolutionTest, ElementTypes) {
+  for (ElementType t : {ElementType::kF64, ElementType::kC64, ElementType::kC128,
+                        ElementType::kF16, ElementType::kBF16, ElementType::kS32,
+                        ElementType::kS8}) {
+    ConvSpec s;
+    s.type = t;
+    s.batch = 2;
+    s.input_features = 4;
+    s.output_features = 3;
+    s.input_spatial = {5, 4};
+    s.kernel_spatial = {3, 2};
+    s.window = {Win(2, 1, 1), Win(1, 0, 1, 2)};
+    Run(s, static_cast<uint64_t>(t));
+  }
+}
+
+TEST_F(ConvolutionTest, ZeroSizes) {
+  ConvSpec s;
+  s.batch = 0;
+  s.input_features = 3;
+  s.output_features = 2;
+  s.input_spatial = {4, 4};
+  s.kernel_spatial = {3, 3};
+  Run(s, 1);
+  s.batch = 2;
+  s.input_features = 0;
+  Run(s, 3);
+  s.input_features = 3;
+  s.input_spatial = {0, 4};
+  s.window = {Win(1, 2, 2), Win(1)};  // the input is all padding
+  Run(s, 4);
+}
+
+TEST_F(ConvolutionTest, PlanRejectsMismatchedShapes) {
+  Shape in = Shape::Array(ElementType::kF32, {1, 5, 5, 3});
+  Shape k = Shape::Array(ElementType::kF32, {3, 3, 3, 4});
+  Shape out = Shape::Array(ElementType::kF32, {1, 5, 5, 4});  // should be 3x3 unpadded
+  ConvolutionDimensionNumbers dn;
+  dn.input_batch_dimension = 0;
+  dn.input_feature_dimension = 3;
+  dn.input_spatial_dimensions = {1, 2};
+  dn.kernel_spatial_dimensions = {0, 1};
+  dn.kernel_input_feature_dimension = 2;
+  dn.kernel_output_feature_dimension = 3;
+  dn.output_batch_dimension = 0;
+  dn.output_feature_dimension = 3;
+  dn.output_spatial_dimensions = {1, 2};
+  Window w(2);
+  w[0].size = w[1].size = 3;
+  EXPECT_FALSE(PlanConvolution(in, k, out, w, dn, 1, 1).ok());
+  EXPECT_TRUE(PlanConvolution(in, k, Shape::Array(ElementType::kF32, {1, 3, 3, 4}), w, dn, 1, 1).ok());
+  EXPECT_FALSE(PlanConvolution(in, k, out, w, dn, 2, 2).ok());
+}
+
+}  // namespace
+}  // namespace xjit::runtime::blas

@@ -1,0 +1,264 @@
+// Unit tests of runtime/blas dot: the seed's DotGeneral examples (003), hand
+// calculated integer, f16, bf16 and complex cases, and layouts that must (or
+// must not) need a copy, checked against hand values or the evaluator.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/hlo_parser.h"
+#include "ir/literal.h"
+#include "ir/shape.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/dot.h"
+#include "tests/blas/blas_test_util.h"
+
+namespace xjit::runtime::blas {
+namespace {
+
+using testing::RunCase;
+using testing::RunWithValues;
+
+std::string DotModule(const std::string& lhs, const std::string& rhs, const std::string& out,
+                      const std::string& dims) {
+  return absl::StrCat("HloModule dot\n\nENTRY e {\n  a = ", lhs, " parameter(0)\n  b = ", rhs,
+                      " parameter(1)\n  ROOT d = ", out, " dot(a, b), ", dims, "\n}\n");
+}
+
+Literal Doubles(const std::string& shape, const std::vector<double>& values) {
+  return Literal::FromDoubles(*ParseShape(shape), values);
+}
+Literal Ints(const std::string& shape, const std::vector<int64_t>& values) {
+  return Literal::FromInts(*ParseShape(shape), values);
+}
+
+class DotTest : public ::testing::Test {
+ protected:
+  void SetUp() override { SetBlasThreads(1); }
+};
+
+// 003, DotGeneral: contracting dimension 1 of both operands.
+TEST_F(DotTest, SeedContractingExample) {
+  for (const char* type : {"f32", "f64"}) {
+    const std::string l = absl::StrCat(type, "[2,3]{1,0}"), o = absl::StrCat(type, "[2,2]{1,0}");
+    EXPECT_TRUE(RunWithValues(
+        DotModule(l, l, o, "lhs_contracting_dims={1}, rhs_contracting_dims={1}"),
+        {Doubles(l, {1, 2, 3, 4, 5, 6}), Doubles(l, {1, 1, 1, 2, 2, 2})},
+        Doubles(o, {6, 12, 15, 30}), 3));
+  }
+}
+
+// 003, DotGeneral: batch dimension 0, 2x2 matrices times the identity.
+TEST_F(DotTest, SeedBatchExample) {
+  const std::string s = "f32[2,2,2]{2,1,0}";
+  EXPECT_TRUE(RunWithValues(
+      DotModule(s, s, s,
+                "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                "rhs_contracting_dims={1}"),
+      {Doubles(s, {1, 2, 3, 4, 5, 6, 7, 8}), Doubles(s, {1, 0, 0, 1, 1, 0, 0, 1})},
+      Doubles(s, {1, 2, 3, 4, 5, 6, 7, 8}), 2));
+}
+
+// 003, Dot: vector . vector, matrix x vector, matrix x matrix.
+TEST_F(DotTest, SeedDotForms) {
+  EXPECT_TRUE(RunWithValues(
+      DotModule("f32[3]{0}", "f32[3]{0}", "f32[]",
+                "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Doubles("f32[3]{0}", {1, 2, 3}), Doubles("f32[3]{0}", {4, 5, 6})}, Doubles("f32[]", {32}),
+      3));
+  EXPECT_TRUE(RunWithValues(
+      DotModule("f32[2,3]{1,0}", "f32[3]{0}", "f32[2]{0}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Doubles("f32[2,3]{1,0}", {1, 2, 3, 4, 5, 6}), Doubles("f32[3]{0}", {1, 0, -1})},
+      Doubles("f32[2]{0}", {-2, -2}), 3));
+  EXPECT_TRUE(RunWithValues(
+      DotModule("f32[2,3]{0,1}", "f32[3,2]{0,1}", "f32[2,2]{0,1}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Doubles("f32[2,3]{1,0}", {1, 2, 3, 4, 5, 6}), Doubles("f32[3,2]{1,0}", {1, 2, 3, 4, 5, 6})},
+      Doubles("f32[2,2]{1,0}", {22, 28, 49, 64}), 3));
+}
+
+// Integers wrap at the result width: 65536 * 65536 = 2^32 is 0 in s32.
+TEST_F(DotTest, IntegersWrap) {
+  EXPECT_TRUE(RunWithValues(
+      DotModule("s32[1,2]{1,0}", "s32[2,1]{1,0}", "s32[1,1]{1,0}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Ints("s32[1,2]{1,0}", {65536, 3}), Ints("s32[2,1]{1,0}", {65536, 5})},
+      Ints("s32[1,1]{1,0}", {15}), 2));
+  // s8: 100*2 + 100*1 = 300 = 44 (mod 256); -128 * -1 = 128 = -128.
+  EXPECT_TRUE(RunWithValues(
+      DotModule("s8[2,2]{1,0}", "s8[2]{0}", "s8[2]{0}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Ints("s8[2,2]{1,0}", {100, 100, -128, 0}), Ints("s8[2]{0}", {2, 1})},
+      Ints("s8[2]{0}", {44, 0}), 2));
+  EXPECT_TRUE(RunWithValues(
+      DotModule("s8[1]{0}", "s8[1]{0}", "s8[]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Ints("s8[1]{0}", {-128}), Ints("s8[1]{0}", {-1})}, Ints("s8[]", {-128}), 1));
+  // u8: 200 * 2 = 400 = 144.
+  EXPECT_TRUE(RunWithValues(
+      DotModule("u8[1]{0}", "u8[1]{0}", "u8[]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Ints("u8[1]{0}", {200}), Ints("u8[1]{0}", {2})}, Ints("u8[]", {144}), 1));
+}
+
+// f16 and bf16 accumulate in f32: 1 + 2048 + 1 = 2050 (representable in f16);
+// an f16 accumulator would give 2048 (2049 rounds to even).
+TEST_F(DotTest, HalfAccumulatesInF32) {
+  EXPECT_TRUE(RunWithValues(
+      DotModule("f16[3]{0}", "f16[3]{0}", "f16[]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Doubles("f16[3]{0}", {1, 2048, 1}), Doubles("f16[3]{0}", {1, 1, 1})},
+      Doubles("f16[]", {2050}), 0));
+  EXPECT_TRUE(RunWithValues(
+      DotModule("bf16[3]{0}", "bf16[3]{0}", "bf16[]",
+                "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Doubles("bf16[3]{0}", {1, 256, 1}), Doubles("bf16[3]{0}", {1, 1, 1})},
+      Doubles("bf16[]", {258}), 0));
+}
+
+// (1+2i)(3+4i) = -5+10i; dot does not conjugate.
+TEST_F(DotTest, Complex) {
+  for (const char* t : {"c64", "c128"}) {
+    const std::string v = absl::StrCat(t, "[1]{0}"), s = absl::StrCat(t, "[]");
+    auto a = *ParseLiteral(absl::StrCat(v, " {(1, 2)}"));
+    auto b = *ParseLiteral(absl::StrCat(v, " {(3, 4)}"));
+    auto e = *ParseLiteral(absl::StrCat(s, " (-5, 10)"));
+    EXPECT_TRUE(RunWithValues(
+        DotModule(v, v, s, "lhs_contracting_dims={0}, rhs_contracting_dims={0}"), {a, b}, e, 1));
+  }
+}
+
+// A zero-length contraction gives zeros; an empty result does nothing.
+TEST_F(DotTest, ZeroSizes) {
+  EXPECT_TRUE(RunWithValues(
+      DotModule("f32[2,0]{1,0}", "f32[0,3]{1,0}", "f32[2,3]{1,0}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Doubles("f32[2,0]{1,0}", {}), Doubles("f32[0,3]{1,0}", {})},
+      Doubles("f32[2,3]{1,0}", {0, 0, 0, 0, 0, 0}), 0));
+  auto r = RunCase(DotModule("f32[0,4]{1,0}", "f32[4,3]{1,0}", "f32[0,3]{1,0}",
+                             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+                   1, 4);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.kind, DotPlan::Kind::kNothing);
+}
+
+// Every combination of row/column-major lhs, rhs and result maps to BLAS
+// flags with no copy.
+TEST_F(DotTest, TwoDimensionalLayoutsNeedNoCopy) {
+  const char* layouts[] = {"{1,0}", "{0,1}"};
+  int cases = 0;
+  for (const char* l : layouts) {
+    for (const char* r : layouts) {
+      for (const char* o : layouts) {
+        auto res = RunCase(DotModule(absl::StrCat("f32[5,7]", l), absl::StrCat("f32[7,6]", r),
+                                     absl::StrCat("f32[5,6]", o),
+                                     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+                           ++cases, 7);
+        EXPECT_TRUE(res.ok);
+        EXPECT_EQ(res.copies, 0) << res.plan;
+        EXPECT_EQ(res.kind, DotPlan::Kind::kGemm) << res.plan;
+      }
+    }
+  }
+}
+
+// Several contracting dims that are contiguous (in either order) merge into one.
+TEST_F(DotTest, MultipleContractingDimsMerge) {
+  auto r = RunCase(DotModule("f32[4,3,5]{2,1,0}", "f32[3,5,6]{2,1,0}", "f32[4,6]{1,0}",
+                             "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"),
+                   7, 15);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.copies, 0) << r.plan;
+  // Pairs listed in the other order: still the same memory.
+  r = RunCase(DotModule("f32[4,3,5]{2,1,0}", "f32[5,3,6]{2,0,1}", "f32[4,6]{1,0}",
+                        "lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}"),
+              8, 15);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.copies, 0) << r.plan;
+}
+
+// Contracting dims split by a free dim cannot merge: exactly one copy.
+TEST_F(DotTest, NonContiguousContractingDimsCopyOnce) {
+  auto r = RunCase(DotModule("f32[4,3,5]{2,1,0}", "f32[4,5,6]{2,1,0}", "f32[3,6]{1,0}",
+                             "lhs_contracting_dims={0,2}, rhs_contracting_dims={0,1}"),
+                   9, 20);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.copies, 1) << r.plan;
+}
+
+// A result whose M dims are interleaved with N is computed in scratch and
+// copied out once.
+TEST_F(DotTest, InterleavedResultCopiesOnce) {
+  auto r = RunCase(DotModule("f32[3,4,5]{2,1,0}", "f32[5,6]{1,0}", "f32[3,4,6]{1,2,0}",
+                             "lhs_contracting_dims={2}, rhs_contracting_dims={0}"),
+                   10, 5);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.copies, 1) << r.plan;
+}
+
+// Batch dims anywhere cost nothing: they are the loop around the GEMMs.
+TEST_F(DotTest, BatchDimsAnywhere) {
+  auto r = RunCase(DotModule("f32[3,2,4]{2,1,0}", "f32[4,5,2]{0,2,1}", "f32[2,3,5]{2,0,1}",
+                             "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={2}, "
+                             "rhs_contracting_dims={0}"),
+                   11, 4);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.copies, 0) << r.plan;
+  EXPECT_EQ(r.kind, DotPlan::Kind::kGemm);
+}
+
+TEST_F(DotTest, MatrixVectorAndVectorVector) {
+  auto r = RunCase(DotModule("f32[9,7]{0,1}", "f32[7]{0}", "f32[9]{0}",
+                             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+                   12, 7);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.kind, DotPlan::Kind::kGemv) << r.plan;
+  EXPECT_EQ(r.copies, 0);
+  // Vector x matrix, the vector read with a stride (a column of a matrix).
+  r = RunCase(DotModule("f64[7,3]{1,0}", "f64[7,9]{0,1}", "f64[3,9]{1,0}",
+                        "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+              13, 7);
+  EXPECT_TRUE(r.ok);
+  r = RunCase(DotModule("c64[1,7]{1,0}", "c64[7,9]{0,1}", "c64[1,9]{1,0}",
+                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+              14, 7);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.kind, DotPlan::Kind::kGemv) << r.plan;
+  r = RunCase(DotModule("c128[2,11]{0,1}", "c128[11,2]{1,0}", "c128[2]{0}",
+                        "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={1}, "
+                        "rhs_contracting_dims={0}"),
+              15, 11);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.kind, DotPlan::Kind::kDot) << r.plan;
+}
+
+TEST_F(DotTest, MixedAndNarrowTypesUseTheLoop) {
+  for (const char* t : {"f16", "bf16", "s32", "u16", "pred", "s4"}) {
+    auto r = RunCase(DotModule(absl::StrCat(t, "[2,5,3]{1,2,0}"), absl::StrCat(t, "[2,3,4]{2,1,0}"),
+                               absl::StrCat(t, "[2,5,4]{0,2,1}"),
+                               "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                               "rhs_contracting_dims={1}"),
+                     16, 3);
+    EXPECT_TRUE(r.ok) << t;
+    EXPECT_EQ(r.kind, DotPlan::Kind::kLoop) << t;
+  }
+}
+
+TEST_F(DotTest, PlanRejectsBadShapes) {
+  Shape a = Shape::Array(ElementType::kF32, {2, 3});
+  Shape b = Shape::Array(ElementType::kF32, {4, 5});
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {1};
+  d.rhs_contracting_dimensions = {0};
+  EXPECT_FALSE(PlanDot(a, b, Shape::Array(ElementType::kF32, {2, 5}), d).ok());
+  d.lhs_contracting_dimensions = {7};
+  EXPECT_FALSE(PlanDot(a, a, Shape::Array(ElementType::kF32, {2, 2}), d).ok());
+}
+
+TEST_F(DotTest, ThreadsSetting) {
+  SetBlasThreads(2);
+  EXPECT_GE(BlasThreads(), 1);
+  SetBlasThreads(1);
+  EXPECT_EQ(BlasThreads(), 1);
+}
+
+}  // namespace
+}  // namespace xjit::runtime::blas

@@ -1,0 +1,246 @@
+// The compile driver and the runtime Executable: interpreted steps, tuples,
+// constants, parameter roots, the summary lines, argument errors, raw
+// buffers, concurrent runs, assembly text and the perf map.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/evaluator.h"
+#include "ir/layout_util.h"
+#include "jit/compile.h"
+#include "jit/target.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+constexpr char kMixed[] = R"(HloModule mixed
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p0 = f32[4,3] parameter(0)
+  p1 = f32[4,3]{0,1} parameter(1)
+  c = f32[] constant(2)
+  x = f32[4,3] multiply(p0, p1)
+  zero = f32[] constant(0)
+  r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
+  t = (f32[4,3], f32[4], f32[]) tuple(x, r, c)
+  g = f32[4] get-tuple-element(t), index=1
+  ROOT out = (f32[4], f32[4,3], f32[4,3]{0,1}) tuple(g, x, p1)
+}
+)";
+
+Literal Iota(const Shape& shape, double scale) {
+  Literal literal(shape);
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    literal.SetBitsLinear(i, Literal::Scalar(shape.element_type(), i * scale).GetBitsLinear(0));
+  }
+  return literal;
+}
+
+TEST(JitDriver, MixedKernelsInterpretedStepsAndTuples) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kMixed);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (Isa isa : HostIsas()) {
+    CheckOptions options;
+    options.isa = isa;
+    options.require_all_compiled = false;
+    CompileReport report;
+    options.report = &report;
+    EXPECT_TRUE(MatchesEvaluator(**module, options));
+    // multiply is a kernel; reduce is interpreted (no kernel for it yet).
+    EXPECT_EQ(report.kernels.size(), 1u);
+    ASSERT_EQ(report.interpreted_steps.size(), 1u);
+    EXPECT_TRUE(absl::StartsWith(report.interpreted_steps[0], "r (reduce)"))
+        << report.interpreted_steps[0];
+  }
+}
+
+TEST(JitDriver, InterpretOnlyMatchesEvaluator) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kMixed);
+  ASSERT_TRUE(module.ok()) << module.status();
+  CompileOptions options;
+  options.interpret_only = true;
+  CompileReport report;
+  auto executable = Compile(**module, options, &report);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ(report.kernels.size(), 0u);
+  EXPECT_EQ(report.interpreted_steps.size(), 2u);  // multiply, reduce
+  Literal a = Iota(Shape::Array(ElementType::kF32, {4, 3}), 0.5);
+  Literal b = Iota(Shape::ArrayWithLayout(ElementType::kF32, {4, 3}, {0, 1}), -1.25);
+  auto expected = EvaluateModule(**module, {a, b});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto actual = (*executable)->Run(std::vector<Literal>{a, b});
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(Difference(*expected, *actual), "");
+}
+
+TEST(JitDriver, SummaryLines) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kMixed);
+  ASSERT_TRUE(module.ok());
+  CompileReport report;
+  ASSERT_TRUE(Compile(**module, {}, &report).ok());
+  const std::string summary = report.Summary();
+  EXPECT_TRUE(absl::StrContains(summary, "kernels: 1\n")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "interpreted steps: 1\n")) << summary;
+  // x (48 bytes) and r (16) and the tuple t (48 + 16 + 4), each 64-aligned.
+  EXPECT_TRUE(absl::StrContains(summary, "temp bytes: 196\n")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "peak bytes: ")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "compile ms: ")) << summary;
+}
+
+TEST(JitDriver, RootIsParameterOrConstant) {
+  for (const char* hlo : {"HloModule m\nENTRY e {\n  ROOT p = s32[3] parameter(0)\n}\n",
+                          "HloModule m\nENTRY e {\n  p = s32[3] parameter(0)\n"
+                          "  ROOT c = s32[2] constant({7, -7})\n}\n",
+                          "HloModule m\nENTRY e {\n  p = (s32[3], f32[]) parameter(0)\n"
+                          "  ROOT g = f32[] get-tuple-element(p), index=1\n}\n"}) {
+    for (Isa isa : HostIsas()) {
+      CheckOptions options;
+      options.isa = isa;
+      EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+    }
+  }
+}
+
+TEST(JitDriver, ArgumentErrors) {
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified("HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n");
+  ASSERT_TRUE(module.ok());
+  auto executable = Compile(**module, {});
+  ASSERT_TRUE(executable.ok());
+  EXPECT_EQ((*executable)->Run(std::vector<Literal>{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*executable)->Run(std::vector<Literal>{Literal(Shape::Array(ElementType::kF32, {4}))})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*executable)->Run(std::vector<Literal>{Literal(Shape::Array(ElementType::kS32, {3}))})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*executable)->Execute({nullptr}, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*executable)->Execute({}, nullptr).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(JitDriver, RawBuffers) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(
+      "HloModule m\nENTRY e {\n  a = f32[5] parameter(0)\n  b = f32[5] parameter(1)\n"
+      "  ROOT s = f32[5] subtract(a, b)\n}\n");
+  ASSERT_TRUE(module.ok());
+  auto executable = Compile(**module, {});
+  ASSERT_TRUE(executable.ok());
+  const float a[5] = {1, 2, 3, 4, 5};
+  const float b[5] = {0.5f, 0.25f, -1, 8, 5};
+  float result[5] = {};
+  ASSERT_TRUE((*executable)->Execute({a, b}, result).ok());
+  const float expected[5] = {0.5f, 1.75f, 4, -4, 0};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(result[i], expected[i]) << i;
+}
+
+TEST(JitDriver, ConcurrentRuns) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kMixed);
+  ASSERT_TRUE(module.ok());
+  auto executable = Compile(**module, {});
+  ASSERT_TRUE(executable.ok());
+  const runtime::Executable& exe = **executable;
+  std::vector<std::string> errors(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iteration = 0; iteration < 50; ++iteration) {
+        Literal a = Iota(Shape::Array(ElementType::kF32, {4, 3}), t + 1);
+        Literal b = Iota(Shape::ArrayWithLayout(ElementType::kF32, {4, 3}, {0, 1}), iteration);
+        auto expected = EvaluateModule(**module, {a, b});
+        auto actual = exe.Run(std::vector<Literal>{a, b});
+        if (!expected.ok() || !actual.ok()) {
+          errors[t] = "run failed";
+          return;
+        }
+        const std::string d = Difference(*expected, *actual);
+        if (!d.empty()) {
+          errors[t] = d;
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
+TEST(JitDriver, AssemblyText) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(
+      "HloModule m\nENTRY e {\n  a = f32[64] parameter(0)\n  ROOT s = f32[64] add(a, a)\n}\n");
+  ASSERT_TRUE(module.ok());
+  for (Isa isa : HostIsas()) {
+    CompileOptions options;
+    options.isa = isa;
+    options.collect_asm = true;
+    CompileReport report;
+    ASSERT_TRUE(Compile(**module, options, &report).ok());
+    ASSERT_EQ(report.kernels.size(), 1u);
+    const KernelInfo& kernel = report.kernels[0];
+    EXPECT_EQ(kernel.vector_lanes, isa == Isa::kAvx2 ? 8 : 4);
+    EXPECT_TRUE(absl::StrContains(kernel.asm_text, isa == Isa::kAvx2 ? "vaddps ymm" : "addps xmm"))
+        << kernel.asm_text;
+    EXPECT_GT(kernel.code_size, 0);
+  }
+}
+
+TEST(JitDriver, PerfMap) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(
+      "HloModule perfmod\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT neg = f32[4] negate(a)\n}\n");
+  ASSERT_TRUE(module.ok());
+  CompileOptions options;
+  options.perf_map = true;
+  ASSERT_TRUE(Compile(**module, options).ok());
+  const std::string path = absl::StrCat("/tmp/perf-", getpid(), ".map");
+  std::ifstream file(path);
+  if (!file) GTEST_SKIP() << "no /tmp";
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:neg\n")) << text.str();
+  std::remove(path.c_str());
+}
+
+TEST(JitDriver, IsaNames) {
+  EXPECT_EQ(ParseIsa("sse4"), Isa::kSse4);
+  EXPECT_EQ(ParseIsa("avx2"), Isa::kAvx2);
+  EXPECT_EQ(ParseIsa("auto"), Isa::kAuto);
+  EXPECT_EQ(ParseIsa("avx512"), std::nullopt);
+  EXPECT_TRUE(HostSupportsIsa(Isa::kAuto));
+}
+
+TEST(JitDriver, DifferenceSeesMismatches) {
+  // The comparison the other tests rely on must be able to fail.
+  Literal a = Literal::FromDoubles(Shape::Array(ElementType::kF32, {2}), {1.0, -0.0});
+  Literal b = Literal::FromDoubles(Shape::Array(ElementType::kF32, {2}), {1.0, 0.0});
+  EXPECT_NE(Difference(a, b), "");
+  Literal n1 = Literal::FromDoubles(Shape::Array(ElementType::kF32, {1}), {std::nan("")});
+  Literal n2 = Literal::FromDoubles(Shape::Array(ElementType::kF32, {1}), {-std::nan("")});
+  EXPECT_EQ(Difference(n1, n2), "");
+  Literal i1 = Literal::FromInts(Shape::Array(ElementType::kS8, {1}), {-128});
+  Literal i2 = Literal::FromInts(Shape::Array(ElementType::kS8, {1}), {127});
+  EXPECT_NE(Difference(i1, i2), "");
+}
+
+TEST(JitDriver, UnverifiedModuleIsAnError) {
+  Module module("broken");
+  EXPECT_FALSE(Compile(module, {}).ok());
+}
+
+}  // namespace
+}  // namespace xjit::jit::testing
