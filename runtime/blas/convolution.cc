@@ -45,7 +45,9 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
   // A dummy inner dimension of size 1 when the image is a single element.
   const Im2colDim single{Im2colDim::Kind::kBatch, 0, 1, 0};
   const Im2colDim& inner = nd > 0 ? plan.dims[nd - 1] : single;
-  const int outer = nd > 0 ? nd - 1 : 0;
+  const int outer = plan.fused_row ? nd - 2 : nd > 0 ? nd - 1 : 0;
+  const int fused_spatial = plan.fused_row ? plan.dims[nd - 2].spatial : -1;
+  const int64_t fused_run = plan.fused_row ? plan.dims[nd - 2].size * inner.size : 0;
   uint8_t* dst = image;
   while (true) {
     int64_t s_index[kMaxLoopDims] = {};
@@ -63,7 +65,7 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
                                inner.kind == Im2colDim::Kind::kKernelSpatial;
     bool valid = true;
     for (int i = 0; i < ns && valid; ++i) {
-      if (inner_spatial && inner.spatial == i) continue;
+      if ((inner_spatial && inner.spatial == i) || i == fused_spatial) continue;
       const Im2colSpatial& sp = plan.spatial[i];
       const int64_t in = InputIndex(sp, s_index[i] * sp.stride + KernelOffset(sp, k_index[i]) -
                                             sp.padding_low);
@@ -73,8 +75,19 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
         offset += in * sp.input_stride;
       }
     }
-    const int64_t n = inner.size;
-    if (!valid) {
+    const int64_t n = plan.fused_row ? fused_run : inner.size;
+    if (valid && plan.fused_row) {
+      // Window positions k of dim j read p = p0 + k: valid for k in [k0, k1).
+      const Im2colSpatial& sp = plan.spatial[fused_spatial];
+      const int64_t p0 = s_index[fused_spatial] * sp.stride - sp.padding_low;
+      const int64_t k0 = std::clamp<int64_t>(-p0, 0, sp.kernel_size);
+      const int64_t k1 = std::clamp<int64_t>(sp.input_size - p0, k0, sp.kernel_size);
+      const int64_t c = inner.size;
+      std::memset(dst, 0, k0 * c * w);
+      std::memcpy(dst + k0 * c * w, input + (offset + (p0 + k0) * sp.input_stride) * w,
+                  (k1 - k0) * c * w);
+      std::memset(dst + k1 * c * w, 0, (sp.kernel_size - k1) * c * w);
+    } else if (!valid) {
       std::memset(dst, 0, n * w);
     } else if (!inner_spatial) {
       const uint8_t* src = input + offset * w;
@@ -347,6 +360,16 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
     for (const ConvDim& d : batch) p.batch.push_back({d.size, d.image_stride, d.kernel_stride, d.output_stride});
     for (const ConvDim& d : m) p.m.push_back({d.size, d.image_stride, 0, d.output_stride});
     for (const ConvDim& d : k) p.k.push_back({d.size, d.image_stride, d.kernel_stride, 0});
+    const size_t nd = im2col.dims.size();
+    if (nd >= 2) {
+      const Im2colDim& c = im2col.dims[nd - 1];
+      const Im2colDim& kd = im2col.dims[nd - 2];
+      if (c.kind == K::kFeature && c.input_stride == 1 && kd.kind == K::kKernelSpatial) {
+        const Im2colSpatial& sp = im2col.spatial[kd.spatial];
+        im2col.fused_row = sp.window_dilation == 1 && sp.base_dilation == 1 && !sp.reversed &&
+                           sp.input_stride == c.size;
+      }
+    }
     plan.im2col = std::move(im2col);
   }
   XJIT_ASSIGN_OR_RETURN(plan.dot, PlanDotProblem(p));

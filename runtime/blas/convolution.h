@@ -70,6 +70,11 @@ struct Im2colPlan {
   std::vector<Im2colSpatial> spatial;
   int64_t element_bytes = 0;
   int64_t image_elements = 0;
+  // The last two dims are (kernel spatial j, feature) and the input holds
+  // the features of neighbouring positions of j back to back, so one window
+  // row is a single run of kernel_size * features input elements (clipped
+  // at the edges): NHWC/HWIO im2col then copies whole rows.
+  bool fused_row = false;
 };
 
 struct ConvolutionPlan {
