@@ -16,9 +16,13 @@
 //   FNUZ (f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz): no inf, no -0 (a negative
 //     result that rounds to zero is +0); the single NaN is 0x80; overflow,
 //     +-inf and NaN give 0x80.
-//   f8e8m0fnu: unsigned powers of two 2^(e-127), 0xFF = NaN, no zero. Zero,
-//     negative numbers, NaN and overflow give NaN; positive values below
-//     2^-127 give 2^-127 (code 0). A tie (1.5 * 2^k) goes to the even code.
+//   f8e8m0fnu: unsigned powers of two 2^(e-127), 0xFF = NaN, no zero. +-0
+//     and positive values below 2^-127 give 2^-127 (code 0); negative
+//     numbers, NaN, +-inf and overflow give NaN. Everything else goes to the
+//     nearest power of two, a tie (1.5 * 2^k) to the even code. (ml_dtypes
+//     sends all of (2^-127, 1.5 * 2^-127] up to 2^-126, rounding there as for
+//     subnormals; nearest rounding is kept so that code 0 printed with two
+//     digits, "5.9e-39", reads back as code 0.)
 //   f4e2m1fn: no inf, no NaN. As in ml_dtypes (the reference XLA uses),
 //     overflow and +-inf saturate to +-6, and NaN becomes 0x8 (-0).
 #include "ir/float_format.h"
@@ -107,7 +111,10 @@ uint64_t OverflowBits(const Format& f, bool negative) {
 }
 
 uint64_t EncodeE8m0(double value) {
-  if (std::isnan(value) || value <= 0 || std::isinf(value)) return 0xFF;
+  // Zero has no code: like every positive value below 2^-127 it takes the
+  // smallest one (ml_dtypes' saturating conversion, LLVM's APFloat).
+  if (value == 0) return 0x00;
+  if (std::isnan(value) || value < 0 || std::isinf(value)) return 0xFF;
   int e = 0;
   const double fraction = std::frexp(value, &e);  // value = fraction * 2^e, fraction in [0.5, 1)
   int exponent = e - 1;                            // value = (2 * fraction) * 2^exponent

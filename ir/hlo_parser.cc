@@ -149,6 +149,56 @@ bool IsTypedAttribute(Opcode op, absl::string_view name) {
   }
 }
 
+// The attributes an opcode cannot do without. As in XLA's parser, leaving
+// one out is a parse error (with the instruction's position) rather than
+// something the verifier or evaluator meets later as a default value.
+std::vector<absl::string_view> RequiredAttributes(Opcode op) {
+  switch (op) {
+    case Opcode::kCompare: return {"direction"};
+    case Opcode::kConvolution: return {"dim_labels"};
+    case Opcode::kGather:
+      return {"offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim",
+              "slice_sizes"};
+    case Opcode::kScatter:
+      return {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+              "index_vector_dim", "to_apply"};
+    case Opcode::kGetTupleElement: return {"index"};
+    case Opcode::kIota: return {"iota_dimension"};
+    case Opcode::kFusion: return {"kind", "calls"};
+    case Opcode::kCustomCall: return {"custom_call_target"};
+    case Opcode::kReduce:
+    case Opcode::kSort:
+      return {"dimensions", "to_apply"};
+    case Opcode::kMap:
+    case Opcode::kReduceWindow:
+    case Opcode::kCall:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+      return {"to_apply"};
+    case Opcode::kSelectAndScatter: return {"select", "scatter"};
+    case Opcode::kWhile: return {"condition", "body"};
+    case Opcode::kTranspose:
+    case Opcode::kReverse:
+    case Opcode::kConcatenate:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+      return {"dimensions"};
+    case Opcode::kSlice: return {"slice"};
+    case Opcode::kDynamicSlice: return {"dynamic_slice_sizes"};
+    case Opcode::kPad: return {"padding"};
+    case Opcode::kFft: return {"fft_type", "fft_length"};
+    case Opcode::kReducePrecision: return {"exponent_bits", "mantissa_bits"};
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+      return {"epsilon", "feature_index"};
+    case Opcode::kRng: return {"distribution"};
+    case Opcode::kTopK: return {"k"};
+    default: return {};
+  }
+}
+
 // Opcodes whose result shape must be written (HLO_TEXT.md §4).
 bool RequiresShape(Opcode op) {
   switch (op) {
@@ -253,6 +303,12 @@ class Parser {
   absl::Status Expect(TokenKind kind) {
     if (Accept(kind)) return absl::OkStatus();
     return Expected(TokenKindName(kind));
+  }
+  // The separator inside a list that ends with `close`: a missing ',' is
+  // reported as "expected ',' or ')'" since the list may as well have ended.
+  absl::Status ExpectListComma(TokenKind close) {
+    if (Accept(TokenKind::kComma)) return absl::OkStatus();
+    return Expected(absl::StrCat("',' or ", TokenKindName(close)));
   }
   absl::Status Enter(const Token& at) {
     if (++depth_ > kMaxDepth) return ErrorAt(at, "nesting too deep");
@@ -384,7 +440,7 @@ absl::StatusOr<std::vector<int64_t>> Parser::ParseIntList() {
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   std::vector<int64_t> values;
   while (!Is(TokenKind::kRBrace)) {
-    if (!values.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!values.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
     XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
     values.push_back(v);
   }
@@ -396,7 +452,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseIntListList() {
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   std::vector<std::vector<int64_t>> lists;
   while (!Is(TokenKind::kRBrace)) {
-    if (!lists.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!lists.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
     XJIT_ASSIGN_OR_RETURN(auto list, ParseIntList());
     lists.push_back(std::move(list));
   }
@@ -472,7 +528,7 @@ absl::StatusOr<Shape> Parser::ParseShape() {
   if (Accept(TokenKind::kLParen)) {
     std::vector<Shape> elements;
     while (!Is(TokenKind::kRParen)) {
-      if (!elements.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!elements.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
       XJIT_ASSIGN_OR_RETURN(Shape element, ParseShape());
       elements.push_back(std::move(element));
     }
@@ -490,7 +546,7 @@ absl::StatusOr<Shape> Parser::ParseShape() {
   std::vector<int64_t> dims;
   std::vector<bool> dynamic;
   while (!Is(TokenKind::kRSquare)) {
-    if (!dims.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!dims.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRSquare));
     if (Accept(TokenKind::kQuestion)) {
       dims.push_back(Shape::kUnboundedSize);
       dynamic.push_back(true);
@@ -570,7 +626,9 @@ absl::Status Parser::ParseLayout(Layout* layout, int64_t rank) {
       if (key == "D") {
         XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
         while (!Is(TokenKind::kRParen)) {
-          if (!layout->dim_level_types.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+          if (!layout->dim_level_types.empty()) {
+            XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
+          }
           XJIT_ASSIGN_OR_RETURN(std::string dlt, ParseIdentText("dim level type"));
           if (dlt != "D" && dlt != "C" && dlt != "S" && dlt != "H") {
             return ErrorAt(item, absl::StrCat("unknown dim level type '", dlt, "'"));
@@ -585,7 +643,7 @@ absl::Status Parser::ParseLayout(Layout* layout, int64_t rank) {
         while (Accept(TokenKind::kLParen)) {
           Tile tile;
           while (!Is(TokenKind::kRParen)) {
-            if (!tile.dimensions.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+            if (!tile.dimensions.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
             if (Accept(TokenKind::kStar)) {
               tile.dimensions.push_back(Tile::kCombineDimension);
             } else {
@@ -625,7 +683,9 @@ absl::Status Parser::ParseLayout(Layout* layout, int64_t rank) {
       } else if (key == "PD") {
         XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
         while (!Is(TokenKind::kRParen)) {
-          if (!layout->padded_dimensions.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+          if (!layout->padded_dimensions.empty()) {
+            XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
+          }
           XJIT_ASSIGN_OR_RETURN(int64_t d, ParseInt());
           layout->padded_dimensions.push_back(d);
         }
@@ -883,7 +943,7 @@ absl::StatusOr<Literal> Parser::ParseShapedLiteral() {
         Next();
         std::vector<Literal> elements;
         while (!Is(TokenKind::kRParen)) {
-          if (!elements.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+          if (!elements.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
           XJIT_RETURN_IF_ERROR(Enter(start));
           auto element = ParseShapedLiteral();
           Leave();
@@ -989,7 +1049,7 @@ absl::Status Parser::ParseModuleAttribute(Module* module) {
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
     std::vector<Shape> params;
     while (!Is(TokenKind::kRParen)) {
-      if (!params.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!params.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
       XJIT_ASSIGN_OR_RETURN(Shape s, ParseShape());
       params.push_back(std::move(s));
     }
@@ -1002,7 +1062,7 @@ absl::Status Parser::ParseModuleAttribute(Module* module) {
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
     std::vector<InputOutputAlias> aliases;
     while (!Is(TokenKind::kRBrace)) {
-      if (!aliases.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!aliases.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
       InputOutputAlias alias;
       XJIT_ASSIGN_OR_RETURN(alias.output_index, ParseShapeIndex());
       XJIT_RETURN_IF_ERROR(Expect(TokenKind::kColon));
@@ -1039,7 +1099,7 @@ absl::Status Parser::ParseComputation(Module* module) {
   if (Accept(TokenKind::kLParen)) {
     bool first = true;
     while (!Is(TokenKind::kRParen)) {
-      if (!first) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!first) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
       first = false;
       if (Is(TokenKind::kNameColon)) {
         Next();
@@ -1131,6 +1191,10 @@ absl::StatusOr<Instruction*> Parser::ParseInstruction(Scope* scope) {
   } else if (IsNameToken() && Is(TokenKind::kEqual, 1)) {
     name = std::string(Next().text);
     Next();
+  } else if (IsNameToken()) {
+    // A name that is not followed by '=': point at what came instead.
+    Next();
+    return Expected("'=' after the instruction name");
   } else {
     return Expected("instruction name");
   }
@@ -1242,7 +1306,7 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     instruction->set_literal(std::move(literal));
   } else {
     while (!Is(TokenKind::kRParen)) {
-      if (!operands.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!operands.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
       XJIT_ASSIGN_OR_RETURN(Instruction* operand, ParseOperand(scope));
       operands.push_back(operand);
     }
@@ -1265,19 +1329,13 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
       XJIT_RETURN_IF_ERROR(ParseAttribute(scope, instruction.get(), &slots, &seen));
     }
   }
-  XJIT_RETURN_IF_ERROR(AssembleCalled(opcode_token, instruction.get(), &slots));
-  auto require = [&](absl::string_view attribute) -> absl::Status {
-    if (seen.contains(attribute)) return absl::OkStatus();
-    return ErrorAt(opcode_token,
-                   absl::StrCat(opcode_name, " needs the attribute '", attribute, "='"));
-  };
-  switch (op) {
-    case Opcode::kCompare: XJIT_RETURN_IF_ERROR(require("direction")); break;
-    case Opcode::kGetTupleElement: XJIT_RETURN_IF_ERROR(require("index")); break;
-    case Opcode::kCustomCall: XJIT_RETURN_IF_ERROR(require("custom_call_target")); break;
-    case Opcode::kConvolution: XJIT_RETURN_IF_ERROR(require("dim_labels")); break;
-    default: break;
+  for (absl::string_view attribute : RequiredAttributes(op)) {
+    if (!seen.contains(attribute)) {
+      return ErrorAt(opcode_token, absl::StrCat("missing required attribute '", attribute,
+                                                "' for ", OpcodeName(op)));
+    }
   }
+  XJIT_RETURN_IF_ERROR(AssembleCalled(opcode_token, instruction.get(), &slots));
   if (generic_start) return WrapInAsyncStart(std::move(instruction), operands, opcode_token);
   if (!shape.has_value()) {
     absl::StatusOr<Shape> inferred = InferShape(*instruction);
@@ -1399,7 +1457,7 @@ absl::Status Parser::ParseAttribute(Scope* scope, Instruction* instruction, Call
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
     Scope::PendingControl pending{instruction, {}};
     while (!Is(TokenKind::kRBrace)) {
-      if (!pending.predecessors.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!pending.predecessors.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
       if (!IsNameToken()) return Expected("instruction name");
       const Token& t = Next();
       pending.predecessors.push_back({std::string(t.text), &t});
@@ -1448,7 +1506,7 @@ absl::StatusOr<std::vector<Computation*>> Parser::ParseComputationList() {
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   std::vector<Computation*> list;
   while (!Is(TokenKind::kRBrace)) {
-    if (!list.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!list.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
     XJIT_ASSIGN_OR_RETURN(Computation* c, ParseComputationRef());
     list.push_back(c);
   }
@@ -1648,7 +1706,7 @@ absl::StatusOr<std::vector<SliceDimension>> Parser::ParseSliceConfig() {
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   std::vector<SliceDimension> slices;
   while (!Is(TokenKind::kRBrace)) {
-    if (!slices.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!slices.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare));
     SliceDimension d;
     XJIT_ASSIGN_OR_RETURN(d.start, ParseInt());
@@ -1671,7 +1729,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseReplicaGroups() {
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare));
     std::vector<int64_t> values;
     while (!Is(TokenKind::kRSquare)) {
-      if (!values.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!values.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRSquare));
       XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
       values.push_back(v);
     }
@@ -1687,7 +1745,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseReplicaGroups() {
     Next();
     Next();
     while (!Is(TokenKind::kRParen)) {
-      if (!perm.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!perm.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
       XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
       perm.push_back(v);
     }
@@ -1739,7 +1797,7 @@ absl::StatusOr<std::vector<OutputOperandAlias>> Parser::ParseOutputOperandAliasi
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   std::vector<OutputOperandAlias> aliases;
   while (!Is(TokenKind::kRBrace)) {
-    if (!aliases.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+    if (!aliases.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
     OutputOperandAlias alias;
     XJIT_ASSIGN_OR_RETURN(alias.output_index, ParseShapeIndex());
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kColon));
@@ -1839,7 +1897,7 @@ absl::Status Parser::ParseTypedAttribute(const Token& name, Instruction* instruc
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
     a.operand_precision.clear();
     while (!Is(TokenKind::kRBrace)) {
-      if (!a.operand_precision.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!a.operand_precision.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
       using Q = std::pair<absl::string_view, Precision>;
       Precision p = Precision::kDefault;
       XJIT_RETURN_IF_ERROR(parse_enum(std::initializer_list<Q>{{"default", Precision::kDefault},
@@ -1925,7 +1983,9 @@ absl::Status Parser::ParseTypedAttribute(const Token& name, Instruction* instruc
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
     a.operand_layout_constraints.clear();
     while (!Is(TokenKind::kRBrace)) {
-      if (!a.operand_layout_constraints.empty()) XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      if (!a.operand_layout_constraints.empty()) {
+        XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
+      }
       XJIT_ASSIGN_OR_RETURN(Shape shape, ParseShape());
       a.operand_layout_constraints.push_back(std::move(shape));
     }

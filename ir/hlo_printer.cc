@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ir/literal.h"
 
 namespace xjit {
 namespace {
@@ -26,6 +27,22 @@ std::string IntList(absl::Span<const int64_t> values) {
 std::string Quoted(absl::string_view text) { return absl::StrCat("\"", absl::CEscape(text), "\""); }
 
 std::string Name(absl::string_view name) { return absl::StrCat("%", name); }
+
+// A literal in module text (`literal=` of custom-call): shape then value. In a
+// module a dynamic dimension's size is its bound, so the shape prints as
+// written (`f32[<=4]`), unlike Literal::ToString, which reads the sizes of a
+// dynamic array as runtime sizes.
+std::string ShapedLiteralText(const Literal& literal) {
+  if (literal.shape().IsTuple()) {
+    return absl::StrCat("(",
+                        absl::StrJoin(literal.elements(), ", ",
+                                      [](std::string* out, const Literal& element) {
+                                        absl::StrAppend(out, ShapedLiteralText(element));
+                                      }),
+                        ")");
+  }
+  return absl::StrCat(literal.shape().ToString(), " ", literal.ValueToString());
+}
 
 // The shortest decimal text that reads back as exactly `value`.
 std::string DoubleText(double value) {
@@ -347,7 +364,7 @@ std::vector<std::string> TypedAttributes(const Instruction& instruction) {
       }
       if (!(instruction.literal().shape().IsTuple() &&
             instruction.literal().shape().tuple_size() == 0)) {
-        add("literal", instruction.literal().ToString());
+        add("literal", ShapedLiteralText(instruction.literal()));
       }
       if (called.size() == 1) {
         add("to_apply", Name(called[0]->name()));

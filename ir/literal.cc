@@ -495,7 +495,48 @@ std::string Literal::ToString() const {
                                       }),
                         ")");
   }
-  return absl::StrCat(shape_.ToString(), " ", ValueToString());
+  if (!shape_.IsArray() || !shape_.is_dynamic()) {
+    return absl::StrCat(shape_.ToString(), " ", ValueToString());
+  }
+  // A runtime-sized array: the shape holds the runtime sizes, not the bounds,
+  // so `<=` would misstate them. Print them as plain sizes and, as XLA marks a
+  // dynamic literal, the runtime sizes again in parentheses.
+  Shape sizes = shape_;
+  for (int64_t i = 0; i < sizes.rank(); ++i) sizes.set_dynamic_dimension(i, false);
+  return absl::StrCat(sizes.ToString(), "(", absl::StrJoin(shape_.dimensions(), ","), ") ",
+                      ValueToString());
+}
+
+std::string Literal::ToString(const Shape& declared) const {
+  if (shape_.IsTuple()) {
+    if (!declared.IsTuple() || declared.tuple_size() != static_cast<int64_t>(elements_.size())) {
+      return ToString();
+    }
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < elements_.size(); ++i) {
+      parts.push_back(elements_[i].ToString(declared.tuple_shapes(i)));
+    }
+    return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+  }
+  if (!shape_.IsArray() || !declared.IsArray() ||
+      declared.element_type() != shape_.element_type() || declared.rank() != shape_.rank()) {
+    return ToString();
+  }
+  // XLA's form: the declared shape with its bounds, then the runtime sizes.
+  Shape bounds = shape_;
+  for (int64_t i = 0; i < bounds.rank(); ++i) {
+    const int64_t bound = declared.dimensions(i);
+    const bool dynamic = declared.is_dynamic_dimension(i) || bound == Shape::kUnboundedSize;
+    if (dynamic && bound != Shape::kUnboundedSize && bound < shape_.dimensions(i)) {
+      return ToString();  // Not a value of the declared shape.
+    }
+    if (!dynamic && bound != shape_.dimensions(i)) return ToString();
+    bounds.set_dimensions(i, bound);
+    bounds.set_dynamic_dimension(i, dynamic);
+  }
+  if (!bounds.is_dynamic()) return absl::StrCat(bounds.ToString(), " ", ValueToString());
+  return absl::StrCat(bounds.ToString(), "(", absl::StrJoin(shape_.dimensions(), ","), ") ",
+                      ValueToString());
 }
 
 Literal Literal::Scalar(ElementType type, double value) {

@@ -75,8 +75,17 @@ class Literal {
   // HLO literal text without the shape: "{ { 1, 2 }, { 3, 4 } }", "1.5",
   // "(1, 2)" for tuples. Floats print with enough digits to round-trip.
   std::string ValueToString() const;
-  // Shape then value: "f32[2]{0} {1, 2}".
+  // Shape then value: "f32[2]{0} {1, 2}". An array whose shape has dynamic
+  // dimensions holds its runtime sizes there (the evaluator's convention), so
+  // the bounds are unknown: it prints the sizes as plain dimensions, followed
+  // by the runtime sizes in parentheses as XLA marks a dynamic literal, e.g.
+  // "f32[3]{0}(3) {1, 2, 3}" (never "f32[<=3]", which would state a bound).
   std::string ToString() const;
+  // The same with the bounds taken from `declared`, the shape the value was
+  // declared with (an instruction's shape): exactly XLA's text,
+  // "f32[<=4]{0}(3) {1, 2, 3}". Falls back to ToString() when the value does
+  // not fit `declared`.
+  std::string ToString(const Shape& declared) const;
 
   // Convenience constructors for tests and the builder.
   static Literal Scalar(ElementType type, double value);

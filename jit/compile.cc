@@ -1,9 +1,11 @@
 // The compile driver (see compile.h).
 #include "jit/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +17,10 @@
 #include "jit/fusion_emitter.h"
 #include "jit/perf_map.h"
 #include "jit/target.h"
+#include "jit/vector_math.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/convolution.h"
+#include "runtime/blas/dot.h"
 
 namespace xjit::jit {
 namespace {
@@ -32,6 +38,21 @@ runtime::Step CopyStep(int source, int destination) {
   step.inputs = {source};
   step.output = destination;
   return step;
+}
+
+// Library routines as library-call steps call them (runtime::LibraryFunction).
+void RunDotCall(const void* plan, void* const* buffers, void* scratch) {
+  runtime::blas::RunDot(*static_cast<const runtime::blas::DotPlan*>(plan), buffers[0],
+                        buffers[1], buffers[2], scratch);
+}
+
+void RunConvolutionCall(const void* plan, void* const* buffers, void* scratch) {
+  runtime::blas::RunConvolution(*static_cast<const runtime::blas::ConvolutionPlan*>(plan),
+                                buffers[0], buffers[1], buffers[2], scratch);
+}
+
+bool IsLibraryCall(Opcode opcode) {
+  return opcode == Opcode::kDot || opcode == Opcode::kConvolution;
 }
 
 bool HasDynamicShape(const Computation& computation) {
@@ -65,6 +86,12 @@ class ExecutableBuilder {
       spec_->steps.push_back(CopyStep(root_slot, result_slot));
     }
     spec_->plan.result_bytes = ByteSize(root_->shape());
+    // Scratch of library calls: one range after every value, sized for the
+    // largest call (the calls run one at a time).
+    if (spec_->plan.scratch_bytes > 0) {
+      spec_->plan.scratch_offset = AlignUp(spec_->plan.temp_bytes);
+      spec_->plan.temp_bytes = spec_->plan.scratch_offset + spec_->plan.scratch_bytes;
+    }
     return absl::OkStatus();
   }
 
@@ -149,7 +176,10 @@ class ExecutableBuilder {
         instruction.shape().IsArray() && instruction.shape().element_count() == 0;
     if (empty_array && !HasSideEffect(instruction.opcode())) return absl::OkStatus();
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
-    if (target_ != nullptr) kernel_status = AddKernel(instruction, out);
+    if (target_ != nullptr) {
+      kernel_status = IsLibraryCall(instruction.opcode()) ? AddLibraryCall(instruction, out)
+                                                          : AddKernel(instruction, out);
+    }
     if (kernel_status.ok()) return absl::OkStatus();
     runtime::Step step;
     step.kind = runtime::Step::Kind::kInterpreted;
@@ -168,11 +198,57 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
+  // A dot or convolution as a call into runtime/blas with a plan made now;
+  // the plan's error (Unimplemented for layouts or types it does not
+  // handle) leaves the instruction to the evaluator.
+  absl::Status AddLibraryCall(const Instruction& instruction, int out) {
+    runtime::LibraryCall call;
+    std::string description;
+    if (instruction.opcode() == Opcode::kDot) {
+      XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
+      call.routine = "dot";
+      call.function = &RunDotCall;
+      call.scratch_bytes = plan.scratch_bytes;
+      description = plan.ToString();
+      call.plan = std::make_shared<const runtime::blas::DotPlan>(std::move(plan));
+    } else {
+      XJIT_ASSIGN_OR_RETURN(runtime::blas::ConvolutionPlan plan,
+                            runtime::blas::PlanConvolution(instruction));
+      call.routine = "convolution";
+      call.function = &RunConvolutionCall;
+      call.scratch_bytes = plan.scratch_bytes;
+      description = plan.ToString();
+      call.plan = std::make_shared<const runtime::blas::ConvolutionPlan>(std::move(plan));
+    }
+    spec_->plan.scratch_bytes = std::max(spec_->plan.scratch_bytes, call.scratch_bytes);
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      info.plan = std::move(description);
+      info.scratch_bytes = call.scratch_bytes;
+      report_->library_calls.push_back(std::move(info));
+    }
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    step.library_call = std::move(call);
+    for (const Instruction* operand : instruction.operands()) {
+      step.inputs.push_back(slot_of_.at(operand));
+    }
+    step.output = out;
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
   absl::Status AddKernel(const Instruction& instruction, int out) {
     absl::StatusOr<KernelSpec> kernel = instruction.opcode() == Opcode::kFusion
                                             ? EmitFusionKernel(instruction)
                                             : EmitInstructionKernel(instruction);
     if (!kernel.ok()) return kernel.status();
+    MathOptions math;
+    math.fused_multiply_add = target_->HasFusedMultiplyAdd();
+    ExpandMath(&kernel->program, math);
     XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target_->Lower(kernel->program));
     runtime::Step step;
     step.kind = runtime::Step::Kind::kKernel;
@@ -222,8 +298,10 @@ class ExecutableBuilder {
 
 std::string CompileReport::Summary() const {
   return absl::StrFormat(
-      "kernels: %d\ninterpreted steps: %d\ntemp bytes: %d\npeak bytes: %d\ncompile ms: %.3f\n",
-      kernels.size(), interpreted_steps.size(), temp_bytes, peak_bytes, compile_ms);
+      "library calls: %d\nkernels: %d\ninterpreted steps: %d\ntemp bytes: %d\npeak bytes: %d\n"
+      "compile ms: %.3f\n",
+      library_calls.size(), kernels.size(), interpreted_steps.size(), temp_bytes, peak_bytes,
+      compile_ms);
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
@@ -261,6 +339,11 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   ExecutableBuilder builder(options, target.get(), report);
   XJIT_RETURN_IF_ERROR(builder.Build(entry, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
+  // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
+  // only a module that calls it changes it.
+  if (!report->library_calls.empty() && runtime::blas::BlasThreads() != options.threads) {
+    runtime::blas::SetBlasThreads(options.threads);
+  }
 
   report->temp_bytes = spec.plan.temp_bytes;
   report->peak_bytes = spec.plan.temp_bytes + spec.plan.result_bytes;

@@ -19,8 +19,13 @@ std::optional<Isa> ParseIsa(absl::string_view name);
 
 struct CompileOptions {
   Isa isa = Isa::kAuto;
-  // Worker threads for running the executable (accepted; runs are
-  // single-threaded in this version).
+  // Threads for running the executable. Steps run one after another in
+  // this version; the value is the number of threads OpenBLAS uses inside
+  // each library call (dot, convolution). That setting is PROCESS-WIDE:
+  // compiling a module that has library calls sets it for every executable
+  // and every other OpenBLAS user in the process (the last such compile
+  // wins). Keep it at 1 when running executables from several threads at
+  // once, so that OpenBLAS's workers do not oversubscribe the cores.
   int threads = 1;
   // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`. The
   // environment variable XJIT_PERF_MAP=1 turns this on as well.

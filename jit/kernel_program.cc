@@ -34,6 +34,10 @@ const char* KindName(KOpKind kind) {
     case KOpKind::kClamp: return "clamp";
     case KOpKind::kConvert: return "convert";
     case KOpKind::kBitcast: return "bitcast";
+    case KOpKind::kConst: return "const";
+    case KOpKind::kFma: return "fma";
+    case KOpKind::kBits: return "bits";
+    case KOpKind::kBitShift: return "bitshift";
   }
   return "?";
 }
@@ -69,6 +73,10 @@ std::string KernelProgram::ToString() const {
         absl::StrAppend(&line, "compare ", ComparisonDirectionName(op.direction), " ",
                         ComparisonTypeName(op.comparison));
         break;
+      case KOpKind::kBits:
+      case KOpKind::kBitShift:
+        absl::StrAppend(&line, KindName(op.kind), " ", OpcodeName(op.opcode));
+        break;
       default:
         absl::StrAppend(&line, KindName(op.kind));
         break;
@@ -78,8 +86,11 @@ std::string KernelProgram::ToString() const {
     }
     switch (op.kind) {
       case KOpKind::kLoopIndex: case KOpKind::kIConst: case KOpKind::kIDiv:
-      case KOpKind::kIRem: case KOpKind::kLoad:
+      case KOpKind::kIRem: case KOpKind::kLoad: case KOpKind::kBitShift:
         absl::StrAppend(&line, " #", op.imm);
+        break;
+      case KOpKind::kConst:
+        absl::StrAppend(&line, " 0x", absl::Hex(static_cast<uint64_t>(op.imm)));
         break;
       case KOpKind::kConvert: case KOpKind::kBitcast:
         absl::StrAppend(&line, " from ", ElementTypeName(op.operand_type));

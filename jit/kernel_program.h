@@ -14,7 +14,11 @@
 //     giving 0/1);
 //   - value operations: typed elements (loads, stores, the elementwise HLO
 //     opcodes, compare, select, clamp, convert, bitcast-convert, and the
-//     conversions between indices and values).
+//     conversions between indices and values);
+//   - primitive float operations (constants, fused multiply-add, integer
+//     arithmetic and shifts on the bits of float lanes), into which
+//     ExpandMath (jit/vector_math.h) rewrites the transcendental opcodes, so
+//     that a target only implements these few operations to get vector math.
 // Memory addresses are element positions in a buffer's physical order, so
 // a target sees only "load element k of buffer b". A target lowers a program
 // one element at a time or, where the innermost loop index moves the loads
@@ -65,6 +69,17 @@ enum class KOpKind : uint8_t {
   kClamp,      // min(max(b, a), c), i.e. clamp(lo = a, x = b, hi = c).
   kConvert,    // a converted from operand_type to type.
   kBitcast,    // a's bits reinterpreted (same width).
+  // ---- Primitive float operations (f32 and f64 only) ----
+  // Produced by ExpandMath (jit/vector_math.h) from the math opcodes; the
+  // fusion emitter never creates them from HLO directly.
+  kConst,      // imm: the bits of a value of `type`.
+  kFma,        // a * b + c rounded once.
+  kBits,       // opcode (kAnd, kOr, kXor, kAdd, kSubtract) applied to the bits of a
+               // and b as unsigned integers of the type's width (wrapping); the
+               // resulting bits read as `type`.
+  kBitShift,   // a's bits shifted by imm (0 < imm < width) to the left
+               // (opcode kShiftLeft) or right with zero fill
+               // (kShiftRightLogical); the resulting bits read as `type`.
 };
 
 struct KOp {

@@ -36,6 +36,10 @@ class Target {
   // "x86-64 sse4.1", "x86-64 avx2".
   virtual std::string name() const = 0;
   virtual absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) = 0;
+  // Whether kFma (a*b+c rounded once) is a native instruction. ExpandMath
+  // uses it for polynomials and exact products only then; otherwise it
+  // emits no kFma at all (see jit/vector_math.h).
+  virtual bool HasFusedMultiplyAdd() const { return false; }
   // Owns the memory of every kernel lowered so far; kernels stay valid while
   // a reference is held.
   virtual std::shared_ptr<const void> code_owner() const = 0;

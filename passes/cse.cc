@@ -19,6 +19,14 @@ namespace {
 // operand instructions. The printer prints exactly the attributes an opcode
 // uses, so the key covers them whatever fields InstructionAttributes gains.
 std::string Key(const Instruction& instruction) {
+  if (instruction.opcode() == Opcode::kConstant) {
+    // By bits, not text: printing a large literal is slow, and its text may
+    // not distinguish NaN payloads.
+    const auto data = instruction.literal().data();
+    return absl::StrCat("constant|", instruction.shape().ToString(), "|",
+                        absl::string_view(reinterpret_cast<const char*>(data.data()),
+                                          data.size()));
+  }
   std::string text = PrintInstruction(instruction);
   const size_t eq = text.find(" = ");
   std::string key = eq == std::string::npos ? text : text.substr(eq + 3);
@@ -26,11 +34,6 @@ std::string Key(const Instruction& instruction) {
   for (auto it = opaque.rbegin(); it != opaque.rend(); ++it) {
     const std::string suffix = absl::StrCat(", ", it->name, "=", it->value);
     if (absl::EndsWith(key, suffix)) key.resize(key.size() - suffix.size());
-  }
-  if (instruction.opcode() == Opcode::kConstant && instruction.shape().IsArray()) {
-    // Literal text may not distinguish NaN payloads; the bytes do.
-    const auto data = instruction.literal().data();
-    absl::StrAppend(&key, "|", std::string(data.begin(), data.end()));
   }
   return key;
 }

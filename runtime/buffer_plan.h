@@ -11,6 +11,11 @@
 //
 // This first plan gives every value that a step writes its own range (no
 // reuse); buffer allocation (passes/) will later reuse dead ranges.
+//
+// Library-call steps (BLAS dot and convolution) also need working memory (an
+// im2col image, dense copies of operands): one scratch range at the end of
+// the arena, as large as the largest call needs, shared by those steps
+// because they run one after another. Being in the arena, it is per run.
 #ifndef XJIT_RUNTIME_BUFFER_PLAN_H_
 #define XJIT_RUNTIME_BUFFER_PLAN_H_
 
@@ -40,8 +45,12 @@ struct BufferSlot {
 
 struct BufferPlan {
   std::vector<BufferSlot> slots;
-  // Size of the per-run temporary arena.
+  // Size of the per-run temporary arena, scratch included.
   int64_t temp_bytes = 0;
+  // The scratch range of library-call steps within the arena (offset is a
+  // multiple of kBufferAlignment; size 0 when no step needs any).
+  int64_t scratch_offset = 0;
+  int64_t scratch_bytes = 0;
   // Size of the flattened result.
   int64_t result_bytes = 0;
 };

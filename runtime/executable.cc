@@ -62,6 +62,44 @@ uint8_t* SlotAddress(const BufferSlot& slot, const RunPlaces& places) {
   return nullptr;
 }
 
+// The alignment a library routine may assume for the elements of `shape`:
+// their natural one (a complex number's is its component's).
+uintptr_t ElementAlignment(const Shape& shape) {
+  if (!shape.IsArray()) return 1;
+  const ElementType type = shape.element_type();
+  const int64_t width =
+      IsComplex(type) ? ByteWidth(ComplexComponentType(type)) : ByteWidth(type);
+  return width > 1 ? static_cast<uintptr_t>(width) : 1;
+}
+
+// Runs a library-call step. Routines may assume naturally aligned elements,
+// which a packed tuple leaf or a caller's buffer need not be; such a buffer
+// goes through an aligned heap copy (rare, so the common path allocates
+// nothing).
+void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
+                    const RunPlaces& places, uint8_t* scratch) {
+  std::vector<void*> addresses;
+  std::vector<std::unique_ptr<uint8_t[]>> staged;
+  auto address = [&](int slot_number, bool is_output) -> void* {
+    const BufferSlot& slot = slots[slot_number];
+    uint8_t* place = SlotAddress(slot, places);
+    if (reinterpret_cast<uintptr_t>(place) % ElementAlignment(slot.shape) == 0) return place;
+    // operator new[] aligns to at least 16 bytes, more than any element needs.
+    staged.push_back(std::make_unique<uint8_t[]>(static_cast<size_t>(slot.size)));
+    if (!is_output && slot.size > 0) std::memcpy(staged.back().get(), place, slot.size);
+    return staged.back().get();
+  };
+  for (int slot : step.inputs) addresses.push_back(address(slot, false));
+  addresses.push_back(address(step.output, true));
+  const LibraryCall& call = step.library_call;
+  call.function(call.plan.get(), addresses.data(), call.scratch_bytes > 0 ? scratch : nullptr);
+  const BufferSlot& output = slots[step.output];
+  uint8_t* place = SlotAddress(output, places);
+  if (addresses.back() != place && output.size > 0) {
+    std::memcpy(place, addresses.back(), output.size);
+  }
+}
+
 // Whether `argument` may stand for a parameter of shape `parameter`.
 absl::Status CheckArgument(const Shape& parameter, const Literal& argument, int64_t i) {
   if (!parameter.Compatible(argument.shape())) {
@@ -92,7 +130,16 @@ Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
   return literal;
 }
 
-Executable::Executable(ExecutableSpec spec) : spec_(std::move(spec)) {}
+Executable::Executable(ExecutableSpec spec) : spec_(std::move(spec)) {
+  for (const Step& step : spec_.steps) {
+    if (step.kind != Step::Kind::kLibraryCall) continue;
+    XJIT_CHECK(step.library_call.function != nullptr);
+    XJIT_CHECK(step.library_call.scratch_bytes <= spec_.plan.scratch_bytes);
+  }
+  XJIT_CHECK(spec_.plan.scratch_offset % kBufferAlignment == 0);
+  XJIT_CHECK(spec_.plan.scratch_offset + spec_.plan.scratch_bytes <= spec_.plan.temp_bytes ||
+             spec_.plan.scratch_bytes == 0);
+}
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) const {
   std::vector<const Literal*> pointers;
@@ -161,6 +208,9 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         for (int slot : step.inputs) addresses.push_back(SlotAddress(slots[slot], places));
         addresses.push_back(SlotAddress(slots[step.output], places));
         step.function(addresses.data());
+        break;
+      case Step::Kind::kLibraryCall:
+        RunLibraryCall(step, slots, places, temp + spec_.plan.scratch_offset);
         break;
       case Step::Kind::kCopy: {
         const BufferSlot& source = slots[step.inputs[0]];

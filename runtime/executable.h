@@ -1,13 +1,15 @@
 // Executable: a compiled program, as a short list of steps over a buffer plan.
 //
 // Steps run in order. A kernel step calls emitted machine code with the
-// addresses of its buffers; an interpreted step runs one instruction through
-// the reference evaluator (for operations that have no compiled code yet); a
-// copy step copies one range to another of the same size.
+// addresses of its buffers; a library-call step calls a routine of a runtime
+// library (runtime/blas: dot and convolution over OpenBLAS) with the plan
+// made for it at compile time; an interpreted step runs one instruction
+// through the reference evaluator (for operations that have no compiled code
+// yet); a copy step copies one range to another of the same size.
 //
-// Run and Execute keep all mutable state (the temporary arena, the evaluator
-// of interpreted steps) local to the call, so one Executable may be run from
-// many threads at once. Interpreted steps use a fresh evaluator per run, so
+// Run and Execute keep all mutable state (the temporary arena, library-call
+// scratch included, and the evaluator of interpreted steps) local to the
+// call, so one Executable may be run from many threads at once. Interpreted steps use a fresh evaluator per run, so
 // an `rng` instruction gives the same values on every run.
 #ifndef XJIT_RUNTIME_EXECUTABLE_H_
 #define XJIT_RUNTIME_EXECUTABLE_H_
@@ -32,16 +34,37 @@ namespace xjit::runtime {
 // of the buffer it writes.
 using KernelFunction = void (*)(void* const* buffers);
 
+// A library routine as a step calls it: `plan` (read only, shared by
+// concurrent runs), the addresses of the step's inputs then its output (as
+// for kernels), and `scratch`, per-run memory of at least the call's
+// scratch_bytes (null when that is 0). It must not allocate or keep state.
+using LibraryFunction = void (*)(const void* plan, void* const* buffers, void* scratch);
+
+// What a library-call step runs. The runtime does not know the plan's type:
+// the compile driver pairs each plan with the function that reads it, so
+// this library stays independent of the libraries it calls.
+struct LibraryCall {
+  std::string routine;  // "dot", "convolution": for reports.
+  LibraryFunction function = nullptr;
+  std::shared_ptr<const void> plan;
+  int64_t scratch_bytes = 0;
+};
+
 // One step of the program. Kinds:
 //   kKernel: calls `function` with the addresses of `inputs` then `output`;
+//   kLibraryCall: calls `library_call` on `inputs` then `output`, with the
+//     plan's scratch range (BufferPlan::scratch_offset); a buffer that is not
+//     aligned to its element type (a leaf of a packed tuple, an unaligned
+//     caller buffer) is staged through an aligned copy;
 //   kInterpreted: evaluates `instruction` (of the Executable's own module)
 //     on the values in `inputs` (one per operand) into `output`;
 //   kCopy: copies `inputs[0]` to `output` (same size).
 struct Step {
-  enum class Kind : uint8_t { kKernel, kInterpreted, kCopy };
+  enum class Kind : uint8_t { kKernel, kLibraryCall, kInterpreted, kCopy };
   Kind kind = Kind::kCopy;
   std::string name;  // The instruction (or fusion) the step computes.
   KernelFunction function = nullptr;
+  LibraryCall library_call;
   const Instruction* instruction = nullptr;
   std::vector<int> inputs;  // Slot numbers.
   int output = 0;           // Slot number.

@@ -2,8 +2,12 @@
 //
 //   xjit check MODULE.hlo
 //   xjit run MODULE.hlo [ARG.npy ...] [--backend=jit|interpreter] [--out DIR] [--repeat N]
-//            [--threads N] [--replicas N] [--random-args [--seed S]]
-//   xjit compile ... / xjit bench ...   (come with the JIT core)
+//            [--threads N] [--replicas N] [--random-args [--seed S]] [--isa=auto|sse4|avx2]
+//   xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=...]
+//   xjit bench MODULE.hlo [ARG.npy ...] [--iterations N] [--threads N] [--isa=...]
+//
+// `run --backend=jit` and `compile`/`bench` go through jit::Compile; its
+// CompileReport gives the `xjit compile` summary lines scripts read.
 //
 // Exit status: 0 on success, 1 on any error, with one message on stderr:
 // the parser's `FILE:LINE:COL: error: ...`, `FILE: error: ...` for the
@@ -34,13 +38,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "ir/evaluator.h"
 #include "ir/hlo_parser.h"
 #include "ir/hlo_printer.h"
+#include "ir/layout_util.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
+#include "jit/compile.h"
+#include "jit/compile_options.h"
+#include "passes/pipeline.h"
+#include "runtime/executable.h"
 #include "tools/npy.h"
 
 namespace xjit {
@@ -62,8 +72,22 @@ constexpr char kUsage[] =
       --replicas N                number of replicas (only 1 for now)
       --random-args               fill parameters without a file with random values
       --seed S                    seed for --random-args (default 0)
-  xjit compile MODULE.hlo [--dump DIR] [--asm]     (comes with the JIT core)
-  xjit bench MODULE.hlo [ARG.npy ...] [--iterations N]   (comes with the JIT core)
+      --isa=auto|sse4|avx2        instruction set of the jit (default: the host's best)
+  xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2]
+      Compile with the jit and report: each interpreted step (an instruction
+      the evaluator runs for want of compiled code) with the reason, each
+      kernel, and the summary lines `kernels: N`, `interpreted steps: N`,
+      `temp bytes: N`, `peak bytes: N`, `compile ms: X`.
+      --asm                       print each kernel's program and disassembly
+      --dump DIR                  write the module after each pass of the pass
+                                  pipeline (DIR/NN-pass.hlo) and each kernel
+                                  (DIR/MODULE.KERNEL.kernel.txt)
+  xjit bench MODULE.hlo [ARG.npy ...] [options]
+      Compile, then run repeatedly; prints `compile ms: X` and `run ms: X`
+      (the median of the timed executions). Parameters without a file get
+      seeded random values.
+      --iterations N              timed executions (default 10, after one warm-up)
+      --threads N, --isa=..., --seed S, --backend=jit|interpreter   as for run
   xjit help
 )";
 
@@ -108,6 +132,8 @@ absl::StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path) {
 
 // ---- Flags ----
 
+// The flags of every subcommand; each accepts the subset kRunFlags,
+// kCompileFlags or kBenchFlags names.
 struct RunOptions {
   std::string module_path;
   std::vector<std::string> arg_paths;
@@ -118,7 +144,16 @@ struct RunOptions {
   int64_t replicas = 1;
   bool random_args = false;
   std::optional<uint64_t> seed;
+  jit::Isa isa = jit::Isa::kAuto;
+  int64_t iterations = 10;
+  std::optional<std::string> dump_dir;
+  bool asm_text = false;
 };
+
+constexpr absl::string_view kRunFlags[] = {"backend", "out", "repeat", "threads",
+                                           "replicas", "seed", "random-args", "isa"};
+constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads"};
+constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa", "seed", "backend"};
 
 // Walks argv accepting `--name=value` and `--name value`.
 class FlagReader {
@@ -159,17 +194,23 @@ absl::StatusOr<int64_t> PositiveInt(absl::string_view name, absl::string_view te
   return v;
 }
 
-absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
+// Parses the flags of `xjit COMMAND` (those in `allowed`) and its
+// positional arguments (the module, then .npy files where the command takes
+// them).
+absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
+                                      absl::Span<const absl::string_view> allowed,
+                                      std::vector<std::string> args) {
   RunOptions options;
   FlagReader flags(std::move(args));
   bool only_positional = false;
   std::vector<std::string> positional;
+  auto unknown = [&](const std::string& arg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown flag '", arg, "' for xjit ", command, " (see xjit help)"));
+  };
   while (!flags.Done()) {
     const std::string& arg = flags.Peek();
-    if (!only_positional && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag '", arg, "' for xjit run (see xjit help)"));
-    }
+    if (!only_positional && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') return unknown(arg);
     if (only_positional || !absl::StartsWith(arg, "--")) {
       positional.push_back(flags.Take());
       continue;
@@ -180,22 +221,28 @@ absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
       continue;
     }
     std::string name(FlagName(arg));
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) return unknown(arg);
     if (name == "backend") {
       XJIT_ASSIGN_OR_RETURN(options.backend, flags.Value(name));
       if (options.backend != "jit" && options.backend != "interpreter") {
         return absl::InvalidArgumentError(
             absl::StrCat("unknown backend '", options.backend, "' (expected jit or interpreter)"));
       }
-    } else if (name == "out") {
+    } else if (name == "out" || name == "dump") {
       XJIT_ASSIGN_OR_RETURN(std::string dir, flags.Value(name));
-      if (dir.empty()) return absl::InvalidArgumentError("--out needs a directory");
-      options.out_dir = dir;
-    } else if (name == "repeat" || name == "threads" || name == "replicas") {
+      if (dir.empty()) return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a directory"));
+      (name == "out" ? options.out_dir : options.dump_dir) = dir;
+    } else if (name == "repeat" || name == "threads" || name == "replicas" ||
+               name == "iterations") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       XJIT_ASSIGN_OR_RETURN(int64_t v, PositiveInt(name, text));
+      if (name == "threads" && v > 4096) {
+        return absl::InvalidArgumentError(absl::StrCat("--threads ", v, " is too many"));
+      }
       (name == "repeat"    ? options.repeat
        : name == "threads" ? options.threads
-                           : options.replicas) = v;
+       : name == "replicas" ? options.replicas
+                            : options.iterations) = v;
     } else if (name == "seed") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       uint64_t seed = 0;
@@ -204,23 +251,37 @@ absl::StatusOr<RunOptions> ParseRunFlags(std::vector<std::string> args) {
             absl::StrCat("--seed needs a non-negative integer, got '", text, "'"));
       }
       options.seed = seed;
-    } else if (name == "random-args") {
-      if (arg != "--random-args") {
-        return absl::InvalidArgumentError("--random-args takes no value");
+    } else if (name == "isa") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      std::optional<jit::Isa> isa = jit::ParseIsa(text);
+      if (!isa.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown --isa '", text, "' (expected auto, sse4 or avx2)"));
+      }
+      options.isa = *isa;
+    } else if (name == "random-args" || name == "asm") {
+      if (arg != absl::StrCat("--", name)) {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
       }
       flags.Take();
-      options.random_args = true;
+      (name == "asm" ? options.asm_text : options.random_args) = true;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag '", arg, "' for xjit run (see xjit help)"));
+      return unknown(arg);
     }
   }
-  if (positional.empty()) return absl::InvalidArgumentError("xjit run needs a MODULE.hlo");
+  if (positional.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("xjit ", command, " needs a MODULE.hlo"));
+  }
   options.module_path = positional[0];
   options.arg_paths.assign(positional.begin() + 1, positional.end());
-  if (options.seed.has_value() && !options.random_args) {
+  if (command == "compile" && !options.arg_paths.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("xjit compile takes one MODULE.hlo, got '", options.arg_paths[0], "' too"));
+  }
+  if (command == "run" && options.seed.has_value() && !options.random_args) {
     return absl::InvalidArgumentError("--seed only applies with --random-args");
   }
+  if (command == "bench") options.random_args = true;
   return options;
 }
 
@@ -397,22 +458,29 @@ absl::Status Check(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Literal> Execute(const Module& module, const std::vector<Literal>& arguments,
-                                const RunOptions& options, Evaluator& evaluator) {
-  if (options.backend == "jit") {
-    return absl::UnimplementedError("the jit backend is not built yet; use --backend=interpreter");
+jit::CompileOptions JitOptions(const RunOptions& options) {
+  jit::CompileOptions compile_options;
+  compile_options.isa = options.isa;
+  if (options.threads > 0) compile_options.threads = static_cast<int>(options.threads);
+  return compile_options;
+}
+
+// Compile errors name the module file, as the parser's and verifier's do.
+absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileModule(
+    const Module& module, const RunOptions& options, const jit::CompileOptions& compile_options,
+    jit::CompileReport* report) {
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(module, compile_options, report);
+  if (!executable.ok()) {
+    return Preformatted(executable.status(),
+                        absl::StrCat(options.module_path,
+                                     ": error: jit: ", executable.status().message()));
   }
-  if (options.replicas > 1) {
-    // The evaluator runs replica 0 only; printing one replica's result for
-    // N would be a wrong answer, so say so instead.
-    return absl::UnimplementedError(
-        "--replicas above 1 is not supported yet (comes with the runtime's collectives)");
-  }
-  return evaluator.EvaluateModule(module, arguments);
+  return executable;
 }
 
 absl::Status Run(std::vector<std::string> args) {
-  XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseRunFlags(std::move(args)));
+  XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("run", kRunFlags, std::move(args)));
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
   if (options.out_dir.has_value()) {
@@ -424,6 +492,17 @@ absl::Status Run(std::vector<std::string> args) {
           absl::StrCat("--out ", *options.out_dir, " exists and is not a directory"));
     }
   }
+  if (options.replicas > 1) {
+    // Both backends run replica 0 only; printing one replica's result for N
+    // would be a wrong answer, so say so instead.
+    return absl::UnimplementedError(
+        "--replicas above 1 is not supported yet (comes with the runtime's collectives)");
+  }
+  std::unique_ptr<runtime::Executable> executable;
+  if (options.backend == "jit") {
+    XJIT_ASSIGN_OR_RETURN(executable,
+                          CompileModule(*module, options, JitOptions(options), nullptr));
+  }
   std::vector<double> times_ms;
   std::optional<Literal> result;
   // One evaluator for all repetitions: rng state advances as it would over
@@ -431,11 +510,14 @@ absl::Status Run(std::vector<std::string> args) {
   Evaluator evaluator(EvaluatorOptions{.replica_count = options.replicas});
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    XJIT_ASSIGN_OR_RETURN(Literal r, Execute(*module, arguments, options, evaluator));
+    absl::StatusOr<Literal> r = executable != nullptr
+                                    ? executable->Run(arguments)
+                                    : evaluator.EvaluateModule(*module, arguments);
+    if (!r.ok()) return r.status();
     times_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
-    result = std::move(r);
+    result = *std::move(r);
   }
   std::string text = result->ToString();
   text.push_back('\n');
@@ -447,6 +529,106 @@ absl::Status Run(std::vector<std::string> args) {
                  options.backend.c_str());
   }
   if (options.out_dir.has_value()) XJIT_RETURN_IF_ERROR(WriteResults(*result, *options.out_dir));
+  return absl::OkStatus();
+}
+
+void Print(absl::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// `xjit compile`: interpreted steps, library calls, kernels, then the
+// summary lines last (scripts read them; see shared/DESIGN.md).
+absl::Status CompileCommand(std::vector<std::string> args) {
+  XJIT_ASSIGN_OR_RETURN(RunOptions options,
+                        ParseFlags("compile", kCompileFlags, std::move(args)));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  jit::CompileOptions compile_options = JitOptions(options);
+  compile_options.collect_asm = options.asm_text;
+  if (options.dump_dir.has_value()) {
+    // The pass pipeline's view of the module, pass by pass. jit::Compile
+    // does not consume the pipeline's output yet, so this runs on a copy and
+    // only informs; a pipeline failure is reported and the compile goes on.
+    std::unique_ptr<Module> copy = module->Clone();
+    PipelineOptions pipeline_options;
+    pipeline_options.dump_dir = *options.dump_dir;
+    absl::Status pipeline = RunDefaultPipeline(copy.get(), pipeline_options);
+    if (!pipeline.ok()) {
+      std::fprintf(stderr, "xjit: warning: pass pipeline (for --dump): %s\n",
+                   std::string(pipeline.message()).c_str());
+    }
+    compile_options.dump_dir = *options.dump_dir;
+  }
+  jit::CompileReport report;
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                        CompileModule(*module, options, compile_options, &report));
+  Print(absl::StrCat("target: ", report.target, "\n"));
+  for (const std::string& step : report.interpreted_steps) {
+    Print(absl::StrCat("interpreted: ", step, "\n"));
+  }
+  for (const jit::LibraryCallInfo& call : report.library_calls) {
+    Print(absl::StrFormat("library call %s: %s, %d scratch bytes\n", call.name, call.routine,
+                          call.scratch_bytes));
+    if (options.asm_text && !call.plan.empty()) Print(absl::StrCat("  plan: ", call.plan, "\n"));
+  }
+  for (const jit::KernelInfo& kernel : report.kernels) {
+    Print(absl::StrFormat("kernel %s: %d bytes of code, %d lane%s\n", kernel.name,
+                          kernel.code_size, kernel.vector_lanes,
+                          kernel.vector_lanes == 1 ? "" : "s"));
+    if (options.asm_text) {
+      std::string program = kernel.program;
+      if (!program.empty() && program.back() != '\n') program.push_back('\n');
+      std::string code = kernel.asm_text;
+      if (!code.empty() && code.back() != '\n') code.push_back('\n');
+      Print(absl::StrCat("--- program of ", kernel.name, "\n", program, "--- asm of ",
+                         kernel.name, "\n", code, "---\n"));
+    }
+  }
+  Print(report.Summary());
+  return absl::OkStatus();
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// `xjit bench`: compile time (parse excluded) and the median time of one
+// execution on raw buffers (no Literal conversions), after one warm-up.
+absl::Status Bench(std::vector<std::string> args) {
+  XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("bench", kBenchFlags, std::move(args)));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
+  std::vector<double> times_ms;
+  auto elapsed_ms = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  if (options.backend == "interpreter") {
+    Evaluator evaluator;
+    for (int64_t i = 0; i <= options.iterations; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      XJIT_ASSIGN_OR_RETURN(Literal r, evaluator.EvaluateModule(*module, arguments));
+      if (i > 0) times_ms.push_back(elapsed_ms(start));
+    }
+    Print(absl::StrFormat("backend: interpreter\ncompile ms: 0\nrun ms: %.6f\n", Median(times_ms)));
+    return absl::OkStatus();
+  }
+  jit::CompileReport report;
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                        CompileModule(*module, options, JitOptions(options), &report));
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<const void*> parameters;
+  for (const Literal& argument : arguments) buffers.push_back(runtime::FlattenLiteral(argument));
+  for (const auto& buffer : buffers) parameters.push_back(buffer.data());
+  std::vector<uint8_t> result(std::max<int64_t>(1, ByteSize(executable->result_shape())));
+  for (int64_t i = 0; i <= options.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    XJIT_RETURN_IF_ERROR(executable->Execute(parameters, result.data()));
+    if (i > 0) times_ms.push_back(elapsed_ms(start));
+  }
+  Print(absl::StrFormat(
+      "backend: jit (%s)\nkernels: %d\ninterpreted steps: %d\niterations: %d\n"
+      "compile ms: %.3f\nrun ms: %.6f\n",
+      report.target, report.kernels.size(), report.interpreted_steps.size(), options.iterations,
+      report.compile_ms, Median(times_ms)));
   return absl::OkStatus();
 }
 
@@ -468,9 +650,10 @@ int Main(int argc, char** argv) {
     status = Check(args);
   } else if (command == "run") {
     status = Run(std::move(args));
-  } else if (command == "compile" || command == "bench") {
-    status = absl::UnimplementedError(
-        absl::StrCat("xjit ", command, " is not implemented yet (comes with the JIT core)"));
+  } else if (command == "compile") {
+    status = CompileCommand(std::move(args));
+  } else if (command == "bench") {
+    status = Bench(std::move(args));
   } else {
     status = absl::InvalidArgumentError(absl::StrCat(
         "unknown command '", command, "' (expected check, run, compile, bench or help)"));

@@ -8,6 +8,7 @@
 // Both sides run with OpenBLAS on one thread (SetBlasThreads(1)); GFLOP/s is
 // reported as the `flops` rate counter.
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -117,6 +118,7 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     state.SkipWithError("plan failed");
     return;
   }
+  state.SetLabel(std::string(l.name) + "; " + plan->ToString());
   std::vector<float> x = RandomFloats(in.element_count(), 1), f = RandomFloats(k.element_count(), 2),
                      y(out.element_count());
   std::vector<uint8_t> scratch(plan->scratch_bytes);

@@ -257,6 +257,80 @@ absl::Status KernelLowering::FloatBinary(Opcode opcode, bool f64, x86::Vec a, x8
   return absl::OkStatus();
 }
 
+absl::Status KernelLowering::EmitFloatPrimitive(int id) {
+  const KOp& op = program_.ops[id];
+  if (op.type != ElementType::kF32 && op.type != ElementType::kF64) {
+    return absl::UnimplementedError(absl::StrCat("x86-64: no primitive float code for ",
+                                                 ElementTypeName(op.type)));
+  }
+  const bool f64 = op.type == ElementType::kF64;
+  const bool avx = features_.avx2;
+  x86::Vec d;
+  switch (op.kind) {
+    case KOpKind::kConst:
+      d = Const(f64, static_cast<uint64_t>(op.imm));
+      break;
+    case KOpKind::kFma: {
+      if (!avx) return absl::UnimplementedError("x86-64: fused multiply-add needs AVX2/FMA");
+      d = Copy(vals_[op.c].vec);
+      cc_.emit(Pick(f64, Inst::kIdVfmadd231ps, Inst::kIdVfmadd231pd), d, vals_[op.a].vec,
+               vals_[op.b].vec);
+      break;
+    }
+    case KOpKind::kBits: {
+      uint32_t sse = 0;
+      uint32_t vex = 0;
+      switch (op.opcode) {
+        case Opcode::kAnd: sse = Inst::kIdAndps; vex = Inst::kIdVandps; break;
+        case Opcode::kOr: sse = Inst::kIdOrps; vex = Inst::kIdVorps; break;
+        case Opcode::kXor: sse = Inst::kIdXorps; vex = Inst::kIdVxorps; break;
+        case Opcode::kAdd:
+          sse = Pick(f64, Inst::kIdPaddd, Inst::kIdPaddq);
+          vex = Pick(f64, Inst::kIdVpaddd, Inst::kIdVpaddq);
+          break;
+        case Opcode::kSubtract:
+          sse = Pick(f64, Inst::kIdPsubd, Inst::kIdPsubq);
+          vex = Pick(f64, Inst::kIdVpsubd, Inst::kIdVpsubq);
+          break;
+        default:
+          return absl::UnimplementedError(
+              absl::StrCat("x86-64: no bit operation ", OpcodeName(op.opcode)));
+      }
+      d = NewVec();
+      V3(sse, vex, d, vals_[op.a].vec, vals_[op.b].vec);
+      break;
+    }
+    case KOpKind::kBitShift: {
+      const int width = f64 ? 64 : 32;
+      if (op.imm <= 0 || op.imm >= width) return absl::InvalidArgumentError("bad bit shift");
+      uint32_t sse = 0;
+      uint32_t vex = 0;
+      if (op.opcode == Opcode::kShiftLeft) {
+        sse = Pick(f64, Inst::kIdPslld, Inst::kIdPsllq);
+        vex = Pick(f64, Inst::kIdVpslld, Inst::kIdVpsllq);
+      } else if (op.opcode == Opcode::kShiftRightLogical) {
+        sse = Pick(f64, Inst::kIdPsrld, Inst::kIdPsrlq);
+        vex = Pick(f64, Inst::kIdVpsrld, Inst::kIdVpsrlq);
+      } else {
+        return absl::UnimplementedError(
+            absl::StrCat("x86-64: no bit shift ", OpcodeName(op.opcode)));
+      }
+      d = NewVec();
+      if (avx) {
+        cc_.emit(vex, d, vals_[op.a].vec, imm(op.imm));
+      } else {
+        cc_.emit(Inst::kIdMovaps, d, vals_[op.a].vec);
+        cc_.emit(sse, d, imm(op.imm));
+      }
+      break;
+    }
+    default:
+      return absl::UnimplementedError("x86-64: not a primitive float operation");
+  }
+  SetVec(id, d);
+  return absl::OkStatus();
+}
+
 absl::Status KernelLowering::EmitVectorValueOp(int id) {
   const KOp& op = program_.ops[id];
   const bool f64 = vector_type_ == ElementType::kF64;
@@ -369,13 +443,49 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       }
       return absl::OkStatus();
     }
+    case KOpKind::kConst:
+    case KOpKind::kFma:
+    case KOpKind::kBits:
+    case KOpKind::kBitShift:
+      return EmitFloatPrimitive(id);
     case KOpKind::kUnary: {
+      if (op.type == ElementType::kPred) {  // not: flip every bit of the mask.
+        x86::Vec ones = NewVec();
+        avx ? cc_.vpcmpeqd(ones, ones, ones) : cc_.pcmpeqd(ones.xmm(), ones.xmm());
+        x86::Vec d = NewVec();
+        V3(Inst::kIdXorps, Inst::kIdVxorps, d, vals_[op.a].vec, ones);
+        SetVec(id, d);
+        return absl::OkStatus();
+      }
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatUnary(op.opcode, f64, vals_[op.a].vec, &r));
       SetVec(id, r);
       return absl::OkStatus();
     }
     case KOpKind::kBinary: {
+      if (op.type == ElementType::kPred) {
+        // Masks: and/multiply/minimum = and; or/add/maximum = or; xor.
+        uint32_t sse = Inst::kIdXorps;
+        uint32_t vex = Inst::kIdVxorps;
+        switch (op.opcode) {
+          case Opcode::kAnd: case Opcode::kMultiply: case Opcode::kMinimum:
+            sse = Inst::kIdAndps;
+            vex = Inst::kIdVandps;
+            break;
+          case Opcode::kOr: case Opcode::kAdd: case Opcode::kMaximum:
+            sse = Inst::kIdOrps;
+            vex = Inst::kIdVorps;
+            break;
+          case Opcode::kXor:
+            break;
+          default:
+            return absl::UnimplementedError("x86-64: no vector code for this pred operation");
+        }
+        x86::Vec d = NewVec();
+        V3(sse, vex, d, vals_[op.a].vec, vals_[op.b].vec);
+        SetVec(id, d);
+        return absl::OkStatus();
+      }
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, vals_[op.a].vec, vals_[op.b].vec, &r));
       SetVec(id, r);

@@ -57,7 +57,19 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
         if (strides[op.a] != 1) return false;
         break;
       }
+      case KOpKind::kConst:
+      case KOpKind::kBits:
+      case KOpKind::kBitShift:
+        if (!set_type(op.type)) return false;
+        break;
+      case KOpKind::kFma:
+        if (!features_.avx2 || !set_type(op.type)) return false;
+        break;
       case KOpKind::kUnary:
+        if (op.type == ElementType::kPred && op.operand_type == ElementType::kPred &&
+            op.opcode == Opcode::kNot) {
+          break;
+        }
         if (op.operand_type != op.type || !set_type(op.type)) return false;
         switch (op.opcode) {
           case Opcode::kAbs: case Opcode::kNegate: case Opcode::kSqrt: case Opcode::kFloor:
@@ -69,6 +81,16 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
         }
         break;
       case KOpKind::kBinary:
+        if (op.type == ElementType::kPred) {
+          switch (op.opcode) {
+            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMultiply:
+            case Opcode::kMinimum: case Opcode::kAdd: case Opcode::kMaximum:
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
         if (!set_type(op.type)) return false;
         switch (op.opcode) {
           case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:

@@ -24,6 +24,10 @@
 // in xmm (SSE4.1) or ymm (AVX2) registers; pred values are lane masks of T's
 // width (all ones = true).
 //
+// The primitive float operations of vector math (kConst, kFma, kBits,
+// kBitShift) use packed instructions in both representations; kFma exists
+// only with AVX2 (FMA3).
+//
 // Float operations use packed instructions in both representations (the
 // scalar one just ignores lanes other than 0), so the two share code.
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
@@ -109,6 +113,9 @@ class KernelLowering {
 
   // ---- Float and vector operations (x64_float.cc) ----
   absl::Status EmitVectorValueOp(int id);
+  // kConst, kFma, kBits, kBitShift: the same packed code in both
+  // representations.
+  absl::Status EmitFloatPrimitive(int id);
   // Float unary/binary/compare shared by both representations; `f64`
   // chooses the element width.
   absl::Status FloatUnary(Opcode opcode, bool f64, asmjit::x86::Vec x, asmjit::x86::Vec* out);

@@ -316,6 +316,11 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
       return EmitScalarConvert(id);
     case KOpKind::kBitcast:
       return EmitScalarBitcast(id);
+    case KOpKind::kConst:
+    case KOpKind::kFma:
+    case KOpKind::kBits:
+    case KOpKind::kBitShift:
+      return EmitFloatPrimitive(id);
     case KOpKind::kSelect: {
       const x86::Gp p = vals_[op.a].gp;
       const ElementType type = op.type;

@@ -49,9 +49,10 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
   const int fused_spatial = plan.fused_row ? plan.dims[nd - 2].spatial : -1;
   const int64_t fused_run = plan.fused_row ? plan.dims[nd - 2].size * inner.size : 0;
   uint8_t* dst = image;
+  int64_t s_index[kMaxLoopDims];
+  int64_t k_index[kMaxLoopDims];
   while (true) {
-    int64_t s_index[kMaxLoopDims] = {};
-    int64_t k_index[kMaxLoopDims] = {};
+    for (int i = 0; i < ns; ++i) s_index[i] = k_index[i] = 0;
     int64_t offset = 0;
     for (int d = 0; d < outer; ++d) {
       const Im2colDim& dim = plan.dims[d];

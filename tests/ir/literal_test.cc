@@ -4,11 +4,13 @@
 #include "ir/literal.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ir/float_format.h"
 
 namespace xjit {
 namespace {
@@ -220,6 +222,19 @@ TEST(LiteralTest, NanText) {
   EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0xFFu).ValueToString(), "nan");
 }
 
+// f8e8m0fnu prints with two significant digits; every code's text must read
+// back (as the parser does: decimal to double, then to the type) as the same
+// code. Code 0 (2^-127) prints as 5.9e-39, a little above 2^-127.
+TEST(LiteralTest, F8E8M0FNUTextReadsBack) {
+  EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0x00u).ValueToString(), "5.9e-39");
+  EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0x7Fu).ValueToString(), "1");
+  for (uint64_t code = 0; code < 256; ++code) {
+    const std::string text = ScalarBits(T::kF8E8M0FNU, code).ValueToString();
+    const double value = std::strtod(text.c_str(), nullptr);
+    EXPECT_EQ(DoubleToFloatBits(T::kF8E8M0FNU, value), code) << text;
+  }
+}
+
 TEST(LiteralTest, TuplesAndToString) {
   Literal tuple = Literal::MakeTuple(
       {Literal::ScalarInt(T::kS32, 1), Literal::FromDoubles(Shape::Array(T::kF32, {2}), {1, 2})});
@@ -236,6 +251,52 @@ TEST(LiteralTest, TuplesAndToString) {
   ASSERT_EQ(from_shape.elements().size(), 2u);
   EXPECT_EQ(from_shape.ValueToString(), "({0, 0}, 0)");
   EXPECT_EQ(Literal(Shape::Token()).ValueToString(), "token");
+}
+
+// A runtime-sized array (the evaluator's form: the shape holds the runtime
+// size with the dynamic flag set) never prints its size as a bound. XLA's
+// text for a dynamic literal is the bounded shape, then the runtime sizes in
+// parentheses: "f32[<=4](3) {1, 2, 3}".
+TEST(LiteralTest, DynamicArraysPrintRuntimeSizes) {
+  Shape runtime = Shape::Array(T::kF32, {3});
+  runtime.set_dynamic_dimension(0, true);
+  const Literal value = Literal::FromDoubles(runtime, {1, 2, 3});
+  EXPECT_EQ(value.ToString(), "f32[3]{0}(3) {1, 2, 3}");
+  EXPECT_EQ(value.ValueToString(), "{1, 2, 3}");
+
+  Shape declared = Shape::Array(T::kF32, {4});
+  declared.set_dynamic_dimension(0, true);
+  EXPECT_EQ(value.ToString(declared), "f32[<=4]{0}(3) {1, 2, 3}");
+
+  // Rank 2 with one dynamic dimension: every runtime size is listed.
+  Shape runtime2 = Shape::Array(T::kS32, {2, 1});
+  runtime2.set_dynamic_dimension(1, true);
+  const Literal value2 = Literal::FromInts(runtime2, {7, 8});
+  EXPECT_EQ(value2.ToString(), "s32[2,1]{1,0}(2,1) { { 7 }, { 8 } }");
+  Shape declared2 = Shape::Array(T::kS32, {2, 5});
+  declared2.set_dynamic_dimension(1, true);
+  EXPECT_EQ(value2.ToString(declared2), "s32[2,<=5]{1,0}(2,1) { { 7 }, { 8 } }");
+  // An unbounded declared dimension prints as '?'.
+  Shape unbounded = Shape::Array(T::kS32, {2, Shape::kUnboundedSize});
+  unbounded.set_dynamic_dimension(1, true);
+  EXPECT_EQ(value2.ToString(unbounded), "s32[2,?]{1,0}(2,1) { { 7 }, { 8 } }");
+
+  // A declared shape the value does not fit (bound too small, other rank or
+  // type) falls back to the plain form.
+  Shape small = Shape::Array(T::kF32, {2});
+  small.set_dynamic_dimension(0, true);
+  EXPECT_EQ(value.ToString(small), "f32[3]{0}(3) {1, 2, 3}");
+  EXPECT_EQ(value.ToString(Shape::Array(T::kS32, {4})), "f32[3]{0}(3) {1, 2, 3}");
+  // A static value against a static declared shape prints as usual.
+  const Literal fixed = Literal::FromDoubles(Shape::Array(T::kF32, {2}), {1, 2});
+  EXPECT_EQ(fixed.ToString(Shape::Array(T::kF32, {2})), "f32[2]{0} {1, 2}");
+  EXPECT_EQ(fixed.ToString(), "f32[2]{0} {1, 2}");
+
+  // Tuples apply this element by element.
+  const Literal tuple = Literal::MakeTuple({value, Literal::ScalarInt(T::kS32, 3)});
+  EXPECT_EQ(tuple.ToString(), "(f32[3]{0}(3) {1, 2, 3}, s32[] 3)");
+  EXPECT_EQ(tuple.ToString(Shape::Tuple({declared, Shape::Scalar(T::kS32)})),
+            "(f32[<=4]{0}(3) {1, 2, 3}, s32[] 3)");
 }
 
 TEST(LiteralTest, EqualityAndCopies) {

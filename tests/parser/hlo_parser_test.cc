@@ -3,11 +3,14 @@
 // Expected values are written by hand from shared/HLO_TEXT.md.
 #include "ir/hlo_parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/hlo_printer.h"
 
@@ -555,15 +558,153 @@ TEST(HloParserTest, ErrorsCarryLineAndColumn) {
                        "to_apply=nope\n}"),
             "m.hlo:3:36: error: unknown computation '%nope'");
   EXPECT_EQ(ParseError("ENTRY e {\n  a = f32[2 parameter(0)\n}"),
-            "m.hlo:2:13: error: expected ',', found 'parameter'");
+            "m.hlo:2:13: error: expected ',' or ']', found 'parameter'");
   EXPECT_EQ(ParseError("ENTRY e {\n  a = f32[] parameter(0)\n"),
             "m.hlo:3:1: error: expected instruction or '}', found end of file");
   EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  a f32[] parameter(0)\n}"),
-            "m.hlo:3:3: error: expected instruction name, found 'a'");
+            "m.hlo:3:5: error: expected '=' after the instruction name, found 'f32'");
   EXPECT_EQ(ParseError("ENTRY e {\n  c = s8[] constant(300)\n}"),
             "m.hlo:2:21: error: value 300 is out of range for s8");
   EXPECT_EQ(ParseError("ENTRY e {\n  c = f32[] constant(1), sharding={maximal device=0\n"),
             "m.hlo:3:1: error: expected closing bracket, found end of file");
+}
+
+// HLO_TEXT.md §1/§3: a computation name may be written with or without '%',
+// with or without a signature, for the entry and for other computations.
+TEST(HloParserTest, ComputationHeadersWithAndWithoutPercentOrSignature) {
+  for (bool header : {false, true}) {
+    for (bool percent : {false, true}) {
+      for (bool signature : {false, true}) {
+        const std::string p = percent ? "%" : "";
+        const std::string text = absl::StrCat(
+            header ? "HloModule m\n\n" : "",
+            p, "max_f32", signature ? " (a: f32[], b: f32[]) -> f32[]" : "", " {\n",
+            "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n",
+            "  ROOT m = f32[] maximum(a, b)\n}\n\n",
+            "ENTRY ", p, "main", signature ? " (x: f32[4]) -> f32[]" : "", " {\n",
+            "  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n",
+            "  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=", p, "max_f32\n}\n\n",
+            // A non-entry computation after the entry.
+            p, "min_f32", signature ? " (c: f32[], d: f32[]) -> f32[]" : "", "{\n",
+            "  c = f32[] parameter(0)\n  d = f32[] parameter(1)\n",
+            "  ROOT n = f32[] minimum(c, d)\n}\n");
+        SCOPED_TRACE(text);
+        auto module = MustParse(text);
+        ASSERT_NE(module, nullptr);
+        ASSERT_EQ(module->computations().size(), 3u);
+        EXPECT_EQ(module->computations()[0]->name(), "max_f32");
+        EXPECT_EQ(module->computations()[2]->name(), "min_f32");
+        EXPECT_EQ(module->entry()->name(), "main");
+        EXPECT_EQ(module->entry()->root()->to_apply()->name(), "max_f32");
+        EXPECT_EQ(module->computations()[2]->root()->opcode(), Opcode::kMinimum);
+      }
+    }
+  }
+  // The headers that were reported as rejected, verbatim.
+  ASSERT_NE(MustParse("max_f32 {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}\n"),
+            nullptr);
+  ASSERT_NE(MustParse("max_f32 (a: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n"
+                      "  ROOT n = f32[] negate(a)\n}\n"),
+            nullptr);
+  // A header with no name at all is still an error, at the '{'.
+  EXPECT_EQ(ParseError("ENTRY {\n  a = f32[] parameter(0)\n}"),
+            "m.hlo:1:7: error: expected computation name, found '{'");
+}
+
+// A list that is neither continued nor closed names both possibilities.
+TEST(HloParserTest, UnfinishedListsExpectCommaOrClose) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] add(x, x\n}"),
+            "m.hlo:4:1: error: expected ',' or ')', found '}'");
+  EXPECT_EQ(ParseError("ENTRY e {\n  x = f32[2,3] parameter(0)\n"
+                       "  ROOT y = f32[3,2] transpose(x), dimensions={1 0}\n}"),
+            "m.hlo:3:49: error: expected ',' or '}', found '0'");
+  EXPECT_EQ(ParseError("ENTRY e (x: f32[] y: f32[]) -> f32[] {\n  ROOT x = f32[] parameter(0)\n}"),
+            "m.hlo:1:19: error: expected ',' or ')', found 'y:'");
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT x = (f32[] s32[]) parameter(0)\n}"),
+            "m.hlo:2:19: error: expected ',' or ')', found 's32'");
+  // A name not followed by '=' is reported at the token after the name.
+  EXPECT_EQ(ParseError("ENTRY e {\n  %x f32[2] parameter(0)\n}"),
+            "m.hlo:2:6: error: expected '=' after the instruction name, found 'f32'");
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT x\n}"),
+            "m.hlo:3:1: error: expected '=' after the instruction name, found '}'");
+}
+
+// HLO_TEXT.md §4: an instruction without one of its required attributes is
+// rejected by the parser, at the opcode, naming the attribute.
+TEST(HloParserTest, MissingRequiredAttributesAreParseErrors) {
+  const std::string computations =
+      "HloModule t\n\n"
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  ROOT s = pred[] compare(a, b), direction=LT\n}\n"
+      "neg {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}\n"
+      "cond {\n  a = f32[] parameter(0)\n  ROOT c = pred[] constant(false)\n}\n";
+  struct Case {
+    std::string params;
+    std::string root;  // the ROOT instruction after "r = "
+    std::string opcode;
+    std::string attribute;
+  };
+  const std::string x2 = "  x = f32[2] parameter(0)\n";
+  const std::string v4 = "  v = f32[4] parameter(0)\n  z = f32[] constant(0)\n";
+  const std::string gather_params = "  o = f32[3,3] parameter(0)\n  i = s32[2] parameter(1)\n";
+  const std::string scatter_params =
+      "  o = f32[3] parameter(0)\n  i = s32[1] parameter(1)\n  u = f32[1] parameter(2)\n";
+  const std::string conv_params =
+      "  i = f32[1,1,4,4] parameter(0)\n  k = f32[1,1,3,3] parameter(1)\n";
+  const std::vector<Case> cases = {
+      {gather_params,
+       "f32[2,3] gather(o, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+       "index_vector_dim=1",
+       "gather", "slice_sizes"},
+      {gather_params,
+       "f32[2,3] gather(o, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+       "slice_sizes={1,3}",
+       "gather", "index_vector_dim"},
+      {gather_params,
+       "f32[2,3] gather(o, i), collapsed_slice_dims={0}, start_index_map={0}, "
+       "index_vector_dim=1, slice_sizes={1,3}",
+       "gather", "offset_dims"},
+      {scatter_params,
+       "f32[3] scatter(o, i, u), update_window_dims={}, inserted_window_dims={0}, "
+       "scatter_dims_to_operand_dims={0}, index_vector_dim=1",
+       "scatter", "to_apply"},
+      {scatter_params,
+       "f32[3] scatter(o, i, u), inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+       "index_vector_dim=1, to_apply=add",
+       "scatter", "update_window_dims"},
+      {x2, "pred[2] compare(x, x)", "compare", "direction"},
+      {conv_params, "f32[1,1,2,2] convolution(i, k), window={size=3x3}", "convolution",
+       "dim_labels"},
+      {"  t = (f32[], f32[]) parameter(0)\n", "f32[] get-tuple-element(t)", "get-tuple-element",
+       "index"},
+      {"", "s32[4] iota()", "iota", "iota_dimension"},
+      {"  y = f32[] parameter(0)\n", "f32[] fusion(y, y), calls=add", "fusion", "kind"},
+      {"  y = f32[] parameter(0)\n", "f32[] fusion(y, y), kind=kLoop", "fusion", "calls"},
+      {x2, "f32[2] custom-call(x)", "custom-call", "custom_call_target"},
+      {v4, "f32[] reduce(v, z), dimensions={0}", "reduce", "to_apply"},
+      {v4, "f32[] reduce(v, z), to_apply=add", "reduce", "dimensions"},
+      {v4, "f32[4] map(v, v), dimensions={0}", "map", "to_apply"},
+      {v4, "f32[4] sort(v), dimensions={0}", "sort", "to_apply"},
+      {"  y = f32[] parameter(0)\n", "f32[] while(y), body=neg", "while", "condition"},
+      {"  y = f32[] parameter(0)\n", "f32[] while(y), condition=cond", "while", "body"},
+      {x2, "f32[2] transpose(x)", "transpose", "dimensions"},
+      {x2, "f32[1] slice(x)", "slice", "slice"},
+      {v4, "f32[6] pad(v, z)", "pad", "padding"},
+      {x2, "f32[2] call(x)", "call", "to_apply"},
+  };
+  for (const Case& c : cases) {
+    const std::string head = absl::StrCat(computations, "ENTRY main {\n", c.params);
+    const std::string root_prefix = "  ROOT r = ";
+    const std::string text = absl::StrCat(head, root_prefix, c.root, "\n}\n");
+    // Line and column of the opcode, counted by hand from the text built here.
+    const int line = 1 + static_cast<int>(std::count(head.begin(), head.end(), '\n'));
+    const size_t column = root_prefix.size() + c.root.find(c.opcode + "(") + 1;
+    SCOPED_TRACE(text);
+    EXPECT_EQ(ParseError(text), absl::StrCat("m.hlo:", line, ":", column,
+                                             ": error: missing required attribute '",
+                                             c.attribute, "' for ", c.opcode));
+  }
 }
 
 TEST(HloParserTest, GenericAsyncForms) {

@@ -106,5 +106,19 @@ ENTRY e {
 )");
 }
 
+// In module text a dynamic dimension's size is its bound: a `literal=` with
+// a bounded shape prints that shape as written, `<=` included.
+TEST(HloPrinterTest, DynamicShapedLiteralAttributeKeepsItsBound) {
+  const std::string printed = PrintParsed(R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT cc = f32[4] custom-call(p), custom_call_target="t", literal=(f32[<=4]{0} {1, 2, 3, 4}, s32[] 5)
+}
+)");
+  EXPECT_NE(printed.find("literal=(f32[<=4]{0} {1, 2, 3, 4}, s32[] 5)"), std::string::npos)
+      << printed;
+  ExpectFixedPoint(printed);
+}
+
 }  // namespace
 }  // namespace xjit

@@ -64,8 +64,12 @@ TEST(PipelineTest, DisabledPassDoesNotRun) {
   ASSERT_TRUE(RunDefaultPipeline(module.get(), options, &records).ok());
   EXPECT_EQ(module->entry()->root()->opcode(), Opcode::kAdd) << PrintModule(*module);
   for (const PassRecord& record : records) {
-    if (record.name == "simplify-algebra") EXPECT_FALSE(record.ran);
-    if (record.name == "dce") EXPECT_TRUE(record.ran);
+    if (record.name == "simplify-algebra") {
+      EXPECT_FALSE(record.ran);
+    }
+    if (record.name == "dce") {
+      EXPECT_TRUE(record.ran);
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // End-to-end tests of the `xjit` command line (shared/DESIGN.md, "The xjit
 // command line"): runs the built binary (path in $XJIT, set by meson) on
 // modules and .npy files written here by hand, and checks exit codes, stdout,
-// stderr and the bytes of the .npy files it writes.
+// stderr and the bytes of the .npy files it writes. The jit backend's results
+// are checked against hand-computed values and against the interpreter's.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@ extern char** environ;
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 namespace fs = std::filesystem;
@@ -243,12 +245,6 @@ TEST_F(XjitCli, UsageAndUnknownCommands) {
   ExpectUserError(Run({"frobnicate"}), "unknown command 'frobnicate'");
 }
 
-TEST_F(XjitCli, CompileAndBenchAreNotThereYet) {
-  std::string m = Write("add.hlo", kAdd);
-  ExpectUserError(Run({"compile", m}), "not implemented yet (comes with the JIT core)");
-  ExpectUserError(Run({"bench", m}), "not implemented yet (comes with the JIT core)");
-}
-
 TEST_F(XjitCli, CheckPrintsCanonicalTextThatIsAFixedPoint) {
   std::string m = Write("add.hlo", kAdd);
   Result first = Run({"check", m});
@@ -290,14 +286,6 @@ TEST_F(XjitCli, CheckErrorsOnFiles) {
 }
 
 // ---------------------------------------------------------------- run ---
-
-TEST_F(XjitCli, JitBackendIsAnHonestErrorForNow) {
-  std::string m = Write("add.hlo", kAdd);
-  std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
-  ExpectUserError(Run({"run", m, a, a}),
-                  "the jit backend is not built yet; use --backend=interpreter");
-  ExpectUserError(Run({"run", m, a, a, "--backend=jit"}), "the jit backend is not built yet");
-}
 
 TEST_F(XjitCli, RunAddWritesNpy) {
   std::string m = Write("add.hlo", kAdd);
@@ -477,12 +465,14 @@ std::vector<float> NpyFloats(const std::string& file) {
   return out;
 }
 
-TEST_F(XjitCli, BundledExample) {
+class XjitCliBackends : public XjitCli, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(XjitCliBackends, BundledExample) {
   const char* examples = std::getenv("XJIT_EXAMPLES");
   ASSERT_NE(examples, nullptr);
   fs::path dir(examples);
   Result r = Run({"run", (dir / "mlp.hlo").string(), (dir / "x.npy").string(),
-                  "--backend=interpreter", "--out", Path("out")});
+                  std::string("--backend=") + GetParam(), "--out", Path("out")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (int i = 0; i < 2; ++i) {
     std::string got_file = ReadFile(dir_ / "out" / (std::to_string(i) + ".npy"));
@@ -497,6 +487,249 @@ TEST_F(XjitCli, BundledExample) {
           << "output " << i << " at " << k;
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, XjitCliBackends, ::testing::Values("interpreter", "jit"));
+
+// ---------------------------------------------------------------- jit ---
+
+// A loop fusion (one kernel), a reduce (no kernel yet: an interpreted step),
+// and elementwise work before and after it.
+constexpr char kFusionAndReduce[] = R"(HloModule mixed
+
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+fused {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{1,0} parameter(1)
+  m = f32[2,3]{1,0} multiply(a, b)
+  two = f32[] constant(2)
+  t = f32[2,3]{1,0} broadcast(two), dimensions={}
+  ROOT s = f32[2,3]{1,0} subtract(m, t)
+}
+
+ENTRY main {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{1,0} parameter(1)
+  f = f32[2,3]{1,0} fusion(a, b), kind=kLoop, calls=fused
+  zero = f32[] constant(0)
+  r = f32[2]{0} reduce(f, zero), dimensions={1}, to_apply=sum
+  ROOT n = f32[2]{0} negate(r)
+}
+)";
+
+// Data movement and integers: transpose, slice, convert, select.
+constexpr char kMovement[] = R"(HloModule movement
+
+ENTRY main {
+  x = s32[3]{0} parameter(0)
+  m = s32[2,3]{1,0} broadcast(x), dimensions={1}
+  t = s32[3,2]{1,0} transpose(m), dimensions={1,0}
+  s = s32[2,2]{1,0} slice(t), slice={[1:3], [0:2]}
+  zero = s32[] constant(0)
+  z = s32[2,2]{1,0} broadcast(zero), dimensions={}
+  gt = pred[2,2]{1,0} compare(s, z), direction=GT
+  n = s32[2,2]{1,0} negate(s)
+  sel = s32[2,2]{1,0} select(gt, s, n)
+  ROOT f = f32[2,2]{1,0} convert(sel)
+}
+)";
+
+TEST_F(XjitCli, JitIsTheDefaultBackend) {
+  std::string m = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
+  std::string b = Write("b.npy", Npy("<f4", "(2, 3)", F32({10, 20, 30, 40, 50, 60.5})));
+  Result r = Run({"run", m, a, b, "--out", Path("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("f32[2,3]"));
+  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"),
+            Npy("<f4", "(2, 3)", F32({11, 22, 33, 44, 55, 66.5})));
+  for (const char* isa : {"--isa=sse4", "--isa=auto"}) {
+    Result again = Run({"run", m, a, b, "--backend=jit", isa, "--threads", "2", "--repeat", "3",
+                        "--out", Path("again")});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.out, r.out) << isa;
+    EXPECT_THAT(again.err, HasSubstr("jit backend"));
+    EXPECT_EQ(ReadFile(dir_ / "again" / "0.npy"), ReadFile(dir_ / "out" / "0.npy")) << isa;
+  }
+}
+
+TEST_F(XjitCli, JitMatchesHandComputedValues) {
+  // (a*b - 2) summed along rows, negated: rows {1,2,3}*{4,5,6} and
+  // {-1,0,1}*{2,2,2}: -(4+10+18-6) = -26 and -(-2+0+2-6) = 6.
+  std::string m = Write("mixed.hlo", kFusionAndReduce);
+  std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, -1, 0, 1})));
+  std::string b = Write("b.npy", Npy("<f4", "(2, 3)", F32({4, 5, 6, 2, 2, 2})));
+  Result r = Run({"run", m, a, b, "--backend=jit", "--out", Path("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"), Npy("<f4", "(2,)", F32({-26, 6})));
+
+  // x = {5,-7,9}: rows 1..2 of the transposed broadcast are {-7,-7}, {9,9};
+  // their absolute values as f32.
+  std::string mv = Write("movement.hlo", kMovement);
+  std::string x = Write("x.npy", Npy("<i4", "(3,)", S32({5, -7, 9})));
+  Result r2 = Run({"run", mv, x, "--backend=jit", "--out", Path("out2")});
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(ReadFile(dir_ / "out2" / "0.npy"), Npy("<f4", "(2, 2)", F32({7, 7, 9, 9})));
+}
+
+// The jit's .npy results are byte-for-byte the interpreter's.
+TEST_F(XjitCli, JitAgreesWithTheInterpreter) {
+  struct Case {
+    const char* name;
+    const char* hlo;
+  };
+  const Case cases[] = {
+      {"add", kAdd},          {"pair", kTuple},          {"column_major", kColumnMajor},
+      {"bf16", kBf16},        {"s4", kS4},               {"tuple_parameter", kTupleParameter},
+      {"tiled", kTiled},      {"packed", kPackedS4},     {"mixed", kFusionAndReduce},
+      {"movement", kMovement},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string m = Write(std::string(c.name) + ".hlo", c.hlo);
+    std::string jit_dir = Path(std::string(c.name) + "_jit");
+    std::string int_dir = Path(std::string(c.name) + "_int");
+    Result j = Run({"run", m, "--random-args", "--seed", "5", "--backend=jit", "--out", jit_dir});
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    Result i =
+        Run({"run", m, "--random-args", "--seed", "5", "--backend=interpreter", "--out", int_dir});
+    ASSERT_EQ(i.exit_code, 0) << i.err;
+    EXPECT_EQ(j.out, i.out);
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(int_dir)) {
+      ++files;
+      EXPECT_EQ(ReadFile(fs::path(jit_dir) / entry.path().filename()), ReadFile(entry.path()))
+          << entry.path().filename();
+    }
+    EXPECT_GT(files, 0);
+  }
+}
+
+// The summary lines of shared/DESIGN.md, last, in order, with their values.
+struct Summary {
+  long kernels = -1, interpreted = -1, temp = -1, peak = -1;
+  double compile_ms = -1;
+};
+
+Summary ParseSummary(const std::string& out) {
+  Summary s;
+  std::smatch m;
+  std::regex tail(
+      "kernels: ([0-9]+)\ninterpreted steps: ([0-9]+)\ntemp bytes: ([0-9]+)\n"
+      "peak bytes: ([0-9]+)\ncompile ms: ([0-9]+(\\.[0-9]+)?)\n$");
+  if (std::regex_search(out, m, tail)) {
+    s.kernels = std::stol(m[1]);
+    s.interpreted = std::stol(m[2]);
+    s.temp = std::stol(m[3]);
+    s.peak = std::stol(m[4]);
+    s.compile_ms = std::stod(m[5]);
+  }
+  return s;
+}
+
+TEST_F(XjitCli, CompileEndsWithTheSummaryLines) {
+  Result add = Run({"compile", Write("add.hlo", kAdd)});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  Summary s = ParseSummary(add.out);
+  EXPECT_EQ(s.kernels, 1) << add.out;
+  EXPECT_EQ(s.interpreted, 0) << add.out;
+  EXPECT_EQ(s.temp, 0) << add.out;   // The sum is written straight into the result.
+  EXPECT_GE(s.peak, 24) << add.out;  // At least the f32[2,3] result.
+  EXPECT_GE(s.compile_ms, 0) << add.out;
+  EXPECT_THAT(add.out, HasSubstr("kernel sum: "));
+  EXPECT_THAT(add.out, Not(HasSubstr("interpreted:")));
+
+  // The reduce has no kernel yet: one interpreted step, listed with its reason.
+  Result mixed = Run({"compile", Write("mixed.hlo", kFusionAndReduce), "--isa=sse4"});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  Summary t = ParseSummary(mixed.out);
+  EXPECT_EQ(t.kernels, 2) << mixed.out;  // The fusion and the negate.
+  EXPECT_EQ(t.interpreted, 1) << mixed.out;
+  EXPECT_GT(t.temp, 0) << mixed.out;
+  EXPECT_TRUE(std::regex_search(mixed.out, std::regex("\ninterpreted: r \\(reduce\\): [^\n]+\n")))
+      << mixed.out;
+  EXPECT_THAT(mixed.out, HasSubstr("target: x86-64 sse"));
+}
+
+TEST_F(XjitCli, CompileAsmPrintsInstructions) {
+  std::string m = Write("add.hlo", kAdd);
+  Result plain = Run({"compile", m, "--isa=sse4"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  Result with_asm = Run({"compile", m, "--asm", "--isa=sse4"});
+  ASSERT_EQ(with_asm.exit_code, 0) << with_asm.err;
+  EXPECT_THAT(with_asm.out, HasSubstr("--- asm of sum"));
+  // f32 addition in SSE form, and the kernel's return.
+  EXPECT_TRUE(std::regex_search(with_asm.out, std::regex("\\badd[ps]s\\b"))) << with_asm.out;
+  EXPECT_TRUE(std::regex_search(with_asm.out, std::regex("\\bret\\b"))) << with_asm.out;
+  EXPECT_FALSE(std::regex_search(plain.out, std::regex("\\bret\\b"))) << plain.out;
+  EXPECT_EQ(ParseSummary(with_asm.out).kernels, 1);
+}
+
+TEST_F(XjitCli, CompileDumpWritesPassesAndKernels) {
+  std::string m = Write("mixed.hlo", kFusionAndReduce);
+  Result r = Run({"compile", m, "--dump", Path("dump")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "dump" / "00-input.hlo")) << r.err;
+  int hlo = 0, kernels = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "dump")) {
+    std::string name = entry.path().filename().string();
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".hlo") ++hlo;
+    if (name.find(".kernel.txt") != std::string::npos) ++kernels;
+  }
+  EXPECT_GT(hlo, 1);  // The input and at least one pass.
+  EXPECT_EQ(kernels, 2);
+  EXPECT_THAT(ReadFile(dir_ / "dump" / "00-input.hlo"), HasSubstr("HloModule mixed"));
+}
+
+TEST_F(XjitCli, BenchPrintsCompileAndRunTimes) {
+  std::string m = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
+  std::regex compile_ms("(^|\n)compile ms: [0-9]+(\\.[0-9]+)?\n");
+  std::regex run_ms("(^|\n)run ms: [0-9]+(\\.[0-9]+)?\n");
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{}, {a, "--iterations", "3", "--threads=2", "--isa=sse4"},
+        {"--backend=interpreter", "--iterations=2", "--seed", "4"}}) {
+    std::vector<std::string> args = {"bench", m};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result r = Run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.out, compile_ms)) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, run_ms)) << r.out;
+  }
+}
+
+TEST_F(XjitCli, JitCommandErrors) {
+  std::string m = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
+  std::string broken = Write("broken.hlo", kSyntaxError);
+  for (const char* command : {"compile", "bench"}) {
+    SCOPED_TRACE(command);
+    ExpectUserError(Run({command}), std::string("xjit ") + command + " needs a MODULE.hlo");
+    ExpectUserError(Run({command, Path("missing.hlo")}), "cannot open");
+    Result syntax = Run({command, broken});
+    ExpectUserError(syntax, ": error: ");
+    EXPECT_TRUE(std::regex_search(syntax.err, std::regex("^" + broken + ":[0-9]+:[0-9]+: ")))
+        << syntax.err;
+    ExpectUserError(Run({command, m, "--isa=avx512"}), "unknown --isa 'avx512'");
+    ExpectUserError(Run({command, m, "--out", "x"}), "unknown flag '--out' for xjit " +
+                                                         std::string(command));
+    ExpectUserError(Run({command, m, "--threads=0"}), "--threads needs a positive integer");
+  }
+  ExpectUserError(Run({"compile", m, a}), "xjit compile takes one MODULE.hlo");
+  ExpectUserError(Run({"compile", m, "--asm=yes"}), "--asm takes no value");
+  ExpectUserError(Run({"compile", m, "--dump"}), "--dump needs a value");
+  ExpectUserError(Run({"bench", m, "--iterations", "-1"}), "--iterations needs a positive integer");
+  ExpectUserError(Run({"bench", m, a, a, a}), "3 .npy arguments given");
+  ExpectUserError(Run({"run", m, a, "--isa", "neon"}), "unknown --isa 'neon'");
+  // Argument mismatches on the jit backend are the same clear errors.
+  ExpectUserError(Run({"run", m, a, Write("s.npy", Npy("<f4", "(3,)", F32({1, 2, 3})))}),
+                  "argument 1 (" + Path("s.npy") + ") for parameter 1: expected float32 (2, 3)");
+  ExpectUserError(Run({"run", m, a}), "missing argument 1: parameter 1");
 }
 
 }  // namespace

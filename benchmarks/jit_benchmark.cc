@@ -1,0 +1,308 @@
+// The JIT's figures (issue 4), each next to a baseline measured in the same
+// run, so that the README can state ratios rather than absolute times:
+//
+//   Chain/{tanh,notanh}/N   tanh(a*x+b)*c (or a*x+b then *c) as ONE loop
+//                           fusion, a and x f32[N] arrays, b and c scalar
+//                           constants: two streams read, one written.
+//   StreamTriad/N           a[i] = b[i] + s*c[i], written by hand (O3): the
+//                           same bytes moved, the memory-bandwidth baseline.
+//   ChainEvaluator/.../N    the same module run by the reference evaluator.
+//   ChainScalar/.../N       the same chain as a scalar C++ loop calling libm's
+//                           tanhf per element.
+//   Compile100/{unfused,fused}  jit::Compile of a 100-instruction elementwise
+//                           module (parsed once, outside the timed loop).
+//   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
+//                           (Execute) and host literals (Run).
+//
+// Counters: `kernels` and `interpreted` say what the JIT made of the module
+// (a chain whose fusion has an interpreted step is not measuring emitted
+// code). Built by meson, never run as a test:
+//   build/benchmarks/jit_benchmark --benchmark_min_time=0.1
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ir/evaluator.h"
+#include "ir/hlo_parser.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "jit/compile.h"
+#include "runtime/executable.h"
+
+namespace xjit {
+namespace {
+
+constexpr int64_t kLarge = int64_t{16} << 20;  // 16M elements, 64 MiB per f32 array.
+constexpr int64_t kSmall = int64_t{1} << 20;   // 1M elements: the evaluator's size.
+constexpr float kB = 0.25f;
+constexpr float kC = 1.5f;
+
+std::unique_ptr<Module> ParseOrDie(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "benchmark");
+  if (!module.ok()) {
+    std::fprintf(stderr, "benchmark module does not parse: %s\n%s\n",
+                 std::string(module.status().message()).c_str(), text.c_str());
+    std::abort();
+  }
+  return *std::move(module);
+}
+
+// One loop fusion computing tanh(a*x+b)*c, or (a*x+b)*c without tanh.
+std::string ChainModule(int64_t n, bool with_tanh) {
+  const std::string s = absl::StrCat("f32[", n, "]{0}");
+  std::string body = absl::StrFormat(
+      R"(  a = %1$s parameter(0)
+  x = %1$s parameter(1)
+  b = f32[] constant(%2$g)
+  c = f32[] constant(%3$g)
+  ax = %1$s multiply(a, x)
+  bb = %1$s broadcast(b), dimensions={}
+  s = %1$s add(ax, bb)
+  cc = %1$s broadcast(c), dimensions={}
+)",
+      s, kB, kC);
+  if (with_tanh) {
+    absl::StrAppend(&body, "  t = ", s, " tanh(s)\n  ROOT r = ", s, " multiply(t, cc)\n");
+  } else {
+    absl::StrAppend(&body, "  ROOT r = ", s, " multiply(s, cc)\n");
+  }
+  return absl::StrCat("HloModule chain_", with_tanh ? "tanh" : "notanh", "\n\nfused {\n", body,
+                      "}\n\nENTRY e {\n  a = ", s, " parameter(0)\n  x = ", s,
+                      " parameter(1)\n  ROOT f = ", s,
+                      " fusion(a, x), kind=kLoop, calls=fused\n}\n");
+}
+
+std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(gen);
+  return v;
+}
+
+__attribute__((noinline)) void ScalarChain(const float* a, const float* x, float* out, int64_t n,
+                                           bool with_tanh) {
+  if (with_tanh) {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(a[i] * x[i] + kB) * kC;
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = (a[i] * x[i] + kB) * kC;
+  }
+}
+
+__attribute__((noinline)) void Triad(float* a, const float* b, const float* c, float s,
+                                     int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+void SetChainCounters(benchmark::State& state, int64_t n, const jit::CompileReport* report) {
+  const int64_t bytes = 3 * n * static_cast<int64_t>(sizeof(float));
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.SetItemsProcessed(state.iterations() * n);
+  if (report != nullptr) {
+    state.counters["kernels"] = static_cast<double>(report->kernels.size());
+    state.counters["interpreted"] = static_cast<double>(report->interpreted_steps.size());
+    state.counters["lanes"] =
+        report->kernels.empty() ? 0.0 : static_cast<double>(report->kernels[0].vector_lanes);
+  }
+}
+
+// range(0): elements; range(1): 1 with tanh.
+void BM_Chain(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool with_tanh = state.range(1) != 0;
+  std::unique_ptr<Module> module = ParseOrDie(ChainModule(n, with_tanh));
+  jit::CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, jit::CompileOptions(), &report);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  std::vector<float> a = RandomFloats(n, 1), x = RandomFloats(n, 2), out(n), want(n);
+  const void* parameters[] = {a.data(), x.data()};
+  // Checked once against the scalar loop, so a wrong kernel cannot post a
+  // figure (tanh within a few ulp; the rest within rounding of FMA).
+  absl::Status status = (*executable)->Execute(parameters, out.data());
+  ScalarChain(a.data(), x.data(), want.data(), n, with_tanh);
+  for (int64_t i = 0; status.ok() && i < n; ++i) {
+    if (!(std::fabs(out[i] - want[i]) <= 1e-6f + 1e-5f * std::fabs(want[i]))) {
+      state.SkipWithError(
+          absl::StrFormat("wrong result at %d: %g, expected %g", i, out[i], want[i]).c_str());
+      return;
+    }
+  }
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute(parameters, out.data());
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  SetChainCounters(state, n, &report);
+}
+
+void BM_StreamTriad(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::vector<float> a(n), b = RandomFloats(n, 1), c = RandomFloats(n, 2);
+  for (auto _ : state) {
+    Triad(a.data(), b.data(), c.data(), kC, n);
+    benchmark::ClobberMemory();
+  }
+  SetChainCounters(state, n, nullptr);
+}
+
+void BM_ChainScalar(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool with_tanh = state.range(1) != 0;
+  std::vector<float> a = RandomFloats(n, 1), x = RandomFloats(n, 2), out(n);
+  for (auto _ : state) {
+    ScalarChain(a.data(), x.data(), out.data(), n, with_tanh);
+    benchmark::ClobberMemory();
+  }
+  SetChainCounters(state, n, nullptr);
+}
+
+void BM_ChainEvaluator(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool with_tanh = state.range(1) != 0;
+  std::unique_ptr<Module> module = ParseOrDie(ChainModule(n, with_tanh));
+  std::vector<float> a = RandomFloats(n, 1), x = RandomFloats(n, 2);
+  const Shape shape = module->entry()->parameter(0)->shape();
+  std::vector<Literal> arguments;
+  for (const std::vector<float>* v : {&a, &x}) {
+    Literal literal(shape);
+    std::memcpy(literal.data().data(), v->data(), v->size() * sizeof(float));
+    arguments.push_back(std::move(literal));
+  }
+  Evaluator evaluator;
+  for (auto _ : state) {
+    absl::StatusOr<Literal> result = evaluator.EvaluateModule(*module, arguments);
+    if (!result.ok()) {
+      state.SkipWithError(std::string(result.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(result->data().data());
+  }
+  SetChainCounters(state, n, nullptr);
+}
+
+// 100 elementwise instructions over f32[1024] (plus two parameters): a chain
+// of add/multiply/subtract/maximum/minimum/negate/abs, each using the two
+// latest values, so nothing is dead. range(0): 1 for one loop fusion of all
+// 100, 0 for 100 entry instructions (each its own kernel today).
+std::string HundredOpModule(bool fused) {
+  const char* binary[] = {"add", "multiply", "subtract", "maximum", "minimum"};
+  const char* unary[] = {"negate", "abs"};
+  const std::string s = "f32[1024]{0}";
+  std::string body = absl::StrCat("  v0 = ", s, " parameter(0)\n  v1 = ", s, " parameter(1)\n");
+  for (int i = 2; i < 102; ++i) {
+    const bool last = i == 101;
+    std::string op = i % 7 == 3 ? absl::StrCat(unary[i % 2], "(v", i - 1, ")")
+                                : absl::StrCat(binary[i % 5], "(v", i - 1, ", v", i - 2, ")");
+    absl::StrAppend(&body, last ? "  ROOT " : "  ", "v", i, " = ", s, " ", op, "\n");
+  }
+  if (!fused) return absl::StrCat("HloModule hundred\n\nENTRY e {\n", body, "}\n");
+  return absl::StrCat("HloModule hundred_fused\n\nfused {\n", body, "}\n\nENTRY e {\n  p0 = ", s,
+                      " parameter(0)\n  p1 = ", s, " parameter(1)\n  ROOT f = ", s,
+                      " fusion(p0, p1), kind=kLoop, calls=fused\n}\n");
+}
+
+void BM_Compile100(benchmark::State& state) {
+  std::unique_ptr<Module> module = ParseOrDie(HundredOpModule(state.range(0) != 0));
+  jit::CompileReport report;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        jit::Compile(*module, jit::CompileOptions(), &report);
+    if (!executable.ok()) {
+      state.SkipWithError(std::string(executable.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(executable->get());
+  }
+  state.counters["kernels"] = static_cast<double>(report.kernels.size());
+  state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+constexpr char kOneAdd[] = R"(HloModule one_add
+
+ENTRY e {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+// range(0): 0 for Execute (raw buffers), 1 for Run (literals).
+void BM_OneAdd(benchmark::State& state) {
+  std::unique_ptr<Module> module = ParseOrDie(kOneAdd);
+  jit::CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, jit::CompileOptions(), &report);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  float a = 1.5f, b = 2.25f, out = 0;
+  const void* parameters[] = {&a, &b};
+  if (state.range(0) == 0) {
+    for (auto _ : state) {
+      absl::Status s = (*executable)->Execute(parameters, &out);
+      benchmark::DoNotOptimize(s);
+      benchmark::ClobberMemory();
+    }
+    if (out != 3.75f) state.SkipWithError("one add gave a wrong sum");
+  } else {
+    std::vector<Literal> arguments;
+    arguments.push_back(Literal::Scalar(ElementType::kF32, a));
+    arguments.push_back(Literal::Scalar(ElementType::kF32, b));
+    for (auto _ : state) {
+      absl::StatusOr<Literal> result = (*executable)->Run(arguments);
+      benchmark::DoNotOptimize(result);
+    }
+  }
+  state.counters["kernels"] = static_cast<double>(report.kernels.size());
+  state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+BENCHMARK(BM_StreamTriad)->Arg(kLarge)->Arg(kSmall)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Chain)
+    ->ArgNames({"n", "tanh"})
+    ->Args({kLarge, 1})
+    ->Args({kLarge, 0})
+    ->Args({kSmall, 1})
+    ->Args({kSmall, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ChainScalar)
+    ->ArgNames({"n", "tanh"})
+    ->Args({kLarge, 1})
+    ->Args({kSmall, 1})
+    ->Args({kSmall, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ChainEvaluator)
+    ->ArgNames({"n", "tanh"})
+    ->Args({kSmall, 1})
+    ->Args({kSmall, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Compile100)->ArgName("fused")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace xjit
+
+BENCHMARK_MAIN();

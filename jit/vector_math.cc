@@ -1,0 +1,822 @@
+// Vector math expansions (see vector_math.h).
+//
+// Every function is written once, for f32 and f64 alike, as a sequence of
+// kernel-program operations built by MathBuilder. The common pieces:
+//   - 2^n for an integer-valued float n in the normal exponent range:
+//     n + (1.5 * 2^p + bias) puts n + bias in the low mantissa bits; shifting
+//     the bits left by p moves it into the exponent field (Exp2i);
+//   - the exponent of a float as a float: its bits shifted right by p, or-ed
+//     into 2^p, minus 2^p + bias (all exact);
+//   - exp: n = round(x / ln2), r = x - n ln2 (Cody-Waite, ln2 in two parts,
+//     the first short enough that n * part is exact), e^r = 1 + r + r^2 Q(r),
+//     scaled by 2^n in two steps so overflow and subnormal results round
+//     once;
+//   - log: m in [sqrt(1/2), sqrt(2)) from the bits, f = m - 1, s = f/(2+f),
+//     log(1+f) = f - (f^2/2 - s (f^2/2 + s^2 P(s^2)));
+//   - double-word arithmetic (TwoSum, TwoProduct by FMA or Dekker's split)
+//     where a result needs more than working precision: pow's logarithm and
+//     the reduction of sin/cos/tan arguments by pi/2.
+// Special values are patched in with selects at the end of each function.
+#include "jit/vector_math.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "ir/status_macros.h"
+#include "jit/vector_math_coefficients.h"
+
+namespace xjit::jit {
+namespace {
+
+namespace vc = vector_math_coefficients;
+
+// Per-type constants.
+struct TypeInfo {
+  int p = 23;        // Stored mantissa bits.
+  int bias = 127;
+  int width = 32;
+  double min_normal = 0;
+  double ln2[2];
+  double pio2[3];
+  double pi[2];
+  double half_pi[2];
+  double quarter_pi[2];
+  double two_thirds[2];
+  double log2e;
+  double two_over_pi;
+  double cbrt2;
+  double cbrt4;
+  double tan_pi_8;
+  absl::Span<const double> exp_q, log_p, log_p2, tanh_t, sin_s, cos_c, atan_a, erf_small,
+      cbrt_start;
+};
+
+TypeInfo InfoFor(bool f64) {
+  TypeInfo t;
+  if (!f64) {
+    t.p = 23;
+    t.bias = 127;
+    t.width = 32;
+    t.min_normal = std::ldexp(1.0, -126);
+    t.ln2[0] = vc::kLn2Part0_f32;
+    t.ln2[1] = vc::kLn2Part1_f32;
+    t.pio2[0] = vc::kPiOver2Part0_f32;
+    t.pio2[1] = vc::kPiOver2Part1_f32;
+    t.pio2[2] = vc::kPiOver2Part2_f32;
+    t.pi[0] = vc::kPiPart0_f32;
+    t.pi[1] = vc::kPiPart1_f32;
+    t.half_pi[0] = vc::kHalfPiPart0_f32;
+    t.half_pi[1] = vc::kHalfPiPart1_f32;
+    t.quarter_pi[0] = vc::kQuarterPiPart0_f32;
+    t.quarter_pi[1] = vc::kQuarterPiPart1_f32;
+    t.two_thirds[0] = vc::kTwoThirdsPart0_f32;
+    t.two_thirds[1] = vc::kTwoThirdsPart1_f32;
+    t.log2e = vc::kLog2e_f32;
+    t.two_over_pi = vc::kTwoOverPi_f32;
+    t.cbrt2 = vc::kCbrt2_f32;
+    t.cbrt4 = vc::kCbrt4_f32;
+    t.tan_pi_8 = vc::kTanPiOver8_f32;
+    t.exp_q = vc::kExpQ_f32;
+    t.log_p = vc::kLogP_f32;
+    t.log_p2 = vc::kLogP2_f32;
+    t.tanh_t = vc::kTanhT_f32;
+    t.sin_s = vc::kSinS_f32;
+    t.cos_c = vc::kCosC_f32;
+    t.atan_a = vc::kAtanA_f32;
+    t.erf_small = vc::kErfSmall_f32;
+    t.cbrt_start = vc::kCbrtStart_f32;
+  } else {
+    t.p = 52;
+    t.bias = 1023;
+    t.width = 64;
+    t.min_normal = std::ldexp(1.0, -1022);
+    t.ln2[0] = vc::kLn2Part0_f64;
+    t.ln2[1] = vc::kLn2Part1_f64;
+    t.pio2[0] = vc::kPiOver2Part0_f64;
+    t.pio2[1] = vc::kPiOver2Part1_f64;
+    t.pio2[2] = vc::kPiOver2Part2_f64;
+    t.pi[0] = vc::kPiPart0_f64;
+    t.pi[1] = vc::kPiPart1_f64;
+    t.half_pi[0] = vc::kHalfPiPart0_f64;
+    t.half_pi[1] = vc::kHalfPiPart1_f64;
+    t.quarter_pi[0] = vc::kQuarterPiPart0_f64;
+    t.quarter_pi[1] = vc::kQuarterPiPart1_f64;
+    t.two_thirds[0] = vc::kTwoThirdsPart0_f64;
+    t.two_thirds[1] = vc::kTwoThirdsPart1_f64;
+    t.log2e = vc::kLog2e_f64;
+    t.two_over_pi = vc::kTwoOverPi_f64;
+    t.cbrt2 = vc::kCbrt2_f64;
+    t.cbrt4 = vc::kCbrt4_f64;
+    t.tan_pi_8 = vc::kTanPiOver8_f64;
+    t.exp_q = vc::kExpQ_f64;
+    t.log_p = vc::kLogP_f64;
+    t.log_p2 = vc::kLogP2_f64;
+    t.tanh_t = vc::kTanhT_f64;
+    t.sin_s = vc::kSinS_f64;
+    t.cos_c = vc::kCosC_f64;
+    t.atan_a = vc::kAtanA_f64;
+    t.erf_small = vc::kErfSmall_f64;
+    t.cbrt_start = vc::kCbrtStart_f64;
+  }
+  return t;
+}
+
+// A value carried as an unevaluated sum hi + lo, |lo| <= ulp(hi) / 2.
+struct DW {
+  int hi;
+  int lo;
+};
+
+using Key = std::tuple<KOpKind, ElementType, ElementType, Opcode, ComparisonDirection,
+                       ComparisonType, int, int, int, int64_t>;
+
+// Appends operations to the rewritten program, sharing identical ones.
+class MathBuilder {
+ public:
+  MathBuilder(std::vector<KOp>* ops, std::map<Key, int>* cse, bool fma)
+      : ops_(*ops), cse_(*cse), fma_(fma) {}
+
+  int Add(const KOp& op) {
+    if (op.kind == KOpKind::kStore) {
+      ops_.push_back(op);
+      return static_cast<int>(ops_.size()) - 1;
+    }
+    const Key key{op.kind, op.type,  op.operand_type, op.opcode, op.direction,
+                  op.comparison, op.a, op.b, op.c, op.imm};
+    auto it = cse_.find(key);
+    if (it != cse_.end()) return it->second;
+    ops_.push_back(op);
+    const int id = static_cast<int>(ops_.size()) - 1;
+    cse_[key] = id;
+    return id;
+  }
+
+  // Everything below works on values of type_ (f32 or f64).
+  void SetType(ElementType type) {
+    type_ = type;
+    f64_ = type == ElementType::kF64;
+    info_ = InfoFor(f64_);
+  }
+  const TypeInfo& info() const { return info_; }
+  bool f64() const { return f64_; }
+
+  int Convert(int x, ElementType from, ElementType to) {
+    KOp op;
+    op.kind = KOpKind::kConvert;
+    op.type = to;
+    op.operand_type = from;
+    op.a = x;
+    return Add(op);
+  }
+
+  // ---- Constants ----
+  int C(double v) {
+    uint64_t bits;
+    if (f64_) {
+      std::memcpy(&bits, &v, 8);
+    } else {
+      const float f = static_cast<float>(v);
+      uint32_t b32;
+      std::memcpy(&b32, &f, 4);
+      bits = b32;
+    }
+    return Bits(bits);
+  }
+  int Bits(uint64_t bits) {
+    KOp op;
+    op.kind = KOpKind::kConst;
+    op.type = type_;
+    op.operand_type = type_;
+    op.imm = static_cast<int64_t>(bits);
+    return Add(op);
+  }
+  int Inf() { return C(HUGE_VAL); }
+  int NaN() { return Bits(f64_ ? 0x7FF8000000000000ull : 0x7FC00000u); }
+  uint64_t SignMask() const { return f64_ ? 0x8000000000000000ull : 0x80000000u; }
+  uint64_t MantissaMask() const { return (uint64_t{1} << info_.p) - 1; }
+  uint64_t BitsOf(double v) const {
+    if (f64_) {
+      uint64_t b;
+      std::memcpy(&b, &v, 8);
+      return b;
+    }
+    const float f = static_cast<float>(v);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  }
+
+  // ---- Arithmetic ----
+  int Binary(Opcode opcode, int a, int b) {
+    KOp op;
+    op.kind = KOpKind::kBinary;
+    op.opcode = opcode;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = a;
+    op.b = b;
+    return Add(op);
+  }
+  int Unary(Opcode opcode, int a) {
+    KOp op;
+    op.kind = KOpKind::kUnary;
+    op.opcode = opcode;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = a;
+    return Add(op);
+  }
+  int Sum(int a, int b) { return Binary(Opcode::kAdd, a, b); }
+  int Sub(int a, int b) { return Binary(Opcode::kSubtract, a, b); }
+  int Mul(int a, int b) { return Binary(Opcode::kMultiply, a, b); }
+  int Div(int a, int b) { return Binary(Opcode::kDivide, a, b); }
+  int Min(int a, int b) { return Binary(Opcode::kMinimum, a, b); }
+  int Max(int a, int b) { return Binary(Opcode::kMaximum, a, b); }
+  int Neg(int a) { return Unary(Opcode::kNegate, a); }
+  int Abs(int a) { return Unary(Opcode::kAbs, a); }
+  int Sqrt(int a) { return Unary(Opcode::kSqrt, a); }
+  int Floor(int a) { return Unary(Opcode::kFloor, a); }
+  int Round(int a) { return Unary(Opcode::kRoundNearestEven, a); }
+  // a * b + c: one rounding with a native FMA, two otherwise.
+  int Fma(int a, int b, int c) {
+    if (!fma_) return Sum(Mul(a, b), c);
+    KOp op;
+    op.kind = KOpKind::kFma;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = a;
+    op.b = b;
+    op.c = c;
+    return Add(op);
+  }
+  int Clamp(int lo, int x, int hi) {
+    KOp op;
+    op.kind = KOpKind::kClamp;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = lo;
+    op.b = x;
+    op.c = hi;
+    return Add(op);
+  }
+  int Horner(absl::Span<const double> c, int x) {
+    int r = C(c.back());
+    for (size_t i = c.size() - 1; i-- > 0;) r = Fma(r, x, C(c[i]));
+    return r;
+  }
+
+  // ---- Compare and select ----
+  int Cmp(ComparisonDirection direction, int a, int b) {
+    KOp op;
+    op.kind = KOpKind::kCompare;
+    op.type = ElementType::kPred;
+    op.operand_type = type_;
+    op.direction = direction;
+    op.comparison = ComparisonType::kFloat;
+    op.a = a;
+    op.b = b;
+    return Add(op);
+  }
+  int Lt(int a, int b) { return Cmp(ComparisonDirection::kLt, a, b); }
+  int Le(int a, int b) { return Cmp(ComparisonDirection::kLe, a, b); }
+  int Gt(int a, int b) { return Cmp(ComparisonDirection::kGt, a, b); }
+  int Ge(int a, int b) { return Cmp(ComparisonDirection::kGe, a, b); }
+  int Eq(int a, int b) { return Cmp(ComparisonDirection::kEq, a, b); }
+  int Ne(int a, int b) { return Cmp(ComparisonDirection::kNe, a, b); }
+  int Sel(int p, int if_true, int if_false) {
+    KOp op;
+    op.kind = KOpKind::kSelect;
+    op.type = type_;
+    op.operand_type = ElementType::kPred;
+    op.a = p;
+    op.b = if_true;
+    op.c = if_false;
+    return Add(op);
+  }
+  int PAnd(int p, int q) {
+    KOp op;
+    op.kind = KOpKind::kBinary;
+    op.opcode = Opcode::kAnd;
+    op.type = ElementType::kPred;
+    op.operand_type = ElementType::kPred;
+    op.a = p;
+    op.b = q;
+    return Add(op);
+  }
+
+  // ---- Bits ----
+  int BitOp(Opcode opcode, int a, int b) {
+    KOp op;
+    op.kind = KOpKind::kBits;
+    op.opcode = opcode;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = a;
+    op.b = b;
+    return Add(op);
+  }
+  int And(int a, int b) { return BitOp(Opcode::kAnd, a, b); }
+  int Or(int a, int b) { return BitOp(Opcode::kOr, a, b); }
+  int Xor(int a, int b) { return BitOp(Opcode::kXor, a, b); }
+  int IAdd(int a, int b) { return BitOp(Opcode::kAdd, a, b); }
+  int Shift(Opcode opcode, int a, int amount) {
+    KOp op;
+    op.kind = KOpKind::kBitShift;
+    op.opcode = opcode;
+    op.type = type_;
+    op.operand_type = type_;
+    op.a = a;
+    op.imm = amount;
+    return Add(op);
+  }
+  int Shl(int a, int amount) { return Shift(Opcode::kShiftLeft, a, amount); }
+  int Shr(int a, int amount) { return Shift(Opcode::kShiftRightLogical, a, amount); }
+  int SignOf(int x) { return And(x, Bits(SignMask())); }
+  // Whether x's sign bit is set (also for -0 and NaN with the bit set).
+  int SignBitSet(int x) { return Lt(Or(SignOf(x), C(1)), C(0)); }
+
+  // 2^n for an integer-valued n with 2^n normal.
+  int Exp2i(int n) {
+    const double magic = 1.5 * std::ldexp(1.0, info_.p) + info_.bias;
+    return Shl(Sum(n, C(magic)), info_.p);
+  }
+  // v * 2^n in two exactly-representable steps (n up to twice the exponent
+  // range): one rounding, also into the subnormals and to infinity.
+  int Scale(int v, int n) {
+    const int n1 = Floor(Mul(n, C(0.5)));
+    const int n2 = Sub(n, n1);
+    return Mul(Mul(v, Exp2i(n1)), Exp2i(n2));
+  }
+  // The biased exponent field of bits `field` (already shifted down) as an
+  // unbiased float.
+  int FieldToFloat(int field) {
+    const double two_p = std::ldexp(1.0, info_.p);
+    return Sub(Or(field, C(two_p)), C(two_p + info_.bias));
+  }
+
+  // ---- Double-word arithmetic ----
+  DW TwoSum(int a, int b) {
+    const int s = Sum(a, b);
+    const int bb = Sub(s, a);
+    const int e = Sum(Sub(a, Sub(s, bb)), Sub(b, bb));
+    return {s, e};
+  }
+  // |a| >= |b| (or a == 0).
+  DW FastTwoSum(int a, int b) {
+    const int s = Sum(a, b);
+    return {s, Sub(b, Sub(s, a))};
+  }
+  DW TwoProduct(int a, int b) {
+    const int p = Mul(a, b);
+    if (fma_) return {p, Fma(a, b, Neg(p))};
+    // Dekker: split each factor into halves whose products are exact.
+    const double splitter = std::ldexp(1.0, (info_.p + 2) / 2) + 1;
+    auto split = [&](int v) {
+      const int c = Mul(v, C(splitter));
+      const int hi = Sub(c, Sub(c, v));
+      return DW{hi, Sub(v, hi)};
+    };
+    const DW sa = split(a);
+    const DW sb = split(b);
+    int e = Sub(Mul(sa.hi, sb.hi), p);
+    e = Sum(e, Mul(sa.hi, sb.lo));
+    e = Sum(e, Mul(sa.lo, sb.hi));
+    e = Sum(e, Mul(sa.lo, sb.lo));
+    return {p, e};
+  }
+  DW DWMul(DW a, DW b) {
+    DW p = TwoProduct(a.hi, b.hi);
+    const int e = Sum(p.lo, Sum(Mul(a.hi, b.lo), Mul(a.lo, b.hi)));
+    return FastTwoSum(p.hi, e);
+  }
+  DW DWAdd(DW a, DW b) {
+    DW s = TwoSum(a.hi, b.hi);
+    const int e = Sum(s.lo, Sum(a.lo, b.lo));
+    return FastTwoSum(s.hi, e);
+  }
+
+  // ---- Shared kernels ----
+
+  // e^x - 1 as 2^n (1 + p1) - 1 with |r| <= ln2/2: returns n and p1 =
+  // expm1(r), for x clamped by the caller to where 2^n stays sane. `lo` (or
+  // -1) is added to the reduced argument (for pow's double-word input).
+  struct ExpParts {
+    int n;
+    int p1;
+  };
+  ExpParts ExpReduce(int x, int lo) {
+    const TypeInfo& t = info_;
+    const int n = Round(Mul(x, C(t.log2e)));
+    int r = Fma(n, C(-t.ln2[0]), x);  // Exact: n * ln2[0] has few bits.
+    r = Fma(n, C(-t.ln2[1]), r);
+    if (lo >= 0) r = Sum(r, lo);
+    const int q = Horner(t.exp_q, r);
+    return {n, Fma(Mul(r, r), q, r)};
+  }
+
+  int Exp(int x) {
+    const int xc = Clamp(C(f64_ ? -746.0 : -104.0), x, C(f64_ ? 710.0 : 89.0));
+    const ExpParts e = ExpReduce(xc, -1);
+    return Scale(Sum(e.p1, C(1)), e.n);
+  }
+
+  int Expm1(int x) {
+    const double big = info_.p + 2;  // Beyond this 2^n - 1 rounds to 2^n.
+    const int xc = Clamp(C(f64_ ? -60.0 : -30.0), x, C(f64_ ? 710.0 : 89.0));
+    const ExpParts e = ExpReduce(xc, -1);
+    const int s = Exp2i(Min(e.n, C(big)));
+    const int small = Fma(s, e.p1, Sub(s, C(1)));
+    const int large = Scale(Sum(e.p1, C(1)), e.n);
+    int r = Sel(Gt(e.n, C(big)), large, small);
+    return Sel(Eq(x, C(0)), x, r);  // Keeps -0.
+  }
+
+  // log(x) for finite x > 0 (any other input gives some value): the
+  // exponent e and the parts of log(m), x = 2^e m, m in [sqrt(1/2), sqrt(2)).
+  struct LogParts {
+    int e;
+    int f;      // m - 1, exact.
+    int hfsq;   // f^2 / 2
+    int s_term; // s (f^2/2 + R)
+  };
+  LogParts LogReduce(int x) {
+    const TypeInfo& t = info_;
+    const int p = t.p;
+    const double subnormal_scale = std::ldexp(1.0, f64_ ? 54 : 24);
+    const int sub = Lt(x, C(t.min_normal));
+    const int xs = Sel(sub, Mul(x, C(subnormal_scale)), x);
+    const int e_adjust = Sel(sub, C(f64_ ? -54.0 : -24.0), C(0));
+    // With c = bits(sqrt(1/2)): bits + (bits(1) - c) carries into the
+    // exponent exactly when the mantissa is >= sqrt(2)'s.
+    const uint64_t c = BitsOf(std::sqrt(0.5));
+    const int ix = IAdd(xs, Bits(BitsOf(1.0) - c));
+    const int e = Sum(FieldToFloat(Shr(ix, p)), e_adjust);
+    const int m = IAdd(And(ix, Bits(MantissaMask())), Bits(c));
+    const int f = Sub(m, C(1));
+    const int s = Div(f, Sum(f, C(2)));
+    const int z = Mul(s, s);
+    const int big_r = Mul(z, Horner(t.log_p, z));
+    const int hfsq = Mul(C(0.5), Mul(f, f));
+    return {e, f, hfsq, Mul(s, Sum(hfsq, big_r))};
+  }
+  // e ln2 + log(1+f) + extra (extra: -1 or a small correction).
+  int LogCombine(const LogParts& l, int extra) {
+    const TypeInfo& t = info_;
+    // log(1+f) = f - (hfsq - s_term); the e ln2 low part joins the small
+    // terms, e * ln2[0] is exact.
+    int low = Sub(l.hfsq, Fma(l.e, C(t.ln2[1]), l.s_term));
+    if (extra >= 0) low = Sub(low, extra);
+    return Fma(l.e, C(t.ln2[0]), Sub(l.f, low));
+  }
+
+  int Log(int x) {
+    int r = LogCombine(LogReduce(x), -1);
+    r = Sel(Eq(x, Inf()), x, r);
+    r = Sel(Eq(x, C(0)), Neg(Inf()), r);
+    return Sel(Ge(x, C(0)), r, NaN());  // Negative or NaN.
+  }
+
+  int Log1p(int x) {
+    const int u = Sum(x, C(1));
+    // 1 + x = u + (x - (u - 1)) exactly; log(1+x) = log(u) + c, c = that / u.
+    const int c = Div(Sub(x, Sub(u, C(1))), u);
+    int r = LogCombine(LogReduce(u), c);
+    const double tiny = std::ldexp(1.0, f64_ ? -54 : -25);
+    r = Sel(Eq(x, Inf()), x, r);
+    r = Sel(Eq(x, C(-1)), Neg(Inf()), r);
+    r = Sel(Ge(x, C(-1)), r, NaN());
+    return Sel(Lt(Abs(x), C(tiny)), x, r);  // Also keeps -0.
+  }
+
+  int Tanh(int x) {
+    const int a = Abs(x);
+    const int w = Mul(a, a);
+    const int small = Fma(Mul(a, w), Horner(info_.tanh_t, w), a);
+    // tanh(a) = em1 / (em1 + 2), em1 = expm1(2a); 2a is clamped where tanh
+    // rounds to 1 (it keeps 2^n small).
+    const int ac = Min(a, C(f64_ ? 19.5 : 9.5));
+    const ExpParts e = ExpReduce(Sum(ac, ac), -1);
+    const int s = Exp2i(e.n);
+    const int em1 = Fma(s, e.p1, Sub(s, C(1)));
+    const int large = Div(em1, Sum(em1, C(2)));
+    const int y = Sel(Lt(a, C(0.55)), small, large);
+    return Or(y, SignOf(x));
+  }
+
+  int Logistic(int x) {
+    // e = e^-|x|: 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0.
+    const int e = Exp(Neg(Abs(x)));
+    const int numerator = Sel(Lt(x, C(0)), e, C(1));
+    // 1 + e = dh + dl exactly; q (1 - dl/dh) removes the rounding of 1 + e.
+    const DW d = FastTwoSum(C(1), e);
+    const int q = Div(numerator, d.hi);
+    return Fma(Neg(q), Div(d.lo, d.hi), q);
+  }
+
+  // x - k pi/2 as a double-word, k = round(x 2/pi), and k.
+  struct Reduced {
+    DW r;
+    int k;
+  };
+  Reduced ReducePiOver2(int x) {
+    const TypeInfo& t = info_;
+    const int k = Round(Mul(x, C(t.two_over_pi)));
+    // x - k P0 - k P1 - k P2 with exact products and sums where it matters.
+    const DW h0 = TwoProduct(k, C(t.pio2[0]));
+    const int t0 = Sub(x, h0.hi);  // Exact (Sterbenz).
+    const DW s0 = TwoSum(t0, Neg(h0.lo));
+    const DW h1 = TwoProduct(k, C(t.pio2[1]));
+    const DW s1 = TwoSum(s0.hi, Neg(h1.hi));
+    int lo = Sum(s0.lo, s1.lo);
+    lo = Sub(lo, h1.lo);
+    lo = Fma(Neg(k), C(t.pio2[2]), lo);
+    return {FastTwoSum(s1.hi, lo), k};
+  }
+  // sin and cos of a reduced double-word argument.
+  int SinReduced(DW r) {
+    const int z = Mul(r.hi, r.hi);
+    // sin(hi + lo) = sin(hi) + lo cos(hi), cos(hi) ~ 1 - z/2.
+    const int lo_term = Mul(r.lo, Fma(z, C(-0.5), C(1)));
+    return Sum(r.hi, Fma(Mul(r.hi, z), Horner(info_.sin_s, z), lo_term));
+  }
+  int CosReduced(DW r) {
+    const int z = Mul(r.hi, r.hi);
+    const int w = Mul(z, C(0.5));
+    const int hz = Sub(C(1), w);
+    // cos(hi + lo) = cos(hi) - lo sin(hi); (1 - hz) - w is hz's rounding error.
+    int tail = Fma(Mul(z, z), Horner(info_.cos_c, z), Neg(Mul(r.hi, r.lo)));
+    tail = Sum(Sub(Sub(C(1), hz), w), tail);
+    return Sum(hz, tail);
+  }
+  // The quadrant k mod 4 as the low bits of a float's bits (|k| < 2^(p-1)).
+  int QuadrantBits(int k) { return Sum(k, C(1.5 * std::ldexp(1.0, info_.p))); }
+  int Odd(int k) {
+    const int h = Mul(k, C(0.5));
+    return Ne(Floor(h), h);
+  }
+  // Sign bit set where bit `bit` of the quadrant bits is set.
+  int QuadrantSign(int qbits, int bit) {
+    return Shl(And(qbits, Bits(uint64_t{1} << bit)), info_.width - 1 - bit);
+  }
+
+  int Sin(int x) {
+    const Reduced red = ReducePiOver2(x);
+    const int s = SinReduced(red.r);
+    const int c = CosReduced(red.r);
+    const int q = QuadrantBits(red.k);
+    const int y = Xor(Sel(Odd(red.k), c, s), QuadrantSign(q, 1));
+    return Sel(Eq(x, C(0)), x, y);
+  }
+  int Cos(int x) {
+    const Reduced red = ReducePiOver2(x);
+    const int s = SinReduced(red.r);
+    const int c = CosReduced(red.r);
+    const int q = QuadrantBits(Sum(red.k, C(1)));  // cos(r + k pi/2) < 0 for k = 1, 2.
+    return Xor(Sel(Odd(red.k), s, c), QuadrantSign(q, 1));
+  }
+  int Tan(int x) {
+    const Reduced red = ReducePiOver2(x);
+    const int s = SinReduced(red.r);
+    const int c = CosReduced(red.r);
+    const int odd = Odd(red.k);
+    // Odd quadrants: tan = -cos/sin.
+    const int y = Div(Sel(odd, c, s), Sel(odd, s, c));
+    const int q = QuadrantBits(red.k);
+    return Sel(Eq(x, C(0)), x, Xor(y, QuadrantSign(q, 0)));
+  }
+
+  int Atan2(int y, int x) {
+    const TypeInfo& t = info_;
+    const int ax = Abs(x);
+    const int ay = Abs(y);
+    const int mx = Max(ax, ay);
+    const int mn = Min(ax, ay);
+    const int a = Div(mn, mx);  // [0, 1]
+    const int big = Gt(a, C(t.tan_pi_8));
+    // atan(a) = pi/4 + atan((a - 1) / (a + 1)) for a > tan(pi/8).
+    const int z = Sel(big, Div(Sub(a, C(1)), Sum(a, C(1))), a);
+    const int w = Mul(z, z);
+    int theta = Fma(Mul(z, w), Horner(t.atan_a, w), z);
+    theta = Sel(big, Sum(C(t.quarter_pi[0]), Sum(theta, C(t.quarter_pi[1]))), theta);
+    // |y| > |x|: pi/2 - theta; x negative: pi - theta.
+    theta = Sel(Gt(ay, ax), Sum(C(t.half_pi[0]), Sub(C(t.half_pi[1]), theta)), theta);
+    const int x_negative = SignBitSet(x);
+    theta = Sel(x_negative, Sum(C(t.pi[0]), Sub(C(t.pi[1]), theta)), theta);
+    // Both zero: 0 or pi; both infinite: pi/4 or 3pi/4.
+    theta = Sel(Eq(mx, C(0)), Sel(x_negative, C(t.pi[0]), C(0)), theta);
+    theta = Sel(Eq(mn, Inf()), Sel(x_negative, C(3 * M_PI / 4), C(M_PI / 4)), theta);
+    return Or(theta, SignOf(y));
+  }
+
+  int Erf(int x) {
+    const TypeInfo& t = info_;
+    const int a = Abs(x);
+    const int small = Fma(a, Horner(t.erf_small, Mul(a, a)), a);
+    // erf = 1 - erfc, erfc(a) = exp(-a^2) t H(t), t = 1/a.
+    const double limit = f64_ ? 6.0 : 4.0;  // erf rounds to 1 beyond.
+    const int ac = Clamp(C(0.875), a, C(limit));
+    const int inv = Div(C(1), ac);
+    int h;
+    if (!f64_) {
+      h = Horner(vc::kErfcH_f32, Sub(inv, C(0.6875)));
+    } else {
+      const int h1 = Horner(vc::kErfcH1_f64, Sub(inv, C(0.796875)));
+      const int h2 = Horner(vc::kErfcH2_f64, Sub(inv, C(0.3046875)));
+      h = Sel(Lt(ac, C(2.25)), h1, h2);
+    }
+    const int sq = Mul(ac, ac);
+    const ExpParts e = ExpReduce(Neg(sq), -1);
+    const int ex = Mul(Sum(e.p1, C(1)), Exp2i(e.n));  // e^-36 at least: normal.
+    const int erfc = Mul(Mul(ex, h), inv);
+    int y = Sel(Lt(a, C(0.875)), small, Sub(C(1), erfc));
+    y = Sel(Ge(a, C(limit)), C(1), y);
+    return Or(y, SignOf(x));
+  }
+
+  int Cbrt(int x) {
+    const TypeInfo& t = info_;
+    const int a = Abs(x);
+    const int sub = Lt(a, C(t.min_normal));
+    const int as = Sel(sub, Mul(a, C(std::ldexp(1.0, f64_ ? 54 : 24))), a);
+    const int q_adjust = Sel(sub, C(f64_ ? -18.0 : -8.0), C(0));
+    const int e = FieldToFloat(Shr(as, t.p));
+    const int m = Or(And(as, Bits(MantissaMask())), C(1));  // [1, 2)
+    // e = 3q + rem, rem in {0, 1, 2}; (e + 0.5) / 3 is never near an integer.
+    const int q = Floor(Mul(Sum(e, C(0.5)), C(1.0 / 3.0)));
+    const int rem = Sub(e, Mul(q, C(3)));
+    const int rem1 = Eq(rem, C(1));
+    const int rem2 = Eq(rem, C(2));
+    const int m8 = Mul(m, Sel(rem1, C(2), Sel(rem2, C(4), C(1))));  // [1, 8), exact
+    int y = Mul(Horner(t.cbrt_start, m), Sel(rem1, C(t.cbrt2), Sel(rem2, C(t.cbrt4), C(1))));
+    // Newton: y += (m8 / y^2 - y) / 3.
+    for (int i = 0; i < (f64_ ? 2 : 1); ++i) {
+      y = Fma(Sub(Div(m8, Mul(y, y)), y), C(1.0 / 3.0), y);
+    }
+    int r = Or(Mul(y, Exp2i(Sum(q, q_adjust))), SignOf(x));
+    // 0, inf and NaN are their own cube roots.
+    r = Sel(Gt(a, C(0)), r, x);
+    return Sel(Lt(a, Inf()), r, x);
+  }
+
+  int Rsqrt(int x) { return Div(C(1), Sqrt(x)); }
+
+  int Pow(int x, int y) {
+    const TypeInfo& t = info_;
+    const int ax = Abs(x);
+    // |x|^y = e^(y log|x|) with log|x| as a double-word.
+    const int sub = Lt(ax, C(t.min_normal));
+    const int xs = Sel(sub, Mul(ax, C(std::ldexp(1.0, f64_ ? 54 : 24))), ax);
+    const int e_adjust = Sel(sub, C(f64_ ? -54.0 : -24.0), C(0));
+    const uint64_t c = BitsOf(std::sqrt(0.5));
+    const int ix = IAdd(xs, Bits(BitsOf(1.0) - c));
+    const int e = Sum(FieldToFloat(Shr(ix, t.p)), e_adjust);
+    const int m = IAdd(And(ix, Bits(MantissaMask())), Bits(c));
+    const int f = Sub(m, C(1));
+    // s = f / (2 + f) as a double-word.
+    const DW d = FastTwoSum(C(2), f);
+    const int sh = Div(f, d.hi);
+    const DW p = TwoProduct(sh, d.hi);
+    const int residual = Sub(Sub(Sub(f, p.hi), p.lo), Mul(sh, d.lo));
+    const DW s = FastTwoSum(sh, Div(residual, d.hi));
+    // log(m) = 2s + s z (2/3 + z P2(z)), z = s^2.
+    const DW z = DWMul(s, s);
+    const int tail = Mul(z.hi, Horner(t.log_p2, z.hi));
+    const DW poly = DWAdd({C(t.two_thirds[0]), C(t.two_thirds[1])}, {tail, C(0)});
+    const DW v = DWMul(s, DWMul(z, poly));
+    const DW log_m = DWAdd({Sum(s.hi, s.hi), Sum(s.lo, s.lo)}, v);
+    const DW log_x = DWAdd({Mul(e, C(t.ln2[0])), Mul(e, C(t.ln2[1]))}, log_m);
+    // t = y log|x|, y clamped where the result over/underflows anyway.
+    const double y_limit = std::ldexp(1.0, f64_ ? 900 : 60);
+    const int yc = Clamp(C(-y_limit), y, C(y_limit));
+    const DW prod = TwoProduct(yc, log_x.hi);
+    const DW tw = FastTwoSum(prod.hi, Fma(yc, log_x.lo, prod.lo));
+    const int th = tw.hi;
+    const int tl = tw.lo;
+    const int thc = Clamp(C(f64_ ? -746.0 : -104.0), th, C(f64_ ? 710.0 : 89.0));
+    const int tlc = Sel(Eq(th, thc), tl, C(0));
+    const ExpParts ep = ExpReduce(thc, tlc);
+    int r = Scale(Sum(ep.p1, C(1)), ep.n);
+
+    // Special cases (C99 F.9.4.4), later ones overriding earlier ones.
+    const int y_negative = Lt(y, C(0));
+    const int inf = Inf();
+    const int zero = C(0);
+    const int one = C(1);
+    // y = +-inf: 1 for |x| = 1, else inf or 0 by |x| < 1 and the sign of y.
+    const int y_inf_value = Sel(Eq(ax, one), one,
+                                Sel(Lt(ax, one), Sel(y_negative, inf, zero),
+                                    Sel(y_negative, zero, inf)));
+    r = Sel(Eq(Abs(y), inf), y_inf_value, r);
+    r = Sel(Eq(ax, zero), Sel(y_negative, inf, zero), r);
+    r = Sel(Eq(ax, inf), Sel(y_negative, zero, inf), r);
+    // x with the sign bit: y odd integer negates; y not an integer is NaN
+    // for finite nonzero x. Infinite y counts as even.
+    const int y_integer = Eq(Floor(y), y);
+    const int half = Mul(y, C(0.5));
+    const int y_odd = PAnd(y_integer, Ne(Floor(half), half));
+    const int x_negative = SignBitSet(x);
+    r = Xor(r, Sel(PAnd(x_negative, y_odd), Bits(SignMask()), zero));
+    const int finite_nonzero = PAnd(Gt(ax, zero), Lt(ax, inf));
+    r = Sel(PAnd(PAnd(x_negative, finite_nonzero), Ne(Floor(y), y)), NaN(), r);
+    r = Sel(Ne(x, x), NaN(), r);
+    r = Sel(Ne(y, y), NaN(), r);
+    r = Sel(Eq(y, zero), one, r);
+    return Sel(Eq(x, one), one, r);
+  }
+
+ private:
+  std::vector<KOp>& ops_;
+  std::map<Key, int>& cse_;
+  const bool fma_;
+  ElementType type_ = ElementType::kF32;
+  bool f64_ = false;
+  TypeInfo info_ = InfoFor(false);
+};
+
+bool IsMathType(ElementType type) {
+  switch (type) {
+    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
+    case ElementType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool IsExpandedMathOp(const KOp& op) {
+  if (!IsMathType(op.type) || op.operand_type != op.type) return false;
+  if (op.kind == KOpKind::kUnary) {
+    switch (op.opcode) {
+      case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
+      case Opcode::kTanh: case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos:
+      case Opcode::kTan: case Opcode::kErf: case Opcode::kCbrt: case Opcode::kRsqrt:
+        return true;
+      default:
+        return false;
+    }
+  }
+  if (op.kind == KOpKind::kBinary) {
+    return op.opcode == Opcode::kAtan2 || op.opcode == Opcode::kPower;
+  }
+  return false;
+}
+
+void ExpandMath(KernelProgram* program, const MathOptions& options) {
+  bool any = false;
+  for (const KOp& op : program->ops) any = any || IsExpandedMathOp(op);
+  if (!any) return;
+  std::vector<KOp> out;
+  std::map<Key, int> cse;
+  MathBuilder b(&out, &cse, options.fused_multiply_add);
+  std::vector<int> renumber(program->ops.size(), -1);
+  for (size_t i = 0; i < program->ops.size(); ++i) {
+    KOp op = program->ops[i];
+    for (int* operand : {&op.a, &op.b, &op.c}) {
+      if (*operand >= 0) *operand = renumber[*operand];
+    }
+    if (!IsExpandedMathOp(op)) {
+      renumber[i] = b.Add(op);
+      continue;
+    }
+    const ElementType type = op.type;
+    const ElementType compute = type == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
+    b.SetType(compute);
+    int x = op.a;
+    int y = op.b;
+    if (type != compute) {
+      x = b.Convert(x, type, compute);
+      if (y >= 0) y = b.Convert(y, type, compute);
+    }
+    int r = -1;
+    switch (op.opcode) {
+      case Opcode::kExp: r = b.Exp(x); break;
+      case Opcode::kExpm1: r = b.Expm1(x); break;
+      case Opcode::kLog: r = b.Log(x); break;
+      case Opcode::kLog1p: r = b.Log1p(x); break;
+      case Opcode::kTanh: r = b.Tanh(x); break;
+      case Opcode::kLogistic: r = b.Logistic(x); break;
+      case Opcode::kSin: r = b.Sin(x); break;
+      case Opcode::kCos: r = b.Cos(x); break;
+      case Opcode::kTan: r = b.Tan(x); break;
+      case Opcode::kErf: r = b.Erf(x); break;
+      case Opcode::kCbrt: r = b.Cbrt(x); break;
+      case Opcode::kRsqrt: r = b.Rsqrt(x); break;
+      case Opcode::kAtan2: r = b.Atan2(x, y); break;
+      case Opcode::kPower: r = b.Pow(x, y); break;
+      default: XJIT_CHECK(false);
+    }
+    if (type != compute) r = b.Convert(r, compute, type);
+    renumber[i] = r;
+  }
+  program->ops = std::move(out);
+  RemoveDeadOps(program);
+}
+
+}  // namespace xjit::jit

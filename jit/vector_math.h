@@ -1,0 +1,50 @@
+// Vector math: rewrites the transcendental opcodes of a KernelProgram into
+// primitive operations every target has (arithmetic, compare/select,
+// round-to-integer, constants, fused multiply-add, integer arithmetic and
+// shifts on the bits of float lanes), so a target vectorises exp or atan2 like
+// an add, with no per-element calls, and a new target gets them for free.
+//
+// Expanded (f32 and f64; f16 and bf16 are computed in f32 and rounded once
+// to their type at the end): exp, exponential-minus-one, log, log-plus-one,
+// tanh, logistic, sine, cosine, tan, atan2, erf, power, cbrt, rsqrt. sqrt is
+// already primitive.
+//
+// Accuracy (measured by tests/jit/jit_math_accuracy_test.cc against a long
+// double reference over the whole range, special values included; the
+// bounds asserted there): at most 2 ulp for f32 exp, log, tanh and
+// logistic, at most 4 ulp for every other function and for f64, with or
+// without fused multiply-add. sin, cos and tan reduce their argument with a
+// three-part pi/2 in double-word arithmetic: the bound holds for
+// |x| <= 2^17 (f32) and |x| <= 2^40 (f64); beyond that the results are
+// finite values in [-1, 1] (sin, cos) but not accurate. Special values
+// follow C's <math.h> (the evaluator's libm): NaN in, NaN out; exp(-inf) = 0,
+// log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, pow's and atan2's
+// special cases of C99 Annex F, signed zeros kept (sin(-0) = -0, ...).
+//
+// The coefficients are minimax fits derived by jit/vector_math_fit.py
+// (jit/vector_math_coefficients.h).
+#ifndef XJIT_JIT_VECTOR_MATH_H_
+#define XJIT_JIT_VECTOR_MATH_H_
+
+#include "jit/kernel_program.h"
+
+namespace xjit::jit {
+
+struct MathOptions {
+  // Whether the target has a native fused multiply-add (kFma). With it,
+  // polynomials use kFma and exact products are one kFma; without it,
+  // polynomials round the product and the sum separately (the accuracy
+  // bounds above hold either way) and exact products use Dekker's splitting.
+  bool fused_multiply_add = false;
+};
+
+// Whether ExpandMath rewrites `op`.
+bool IsExpandedMathOp(const KOp& op);
+
+// Replaces every math operation (see IsExpandedMathOp) by its expansion and
+// removes the operations left dead.
+void ExpandMath(KernelProgram* program, const MathOptions& options);
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_VECTOR_MATH_H_
