@@ -42,13 +42,13 @@ struct TypeInfo {
   int width = 32;
   double min_normal = 0;
   double ln2[2];
-  double pio2[3];
+  double pio2[4];
   double pi[2];
   double half_pi[2];
   double quarter_pi[2];
   double two_thirds[2];
   double log2e;
-  double two_over_pi;
+  double two_over_pi[2];
   double cbrt2;
   double cbrt4;
   double tan_pi_8;
@@ -68,6 +68,7 @@ TypeInfo InfoFor(bool f64) {
     t.pio2[0] = vc::kPiOver2Part0_f32;
     t.pio2[1] = vc::kPiOver2Part1_f32;
     t.pio2[2] = vc::kPiOver2Part2_f32;
+    t.pio2[3] = vc::kPiOver2Part3_f32;
     t.pi[0] = vc::kPiPart0_f32;
     t.pi[1] = vc::kPiPart1_f32;
     t.half_pi[0] = vc::kHalfPiPart0_f32;
@@ -77,7 +78,8 @@ TypeInfo InfoFor(bool f64) {
     t.two_thirds[0] = vc::kTwoThirdsPart0_f32;
     t.two_thirds[1] = vc::kTwoThirdsPart1_f32;
     t.log2e = vc::kLog2e_f32;
-    t.two_over_pi = vc::kTwoOverPi_f32;
+    t.two_over_pi[0] = vc::kTwoOverPiPart0_f32;
+    t.two_over_pi[1] = vc::kTwoOverPiPart1_f32;
     t.cbrt2 = vc::kCbrt2_f32;
     t.cbrt4 = vc::kCbrt4_f32;
     t.tan_pi_8 = vc::kTanPiOver8_f32;
@@ -100,6 +102,7 @@ TypeInfo InfoFor(bool f64) {
     t.pio2[0] = vc::kPiOver2Part0_f64;
     t.pio2[1] = vc::kPiOver2Part1_f64;
     t.pio2[2] = vc::kPiOver2Part2_f64;
+    t.pio2[3] = vc::kPiOver2Part3_f64;
     t.pi[0] = vc::kPiPart0_f64;
     t.pi[1] = vc::kPiPart1_f64;
     t.half_pi[0] = vc::kHalfPiPart0_f64;
@@ -109,7 +112,8 @@ TypeInfo InfoFor(bool f64) {
     t.two_thirds[0] = vc::kTwoThirdsPart0_f64;
     t.two_thirds[1] = vc::kTwoThirdsPart1_f64;
     t.log2e = vc::kLog2e_f64;
-    t.two_over_pi = vc::kTwoOverPi_f64;
+    t.two_over_pi[0] = vc::kTwoOverPiPart0_f64;
+    t.two_over_pi[1] = vc::kTwoOverPiPart1_f64;
     t.cbrt2 = vc::kCbrt2_f64;
     t.cbrt4 = vc::kCbrt4_f64;
     t.tan_pi_8 = vc::kTanPiOver8_f64;
@@ -525,16 +529,27 @@ class MathBuilder {
   };
   Reduced ReducePiOver2(int x) {
     const TypeInfo& t = info_;
-    const int k = Round(Mul(x, C(t.two_over_pi)));
-    // x - k P0 - k P1 - k P2 with exact products and sums where it matters.
+    // Arguments beyond the accurate range (see vector_math.h) are clamped
+    // so that every intermediate stays finite.
+    const double limit = std::ldexp(1.0, f64_ ? 60 : 28);
+    const int xc = Clamp(C(-limit), x, C(limit));
+    // k = round(x 2/pi) from a product accurate enough that |r| <= pi/4
+    // (plus a hair) while k < 2^(p-1).
+    const DW kp = TwoProduct(xc, C(t.two_over_pi[0]));
+    const int k = Round(Sum(kp.hi, Fma(xc, C(t.two_over_pi[1]), kp.lo)));
+    // x - k (P0 + P1 + P2 + P3), pi/2 in four parts, with exact products
+    // (but the last) and exact sums where it matters.
     const DW h0 = TwoProduct(k, C(t.pio2[0]));
-    const int t0 = Sub(x, h0.hi);  // Exact (Sterbenz).
+    const int t0 = Sub(xc, h0.hi);  // Exact (Sterbenz).
     const DW s0 = TwoSum(t0, Neg(h0.lo));
     const DW h1 = TwoProduct(k, C(t.pio2[1]));
     const DW s1 = TwoSum(s0.hi, Neg(h1.hi));
+    const DW h2 = TwoProduct(k, C(t.pio2[2]));
     int lo = Sum(s0.lo, s1.lo);
     lo = Sub(lo, h1.lo);
-    lo = Fma(Neg(k), C(t.pio2[2]), lo);
+    lo = Sub(lo, h2.hi);
+    lo = Sub(lo, h2.lo);
+    lo = Fma(Neg(k), C(t.pio2[3]), lo);
     return {FastTwoSum(s1.hi, lo), k};
   }
   // sin and cos of a reduced double-word argument.
@@ -553,31 +568,33 @@ class MathBuilder {
     tail = Sum(Sub(Sub(C(1), hz), w), tail);
     return Sum(hz, tail);
   }
-  // The quadrant k mod 4 as the low bits of a float's bits (|k| < 2^(p-1)).
-  int QuadrantBits(int k) { return Sum(k, C(1.5 * std::ldexp(1.0, info_.p))); }
+  // k mod 4 in [0, 4), exact for every integer-valued k.
+  int Mod4(int k) { return Sub(k, Mul(C(4), Floor(Mul(k, C(0.25))))); }
   int Odd(int k) {
     const int h = Mul(k, C(0.5));
     return Ne(Floor(h), h);
   }
-  // Sign bit set where bit `bit` of the quadrant bits is set.
-  int QuadrantSign(int qbits, int bit) {
-    return Shl(And(qbits, Bits(uint64_t{1} << bit)), info_.width - 1 - bit);
-  }
+  int SignIf(int p) { return Sel(p, Bits(SignMask()), C(0)); }
+  int NaNUnlessFinite(int x, int y) { return Sel(Lt(Abs(x), Inf()), y, NaN()); }
 
+  // Beyond |x| = 2^(p-5) or so the reduction loses accuracy (see
+  // vector_math.h); the results stay in [-1, 1].
   int Sin(int x) {
     const Reduced red = ReducePiOver2(x);
     const int s = SinReduced(red.r);
     const int c = CosReduced(red.r);
-    const int q = QuadrantBits(red.k);
-    const int y = Xor(Sel(Odd(red.k), c, s), QuadrantSign(q, 1));
-    return Sel(Eq(x, C(0)), x, y);
+    const int q = Mod4(red.k);
+    const int y = Xor(Sel(Odd(red.k), c, s), SignIf(Ge(q, C(2))));  // Negative for q = 2, 3.
+    return Sel(Eq(x, C(0)), x, NaNUnlessFinite(x, Clamp(C(-1), y, C(1))));
   }
   int Cos(int x) {
     const Reduced red = ReducePiOver2(x);
     const int s = SinReduced(red.r);
     const int c = CosReduced(red.r);
-    const int q = QuadrantBits(Sum(red.k, C(1)));  // cos(r + k pi/2) < 0 for k = 1, 2.
-    return Xor(Sel(Odd(red.k), s, c), QuadrantSign(q, 1));
+    const int q = Mod4(red.k);
+    // Negative for q = 1, 2.
+    const int y = Xor(Sel(Odd(red.k), s, c), SignIf(PAnd(Ge(q, C(1)), Le(q, C(2)))));
+    return NaNUnlessFinite(x, Clamp(C(-1), y, C(1)));
   }
   int Tan(int x) {
     const Reduced red = ReducePiOver2(x);
@@ -586,8 +603,7 @@ class MathBuilder {
     const int odd = Odd(red.k);
     // Odd quadrants: tan = -cos/sin.
     const int y = Div(Sel(odd, c, s), Sel(odd, s, c));
-    const int q = QuadrantBits(red.k);
-    return Sel(Eq(x, C(0)), x, Xor(y, QuadrantSign(q, 0)));
+    return Sel(Eq(x, C(0)), x, NaNUnlessFinite(x, Xor(y, SignIf(odd))));
   }
 
   int Atan2(int y, int x) {

@@ -13,10 +13,11 @@
 // double reference over the whole range, special values included; the
 // bounds asserted there): at most 2 ulp for f32 exp, log, tanh and
 // logistic, at most 4 ulp for every other function and for f64, with or
-// without fused multiply-add. sin, cos and tan reduce their argument with a
-// three-part pi/2 in double-word arithmetic: the bound holds for
-// |x| <= 2^17 (f32) and |x| <= 2^40 (f64); beyond that the results are
-// finite values in [-1, 1] (sin, cos) but not accurate. Special values
+// without fused multiply-add. sin, cos and tan reduce their argument by
+// k pi/2 (pi/2 in four parts, exact products, double-word sums): the bound
+// holds for |x| <= 2^22 (f32) and |x| <= 2^51 (f64), where k is exact; beyond
+// that the results are finite (sin and cos in [-1, 1]) but not accurate
+// (there is no Payne-Hanek reduction for huge arguments). Special values
 // follow C's <math.h> (the evaluator's libm): NaN in, NaN out; exp(-inf) = 0,
 // log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, pow's and atan2's
 // special cases of C99 Annex F, signed zeros kept (sin(-0) = -0, ...).

@@ -123,8 +123,9 @@ std::string UniqueInstructionName(const Computation& computation, absl::string_v
 }
 
 std::string UniqueComputationName(const Module& module, absl::string_view base) {
-  return UniqueName(base,
-                    [&](const std::string& name) { return module.FindComputation(name) != nullptr; });
+  return UniqueName(base, [&](const std::string& name) {
+    return module.FindComputation(name) != nullptr;
+  });
 }
 
 absl::StatusOr<Instruction*> AddInstruction(Computation* computation, NewInstruction spec) {
@@ -337,7 +338,8 @@ std::optional<uint64_t> SplatBits(const Instruction& instruction) {
   if (instruction.opcode() == Opcode::kBroadcast) return SplatBits(*instruction.operand(0));
   if (instruction.opcode() != Opcode::kConstant) return std::nullopt;
   const Literal& literal = instruction.literal();
-  if (!literal.shape().IsArray()) return std::nullopt;
+  // Complex elements are wider than the 64 bits GetBits returns.
+  if (!literal.shape().IsArray() || IsComplex(literal.shape().element_type())) return std::nullopt;
   const int64_t n = literal.element_count();
   if (n == 0) return std::nullopt;
   const uint64_t first = literal.GetBitsLinear(0);

@@ -139,9 +139,9 @@ absl::Status InlineCall(Instruction* call);
 
 // ---- Constants ----
 
-// The value of a constant instruction, or of broadcast(constant scalar):
-// whether every element of `instruction` has the bit pattern `bits` (the low
-// BitWidth bits, as Literal::GetBits). False for anything else.
+// Whether `instruction` is a constant, or a broadcast of one, every element
+// of which has the bit pattern `bits` (the low BitWidth bits, as
+// Literal::GetBits). False for anything else, and for complex types.
 bool IsSplatBits(const Instruction& instruction, uint64_t bits);
 // The scalar bit pattern all elements share, if `instruction` is a constant
 // whose elements are all equal or a broadcast of a scalar constant.

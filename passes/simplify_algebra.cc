@@ -113,7 +113,9 @@ class Simplifier {
       case Opcode::kNegate:
       case Opcode::kNot:
         // An involution applied twice.
-        if (i->operand(0)->opcode() == i->opcode()) return IfSameShape(i, i->operand(0)->operand(0));
+        if (i->operand(0)->opcode() == i->opcode()) {
+          return IfSameShape(i, i->operand(0)->operand(0));
+        }
         return nullptr;
       case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
       case Opcode::kMaximum: case Opcode::kMinimum:

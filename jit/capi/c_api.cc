@@ -9,8 +9,6 @@
 // Execution goes through a Runner (interpreter or JIT). The JIT is wired in at
 // exactly one place, CompileJitRunner(): everything else (argument checks,
 // result flattening, threads) is shared by both backends.
-#include "jit/capi/xjit.h"
-
 #include <atomic>
 #include <cstring>
 #include <exception>
@@ -36,6 +34,7 @@
 #include "ir/module.h"
 #include "ir/shape.h"
 #include "ir/verifier.h"
+#include "jit/capi/xjit.h"
 
 #if XJIT_CAPI_HAVE_JIT
 #include "jit/compile.h"
@@ -402,7 +401,8 @@ class Args {
     const auto& table = b_->tree->computations;
     const int64_t index = IndexOf(id, b_->tree->tag, table.size());
     if (index < 0) {
-      throw BadArgument{absl::StrCat(what, " handle ", id, " is not a computation of this builder")};
+      throw BadArgument{
+          absl::StrCat(what, " handle ", id, " is not a computation of this builder")};
     }
     return table[index];
   }
@@ -543,23 +543,40 @@ void xjit_status_free(xjit_status* status) { delete status; }
 
 const char* xjit_code_name(xjit_code code) {
   switch (code) {
-    case XJIT_OK: return "OK";
-    case XJIT_CANCELLED: return "CANCELLED";
-    case XJIT_UNKNOWN: return "UNKNOWN";
-    case XJIT_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case XJIT_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case XJIT_NOT_FOUND: return "NOT_FOUND";
-    case XJIT_ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case XJIT_PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case XJIT_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case XJIT_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case XJIT_ABORTED: return "ABORTED";
-    case XJIT_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case XJIT_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case XJIT_INTERNAL: return "INTERNAL";
-    case XJIT_UNAVAILABLE: return "UNAVAILABLE";
-    case XJIT_DATA_LOSS: return "DATA_LOSS";
-    case XJIT_UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case XJIT_OK:
+      return "OK";
+    case XJIT_CANCELLED:
+      return "CANCELLED";
+    case XJIT_UNKNOWN:
+      return "UNKNOWN";
+    case XJIT_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case XJIT_DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case XJIT_NOT_FOUND:
+      return "NOT_FOUND";
+    case XJIT_ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case XJIT_PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case XJIT_RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case XJIT_FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case XJIT_ABORTED:
+      return "ABORTED";
+    case XJIT_OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case XJIT_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case XJIT_INTERNAL:
+      return "INTERNAL";
+    case XJIT_UNAVAILABLE:
+      return "UNAVAILABLE";
+    case XJIT_DATA_LOSS:
+      return "DATA_LOSS";
+    case XJIT_UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
   }
   return "UNKNOWN_CODE";
 }
@@ -622,7 +639,8 @@ xjit_status* xjit_shape_create_array(xjit_element_type type, const int64_t* dims
       for (int i = 0; i < rank; ++i) {
         const int64_t d = minor_to_major[i];
         if (d < 0 || d >= rank || seen[d]) {
-          return absl::InvalidArgumentError("shape: minor_to_major is not a permutation of [0, rank)");
+          return absl::InvalidArgumentError(
+              "shape: minor_to_major is not a permutation of [0, rank)");
         }
         seen[d] = true;
       }
@@ -735,8 +753,8 @@ xjit_status* xjit_shape_tuple_element(const xjit_shape* shape, int i, xjit_shape
           absl::StrCat("tuple element: ", shape->shape.ToString(), " is not a tuple"));
     }
     if (i < 0 || i >= shape->shape.tuple_size()) {
-      return absl::OutOfRangeError(absl::StrCat("tuple element ", i, " of a tuple of ",
-                                                shape->shape.tuple_size()));
+      return absl::OutOfRangeError(
+          absl::StrCat("tuple element ", i, " of a tuple of ", shape->shape.tuple_size()));
     }
     *out = new xjit_shape{shape->shape.tuple_shapes(i)};
     return absl::OkStatus();
@@ -850,7 +868,8 @@ xjit_builder* xjit_builder_create_sub(xjit_builder* parent, const char* name) {
     b->tag = NewTag();
     b->tree = parent->tree;
     // A prvalue initialises the new Builder directly (Builder is not movable).
-    b->builder.reset(new Builder(parent->builder->CreateSubBuilder(name == nullptr ? "sub" : name)));
+    b->builder.reset(
+        new Builder(parent->builder->CreateSubBuilder(name == nullptr ? "sub" : name)));
     b->is_sub = true;
     return b.release();
   } catch (...) {
@@ -929,27 +948,31 @@ void xjit_builder_set_num_partitions(xjit_builder* builder, int64_t n) {
   if (builder != nullptr && !builder->tree->built) builder->builder->set_num_partitions(n);
 }
 
-xjit_computation xjit_scalar_computation_create(xjit_builder* builder,
-                                                xjit_scalar_computation kind,
+xjit_computation xjit_scalar_computation_create(xjit_builder* builder, xjit_scalar_computation kind,
                                                 xjit_element_type type) {
   return EmitComputation(builder, "ScalarComputation", [&](Args& a) -> Computation* {
     ElementType t = a.type(type);
     if (!xjit::IsArrayElementType(t)) throw BadArgument{"not an array element type"};
     switch (kind) {
-      case XJIT_SCALAR_ADD: return xjit::CreateScalarAddComputation(a.builder(), t);
-      case XJIT_SCALAR_MUL: return xjit::CreateScalarMultiplyComputation(a.builder(), t);
-      case XJIT_SCALAR_MAX: return xjit::CreateScalarMaxComputation(a.builder(), t);
-      case XJIT_SCALAR_MIN: return xjit::CreateScalarMinComputation(a.builder(), t);
-      case XJIT_SCALAR_AND: return xjit::CreateScalarAndComputation(a.builder(), t);
-      case XJIT_SCALAR_OR: return xjit::CreateScalarOrComputation(a.builder(), t);
+      case XJIT_SCALAR_ADD:
+        return xjit::CreateScalarAddComputation(a.builder(), t);
+      case XJIT_SCALAR_MUL:
+        return xjit::CreateScalarMultiplyComputation(a.builder(), t);
+      case XJIT_SCALAR_MAX:
+        return xjit::CreateScalarMaxComputation(a.builder(), t);
+      case XJIT_SCALAR_MIN:
+        return xjit::CreateScalarMinComputation(a.builder(), t);
+      case XJIT_SCALAR_AND:
+        return xjit::CreateScalarAndComputation(a.builder(), t);
+      case XJIT_SCALAR_OR:
+        return xjit::CreateScalarOrComputation(a.builder(), t);
     }
     throw BadArgument{absl::StrCat("invalid scalar computation kind ", static_cast<int>(kind))};
   });
 }
 
-xjit_computation xjit_sort_comparator_create(xjit_builder* builder,
-                                             const xjit_element_type* types, int n,
-                                             int descending) {
+xjit_computation xjit_sort_comparator_create(xjit_builder* builder, const xjit_element_type* types,
+                                             int n, int descending) {
   return EmitComputation(builder, "SortComparator", [&](Args& a) -> Computation* {
     if (n <= 0 || types == nullptr) throw BadArgument{"a comparator needs at least one type"};
     std::vector<ElementType> ts;
@@ -961,8 +984,7 @@ xjit_computation xjit_sort_comparator_create(xjit_builder* builder,
 
 // ---- Parameters and constants ----
 
-xjit_op xjit_parameter(xjit_builder* b, int64_t number, const xjit_shape* shape,
-                       const char* name) {
+xjit_op xjit_parameter(xjit_builder* b, int64_t number, const xjit_shape* shape, const char* name) {
   return Emit(b, "Parameter", [&](Args& a) {
     std::string n = name == nullptr ? absl::StrCat("p", number) : std::string(name);
     return xjit::Parameter(a.builder(), number, a.shape(shape), n);
@@ -988,16 +1010,20 @@ xjit_op xjit_constant(xjit_builder* b, const xjit_shape* shape, const void* data
 }
 
 xjit_op xjit_constant_f32(xjit_builder* b, float value) {
-  return Emit(b, "ConstantR0", [&](Args& a) { return xjit::ConstantR0<float>(a.builder(), value); });
+  return Emit(b, "ConstantR0",
+              [&](Args& a) { return xjit::ConstantR0<float>(a.builder(), value); });
 }
 xjit_op xjit_constant_f64(xjit_builder* b, double value) {
-  return Emit(b, "ConstantR0", [&](Args& a) { return xjit::ConstantR0<double>(a.builder(), value); });
+  return Emit(b, "ConstantR0",
+              [&](Args& a) { return xjit::ConstantR0<double>(a.builder(), value); });
 }
 xjit_op xjit_constant_s32(xjit_builder* b, int32_t value) {
-  return Emit(b, "ConstantR0", [&](Args& a) { return xjit::ConstantR0<int32_t>(a.builder(), value); });
+  return Emit(b, "ConstantR0",
+              [&](Args& a) { return xjit::ConstantR0<int32_t>(a.builder(), value); });
 }
 xjit_op xjit_constant_s64(xjit_builder* b, int64_t value) {
-  return Emit(b, "ConstantR0", [&](Args& a) { return xjit::ConstantR0<int64_t>(a.builder(), value); });
+  return Emit(b, "ConstantR0",
+              [&](Args& a) { return xjit::ConstantR0<int64_t>(a.builder(), value); });
 }
 xjit_op xjit_constant_u32(xjit_builder* b, uint32_t value) {
   return Emit(b, "ConstantR0",
@@ -1008,13 +1034,13 @@ xjit_op xjit_constant_pred(xjit_builder* b, int value) {
               [&](Args& a) { return xjit::ConstantR0<bool>(a.builder(), value != 0); });
 }
 
-#define XJIT_CAPI_TYPED_SCALAR(c_name, Fn)                                         \
-  xjit_op c_name(xjit_builder* b, xjit_element_type type) {                        \
-    return Emit(b, #Fn, [&](Args& a) {                                             \
-      ElementType t = a.type(type);                                                \
+#define XJIT_CAPI_TYPED_SCALAR(c_name, Fn)                                              \
+  xjit_op c_name(xjit_builder* b, xjit_element_type type) {                             \
+    return Emit(b, #Fn, [&](Args& a) {                                                  \
+      ElementType t = a.type(type);                                                     \
       if (!xjit::IsArrayElementType(t)) throw BadArgument{"not an array element type"}; \
-      return xjit::Fn(a.builder(), t);                                             \
-    });                                                                            \
+      return xjit::Fn(a.builder(), t);                                                  \
+    });                                                                                 \
   }
 XJIT_CAPI_TYPED_SCALAR(xjit_zero, Zero)
 XJIT_CAPI_TYPED_SCALAR(xjit_one, One)
@@ -1029,9 +1055,9 @@ xjit_op xjit_iota(xjit_builder* b, const xjit_shape* shape, int64_t iota_dimensi
 
 // ---- Element-wise unary ----
 
-#define XJIT_CAPI_UNARY(c_name, Fn)                                                  \
-  xjit_op c_name(xjit_builder* b, xjit_op x) {                                       \
-    return Emit(b, #Fn, [&](Args& a) { return xjit::Fn(a.op(x)); });                 \
+#define XJIT_CAPI_UNARY(c_name, Fn)                                  \
+  xjit_op c_name(xjit_builder* b, xjit_op x) {                       \
+    return Emit(b, #Fn, [&](Args& a) { return xjit::Fn(a.op(x)); }); \
   }
 XJIT_CAPI_UNARY(xjit_abs, Abs)
 XJIT_CAPI_UNARY(xjit_acos, Acos)
@@ -1073,13 +1099,13 @@ XJIT_CAPI_UNARY(xjit_optimization_barrier, OptimizationBarrier)
 
 // ---- Element-wise binary and comparisons ----
 
-#define XJIT_CAPI_BINARY(c_name, Fn)                                                     \
+#define XJIT_CAPI_BINARY(c_name, Fn)                                                       \
   xjit_op c_name(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* broadcast_dims, \
-                 int n_broadcast_dims) {                                                  \
-    return Emit(b, #Fn, [&](Args& a) {                                                   \
-      return xjit::Fn(a.op(lhs, "lhs"), a.op(rhs, "rhs"),                                \
-                      a.ints(broadcast_dims, n_broadcast_dims, "broadcast_dims"));        \
-    });                                                                                  \
+                 int n_broadcast_dims) {                                                   \
+    return Emit(b, #Fn, [&](Args& a) {                                                     \
+      return xjit::Fn(a.op(lhs, "lhs"), a.op(rhs, "rhs"),                                  \
+                      a.ints(broadcast_dims, n_broadcast_dims, "broadcast_dims"));         \
+    });                                                                                    \
   }
 XJIT_CAPI_BINARY(xjit_add, Add)
 XJIT_CAPI_BINARY(xjit_sub, Sub)
@@ -1131,9 +1157,8 @@ xjit_op xjit_select(xjit_builder* b, xjit_op pred, xjit_op on_true, xjit_op on_f
 }
 
 xjit_op xjit_clamp(xjit_builder* b, xjit_op min, xjit_op x, xjit_op max) {
-  return Emit(b, "Clamp", [&](Args& a) {
-    return xjit::Clamp(a.op(min, "min"), a.op(x), a.op(max, "max"));
-  });
+  return Emit(b, "Clamp",
+              [&](Args& a) { return xjit::Clamp(a.op(min, "min"), a.op(x), a.op(max, "max")); });
 }
 
 // ---- Shape manipulation ----
@@ -1187,11 +1212,10 @@ xjit_op xjit_slice(xjit_builder* b, xjit_op x, const int64_t* start, const int64
   });
 }
 
-xjit_op xjit_slice_in_dim(xjit_builder* b, xjit_op x, int64_t start, int64_t limit,
-                          int64_t stride, int64_t dimension) {
-  return Emit(b, "SliceInDim", [&](Args& a) {
-    return xjit::SliceInDim(a.op(x), start, limit, stride, dimension);
-  });
+xjit_op xjit_slice_in_dim(xjit_builder* b, xjit_op x, int64_t start, int64_t limit, int64_t stride,
+                          int64_t dimension) {
+  return Emit(b, "SliceInDim",
+              [&](Args& a) { return xjit::SliceInDim(a.op(x), start, limit, stride, dimension); });
 }
 
 xjit_op xjit_dynamic_slice(xjit_builder* b, xjit_op x, const xjit_op* start_indices,
@@ -1219,9 +1243,11 @@ xjit_op xjit_concatenate(xjit_builder* b, const xjit_op* operands, int n, int64_
 xjit_op xjit_pad(xjit_builder* b, xjit_op x, xjit_op padding_value,
                  const xjit_padding_dimension* config, int n) {
   return Emit(b, "Pad", [&](Args& a) {
-    if (n < 0 || (n > 0 && config == nullptr)) throw BadArgument{"padding config: null or negative"};
+    if (n < 0 || (n > 0 && config == nullptr))
+      throw BadArgument{"padding config: null or negative"};
     xjit::PaddingConfig padding;
-    for (int i = 0; i < n; ++i) padding.push_back({config[i].low, config[i].high, config[i].interior});
+    for (int i = 0; i < n; ++i)
+      padding.push_back({config[i].low, config[i].high, config[i].interior});
     return xjit::Pad(a.op(x), a.op(padding_value, "padding_value"), padding);
   });
 }
@@ -1279,10 +1305,10 @@ xjit_op xjit_dot_general(xjit_builder* b, xjit_op lhs, xjit_op rhs,
   return Emit(b, "DotGeneral", [&](Args& a) {
     if (dnums == nullptr) throw BadArgument{"null dimension numbers"};
     xjit::DotDimensionNumbers d;
-    d.lhs_contracting_dimensions =
-        IntVector(a, dnums->lhs_contracting_dims, dnums->n_lhs_contracting_dims, "lhs_contracting_dims");
-    d.rhs_contracting_dimensions =
-        IntVector(a, dnums->rhs_contracting_dims, dnums->n_rhs_contracting_dims, "rhs_contracting_dims");
+    d.lhs_contracting_dimensions = IntVector(a, dnums->lhs_contracting_dims,
+                                             dnums->n_lhs_contracting_dims, "lhs_contracting_dims");
+    d.rhs_contracting_dimensions = IntVector(a, dnums->rhs_contracting_dims,
+                                             dnums->n_rhs_contracting_dims, "rhs_contracting_dims");
     d.lhs_batch_dimensions =
         IntVector(a, dnums->lhs_batch_dims, dnums->n_lhs_batch_dims, "lhs_batch_dims");
     d.rhs_batch_dimensions =
@@ -1291,9 +1317,8 @@ xjit_op xjit_dot_general(xjit_builder* b, xjit_op lhs, xjit_op rhs,
   });
 }
 
-xjit_op xjit_conv(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides,
-                  int n_strides, xjit_padding padding, int64_t feature_group_count,
-                  int64_t batch_group_count) {
+xjit_op xjit_conv(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides, int n_strides,
+                  xjit_padding padding, int64_t feature_group_count, int64_t batch_group_count) {
   return Emit(b, "Conv", [&](Args& a) {
     return xjit::Conv(a.op(lhs, "lhs"), a.op(rhs, "rhs"), a.ints(strides, n_strides, "strides"),
                       ToPadding(padding), feature_group_count, batch_group_count);
@@ -1305,17 +1330,16 @@ xjit_op xjit_conv_with_general_padding(xjit_builder* b, xjit_op lhs, xjit_op rhs
                                        const int64_t* padding, int64_t feature_group_count,
                                        int64_t batch_group_count) {
   return Emit(b, "ConvWithGeneralPadding", [&](Args& a) {
-    return xjit::ConvWithGeneralPadding(a.op(lhs, "lhs"), a.op(rhs, "rhs"),
-                                        a.ints(strides, n_strides, "strides"),
-                                        a.pairs(padding, n_strides, "padding"),
-                                        feature_group_count, batch_group_count);
+    return xjit::ConvWithGeneralPadding(
+        a.op(lhs, "lhs"), a.op(rhs, "rhs"), a.ints(strides, n_strides, "strides"),
+        a.pairs(padding, n_strides, "padding"), feature_group_count, batch_group_count);
   });
 }
 
-xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs,
-                                  const int64_t* strides, const int64_t* padding,
-                                  const int64_t* lhs_dilation, const int64_t* rhs_dilation,
-                                  int n_spatial, const xjit_conv_dimension_numbers* dnums,
+xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides,
+                                  const int64_t* padding, const int64_t* lhs_dilation,
+                                  const int64_t* rhs_dilation, int n_spatial,
+                                  const xjit_conv_dimension_numbers* dnums,
                                   int64_t feature_group_count, int64_t batch_group_count) {
   return Emit(b, "ConvGeneralDilated", [&](Args& a) {
     xjit::ConvolutionDimensionNumbers d;
@@ -1349,8 +1373,7 @@ xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs,
   });
 }
 
-xjit_op xjit_fft(xjit_builder* b, xjit_op x, xjit_fft_type type, const int64_t* fft_length,
-                 int n) {
+xjit_op xjit_fft(xjit_builder* b, xjit_op x, xjit_fft_type type, const int64_t* fft_length, int n) {
   return Emit(b, "Fft", [&](Args& a) {
     return xjit::Fft(a.op(x), ToEnum<xjit::FftType>(type, 4, "fft type"),
                      a.ints(fft_length, n, "fft_length"));
@@ -1409,9 +1432,8 @@ xjit_op xjit_reduce(xjit_builder* b, const xjit_op* operands, const xjit_op* ini
 }
 
 xjit_op xjit_reduce_window(xjit_builder* b, const xjit_op* operands, const xjit_op* init_values,
-                           int n, xjit_computation computation,
-                           const int64_t* window_dimensions, const int64_t* strides, int rank,
-                           xjit_padding padding) {
+                           int n, xjit_computation computation, const int64_t* window_dimensions,
+                           const int64_t* strides, int rank, xjit_padding padding) {
   return Emit(b, "ReduceWindow", [&](Args& a) {
     std::vector<int64_t> s = a.ints_or(strides, rank, 1, "strides");
     return xjit::ReduceWindow(a.builder(), a.ops(operands, n), a.ops(init_values, n, "init_values"),
@@ -1432,36 +1454,36 @@ xjit_op xjit_reduce_window_with_general_padding(
     std::vector<int64_t> wd = a.ints_or(window_dilations, rank, 1, "window_dilations");
     return xjit::ReduceWindowWithGeneralPadding(
         a.builder(), a.ops(operands, n), a.ops(init_values, n, "init_values"),
-        a.computation(computation), a.ints(window_dimensions, rank, "window_dimensions"), s, bd,
-        wd, a.pairs(padding, rank, "padding"));
+        a.computation(computation), a.ints(window_dimensions, rank, "window_dimensions"), s, bd, wd,
+        a.pairs(padding, rank, "padding"));
   });
 }
 
 xjit_op xjit_select_and_scatter(xjit_builder* b, xjit_op operand, xjit_computation select,
-                                const int64_t* window_dimensions, const int64_t* strides,
-                                int rank, xjit_padding padding, xjit_op source,
-                                xjit_op init_value, xjit_computation scatter) {
+                                const int64_t* window_dimensions, const int64_t* strides, int rank,
+                                xjit_padding padding, xjit_op source, xjit_op init_value,
+                                xjit_computation scatter) {
   return Emit(b, "SelectAndScatter", [&](Args& a) {
     std::vector<int64_t> s = a.ints_or(strides, rank, 1, "strides");
-    return xjit::SelectAndScatter(a.op(operand), a.computation(select, "select"),
-                                  a.ints(window_dimensions, rank, "window_dimensions"), s,
-                                  ToPadding(padding), a.op(source, "source"),
-                                  a.op(init_value, "init_value"),
-                                  a.computation(scatter, "scatter"));
+    return xjit::SelectAndScatter(
+        a.op(operand), a.computation(select, "select"),
+        a.ints(window_dimensions, rank, "window_dimensions"), s, ToPadding(padding),
+        a.op(source, "source"), a.op(init_value, "init_value"), a.computation(scatter, "scatter"));
   });
 }
 
-xjit_op xjit_select_and_scatter_with_general_padding(
-    xjit_builder* b, xjit_op operand, xjit_computation select, const int64_t* window_dimensions,
-    const int64_t* strides, const int64_t* padding, int rank, xjit_op source, xjit_op init_value,
-    xjit_computation scatter) {
+xjit_op xjit_select_and_scatter_with_general_padding(xjit_builder* b, xjit_op operand,
+                                                     xjit_computation select,
+                                                     const int64_t* window_dimensions,
+                                                     const int64_t* strides, const int64_t* padding,
+                                                     int rank, xjit_op source, xjit_op init_value,
+                                                     xjit_computation scatter) {
   return Emit(b, "SelectAndScatterWithGeneralPadding", [&](Args& a) {
     std::vector<int64_t> s = a.ints_or(strides, rank, 1, "strides");
     return xjit::SelectAndScatterWithGeneralPadding(
         a.op(operand), a.computation(select, "select"),
-        a.ints(window_dimensions, rank, "window_dimensions"), s,
-        a.pairs(padding, rank, "padding"), a.op(source, "source"), a.op(init_value, "init_value"),
-        a.computation(scatter, "scatter"));
+        a.ints(window_dimensions, rank, "window_dimensions"), s, a.pairs(padding, rank, "padding"),
+        a.op(source, "source"), a.op(init_value, "init_value"), a.computation(scatter, "scatter"));
   });
 }
 
@@ -1504,8 +1526,7 @@ xjit_op xjit_gather(xjit_builder* b, xjit_op operand, xjit_op start_indices,
         IntVector(a, dnums->start_indices_batching_dims, dnums->n_start_indices_batching_dims,
                   "start_indices_batching_dims");
     return xjit::Gather(a.op(operand), a.op(start_indices, "start_indices"), d,
-                        a.ints(slice_sizes, n_slice_sizes, "slice_sizes"),
-                        indices_are_sorted != 0);
+                        a.ints(slice_sizes, n_slice_sizes, "slice_sizes"), indices_are_sorted != 0);
   });
 }
 
@@ -1516,19 +1537,19 @@ xjit_op xjit_scatter(xjit_builder* b, const xjit_op* operands, int n, xjit_op sc
   return Emit(b, "Scatter", [&](Args& a) {
     if (dnums == nullptr) throw BadArgument{"null dimension numbers"};
     xjit::ScatterDimensionNumbers d;
-    d.update_window_dims = IntVector(a, dnums->update_window_dims, dnums->n_update_window_dims,
-                                     "update_window_dims");
+    d.update_window_dims =
+        IntVector(a, dnums->update_window_dims, dnums->n_update_window_dims, "update_window_dims");
     d.inserted_window_dims = IntVector(a, dnums->inserted_window_dims,
                                        dnums->n_inserted_window_dims, "inserted_window_dims");
     d.scatter_dims_to_operand_dims =
         IntVector(a, dnums->scatter_dims_to_operand_dims, dnums->n_scatter_dims_to_operand_dims,
                   "scatter_dims_to_operand_dims");
     d.index_vector_dim = dnums->index_vector_dim;
-    d.input_batching_dims = IntVector(a, dnums->input_batching_dims,
-                                      dnums->n_input_batching_dims, "input_batching_dims");
+    d.input_batching_dims = IntVector(a, dnums->input_batching_dims, dnums->n_input_batching_dims,
+                                      "input_batching_dims");
     d.scatter_indices_batching_dims =
-        IntVector(a, dnums->scatter_indices_batching_dims,
-                  dnums->n_scatter_indices_batching_dims, "scatter_indices_batching_dims");
+        IntVector(a, dnums->scatter_indices_batching_dims, dnums->n_scatter_indices_batching_dims,
+                  "scatter_indices_batching_dims");
     std::vector<Op> ops = a.ops(operands, n);
     if (ops.empty()) throw BadArgument{"scatter needs at least one operand"};
     return xjit::Scatter(ops, a.op(scatter_indices, "scatter_indices"),
@@ -1546,9 +1567,8 @@ xjit_op xjit_call(xjit_builder* b, xjit_computation computation, const xjit_op* 
   });
 }
 
-xjit_op xjit_composite_call(xjit_builder* b, xjit_computation computation,
-                            const xjit_op* operands, int n, const char* name,
-                            const char* attributes, int64_t version) {
+xjit_op xjit_composite_call(xjit_builder* b, xjit_computation computation, const xjit_op* operands,
+                            int n, const char* name, const char* attributes, int64_t version) {
   return Emit(b, "CompositeCall", [&](Args& a) {
     if (name == nullptr) throw BadArgument{"null composite name"};
     std::optional<absl::string_view> attrs;
@@ -1572,8 +1592,7 @@ xjit_op xjit_conditional(xjit_builder* b, xjit_op pred, xjit_op true_operand,
 }
 
 xjit_op xjit_conditional_indexed(xjit_builder* b, xjit_op branch_index,
-                                 const xjit_computation* branches, const xjit_op* operands,
-                                 int n) {
+                                 const xjit_computation* branches, const xjit_op* operands, int n) {
   return Emit(b, "Conditional", [&](Args& a) {
     if (n <= 0 || branches == nullptr) throw BadArgument{"a conditional needs at least one branch"};
     std::vector<Computation*> comps;
@@ -1595,8 +1614,8 @@ xjit_op xjit_custom_call(xjit_builder* b, const char* target, const xjit_op* ope
                          const xjit_shape* shape, const char* opaque, int has_side_effect) {
   return Emit(b, "CustomCall", [&](Args& a) {
     if (target == nullptr || *target == '\0') throw BadArgument{"empty call target name"};
-    return xjit::CustomCall(a.builder(), target, a.ops(operands, n), a.shape(shape),
-                            a.str(opaque), has_side_effect != 0);
+    return xjit::CustomCall(a.builder(), target, a.ops(operands, n), a.shape(shape), a.str(opaque),
+                            has_side_effect != 0);
   });
 }
 
@@ -1614,8 +1633,8 @@ xjit_op xjit_rng_uniform(xjit_builder* b, xjit_op lo, xjit_op hi, const xjit_sha
   });
 }
 
-xjit_op xjit_rng_bit_generator(xjit_builder* b, xjit_rng_algorithm algorithm,
-                               xjit_op initial_state, const xjit_shape* shape) {
+xjit_op xjit_rng_bit_generator(xjit_builder* b, xjit_rng_algorithm algorithm, xjit_op initial_state,
+                               const xjit_shape* shape) {
   return Emit(b, "RngBitGenerator", [&](Args& a) {
     return xjit::RngBitGenerator(ToEnum<xjit::RandomAlgorithm>(algorithm, 3, "rng algorithm"),
                                  a.op(initial_state, "initial_state"), a.shape(shape));
@@ -1690,8 +1709,7 @@ xjit_op xjit_all_gather(xjit_builder* b, xjit_op x, int64_t all_gather_dimension
                         int group_size, int64_t channel_id) {
   return Emit(b, "AllGather", [&](Args& a) {
     return xjit::AllGather(a.op(x), all_gather_dimension, shard_count,
-                           a.groups(replica_groups, num_groups, group_size),
-                           a.channel(channel_id));
+                           a.groups(replica_groups, num_groups, group_size), a.channel(channel_id));
   });
 }
 
@@ -1700,8 +1718,7 @@ xjit_op xjit_all_reduce(xjit_builder* b, xjit_op x, xjit_computation computation
                         int64_t channel_id) {
   return Emit(b, "AllReduce", [&](Args& a) {
     return xjit::AllReduce(a.op(x), a.computation(computation),
-                           a.groups(replica_groups, num_groups, group_size),
-                           a.channel(channel_id));
+                           a.groups(replica_groups, num_groups, group_size), a.channel(channel_id));
   });
 }
 
@@ -1726,8 +1743,8 @@ xjit_op xjit_reduce_scatter(xjit_builder* b, xjit_op x, xjit_computation computa
                             const int64_t* replica_groups, int num_groups, int group_size,
                             int64_t channel_id) {
   return Emit(b, "ReduceScatter", [&](Args& a) {
-    return xjit::ReduceScatter(a.op(x), a.computation(computation), scatter_dimension,
-                               shard_count, a.groups(replica_groups, num_groups, group_size),
+    return xjit::ReduceScatter(a.op(x), a.computation(computation), scatter_dimension, shard_count,
+                               a.groups(replica_groups, num_groups, group_size),
                                a.channel(channel_id));
   });
 }
@@ -1772,12 +1789,11 @@ xjit_compile_options* xjit_compile_options_create(void) {
 
 void xjit_compile_options_free(xjit_compile_options* options) { delete options; }
 
-xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options,
-                                              xjit_backend backend) {
+xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend) {
   if (options == nullptr) return InvalidArgument("compile options: null options");
   if (backend != XJIT_BACKEND_JIT && backend != XJIT_BACKEND_INTERPRETER) {
-    return InvalidArgument(absl::StrCat("compile options: unknown backend ",
-                                        static_cast<int>(backend)));
+    return InvalidArgument(
+        absl::StrCat("compile options: unknown backend ", static_cast<int>(backend)));
   }
   options->backend = backend;
   return nullptr;
@@ -1859,7 +1875,8 @@ xjit_status* xjit_executable_parameter_shape(const xjit_executable* executable, 
   return Guard([&]() -> absl::Status {
     if (out == nullptr) return absl::InvalidArgumentError("parameter shape: null output pointer");
     *out = nullptr;
-    if (executable == nullptr) return absl::InvalidArgumentError("parameter shape: null executable");
+    if (executable == nullptr)
+      return absl::InvalidArgumentError("parameter shape: null executable");
     if (i < 0 || static_cast<size_t>(i) >= executable->parameter_shapes.size()) {
       return absl::OutOfRangeError(absl::StrCat("parameter ", i, " of an executable with ",
                                                 executable->parameter_shapes.size(),

@@ -217,18 +217,15 @@ typedef enum xjit_scalar_computation {
   XJIT_SCALAR_AND,
   XJIT_SCALAR_OR
 } xjit_scalar_computation;
-xjit_computation xjit_scalar_computation_create(xjit_builder* builder,
-                                                xjit_scalar_computation kind,
+xjit_computation xjit_scalar_computation_create(xjit_builder* builder, xjit_scalar_computation kind,
                                                 xjit_element_type type);
 /* A sort comparator over `n` operand types comparing operand 0 (LT, or GT
  * when descending != 0). */
-xjit_computation xjit_sort_comparator_create(xjit_builder* builder,
-                                             const xjit_element_type* types, int n,
-                                             int descending);
+xjit_computation xjit_sort_comparator_create(xjit_builder* builder, const xjit_element_type* types,
+                                             int n, int descending);
 
 /* ---- Parameters and constants ---- */
-xjit_op xjit_parameter(xjit_builder* b, int64_t number, const xjit_shape* shape,
-                       const char* name);
+xjit_op xjit_parameter(xjit_builder* b, int64_t number, const xjit_shape* shape, const char* name);
 /* `data` holds xjit_shape_byte_size(shape) bytes in shape's layout (size must
  * be exactly that). Arrays only. */
 xjit_op xjit_constant(xjit_builder* b, const xjit_shape* shape, const void* data, size_t size);
@@ -285,8 +282,8 @@ xjit_op xjit_optimization_barrier(xjit_builder* b, xjit_op x);
 /* ---- Element-wise binary ----
  * broadcast_dims (n entries, may be NULL/0) maps the lower-rank operand's
  * dimensions to the higher-rank operand's, as in XlaBuilder. */
-#define XJIT_BINARY_ARGS xjit_builder *b, xjit_op lhs, xjit_op rhs, \
-                         const int64_t *broadcast_dims, int n_broadcast_dims
+#define XJIT_BINARY_ARGS \
+  xjit_builder *b, xjit_op lhs, xjit_op rhs, const int64_t *broadcast_dims, int n_broadcast_dims
 xjit_op xjit_add(XJIT_BINARY_ARGS);
 xjit_op xjit_sub(XJIT_BINARY_ARGS);
 xjit_op xjit_mul(XJIT_BINARY_ARGS);
@@ -357,8 +354,8 @@ xjit_op xjit_rev(xjit_builder* b, xjit_op x, const int64_t* dims, int n);
 /* start, limit, strides: n entries each (strides NULL: all 1). */
 xjit_op xjit_slice(xjit_builder* b, xjit_op x, const int64_t* start, const int64_t* limit,
                    const int64_t* strides, int n);
-xjit_op xjit_slice_in_dim(xjit_builder* b, xjit_op x, int64_t start, int64_t limit,
-                          int64_t stride, int64_t dimension);
+xjit_op xjit_slice_in_dim(xjit_builder* b, xjit_op x, int64_t start, int64_t limit, int64_t stride,
+                          int64_t dimension);
 /* Start indices are scalar ops (one per dimension); clamped at run time. */
 xjit_op xjit_dynamic_slice(xjit_builder* b, xjit_op x, const xjit_op* start_indices,
                            int n_start_indices, const int64_t* slice_sizes, int n_slice_sizes);
@@ -418,9 +415,8 @@ typedef struct xjit_conv_dimension_numbers {
 } xjit_conv_dimension_numbers;
 /* Default numbering: lhs b,f,spatial...; rhs o,i,spatial...; output
  * b,f,spatial.... `strides` has one entry per spatial dimension. */
-xjit_op xjit_conv(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides,
-                  int n_strides, xjit_padding padding, int64_t feature_group_count,
-                  int64_t batch_group_count);
+xjit_op xjit_conv(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides, int n_strides,
+                  xjit_padding padding, int64_t feature_group_count, int64_t batch_group_count);
 /* `padding` holds (low, high) pairs: 2 * n_strides entries. */
 xjit_op xjit_conv_with_general_padding(xjit_builder* b, xjit_op lhs, xjit_op rhs,
                                        const int64_t* strides, int n_strides,
@@ -429,15 +425,14 @@ xjit_op xjit_conv_with_general_padding(xjit_builder* b, xjit_op lhs, xjit_op rhs
 /* The general form. `padding`: 2 * n_spatial entries; lhs_dilation,
  * rhs_dilation: n_spatial entries each or NULL (all 1); dnums NULL: the
  * default numbering. n_spatial is the number of spatial dimensions. */
-xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs,
-                                  const int64_t* strides, const int64_t* padding,
-                                  const int64_t* lhs_dilation, const int64_t* rhs_dilation,
-                                  int n_spatial, const xjit_conv_dimension_numbers* dnums,
+xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs, const int64_t* strides,
+                                  const int64_t* padding, const int64_t* lhs_dilation,
+                                  const int64_t* rhs_dilation, int n_spatial,
+                                  const xjit_conv_dimension_numbers* dnums,
                                   int64_t feature_group_count, int64_t batch_group_count);
 
 typedef enum xjit_fft_type { XJIT_FFT, XJIT_IFFT, XJIT_RFFT, XJIT_IRFFT } xjit_fft_type;
-xjit_op xjit_fft(xjit_builder* b, xjit_op x, xjit_fft_type type, const int64_t* fft_length,
-                 int n);
+xjit_op xjit_fft(xjit_builder* b, xjit_op x, xjit_fft_type type, const int64_t* fft_length, int n);
 xjit_op xjit_cholesky(xjit_builder* b, xjit_op a, int lower);
 typedef enum xjit_transpose_kind {
   XJIT_NO_TRANSPOSE,
@@ -464,9 +459,8 @@ xjit_op xjit_reduce(xjit_builder* b, const xjit_op* operands, const xjit_op* ini
                     xjit_computation computation, const int64_t* dims, int n_dims);
 /* window_dimensions and strides: rank entries each. */
 xjit_op xjit_reduce_window(xjit_builder* b, const xjit_op* operands, const xjit_op* init_values,
-                           int n, xjit_computation computation,
-                           const int64_t* window_dimensions, const int64_t* strides, int rank,
-                           xjit_padding padding);
+                           int n, xjit_computation computation, const int64_t* window_dimensions,
+                           const int64_t* strides, int rank, xjit_padding padding);
 /* base_dilations, window_dilations: rank entries or NULL (all 1); padding:
  * 2 * rank entries (low, high pairs) or NULL (none). */
 xjit_op xjit_reduce_window_with_general_padding(
@@ -475,14 +469,16 @@ xjit_op xjit_reduce_window_with_general_padding(
     const int64_t* base_dilations, const int64_t* window_dilations, const int64_t* padding,
     int rank);
 xjit_op xjit_select_and_scatter(xjit_builder* b, xjit_op operand, xjit_computation select,
-                                const int64_t* window_dimensions, const int64_t* strides,
-                                int rank, xjit_padding padding, xjit_op source,
-                                xjit_op init_value, xjit_computation scatter);
+                                const int64_t* window_dimensions, const int64_t* strides, int rank,
+                                xjit_padding padding, xjit_op source, xjit_op init_value,
+                                xjit_computation scatter);
 /* padding: 2 * rank entries. */
-xjit_op xjit_select_and_scatter_with_general_padding(
-    xjit_builder* b, xjit_op operand, xjit_computation select, const int64_t* window_dimensions,
-    const int64_t* strides, const int64_t* padding, int rank, xjit_op source, xjit_op init_value,
-    xjit_computation scatter);
+xjit_op xjit_select_and_scatter_with_general_padding(xjit_builder* b, xjit_op operand,
+                                                     xjit_computation select,
+                                                     const int64_t* window_dimensions,
+                                                     const int64_t* strides, const int64_t* padding,
+                                                     int rank, xjit_op source, xjit_op init_value,
+                                                     xjit_computation scatter);
 xjit_op xjit_map(xjit_builder* b, const xjit_op* operands, int n, xjit_computation computation,
                  const int64_t* dims, int n_dims);
 /* dimension -1: the last. The comparator takes 2n scalars. */
@@ -531,16 +527,14 @@ xjit_op xjit_scatter(xjit_builder* b, const xjit_op* operands, int n, xjit_op sc
 /* ---- Control flow and calls ---- */
 xjit_op xjit_call(xjit_builder* b, xjit_computation computation, const xjit_op* operands, int n);
 /* attributes may be NULL; version < 0: none. */
-xjit_op xjit_composite_call(xjit_builder* b, xjit_computation computation,
-                            const xjit_op* operands, int n, const char* name,
-                            const char* attributes, int64_t version);
+xjit_op xjit_composite_call(xjit_builder* b, xjit_computation computation, const xjit_op* operands,
+                            int n, const char* name, const char* attributes, int64_t version);
 xjit_op xjit_conditional(xjit_builder* b, xjit_op pred, xjit_op true_operand,
                          xjit_computation true_computation, xjit_op false_operand,
                          xjit_computation false_computation);
 /* An s32 branch index selects one of n branches (out of range: the last). */
 xjit_op xjit_conditional_indexed(xjit_builder* b, xjit_op branch_index,
-                                 const xjit_computation* branches, const xjit_op* operands,
-                                 int n);
+                                 const xjit_computation* branches, const xjit_op* operands, int n);
 xjit_op xjit_while(xjit_builder* b, xjit_computation condition, xjit_computation body,
                    xjit_op init);
 /* The target is looked up by name when the program runs (see
@@ -557,8 +551,8 @@ typedef enum xjit_rng_algorithm {
   XJIT_RNG_PHILOX
 } xjit_rng_algorithm;
 /* Result: (new state, random bits of `shape`). */
-xjit_op xjit_rng_bit_generator(xjit_builder* b, xjit_rng_algorithm algorithm,
-                               xjit_op initial_state, const xjit_shape* shape);
+xjit_op xjit_rng_bit_generator(xjit_builder* b, xjit_rng_algorithm algorithm, xjit_op initial_state,
+                               const xjit_shape* shape);
 
 /* ---- Tokens, I/O, channels ---- */
 xjit_op xjit_create_token(xjit_builder* b);
@@ -617,16 +611,15 @@ xjit_status* xjit_unregister_custom_call(const char* name);
 /* Compilation and execution                                                 */
 
 typedef enum xjit_backend {
-  XJIT_BACKEND_JIT = 0,         /* native code (the default) */
-  XJIT_BACKEND_INTERPRETER = 1  /* the reference evaluator */
+  XJIT_BACKEND_JIT = 0,        /* native code (the default) */
+  XJIT_BACKEND_INTERPRETER = 1 /* the reference evaluator */
 } xjit_backend;
 
 typedef struct xjit_compile_options xjit_compile_options;
 /* Defaults: JIT backend, ISA "auto", 1 thread, no perf map, no dump. */
 xjit_compile_options* xjit_compile_options_create(void);
 void xjit_compile_options_free(xjit_compile_options* options);
-xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options,
-                                              xjit_backend backend);
+xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend);
 /* "auto", "sse4" or "avx2". */
 xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa);
 /* >= 1. */
@@ -662,8 +655,7 @@ int xjit_executable_num_results(const xjit_executable* executable);
 xjit_status* xjit_executable_result_shape(const xjit_executable* executable, int i,
                                           xjit_shape** out);
 /* The whole (unflattened) result shape. */
-xjit_status* xjit_executable_full_result_shape(const xjit_executable* executable,
-                                               xjit_shape** out);
+xjit_status* xjit_executable_full_result_shape(const xjit_executable* executable, xjit_shape** out);
 
 /* Runs the executable. args[i] holds parameter i (arg_sizes[i] bytes, which
  * must equal its byte size); results[i] receives result leaf i

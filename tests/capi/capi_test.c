@@ -22,13 +22,13 @@
 static int g_checks = 0;
 static int g_failures = 0;
 
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    ++g_checks;                                                             \
-    if (!(cond)) {                                                          \
-      ++g_failures;                                                         \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    ++g_checks;                                                                \
+    if (!(cond)) {                                                             \
+      ++g_failures;                                                            \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                       \
+    }                                                                          \
   } while (0)
 
 /* Checks that `expr` succeeded; frees the status. */
@@ -260,14 +260,11 @@ static void test_shapes(void) {
   CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, 2, not_perm, &bad), XJIT_INVALID_ARGUMENT,
              "permutation");
   CHECK_CODE(xjit_shape_create_array(XJIT_F32, NULL, 2, NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);
-  CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, -1, NULL, &bad), XJIT_INVALID_ARGUMENT,
-             NULL);
-  CHECK_CODE(xjit_shape_create_array(XJIT_TUPLE, dims, 2, NULL, &bad), XJIT_INVALID_ARGUMENT,
-             NULL);
+  CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, -1, NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);
+  CHECK_CODE(xjit_shape_create_array(XJIT_TUPLE, dims, 2, NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);
   CHECK_CODE(xjit_shape_create_array((xjit_element_type)77, dims, 2, NULL, &bad),
              XJIT_INVALID_ARGUMENT, NULL);
-  CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, 2, NULL, NULL), XJIT_INVALID_ARGUMENT,
-             NULL);
+  CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, 2, NULL, NULL), XJIT_INVALID_ARGUMENT, NULL);
   const xjit_shape* with_null[2] = {row, NULL};
   CHECK_CODE(xjit_shape_create_tuple(with_null, 2, &bad), XJIT_INVALID_ARGUMENT, "null");
   CHECK_CODE(xjit_shape_parse(NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);
@@ -293,8 +290,8 @@ static void test_seed_examples(void) {
   {
     xjit_builder* b = xjit_builder_create("clamp");
     int32_t operand[3] = {-1, 5, 9};
-    xjit_op r = xjit_clamp(b, xjit_constant_s32(b, 0), const_s32(b, operand, 3),
-                           xjit_constant_s32(b, 6));
+    xjit_op r =
+        xjit_clamp(b, xjit_constant_s32(b, 0), const_s32(b, operand, 3), xjit_constant_s32(b, 6));
     xjit_module* m = build(b, r);
     int32_t expected[3] = {0, 5, 6};
     expect_result(m, expected, sizeof expected, "clamp");
@@ -350,8 +347,8 @@ static void test_seed_examples(void) {
     b = xjit_builder_create("dynamic_update_slice");
     float a[5] = {0, 1, 2, 3, 4}, u[2] = {5, 6};
     xjit_op s[1] = {xjit_constant_s32(b, 2)};
-    m = build(b, xjit_dynamic_update_slice(b, const_f32(b, a, 1, 5, 0), const_f32(b, u, 1, 2, 0),
-                                           s, 1));
+    m = build(
+        b, xjit_dynamic_update_slice(b, const_f32(b, a, 1, 5, 0), const_f32(b, u, 1, 2, 0), s, 1));
     float expected2[5] = {0, 1, 5, 6, 4};
     expect_result(m, expected2, sizeof expected2, "dynamic-update-slice");
     xjit_module_free(m);
@@ -363,8 +360,8 @@ static void test_seed_examples(void) {
     xjit_builder* b = xjit_builder_create("broadcast_add");
     float m23[6] = {1, 2, 3, 4, 5, 6}, v[2] = {10, 20};
     int64_t bdims[1] = {0};
-    xjit_module* m = build(
-        b, xjit_add(b, const_f32(b, m23, 2, 2, 3), const_f32(b, v, 1, 2, 0), bdims, 1));
+    xjit_module* m =
+        build(b, xjit_add(b, const_f32(b, m23, 2, 2, 3), const_f32(b, v, 1, 2, 0), bdims, 1));
     float expected[6] = {11, 12, 13, 24, 25, 26};
     expect_result(m, expected, sizeof expected, "add with broadcast_dimensions");
     xjit_module_free(m);
@@ -402,8 +399,8 @@ static void test_seed_examples(void) {
     xjit_op operand = const_f32(b, v, 1, 6, 0);
     xjit_op init = xjit_constant_f32(b, -INFINITY);
     int64_t window[1] = {2}, strides[1] = {2};
-    xjit_module* m = build(b, xjit_reduce_window(b, &operand, &init, 1, max, window, strides, 1,
-                                                 XJIT_PADDING_VALID));
+    xjit_module* m = build(
+        b, xjit_reduce_window(b, &operand, &init, 1, max, window, strides, 1, XJIT_PADDING_VALID));
     float expected[3] = {5, 8, 3};
     expect_result(m, expected, sizeof expected, "reduce-window");
     xjit_module_free(m);
@@ -463,8 +460,8 @@ static void test_seed_examples(void) {
     xjit_builder* b = xjit_builder_create("select");
     float v[4] = {1, 2, 3, 4}, two[4] = {2, 2, 2, 2};
     xjit_op x = const_f32(b, v, 1, 4, 0);
-    xjit_op pred = xjit_compare(b, x, const_f32(b, two, 1, 4, 0), NULL, 0, XJIT_CMP_GT,
-                                XJIT_CMP_TYPE_DEFAULT);
+    xjit_op pred =
+        xjit_compare(b, x, const_f32(b, two, 1, 4, 0), NULL, 0, XJIT_CMP_GT, XJIT_CMP_TYPE_DEFAULT);
     xjit_op sel = xjit_select(b, pred, x, xjit_neg(b, x));
     xjit_module* m = build(b, xjit_convert(b, sel, XJIT_S32));
     int32_t expected[4] = {-1, -2, 3, 4};
@@ -519,8 +516,7 @@ static void test_seed_examples(void) {
     xjit_computation f =
         xjit_builder_build_sub(fb, xjit_add(fb, fx, xjit_constant_f32(fb, 100), NULL, 0));
     xjit_op seven = xjit_constant_f32(b, 7);
-    xjit_module* m =
-        build(b, xjit_conditional(b, xjit_constant_pred(b, 1), seven, t, seven, f));
+    xjit_module* m = build(b, xjit_conditional(b, xjit_constant_pred(b, 1), seven, t, seven, f));
     float expected[1] = {14};
     expect_result(m, expected, sizeof expected, "conditional");
     xjit_module_free(m);
@@ -545,8 +541,8 @@ static void test_seed_examples(void) {
 
     b = xjit_builder_create("solve");
     float lv[4] = {2, 0, 1, 2}, rhs[2] = {2, 5};
-    m = build(b, xjit_triangular_solve(b, const_f32(b, lv, 2, 2, 2), const_f32(b, rhs, 2, 2, 1),
-                                       1, 1, 0, XJIT_NO_TRANSPOSE));
+    m = build(b, xjit_triangular_solve(b, const_f32(b, lv, 2, 2, 2), const_f32(b, rhs, 2, 2, 1), 1,
+                                       1, 0, XJIT_NO_TRANSPOSE));
     float expected2[2] = {1, 2};
     expect_result(m, expected2, sizeof expected2, "triangular-solve");
     xjit_module_free(m);
@@ -571,10 +567,9 @@ static void test_seed_examples(void) {
     xjit_builder* b = xjit_builder_create("batch_norm");
     float x[2] = {1, 2}, one[2] = {1, 1}, zero[2] = {0, 0};
     xjit_op xs = const_f32(b, x, 2, 1, 2);
-    xjit_module* m = build(
-        b, xjit_batch_norm_inference(b, xs, const_f32(b, one, 1, 2, 0),
-                                     const_f32(b, zero, 1, 2, 0), const_f32(b, x, 1, 2, 0),
-                                     const_f32(b, one, 1, 2, 0), 0.0f, 1));
+    xjit_module* m = build(b, xjit_batch_norm_inference(
+                                  b, xs, const_f32(b, one, 1, 2, 0), const_f32(b, zero, 1, 2, 0),
+                                  const_f32(b, x, 1, 2, 0), const_f32(b, one, 1, 2, 0), 0.0f, 1));
     float expected[2] = {0, 0};
     expect_result(m, expected, sizeof expected, "batch-norm-inference");
     xjit_module_free(m);
@@ -586,11 +581,11 @@ static void test_seed_examples(void) {
     float v[6] = {0, 1, 2, 3, 4, 5};
     int32_t idx[2] = {2, 0};
     int64_t offset_dims[1] = {1}, collapsed[1] = {0}, start_map[1] = {0};
-    xjit_gather_dimension_numbers dn = {offset_dims, 1, collapsed, 1, start_map, 1,
-                                        1,           NULL, 0, NULL, 0};
+    xjit_gather_dimension_numbers dn = {offset_dims, 1,    collapsed, 1,    start_map, 1,
+                                        1,           NULL, 0,         NULL, 0};
     int64_t slice_sizes[2] = {1, 2};
-    xjit_module* m = build(b, xjit_gather(b, const_f32(b, v, 2, 3, 2), const_s32(b, idx, 2), &dn,
-                                          slice_sizes, 2, 0));
+    xjit_module* m = build(
+        b, xjit_gather(b, const_f32(b, v, 2, 3, 2), const_s32(b, idx, 2), &dn, slice_sizes, 2, 0));
     float expected[4] = {4, 5, 0, 1};
     expect_result(m, expected, sizeof expected, "gather");
     xjit_module_free(m);
@@ -685,8 +680,8 @@ static void test_seed_examples(void) {
     input = xjit_constant(b, in_shape, in, sizeof in);
     kernel = xjit_constant(b, k_shape, k, sizeof k);
     int64_t padding[2] = {1, 1};
-    m = build(b, xjit_conv_general_dilated(b, input, kernel, NULL, padding, NULL, NULL, 1, NULL,
-                                           1, 1));
+    m = build(
+        b, xjit_conv_general_dilated(b, input, kernel, NULL, padding, NULL, NULL, 1, NULL, 1, 1));
     float expected2[5] = {1, 3, 5, 7, 4};
     expect_result(m, expected2, sizeof expected2, "conv general padding");
     xjit_module_free(m);
@@ -703,13 +698,16 @@ static void test_build_everything_else(void) {
   xjit_op x = xjit_parameter(b, 0, v4, "x");
   xjit_op ops[128];
   int n = 0;
-  xjit_op (*unary[])(xjit_builder*, xjit_op) = {
-      xjit_abs,   xjit_acos,  xjit_acosh,    xjit_asin,     xjit_asinh,  xjit_atan,
-      xjit_atanh, xjit_cbrt,  xjit_ceil,     xjit_cos,      xjit_cosh,   xjit_erf,
-      xjit_exp,   xjit_expm1, xjit_floor,    xjit_log,      xjit_log1p,  xjit_logistic,
-      xjit_neg,   xjit_round, xjit_round_nearest_even,      xjit_rsqrt,  xjit_sign,
-      xjit_sin,   xjit_sinh,  xjit_sqrt,     xjit_tan,      xjit_tanh,   xjit_copy,
-      xjit_optimization_barrier};
+  xjit_op (*unary[])(xjit_builder*, xjit_op) = {xjit_abs,   xjit_acos,  xjit_acosh,
+                                                xjit_asin,  xjit_asinh, xjit_atan,
+                                                xjit_atanh, xjit_cbrt,  xjit_ceil,
+                                                xjit_cos,   xjit_cosh,  xjit_erf,
+                                                xjit_exp,   xjit_expm1, xjit_floor,
+                                                xjit_log,   xjit_log1p, xjit_logistic,
+                                                xjit_neg,   xjit_round, xjit_round_nearest_even,
+                                                xjit_rsqrt, xjit_sign,  xjit_sin,
+                                                xjit_sinh,  xjit_sqrt,  xjit_tan,
+                                                xjit_tanh,  xjit_copy,  xjit_optimization_barrier};
   for (size_t i = 0; i < sizeof unary / sizeof unary[0]; ++i) ops[n++] = unary[i](b, x);
   xjit_op (*binary[])(xjit_builder*, xjit_op, xjit_op, const int64_t*, int) = {
       xjit_add, xjit_sub, xjit_mul, xjit_div, xjit_pow, xjit_rem, xjit_max, xjit_min, xjit_atan2};
@@ -717,16 +715,29 @@ static void test_build_everything_else(void) {
     ops[n++] = binary[i](b, x, x, NULL, 0);
   }
   xjit_op (*compare[])(xjit_builder*, xjit_op, xjit_op, const int64_t*, int) = {
-      xjit_eq, xjit_ne, xjit_ge, xjit_gt, xjit_le, xjit_lt,
-      xjit_eq_total_order, xjit_ne_total_order, xjit_ge_total_order,
-      xjit_gt_total_order, xjit_le_total_order, xjit_lt_total_order};
+      xjit_eq,
+      xjit_ne,
+      xjit_ge,
+      xjit_gt,
+      xjit_le,
+      xjit_lt,
+      xjit_eq_total_order,
+      xjit_ne_total_order,
+      xjit_ge_total_order,
+      xjit_gt_total_order,
+      xjit_le_total_order,
+      xjit_lt_total_order};
   for (size_t i = 0; i < sizeof compare / sizeof compare[0]; ++i) {
     ops[n++] = xjit_convert(b, compare[i](b, x, x, NULL, 0), XJIT_F32);
   }
   ops[n++] = xjit_convert(b, xjit_is_finite(b, x), XJIT_F32);
   xjit_op ix = xjit_convert(b, x, XJIT_S32);
   xjit_op (*int_ops[])(xjit_builder*, xjit_op, xjit_op, const int64_t*, int) = {
-      xjit_and, xjit_or, xjit_xor, xjit_shift_left, xjit_shift_right_arithmetic,
+      xjit_and,
+      xjit_or,
+      xjit_xor,
+      xjit_shift_left,
+      xjit_shift_right_arithmetic,
       xjit_shift_right_logical};
   for (size_t i = 0; i < sizeof int_ops / sizeof int_ops[0]; ++i) {
     ops[n++] = xjit_convert(b, int_ops[i](b, ix, ix, NULL, 0), XJIT_F32);
@@ -822,9 +833,9 @@ static void test_build_everything_else(void) {
   add = xjit_scalar_computation_create(b, XJIT_SCALAR_ADD, XJIT_F32);
   xjit_op parts[8];
   int np = 0;
-  parts[np++] = xjit_select_and_scatter(
-      b, x, ge, two, two, 1, XJIT_PADDING_VALID,
-      xjit_constant(b, v2, (const float[]){1, 2}, 8), xjit_constant_f32(b, 0), add);
+  parts[np++] = xjit_select_and_scatter(b, x, ge, two, two, 1, XJIT_PADDING_VALID,
+                                        xjit_constant(b, v2, (const float[]){1, 2}, 8),
+                                        xjit_constant_f32(b, 0), add);
   parts[np++] = xjit_select_and_scatter_with_general_padding(
       b, x, ge, two, two, (const int64_t[]){0, 0}, 1,
       xjit_constant(b, v2, (const float[]){1, 2}, 8), xjit_constant_f32(b, 0), add);
@@ -938,10 +949,9 @@ static void test_parse_and_execute(void) {
   CHECK_CODE(xjit_module_parse("HloModule broken\nENTRY main {\n  ROOT x = f32[] add(\n}\n", &m),
              XJIT_INVALID_ARGUMENT, "error:");
   CHECK(m == NULL);
-  CHECK_CODE(xjit_module_parse(
-                 "HloModule bad\nENTRY main {\n  a = f32[4] parameter(0)\n"
-                 "  ROOT n = f32[5] negate(a)\n}\n",
-                 &m),
+  CHECK_CODE(xjit_module_parse("HloModule bad\nENTRY main {\n  a = f32[4] parameter(0)\n"
+                               "  ROOT n = f32[5] negate(a)\n}\n",
+                               &m),
              XJIT_INVALID_ARGUMENT, NULL);
   CHECK_CODE(xjit_module_parse(NULL, &m), XJIT_INVALID_ARGUMENT, NULL);
   CHECK_CODE(xjit_module_parse(kAddModule, NULL), XJIT_INVALID_ARGUMENT, NULL);
@@ -1117,10 +1127,10 @@ static void test_builder_errors(void) {
   struct {
     const char* what;
     int which;
-  } cases[] = {{"bogus id", 0},      {"foreign op", 1},     {"foreign computation", 2},
-               {"null array", 3},     {"negative count", 4}, {"bad direction", 5},
-               {"null shape", 6},     {"wrong constant size", 7}, {"bad type", 8},
-               {"sub-op in parent", 9}, {"invalid op", 10}, {"bad padding", 11}};
+  } cases[] = {{"bogus id", 0},         {"foreign op", 1},          {"foreign computation", 2},
+               {"null array", 3},       {"negative count", 4},      {"bad direction", 5},
+               {"null shape", 6},       {"wrong constant size", 7}, {"bad type", 8},
+               {"sub-op in parent", 9}, {"invalid op", 10},         {"bad padding", 11}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     xjit_builder* b1 = xjit_builder_create("b1");
     xjit_builder* b2 = xjit_builder_create("b2");
@@ -1129,21 +1139,36 @@ static void test_builder_errors(void) {
     xjit_computation c2 = xjit_scalar_computation_create(b2, XJIT_SCALAR_ADD, XJIT_F32);
     xjit_op r = XJIT_INVALID_OP;
     switch (cases[i].which) {
-      case 0: r = xjit_neg(b1, 12345); break;
-      case 1: r = xjit_neg(b1, x2); break;
+      case 0:
+        r = xjit_neg(b1, 12345);
+        break;
+      case 1:
+        r = xjit_neg(b1, x2);
+        break;
       case 2: {
         xjit_op init = xjit_constant_f32(b1, 0);
         int64_t d[1] = {0};
         r = xjit_reduce(b1, &x1, &init, 1, c2, d, 1);
         break;
       }
-      case 3: r = xjit_transpose(b1, x1, NULL, 1); break;
-      case 4: r = xjit_concatenate(b1, &x1, -1, 0); break;
-      case 5: r = xjit_compare(b1, x1, x1, NULL, 0, (xjit_comparison_direction)42,
-                               XJIT_CMP_TYPE_DEFAULT); break;
-      case 6: r = xjit_parameter(b1, 1, NULL, "y"); break;
-      case 7: r = xjit_constant(b1, v2, (const float[]){1, 2}, 7); break;
-      case 8: r = xjit_convert(b1, x1, (xjit_element_type)-1); break;
+      case 3:
+        r = xjit_transpose(b1, x1, NULL, 1);
+        break;
+      case 4:
+        r = xjit_concatenate(b1, &x1, -1, 0);
+        break;
+      case 5:
+        r = xjit_compare(b1, x1, x1, NULL, 0, (xjit_comparison_direction)42, XJIT_CMP_TYPE_DEFAULT);
+        break;
+      case 6:
+        r = xjit_parameter(b1, 1, NULL, "y");
+        break;
+      case 7:
+        r = xjit_constant(b1, v2, (const float[]){1, 2}, 7);
+        break;
+      case 8:
+        r = xjit_convert(b1, x1, (xjit_element_type)-1);
+        break;
       case 9: {
         xjit_builder* sub = xjit_builder_create_sub(b1, "sub");
         xjit_op s = xjit_constant_f32(sub, 1);
@@ -1151,7 +1176,9 @@ static void test_builder_errors(void) {
         xjit_builder_free(sub);
         break;
       }
-      case 10: r = xjit_neg(b1, XJIT_INVALID_OP); break;
+      case 10:
+        r = xjit_neg(b1, XJIT_INVALID_OP);
+        break;
       case 11: {
         int64_t w[1] = {1};
         xjit_computation add = xjit_scalar_computation_create(b1, XJIT_SCALAR_ADD, XJIT_F32);
@@ -1285,18 +1312,18 @@ static void test_compile_and_execute_errors(void) {
 
   CHECK_CODE(xjit_execute(NULL, args, arg_sizes, 2, results, result_sizes, 1),
              XJIT_INVALID_ARGUMENT, NULL);
-  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 1, results, result_sizes, 1),
-             XJIT_INVALID_ARGUMENT, "expected 2 arguments, got 1");
-  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 3, results, result_sizes, 1),
-             XJIT_INVALID_ARGUMENT, "arguments");
+  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 1, results, result_sizes, 1), XJIT_INVALID_ARGUMENT,
+             "expected 2 arguments, got 1");
+  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 3, results, result_sizes, 1), XJIT_INVALID_ARGUMENT,
+             "arguments");
   CHECK_CODE(xjit_execute(exe, args, short_sizes, 2, results, result_sizes, 1),
              XJIT_INVALID_ARGUMENT, "argument 1");
-  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, short_result, 1),
-             XJIT_INVALID_ARGUMENT, "result 0");
-  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 2),
-             XJIT_INVALID_ARGUMENT, "result buffers");
-  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 0),
-             XJIT_INVALID_ARGUMENT, "result buffers");
+  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, short_result, 1), XJIT_INVALID_ARGUMENT,
+             "result 0");
+  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 2), XJIT_INVALID_ARGUMENT,
+             "result buffers");
+  CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 0), XJIT_INVALID_ARGUMENT,
+             "result buffers");
   CHECK_CODE(xjit_execute(exe, null_arg, arg_sizes, 2, results, result_sizes, 1),
              XJIT_INVALID_ARGUMENT, "null");
   CHECK_CODE(xjit_execute(exe, args, arg_sizes, 2, null_result, result_sizes, 1),
@@ -1342,6 +1369,215 @@ static void test_compile_and_execute_errors(void) {
   CHECK(text == NULL);
   CHECK(xjit_module_num_parameters(NULL) == -1);
   xjit_module_free(NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random misuse: every op function with arbitrary handles and small integers
+ * must return (valid or invalid), never crash. A fixed-seed generator keeps
+ * the run reproducible. Whatever builds must also verify, compile and either
+ * run or fail with a status. */
+
+static uint64_t g_rng = 0x243F6A8885A308D3ull;
+static int64_t rnd(int64_t n) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return n <= 0 ? 0 : (int64_t)(g_rng % (uint64_t)n);
+}
+
+static void test_random_misuse(void) {
+  enum { kIterations = 1500, kSteps = 3 };
+  int built = 0;
+  const char* seed = getenv("XJIT_CAPI_FUZZ_SEED"); /* to explore other sequences */
+  if (seed != NULL) g_rng = strtoull(seed, NULL, 10) | 1;
+  for (int iter = 0; iter < kIterations; ++iter) {
+    xjit_builder* b = xjit_builder_create("fuzz");
+    xjit_builder* sub = xjit_builder_create_sub(b, "fuzz_sub");
+    xjit_op pool[32];
+    int np = 0;
+    int64_t dims[3] = {1 + rnd(3), 1 + rnd(3), 1 + rnd(3)};
+    xjit_element_type types[4] = {XJIT_F32, XJIT_S32, XJIT_PRED, XJIT_F64};
+    xjit_shape* shape = array_shape(types[rnd(4)], dims, (int)rnd(4));
+    xjit_shape* scalar = array_shape(XJIT_F32, NULL, 0);
+    pool[np++] = xjit_parameter(b, 0, shape, "p");
+    pool[np++] = xjit_constant_f32(b, 1.5f);
+    pool[np++] = xjit_constant_s32(b, 2);
+    xjit_op sp = xjit_parameter(sub, 0, scalar, "a");
+    xjit_op sq = xjit_parameter(sub, 1, scalar, "b");
+    xjit_computation comps[2] = {xjit_builder_build_sub(sub, xjit_add(sub, sp, sq, NULL, 0)),
+                                 xjit_scalar_computation_create(b, XJIT_SCALAR_MAX, XJIT_F32)};
+    const int steps = 1 + (int)rnd(kSteps);
+    for (int step = 0; step < steps; ++step) {
+      /* Operands: mostly ops of the pool, sometimes garbage. */
+      xjit_op o[4];
+      for (int k = 0; k < 4; ++k) {
+        int64_t r = rnd(40);
+        o[k] = r < 38 ? pool[rnd(np)] : (r == 38 ? XJIT_INVALID_OP : (xjit_op)rnd(100));
+      }
+      int64_t ints[6];
+      for (int k = 0; k < 6; ++k) ints[k] = rnd(5) - 1;
+      int n = (int)rnd(4);
+      xjit_computation c = rnd(20) == 0 ? (xjit_computation)rnd(5) : comps[rnd(2)];
+      xjit_op r = XJIT_INVALID_OP;
+      switch (rnd(40)) {
+        case 0:
+          r = xjit_add(b, o[0], o[1], ints, (int)rnd(2));
+          break;
+        case 1:
+          r = xjit_exp(b, o[0]);
+          break;
+        case 2:
+          r = xjit_compare(b, o[0], o[1], NULL, 0, (xjit_comparison_direction)rnd(7),
+                           (xjit_comparison_type)rnd(6));
+          break;
+        case 3:
+          r = xjit_select(b, o[0], o[1], o[2]);
+          break;
+        case 4:
+          r = xjit_clamp(b, o[0], o[1], o[2]);
+          break;
+        case 5:
+          r = xjit_convert(b, o[0], (xjit_element_type)rnd(XJIT_NUM_ELEMENT_TYPES + 2));
+          break;
+        case 6:
+          r = xjit_bitcast_convert(b, o[0], (xjit_element_type)rnd(XJIT_NUM_ELEMENT_TYPES));
+          break;
+        case 7:
+          r = xjit_broadcast(b, o[0], ints, n);
+          break;
+        case 8:
+          r = xjit_broadcast_in_dim(b, o[0], ints, n, ints + 3, (int)rnd(3));
+          break;
+        case 9:
+          r = xjit_reshape(b, o[0], ints, n);
+          break;
+        case 10:
+          r = xjit_collapse(b, o[0], ints, n);
+          break;
+        case 11:
+          r = xjit_transpose(b, o[0], ints, n);
+          break;
+        case 12:
+          r = xjit_rev(b, o[0], ints, n);
+          break;
+        case 13:
+          r = xjit_slice(b, o[0], ints, ints + 3, NULL, n);
+          break;
+        case 14:
+          r = xjit_dynamic_slice(b, o[0], o + 1, n, ints, n);
+          break;
+        case 15:
+          r = xjit_dynamic_update_slice(b, o[0], o[1], o + 2, (int)rnd(3));
+          break;
+        case 16:
+          r = xjit_concatenate(b, o, n, ints[0]);
+          break;
+        case 17: {
+          xjit_padding_dimension pd[3] = {
+              {ints[0], ints[1], ints[2]}, {ints[3], ints[4], 0}, {0, 0, ints[5]}};
+          r = xjit_pad(b, o[0], o[1], pd, n);
+          break;
+        }
+        case 18:
+          r = xjit_iota(b, shape, ints[0]);
+          break;
+        case 19:
+          r = xjit_dot(b, o[0], o[1]);
+          break;
+        case 20: {
+          xjit_dot_dimension_numbers dn = {ints,     (int)rnd(2), ints + 1, (int)rnd(2),
+                                           ints + 2, (int)rnd(2), ints + 3, (int)rnd(2)};
+          r = xjit_dot_general(b, o[0], o[1], &dn);
+          break;
+        }
+        case 21:
+          r = xjit_reduce(b, o, o + 1, (int)rnd(2), c, ints, n);
+          break;
+        case 22:
+          r = xjit_reduce_window(b, o, o + 1, 1, c, ints, ints + 3, n, (xjit_padding)rnd(3));
+          break;
+        case 23:
+          r = xjit_map(b, o, n, c, ints, n);
+          break;
+        case 24:
+          r = xjit_sort(b, o, n, c, ints[0], 0);
+          break;
+        case 25:
+          r = xjit_top_k(b, o[0], ints[0], 1);
+          break;
+        case 26:
+          r = xjit_tuple(b, o, n);
+          break;
+        case 27:
+          r = xjit_get_tuple_element(b, o[0], ints[0]);
+          break;
+        case 28:
+          r = xjit_while(b, c, c, o[0]);
+          break;
+        case 29:
+          r = xjit_conditional(b, o[0], o[1], c, o[2], c);
+          break;
+        case 30:
+          r = xjit_call(b, c, o, n);
+          break;
+        case 31:
+          r = xjit_conv(b, o[0], o[1], ints, n, (xjit_padding)rnd(2), 1 + rnd(2), 1 + rnd(2));
+          break;
+        case 32: {
+          int64_t off[1] = {ints[0]}, col[1] = {ints[1]}, map[1] = {ints[2]};
+          xjit_gather_dimension_numbers gd = {
+              off, (int)rnd(2), col, (int)rnd(2), map, (int)rnd(2), ints[3], NULL, 0, NULL, 0};
+          r = xjit_gather(b, o[0], o[1], &gd, ints + 3, n, 0);
+          break;
+        }
+        case 33: {
+          int64_t upd[1] = {ints[0]}, ins[1] = {ints[1]}, map[1] = {ints[2]};
+          xjit_scatter_dimension_numbers sd = {
+              upd, (int)rnd(2), ins, (int)rnd(2), map, (int)rnd(2), ints[3], NULL, 0, NULL, 0};
+          r = xjit_scatter(b, o, 1, o[1], o + 2, c, &sd, 0, 0);
+          break;
+        }
+        case 34:
+          r = xjit_fft(b, o[0], (xjit_fft_type)rnd(5), ints, n);
+          break;
+        case 35:
+          r = xjit_cholesky(b, o[0], (int)rnd(2));
+          break;
+        case 36:
+          r = xjit_triangular_solve(b, o[0], o[1], 1, 1, 0, (xjit_transpose_kind)rnd(4));
+          break;
+        case 37:
+          r = xjit_batch_norm_inference(b, o[0], o[1], o[2], o[3], o[1], 0.1f, ints[0]);
+          break;
+        case 38:
+          r = xjit_get_dimension_size(b, o[0], ints[0]);
+          break;
+        case 39:
+          r = xjit_all_reduce(b, o[0], c, ints, (int)rnd(2), (int)rnd(3), ints[0]);
+          break;
+      }
+      if (r != XJIT_INVALID_OP && np < 32) pool[np++] = r;
+    }
+    xjit_module* m = NULL;
+    xjit_status* st = xjit_builder_build(b, pool[np - 1], &m);
+    if (st == NULL) {
+      ++built;
+      xjit_executable* exe = NULL;
+      xjit_status_free(xjit_compile(m, NULL, &exe));
+      xjit_executable_free(exe);
+    } else {
+      /* A failure always says something. */
+      CHECK(xjit_status_message(st)[0] != '\0');
+    }
+    xjit_status_free(st);
+    xjit_module_free(m);
+    xjit_shape_free(shape);
+    xjit_shape_free(scalar);
+    xjit_builder_free(sub);
+    xjit_builder_free(b);
+  }
+  CHECK(built > 0);
+  printf("random misuse: %d of %d modules built\n", built, kIterations);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1438,15 +1674,18 @@ int main(void) {
     CHECK_OK(xjit_module_parse(kAddModule, &m));
     xjit_status* st = xjit_compile(m, NULL, &exe);
     g_have_jit = xjit_status_code(st) == XJIT_OK;
-    /* XJIT_CAPI_TEST_NO_JIT=1 restricts the run to the interpreter (to tell
-     * C API bugs from JIT bugs). */
-    const char* no_jit = getenv("XJIT_CAPI_TEST_NO_JIT");
-    if (no_jit != NULL && strcmp(no_jit, "1") == 0) g_have_jit = 0;
     if (!g_have_jit && xjit_status_code(st) != XJIT_UNIMPLEMENTED) {
       fprintf(stderr, "JIT compile failed: %s\n", xjit_status_message(st));
       ++g_failures;
     }
     printf("JIT backend: %s\n", g_have_jit ? "available" : xjit_status_message(st));
+    /* XJIT_CAPI_TEST_NO_JIT=1 restricts the run to the interpreter (to tell
+     * C API bugs from JIT bugs). */
+    const char* no_jit = getenv("XJIT_CAPI_TEST_NO_JIT");
+    if (g_have_jit && no_jit != NULL && strcmp(no_jit, "1") == 0) {
+      g_have_jit = 0;
+      printf("JIT backend skipped (XJIT_CAPI_TEST_NO_JIT=1)\n");
+    }
     xjit_status_free(st);
     xjit_executable_free(exe);
     xjit_module_free(m);
@@ -1462,6 +1701,7 @@ int main(void) {
   test_custom_call();
   test_builder_errors();
   test_compile_and_execute_errors();
+  test_random_misuse();
   test_threads();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -63,8 +63,8 @@ std::vector<CorpusCase> FindCases() {
     if (!fs::is_directory(root, error)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
       if (!entry.is_regular_file() || entry.path().extension() != ".hlo") continue;
-      std::string name = absl::StrCat(root.filename().string(), "_",
-                                      fs::relative(entry.path(), root).replace_extension().string());
+      const std::string relative = fs::relative(entry.path(), root).replace_extension().string();
+      std::string name = absl::StrCat(root.filename().string(), "_", relative);
       for (char& c : name) {
         if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
       }

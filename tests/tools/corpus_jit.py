@@ -22,6 +22,7 @@ import concurrent.futures
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import sys
 
 
@@ -49,6 +50,17 @@ def main():
     try:
         import numpy  # noqa: F401  (run-corpus needs it)
     except ImportError:
+        # run-corpus names its Python in its #! line (the system one, which
+        # has Debian's numpy); meson may have started another one.
+        with open(runner_path) as f:
+            first = f.readline()
+        words = first[2:].split() if first.startswith('#!') else []
+        python = words[0] if words else None
+        if python and python.endswith('/env'):
+            python = shutil.which(words[1]) if len(words) > 1 else None
+        if python and os.path.exists(python) and not os.environ.get('XJIT_CORPUS_REEXEC'):
+            os.environ['XJIT_CORPUS_REEXEC'] = '1'
+            os.execv(python, [python] + sys.argv)
         print('SKIP: numpy is not importable (Debian: python3-numpy)')
         return 77
     runner = load_runner(runner_path)
