@@ -361,8 +361,14 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       if (static_cast<int64_t>(dims.size()) != operand.shape().rank()) {
         return Unsupported(instr, "broadcast dimensions do not match the operand");
       }
+      // A size-1 operand dimension may map to a larger output dimension (it
+      // repeats, as in BroadcastInDim); it is always read at index 0.
       Index operand_index;
-      for (int64_t d : dims) operand_index.push_back(index[d]);
+      for (size_t k = 0; k < dims.size(); ++k) {
+        const bool repeats = operand.shape().dimensions(k) == 1 &&
+                             instr.shape().dimensions(dims[k]) != 1;
+        operand_index.push_back(repeats ? b_.Const(0) : index[dims[k]]);
+      }
       return Emit(operand, operand_index);
     }
     case Opcode::kTranspose: {

@@ -268,6 +268,11 @@ class MathBuilder {
     op.c = hi;
     return Add(op);
   }
+  // min/max/clamp against constant bounds (never NaN): a compare and a
+  // select each, NaN x kept (the compare is false), zero signs not ordered.
+  int MinC(int x, double hi) { return Sel(Gt(x, C(hi)), C(hi), x); }
+  int MaxC(int x, double lo) { return Sel(Lt(x, C(lo)), C(lo), x); }
+  int ClampC(double lo, int x, double hi) { return MinC(MaxC(x, lo), hi); }
   int Horner(absl::Span<const double> c, int x) {
     int r = C(c.back());
     for (size_t i = c.size() - 1; i-- > 0;) r = Fma(r, x, C(c[i]));
@@ -424,16 +429,16 @@ class MathBuilder {
   }
 
   int Exp(int x) {
-    const int xc = Clamp(C(f64_ ? -746.0 : -104.0), x, C(f64_ ? 710.0 : 89.0));
+    const int xc = ClampC(f64_ ? -746.0 : -104.0, x, f64_ ? 710.0 : 89.0);
     const ExpParts e = ExpReduce(xc, -1);
     return Scale(Sum(e.p1, C(1)), e.n);
   }
 
   int Expm1(int x) {
     const double big = info_.p + 2;  // Beyond this 2^n - 1 rounds to 2^n.
-    const int xc = Clamp(C(f64_ ? -60.0 : -30.0), x, C(f64_ ? 710.0 : 89.0));
+    const int xc = ClampC(f64_ ? -60.0 : -30.0, x, f64_ ? 710.0 : 89.0);
     const ExpParts e = ExpReduce(xc, -1);
-    const int s = Exp2i(Min(e.n, C(big)));
+    const int s = Exp2i(MinC(e.n, big));
     const int small = Fma(s, e.p1, Sub(s, C(1)));
     const int large = Scale(Sum(e.p1, C(1)), e.n);
     int r = Sel(Gt(e.n, C(big)), large, small);
@@ -503,7 +508,7 @@ class MathBuilder {
     const int small = Fma(Mul(a, w), Horner(info_.tanh_t, w), a);
     // tanh(a) = em1 / (em1 + 2), em1 = expm1(2a); 2a is clamped where tanh
     // rounds to 1 (it keeps 2^n small).
-    const int ac = Min(a, C(f64_ ? 19.5 : 9.5));
+    const int ac = MinC(a, f64_ ? 19.5 : 9.5);
     const ExpParts e = ExpReduce(Sum(ac, ac), -1);
     const int s = Exp2i(e.n);
     const int em1 = Fma(s, e.p1, Sub(s, C(1)));
@@ -532,7 +537,7 @@ class MathBuilder {
     // Arguments beyond the accurate range (see vector_math.h) are clamped
     // so that every intermediate stays finite.
     const double limit = std::ldexp(1.0, f64_ ? 60 : 28);
-    const int xc = Clamp(C(-limit), x, C(limit));
+    const int xc = ClampC(-limit, x, limit);
     // k = round(x 2/pi) from a product accurate enough that |r| <= pi/4
     // (plus a hair) while k < 2^(p-1).
     const DW kp = TwoProduct(xc, C(t.two_over_pi[0]));
@@ -585,7 +590,7 @@ class MathBuilder {
     const int c = CosReduced(red.r);
     const int q = Mod4(red.k);
     const int y = Xor(Sel(Odd(red.k), c, s), SignIf(Ge(q, C(2))));  // Negative for q = 2, 3.
-    return Sel(Eq(x, C(0)), x, NaNUnlessFinite(x, Clamp(C(-1), y, C(1))));
+    return Sel(Eq(x, C(0)), x, NaNUnlessFinite(x, ClampC(-1, y, 1)));
   }
   int Cos(int x) {
     const Reduced red = ReducePiOver2(x);
@@ -594,7 +599,7 @@ class MathBuilder {
     const int q = Mod4(red.k);
     // Negative for q = 1, 2.
     const int y = Xor(Sel(Odd(red.k), s, c), SignIf(PAnd(Ge(q, C(1)), Le(q, C(2)))));
-    return NaNUnlessFinite(x, Clamp(C(-1), y, C(1)));
+    return NaNUnlessFinite(x, ClampC(-1, y, 1));
   }
   int Tan(int x) {
     const Reduced red = ReducePiOver2(x);
@@ -635,7 +640,7 @@ class MathBuilder {
     const int small = Fma(a, Horner(t.erf_small, Mul(a, a)), a);
     // erf = 1 - erfc, erfc(a) = exp(-a^2) t H(t), t = 1/a.
     const double limit = f64_ ? 6.0 : 4.0;  // erf rounds to 1 beyond.
-    const int ac = Clamp(C(0.875), a, C(limit));
+    const int ac = ClampC(0.875, a, limit);
     const int inv = Div(C(1), ac);
     int h;
     if (!f64_) {
@@ -708,12 +713,12 @@ class MathBuilder {
     const DW log_x = DWAdd({Mul(e, C(t.ln2[0])), Mul(e, C(t.ln2[1]))}, log_m);
     // t = y log|x|, y clamped where the result over/underflows anyway.
     const double y_limit = std::ldexp(1.0, f64_ ? 900 : 60);
-    const int yc = Clamp(C(-y_limit), y, C(y_limit));
+    const int yc = ClampC(-y_limit, y, y_limit);
     const DW prod = TwoProduct(yc, log_x.hi);
     const DW tw = FastTwoSum(prod.hi, Fma(yc, log_x.lo, prod.lo));
     const int th = tw.hi;
     const int tl = tw.lo;
-    const int thc = Clamp(C(f64_ ? -746.0 : -104.0), th, C(f64_ ? 710.0 : 89.0));
+    const int thc = ClampC(f64_ ? -746.0 : -104.0, th, f64_ ? 710.0 : 89.0);
     const int tlc = Sel(Eq(th, thc), tl, C(0));
     const ExpParts ep = ExpReduce(thc, tlc);
     int r = Scale(Sum(ep.p1, C(1)), ep.n);

@@ -234,7 +234,7 @@ class Allocator {
       }
     }
     // 4. Placement.
-    XJIT_ASSIGN_OR_RETURN(int64_t peak, Place(computation, context, schedule, plan_index, &state, &sets));
+    XJIT_RETURN_IF_ERROR(Place(computation, context, schedule, plan_index, &state, &sets));
 
     // Nested computations, now that the caller's slices are known; their
     // peaks add to the caller's at the step that runs them.
@@ -247,7 +247,6 @@ class Allocator {
       with_nested = std::max(with_nested, live_at_[t] + nested_peak[t]);
     }
     live_at_.clear();
-    (void)peak;
     plan_.mutable_computation(plan_index)->peak_bytes = with_nested;
     planned_[computation] = with_nested;
     return with_nested;
@@ -423,9 +422,10 @@ class Allocator {
     }
   }
 
-  absl::StatusOr<int64_t> Place(const Computation* computation, const Context& context,
-                                const std::vector<const Instruction*>& schedule, size_t plan_index,
-                                State* state, std::vector<SetInfo>* sets) {
+  // Fills live_at_ with the bytes live at each step.
+  absl::Status Place(const Computation* computation, const Context& context,
+                     const std::vector<const Instruction*>& schedule, size_t plan_index,
+                     State* state, std::vector<SetInfo>* sets) {
     const int64_t steps = static_cast<int64_t>(schedule.size());
     const bool is_entry = context.kind == Context::Kind::kEntry;
     absl::flat_hash_map<int64_t, BufferSlice> slice_of_set;
@@ -545,9 +545,7 @@ class Allocator {
         }
       }
     }
-    int64_t peak = 0;
-    for (int64_t bytes : live_at_) peak = std::max(peak, bytes);
-    return peak;
+    return absl::OkStatus();
   }
 
   // Plans the computations `instruction` runs; returns the bytes they need

@@ -392,7 +392,6 @@ class Fuser {
     owned->set_name(name.empty() ? UniqueInstructionName(*parent, "fusion") : std::move(name));
     Instruction* fusion = parent->AddInstruction(std::move(owned));
     for (Instruction* operand : builder.operands()) fusion->AppendOperand(operand);
-    changed_ = true;
     return fusion;
   }
 
@@ -622,7 +621,6 @@ class Fuser {
 
   Module* module_;
   FuseOptions options_;
-  bool changed_ = false;
   // Instructions deleted during the current sweep (compared, never read).
   absl::flat_hash_set<const Instruction*> removed_;
   absl::flat_hash_set<const Computation*> created_;

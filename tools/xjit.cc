@@ -81,7 +81,8 @@ constexpr char kUsage[] =
       --asm                       print each kernel's program and disassembly
       --dump DIR                  write the module after each pass of the pass
                                   pipeline (DIR/NN-pass.hlo) and each kernel
-                                  (DIR/MODULE.KERNEL.kernel.txt)
+                                  (DIR/MODULE.KERNEL.kernel.txt); the jit does
+                                  not use the pipeline's output yet
   xjit bench MODULE.hlo [ARG.npy ...] [options]
       Compile, then run repeatedly; prints `compile ms: X` and `run ms: X`
       (the median of the timed executions). Parameters without a file get

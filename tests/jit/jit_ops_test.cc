@@ -35,12 +35,13 @@ const std::vector<std::string>& Dims() {
 
 class JitOps : public ::testing::TestWithParam<Isa> {
  protected:
-  void Check(const std::string& hlo, bool vectorized = false) {
+  void Check(const std::string& hlo, bool vectorized = false, int ulp_tolerance = 0) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       CheckOptions options;
       options.isa = GetParam();
       options.seed = seed;
       options.require_vectorized = vectorized;
+      options.ulp_tolerance = ulp_tolerance;
       EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
     }
   }
@@ -58,6 +59,43 @@ TEST_P(JitOps, FloatUnary) {
         Check(One({s}, absl::StrCat(s, " ", op, "(p0)")));
       }
       Check(One({s}, absl::StrCat("pred", d, " is-finite(p0)")));
+    }
+  }
+}
+
+// The vector math functions (jit/vector_math.h), within the stated ulp of
+// the evaluator (tests/jit/jit_math_accuracy_test.cc measures them over the
+// whole range). sin, cos and tan get their arguments clamped to +-1000,
+// inside the range where their reduction is accurate.
+TEST_P(JitOps, MathFunctions) {
+  for (const char* t : kFloatTypes) {
+    const int tolerance = MathUlpTolerance(*ParseElementType(t));
+    for (const char* d : {"[]", "[0]", "[7]", "[19]", "[3,5]{0,1}", "[4,33]"}) {
+      const std::string s = absl::StrCat(t, d);
+      for (const char* op : {"exponential", "exponential-minus-one", "log", "log-plus-one",
+                             "tanh", "logistic", "erf", "cbrt", "rsqrt"}) {
+        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")), false, tolerance);
+      }
+      for (const char* op : {"sine", "cosine", "tan"}) {
+        const std::string clamp = absl::StrCat(
+            "HloModule m\nENTRY e {\n  p0 = ", s, " parameter(0)\n  lo = ", t,
+            "[] constant(-1000)\n  hi = ", t, "[] constant(1000)\n  c = ", s,
+            " clamp(lo, p0, hi)\n  ROOT r = ", s, " ", op, "(c)\n}\n");
+        Check(clamp, false, tolerance);
+      }
+      for (const char* op : {"atan2", "power"}) {
+        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), false, tolerance);
+      }
+    }
+    // Vectorised (f32/f64) with a tail, fused into one kernel.
+    if (std::string(t) == "f32" || std::string(t) == "f64") {
+      const std::string s = absl::StrCat(t, "[4,37]");
+      Check(absl::StrCat("HloModule m\nf {\n  a = ", s, " parameter(0)\n  b = ", s,
+                         " parameter(1)\n  m = ", s, " multiply(a, b)\n  ROOT t = ", s,
+                         " tanh(m)\n}\nENTRY e {\n  p0 = ", s, " parameter(0)\n  p1 = ", s,
+                         " parameter(1)\n  ROOT f = ", s,
+                         " fusion(p0, p1), kind=kLoop, calls=f\n}\n"),
+            true, tolerance);
     }
   }
 }
@@ -170,6 +208,9 @@ TEST_P(JitOps, DataMovement) {
     Check(One({s("[]")}, s("[3,5] broadcast(p0), dimensions={}")));
     Check(One({s("[5]")}, s("[3,5]{0,1} broadcast(p0), dimensions={1}")));
     Check(One({s("[3]")}, s("[3,1,9] broadcast(p0), dimensions={0}")));
+    // A size-1 operand dimension repeats along a larger output dimension.
+    Check(One({s("[3,1]")}, s("[3,2,2] broadcast(p0), dimensions={0,2}")));
+    Check(One({s("[1,4]")}, s("[5,4]{0,1} broadcast(p0), dimensions={0,1}")));
     Check(One({s("[3,5]")}, s("[5,3] transpose(p0), dimensions={1,0}")));
     Check(One({s("[2,3,4]{0,2,1}")}, s("[4,2,3] transpose(p0), dimensions={2,0,1}")));
     Check(One({s("[6,4]")}, s("[4,3,2] reshape(p0)")));

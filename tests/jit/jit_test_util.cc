@@ -76,6 +76,19 @@ bool IsNan(ElementType type, uint64_t bits) {
   return IsFloat(type) && std::isnan(FloatBitsToDouble(type, bits));
 }
 
+// Distance in ulp between two non-NaN floats of `type` given as bits: their
+// positions on the ordered line of all values (+0 and -0 both at 0).
+uint64_t UlpDistance(ElementType type, uint64_t a, uint64_t b) {
+  const int width = BitWidth(type);
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  auto position = [&](uint64_t bits) {
+    const int64_t magnitude = static_cast<int64_t>(bits & (sign - 1));
+    return (bits & sign) != 0 ? -magnitude : magnitude;
+  };
+  const int64_t d = position(a) - position(b);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
 }  // namespace
 
 std::vector<Isa> HostIsas() {
@@ -117,14 +130,18 @@ Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng) {
   return literal;
 }
 
-std::string Difference(const Literal& expected, const Literal& actual) {
+int MathUlpTolerance(ElementType type) {
+  return type == ElementType::kF32 || type == ElementType::kF64 ? 4 : 1;
+}
+
+std::string Difference(const Literal& expected, const Literal& actual, int ulp_tolerance) {
   if (!expected.shape().Compatible(actual.shape())) {
     return absl::StrCat("shape ", actual.shape().ToString(), " != expected ",
                         expected.shape().ToString());
   }
   if (expected.shape().IsTuple()) {
     for (int64_t i = 0; i < expected.shape().tuple_size(); ++i) {
-      std::string d = Difference(expected.element(i), actual.element(i));
+      std::string d = Difference(expected.element(i), actual.element(i), ulp_tolerance);
       if (!d.empty()) return absl::StrCat("tuple element ", i, ": ", d);
     }
     return "";
@@ -135,6 +152,11 @@ std::string Difference(const Literal& expected, const Literal& actual) {
     const uint64_t e = expected.GetBitsLinear(i);
     const uint64_t a = actual.GetBitsLinear(i);
     if (e == a || (IsNan(type, e) && IsNan(type, a))) continue;
+    if (ulp_tolerance > 0 && IsFloat(type) && !IsNan(type, e) && !IsNan(type, a) &&
+        UlpDistance(type, e, a) <= static_cast<uint64_t>(ulp_tolerance) &&
+        !(FloatBitsToDouble(type, e) == 0 && FloatBitsToDouble(type, a) == 0)) {
+      continue;
+    }
     return absl::StrCat("element ", i, " (row-major) is 0x", absl::Hex(a), " but expected 0x",
                         absl::Hex(e), IsFloat(type) ? absl::StrCat(" (", FloatBitsToDouble(type, a),
                                                                      " vs ",
@@ -172,7 +194,7 @@ std::string Difference(const Literal& expected, const Literal& actual) {
   if (options.report != nullptr) *options.report = report;
   absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
   if (!actual.ok()) return ::testing::AssertionFailure() << "run: " << actual.status();
-  const std::string difference = Difference(*expected, *actual);
+  const std::string difference = Difference(*expected, *actual, options.ulp_tolerance);
   if (!difference.empty()) {
     std::string programs;
     for (const KernelInfo& kernel : report.kernels) absl::StrAppend(&programs, kernel.program);

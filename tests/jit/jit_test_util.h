@@ -32,8 +32,16 @@ absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo);
 Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng);
 
 // "" when equal (same dimensions and type, same bits per element, any NaN
-// equal to any NaN); otherwise a description of the first difference.
-std::string Difference(const Literal& expected, const Literal& actual);
+// equal to any NaN; with `ulp_tolerance` > 0, float elements may also differ
+// by up to that many ulp, zeros of different signs excepted); otherwise a
+// description of the first difference.
+std::string Difference(const Literal& expected, const Literal& actual, int ulp_tolerance = 0);
+
+// The JIT's vector math (jit/vector_math.h) is within a few ulp of the
+// evaluator's libm: the tolerance the differential tests use for a module
+// whose root is a math function with this result type (4 ulp for f32 and
+// f64; 1 ulp for f16 and bf16, which are computed in f32 and rounded once).
+int MathUlpTolerance(ElementType type);
 
 struct CheckOptions {
   Isa isa = Isa::kAuto;
@@ -44,6 +52,9 @@ struct CheckOptions {
   bool require_vectorized = false;
   // If set, receives the compile report.
   CompileReport* report = nullptr;
+  // Float results may differ from the evaluator's by this many ulp (for
+  // modules whose root is a math function; see MathUlpTolerance).
+  int ulp_tolerance = 0;
 };
 
 // Compiles `module`, runs it and the evaluator on random arguments, and
