@@ -520,7 +520,8 @@ absl::Status Run(std::vector<std::string> args) {
             .count());
     result = *std::move(r);
   }
-  std::string text = result->ToString();
+  // Given the declared shape, dynamic dimensions print as XLA does: f32[<=4](3).
+  std::string text = result->ToString(module->entry()->root()->shape());
   text.push_back('\n');
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {

@@ -376,6 +376,7 @@ ENTRY main {
                   "--backend=interpreter", "--out", Path("out")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"), Npy("<f4", "(3,)", F32({-1, -2, -3})));
+  EXPECT_NE(r.out.find("f32[<=4]{0}(3) {-1, -2, -3}"), std::string::npos) << r.out;
   ExpectUserError(Run({"run", m, Write("five.npy", Npy("<f4", "(5,)", F32({1, 2, 3, 4, 5}))),
                        "--backend=interpreter"}),
                   "expected float32 (<=4,) (for f32[<=4]), found float32 (5,)");
