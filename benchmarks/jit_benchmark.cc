@@ -6,6 +6,9 @@
 //                           constants: two streams read, one written.
 //   StreamTriad/N           a[i] = b[i] + s*c[i], written by hand (O3): the
 //                           same bytes moved, the memory-bandwidth baseline.
+//   .../threads:2           the chain compiled with CompileOptions::threads =
+//                           2, and the triad split in two halves on the same
+//                           shared ThreadPool the executable uses.
 //   ChainEvaluator/.../N    the same module run by the reference evaluator.
 //   ChainScalar/.../N       the same chain as a scalar C++ loop calling libm's
 //                           tanhf per element.
@@ -37,6 +40,7 @@
 #include "ir/module.h"
 #include "jit/compile.h"
 #include "runtime/executable.h"
+#include "runtime/thread_pool.h"
 
 namespace xjit {
 namespace {
@@ -115,14 +119,16 @@ void SetChainCounters(benchmark::State& state, int64_t n, const jit::CompileRepo
   }
 }
 
-// range(0): elements; range(1): 1 with tanh.
+// range(0): elements; range(1): 1 with tanh; range(2): threads.
 void BM_Chain(benchmark::State& state) {
   const int64_t n = state.range(0);
   const bool with_tanh = state.range(1) != 0;
   std::unique_ptr<Module> module = ParseOrDie(ChainModule(n, with_tanh));
   jit::CompileReport report;
+  jit::CompileOptions options;
+  options.threads = static_cast<int>(state.range(2));
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-      jit::Compile(*module, jit::CompileOptions(), &report);
+      jit::Compile(*module, options, &report);
   if (!executable.ok()) {
     state.SkipWithError(std::string(executable.status().message()).c_str());
     return;
@@ -152,11 +158,20 @@ void BM_Chain(benchmark::State& state) {
   SetChainCounters(state, n, &report);
 }
 
+// range(0): elements; range(1): threads (chunks of the shared pool).
 void BM_StreamTriad(benchmark::State& state) {
   const int64_t n = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
   std::vector<float> a(n), b = RandomFloats(n, 1), c = RandomFloats(n, 2);
   for (auto _ : state) {
-    Triad(a.data(), b.data(), c.data(), kC, n);
+    if (threads <= 1) {
+      Triad(a.data(), b.data(), c.data(), kC, n);
+    } else {
+      runtime::ThreadPool::Shared().ParallelFor(threads, threads - 1, [&](int64_t k) {
+        const int64_t begin = n * k / threads, end = n * (k + 1) / threads;
+        Triad(a.data() + begin, b.data() + begin, c.data() + begin, kC, end - begin);
+      });
+    }
     benchmark::ClobberMemory();
   }
   SetChainCounters(state, n, nullptr);
@@ -275,13 +290,23 @@ void BM_OneAdd(benchmark::State& state) {
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
 }
 
-BENCHMARK(BM_StreamTriad)->Arg(kLarge)->Arg(kSmall)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Chain)
-    ->ArgNames({"n", "tanh"})
+BENCHMARK(BM_StreamTriad)
+    ->ArgNames({"n", "threads"})
     ->Args({kLarge, 1})
-    ->Args({kLarge, 0})
     ->Args({kSmall, 1})
-    ->Args({kSmall, 0})
+    ->Args({kLarge, 2})
+    ->Args({kSmall, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Chain)
+    ->ArgNames({"n", "tanh", "threads"})
+    ->Args({kLarge, 1, 1})
+    ->Args({kLarge, 0, 1})
+    ->Args({kSmall, 1, 1})
+    ->Args({kSmall, 0, 1})
+    ->Args({kLarge, 1, 2})
+    ->Args({kLarge, 0, 2})
+    ->Args({kSmall, 1, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ChainScalar)

@@ -254,6 +254,13 @@ class ExecutableBuilder {
     step.kind = runtime::Step::Kind::kKernel;
     step.name = instruction.name();
     step.function = lowered.function;
+    // A rank-1 kernel's only loop is also its vectorised inner loop: ranges
+    // split at multiples of 64 elements (a multiple of every vector width),
+    // so each range but the last has no scalar tail and the elements are
+    // computed by exactly the code a single-threaded run uses.
+    const std::vector<int64_t>& extents = kernel->program.loop_extents;
+    step.outer_extent = extents.empty() ? 1 : extents[0];
+    step.outer_alignment = extents.size() == 1 ? 64 : 1;
     for (const Instruction* input : kernel->inputs) {
       auto it = slot_of_.find(input);
       step.inputs.push_back(it != slot_of_.end() ? it->second : ConstantSlot(*input));
@@ -339,6 +346,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   ExecutableBuilder builder(options, target.get(), report);
   XJIT_RETURN_IF_ERROR(builder.Build(entry, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
+  spec.threads = std::max(options.threads, 1);
   // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
   // only a module that calls it changes it.
   if (!report->library_calls.empty() && runtime::blas::BlasThreads() != options.threads) {

@@ -62,7 +62,9 @@ struct CompileReport {
   std::string Summary() const;
 };
 
-// Compiles `module` (which must verify). `report` may be null.
+// Compiles `module` (which must verify). `report` may be null. With
+// options.threads > 1, large kernel steps also run on that many threads
+// (runtime::ExecutableSpec::threads, docs/jit.md "Threads").
 absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
                                                              const CompileOptions& options,
                                                              CompileReport* report = nullptr);

@@ -19,9 +19,11 @@ std::optional<Isa> ParseIsa(absl::string_view name);
 
 struct CompileOptions {
   Isa isa = Isa::kAuto;
-  // Threads for running the executable. Steps run one after another in
-  // this version; the value is the number of threads OpenBLAS uses inside
-  // each library call (dot, convolution). That setting is PROCESS-WIDE:
+  // Threads for running the executable. Steps run one after another; a
+  // kernel whose output is large is split over its outermost loop and run on
+  // this many threads of a shared, sleeping pool (runtime/thread_pool.h).
+  // The value is also the number of threads OpenBLAS uses inside each
+  // library call (dot, convolution). That setting is PROCESS-WIDE:
   // compiling a module that has library calls sets it for every executable
   // and every other OpenBLAS user in the process (the last such compile
   // wins). Keep it at 1 when running executables from several threads at

@@ -1,6 +1,7 @@
 // Executable: runs steps over a buffer plan (see executable.h).
 #include "runtime/executable.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "ir/evaluator.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/thread_pool.h"
 
 namespace xjit::runtime {
 namespace {
@@ -98,6 +100,27 @@ void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
   if (addresses.back() != place && output.size > 0) {
     std::memcpy(place, addresses.back(), output.size);
   }
+}
+
+// Runs a kernel step whose buffer addresses are `addresses`, split between
+// up to `threads` threads when its output is large enough. Chunk k covers
+// units [k*units/chunks, (k+1)*units/chunks) of outer_alignment iterations,
+// so only the last chunk can end off the alignment.
+void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, int threads,
+               int64_t min_bytes) {
+  const int64_t extent = step.outer_extent;
+  const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
+  const int64_t units = (extent + alignment - 1) / alignment;
+  const int64_t chunks = std::min<int64_t>(threads, units);
+  if (threads <= 1 || output_bytes < min_bytes || chunks <= 1) {
+    step.function(addresses, 0, extent);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
+    const int64_t begin = k * units / chunks * alignment;
+    const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
+    if (begin < end) step.function(addresses, begin, end);
+  });
 }
 
 // Whether `argument` may stand for a parameter of shape `parameter`.
@@ -207,7 +230,8 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         addresses.clear();
         for (int slot : step.inputs) addresses.push_back(SlotAddress(slots[slot], places));
         addresses.push_back(SlotAddress(slots[step.output], places));
-        step.function(addresses.data());
+        RunKernel(step, addresses.data(), slots[step.output].size, spec_.threads,
+                  spec_.parallel_min_bytes);
         break;
       case Step::Kind::kLibraryCall:
         RunLibraryCall(step, slots, places, temp + spec_.plan.scratch_offset);

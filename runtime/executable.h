@@ -9,7 +9,11 @@
 //
 // Run and Execute keep all mutable state (the temporary arena, library-call
 // scratch included, and the evaluator of interpreted steps) local to the
-// call, so one Executable may be run from many threads at once. Interpreted steps use a fresh evaluator per run, so
+// call, so one Executable may be run from many threads at once (threaded
+// kernel steps share the process-wide ThreadPool, which is safe for that).
+// A kernel step that writes a large output is split into ranges of its
+// outermost loop run on ExecutableSpec::threads threads; the split never
+// changes a result bit. Interpreted steps use a fresh evaluator per run, so
 // an `rng` instruction gives the same values on every run.
 #ifndef XJIT_RUNTIME_EXECUTABLE_H_
 #define XJIT_RUNTIME_EXECUTABLE_H_
@@ -31,8 +35,11 @@ namespace xjit::runtime {
 
 // The calling convention of emitted kernels: `buffers` holds the address of
 // each buffer the kernel reads, in the kernel's input order, then the address
-// of the buffer it writes.
-using KernelFunction = void (*)(void* const* buffers);
+// of the buffer it writes. The kernel runs iterations [begin, end) of its
+// outermost loop (0 <= begin < end <= that loop's trip count; a kernel
+// without loops ignores them and is called with 0, 1), so disjoint ranges
+// may run on different threads at once.
+using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
 
 // A library routine as a step calls it: `plan` (read only, shared by
 // concurrent runs), the addresses of the step's inputs then its output (as
@@ -64,6 +71,12 @@ struct Step {
   Kind kind = Kind::kCopy;
   std::string name;  // The instruction (or fusion) the step computes.
   KernelFunction function = nullptr;
+  // kKernel: the trip count of the kernel's outermost loop (1 without
+  // loops), and the multiple of which every range but the last must start
+  // and end when it is split between threads (so that a vectorised loop's
+  // scalar tail stays at the real end).
+  int64_t outer_extent = 1;
+  int64_t outer_alignment = 1;
   LibraryCall library_call;
   const Instruction* instruction = nullptr;
   std::vector<int> inputs;  // Slot numbers.
@@ -84,6 +97,12 @@ struct ExecutableSpec {
   std::vector<std::vector<uint8_t>> constants;
   // Keeps emitted code alive for as long as the Executable exists.
   std::shared_ptr<const void> code_owner;
+  // Threads a kernel step may use (the caller's plus threads - 1 workers of
+  // the shared ThreadPool, runtime/thread_pool.h); a kernel is split only
+  // when it writes at least parallel_min_bytes. 1: every step on the
+  // calling thread.
+  int threads = 1;
+  int64_t parallel_min_bytes = int64_t{64} << 10;
 };
 
 class Executable {

@@ -119,7 +119,8 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
 }
 
 absl::Status KernelLowering::Emit(int* lanes) {
-  FuncNode* func = cc_.addFunc(FuncSignatureT<void, void* const*>(CallConvId::kHost));
+  FuncNode* func =
+      cc_.addFunc(FuncSignatureT<void, void* const*, int64_t, int64_t>(CallConvId::kHost));
   if (features_.avx2) {
     func->frame().setAvxEnabled();
     // vzeroupper on return, so SSE code in the caller pays no transition.
@@ -127,6 +128,10 @@ absl::Status KernelLowering::Emit(int* lanes) {
   }
   x86::Gp args = cc_.newIntPtr("buffers");
   func->setArg(0, args);
+  begin_ = cc_.newGpq("begin");
+  end_ = cc_.newGpq("end");
+  func->setArg(1, begin_);
+  func->setArg(2, end_);
 
   levels_ = OpLevels(program_);
   strides_ = InnerStrides(program_);
@@ -146,8 +151,13 @@ absl::Status KernelLowering::Emit(int* lanes) {
     if (program_.loop_extents.empty()) {
       XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(-1, Mode::kScalar));
     } else {
+      // An empty range does nothing (the loops below test at the bottom).
+      Label done = cc_.newLabel();
+      cc_.cmp(begin_, end_);
+      cc_.jge(done);
       XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(-1, Mode::kScalar));
       XJIT_RETURN_IF_ERROR(EmitLoops(0));
+      cc_.bind(done);
     }
   }
   cc_.endFunc();
@@ -160,13 +170,24 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
   loop_vars_.resize(program_.loop_extents.size());
   loop_vars_[level] = i;
   Label head = cc_.newLabel();
-  cc_.xor_(i.r32(), i.r32());
+  // The outermost loop runs the caller's range [begin, end), never empty
+  // here; inner ones their whole extent (positive: empty nests emit no
+  // loops).
+  if (level == 0) {
+    cc_.mov(i, begin_);
+  } else {
+    cc_.xor_(i.r32(), i.r32());
+  }
   cc_.bind(head);
   XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
   XJIT_RETURN_IF_ERROR(EmitLoops(level + 1));
   cc_.inc(i);
-  cc_.cmp(i, program_.loop_extents[level]);
-  cc_.jl(head);  // Extents are positive here (empty nests emit no loops).
+  if (level == 0) {
+    cc_.cmp(i, end_);
+  } else {
+    cc_.cmp(i, program_.loop_extents[level]);
+  }
+  cc_.jl(head);
   return absl::OkStatus();
 }
 
@@ -176,6 +197,7 @@ absl::Status KernelLowering::EmitInnerLoop() {
   x86::Gp i = cc_.newGpq();
   loop_vars_.resize(program_.loop_extents.size());
   loop_vars_[level] = i;
+  if (level == 0) return EmitRangedInnerLoop(i);
   cc_.xor_(i.r32(), i.r32());
   int64_t scalar_start = 0;
   if (vectorize_) {
@@ -196,6 +218,41 @@ absl::Status KernelLowering::EmitInnerLoop() {
     cc_.cmp(i, extent);
     cc_.jl(head);
   }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
+  // Vector iterations cover the largest multiple of `lanes_` elements from
+  // begin; the scalar tail the rest. The caller splits ranges at multiples
+  // of the lanes, so every element runs the code it would run unsplit.
+  cc_.mov(i, begin_);
+  if (vectorize_) {
+    x86::Gp vector_end = cc_.newGpq();
+    cc_.mov(vector_end, end_);
+    cc_.sub(vector_end, begin_);
+    cc_.and_(vector_end, -static_cast<int64_t>(lanes_));  // lanes_ is a power of 2.
+    cc_.add(vector_end, begin_);
+    Label skip = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, vector_end);
+    cc_.jge(skip);
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kVector));
+    cc_.add(i, lanes_);
+    cc_.cmp(i, vector_end);
+    cc_.jl(head);
+    cc_.bind(skip);
+  }
+  Label done = cc_.newLabel();
+  Label head = cc_.newLabel();
+  cc_.cmp(i, end_);
+  cc_.jge(done);
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
+  cc_.inc(i);
+  cc_.cmp(i, end_);
+  cc_.jl(head);
+  cc_.bind(done);
   return absl::OkStatus();
 }
 

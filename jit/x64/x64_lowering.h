@@ -1,8 +1,9 @@
 // Lowering of a KernelProgram to x86-64 machine code with asmjit's Compiler
 // (virtual registers; asmjit allocates the machine registers).
 //
-// The function is `void kernel(void* const* buffers)`. The loop nest is
-// emitted as counted loops; index operations are placed at the outermost loop
+// The function is `void kernel(void* const* buffers, int64_t begin, int64_t
+// end)` (runtime::KernelFunction): the outermost loop runs [begin, end). The
+// loop nest is emitted as counted loops; index operations are placed at the outermost loop
 // level their operands allow, value operations in the innermost body.
 //
 // The innermost loop has up to two parts. When every value operation of the
@@ -73,6 +74,9 @@ class KernelLowering {
   // ---- Structure ----
   absl::Status EmitLoops(size_t level);
   absl::Status EmitInnerLoop();
+  // The innermost loop when it is also the outermost (rank 1): it runs the
+  // caller's range, with the vector/scalar split computed at run time.
+  absl::Status EmitRangedInnerLoop(asmjit::x86::Gp i);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
   absl::Status EmitOp(int id, Mode mode);
   void EmitIndexOp(int id);
@@ -145,6 +149,8 @@ class KernelLowering {
   std::vector<std::optional<int64_t>> strides_;
   std::vector<asmjit::x86::Gp> buffers_;
   std::vector<asmjit::x86::Gp> loop_vars_;
+  asmjit::x86::Gp begin_;  // The outermost loop's range.
+  asmjit::x86::Gp end_;
   std::vector<Val> vals_;
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
