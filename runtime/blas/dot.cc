@@ -559,7 +559,6 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   const auto m_orders = candidates(p.m, Sel::kOut, Sel::kLhs);
   const auto n_orders = candidates(p.n, Sel::kOut, Sel::kRhs);
   const auto k_orders = candidates(p.k, Sel::kRhs, Sel::kLhs);
-  const int64_t w = ByteWidth(p.out_type);
   int64_t best_cost = INT64_MAX;
   std::vector<DotDim> m, n, k;
   Fits fits;
@@ -579,7 +578,6 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
       }
     }
   }
-  (void)w;
 
   std::vector<DotDim> batch;
   for (const DotDim& d : p.batch) {
@@ -596,36 +594,28 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     plan.copy_bytes += copy.bytes();
     plan.copies.push_back(std::move(copy));
   };
-  StridedCopy out_copy;
+  // A dense image of the operand (or result) `sel` whose minor group is
+  // whichever of its two groups is already the more minor one in memory.
+  auto image = [&](Sel sel, ElementType type, int64_t* data_offset, std::vector<DotDim>& rows,
+                   std::vector<DotDim>& cols, int64_t* scratch_offset, bool* in_scratch) {
+    const bool cols_minor = MinStride(cols, sel) <= MinStride(rows, sel);
+    place(MakeImage(sel, type, *data_offset, Pointers(batch), Pointers(cols_minor ? rows : cols),
+                    Pointers(cols_minor ? cols : rows)),
+          scratch_offset);
+    *in_scratch = true;
+    *data_offset = 0;
+  };
   if (!fits.lhs) {
-    bool k_minor = MinStride(k, Sel::kLhs) <= MinStride(m, Sel::kLhs);
-    auto copy = k_minor ? MakeImage(Sel::kLhs, p.lhs_type, p.lhs_offset, Pointers(batch),
-                                    Pointers(m), Pointers(k))
-                        : MakeImage(Sel::kLhs, p.lhs_type, p.lhs_offset, Pointers(batch),
-                                    Pointers(k), Pointers(m));
-    place(std::move(copy), &plan.lhs_scratch_offset);
-    plan.lhs_in_scratch = true;
-    p.lhs_offset = 0;
+    image(Sel::kLhs, p.lhs_type, &p.lhs_offset, m, k, &plan.lhs_scratch_offset,
+          &plan.lhs_in_scratch);
   }
   if (!fits.rhs) {
-    bool n_minor = MinStride(n, Sel::kRhs) <= MinStride(k, Sel::kRhs);
-    auto copy = n_minor ? MakeImage(Sel::kRhs, p.rhs_type, p.rhs_offset, Pointers(batch),
-                                    Pointers(k), Pointers(n))
-                        : MakeImage(Sel::kRhs, p.rhs_type, p.rhs_offset, Pointers(batch),
-                                    Pointers(n), Pointers(k));
-    place(std::move(copy), &plan.rhs_scratch_offset);
-    plan.rhs_in_scratch = true;
-    p.rhs_offset = 0;
+    image(Sel::kRhs, p.rhs_type, &p.rhs_offset, k, n, &plan.rhs_scratch_offset,
+          &plan.rhs_in_scratch);
   }
   if (!fits.out) {
-    bool n_minor = MinStride(n, Sel::kOut) <= MinStride(m, Sel::kOut);
-    auto copy = n_minor ? MakeImage(Sel::kOut, p.out_type, p.out_offset, Pointers(batch),
-                                    Pointers(m), Pointers(n))
-                        : MakeImage(Sel::kOut, p.out_type, p.out_offset, Pointers(batch),
-                                    Pointers(n), Pointers(m));
-    place(std::move(copy), &plan.out_scratch_offset);
-    plan.out_in_scratch = true;
-    p.out_offset = 0;
+    image(Sel::kOut, p.out_type, &p.out_offset, m, n, &plan.out_scratch_offset,
+          &plan.out_in_scratch);
   }
   plan.scratch_bytes = scratch;
   plan.lhs_offset = p.lhs_offset;
