@@ -3,15 +3,18 @@
 // dispatches each instruction to the family that evaluates it: elementwise
 // and data movement (ir/evaluator_*.cc), the involved operations of
 // ir/evaluator/ (ops.h), and here control flow, tuples, custom calls, host
-// transfers and single-replica collectives.
+// transfers and collectives (single-replica here; across replica threads
+// through ir/evaluator/collectives.h in RunModuleReplicated).
 //
 // Only instructions the root depends on, or that have side effects (directly
 // or through a called computation), and their operands, are evaluated, so an
 // unused instruction of an unsupported opcode does not fail a program.
 #include "ir/evaluator.h"
 
+#include <algorithm>
 #include <deque>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/evaluator/collectives.h"
 #include "ir/evaluator/ops.h"
 #include "ir/evaluator_internal.h"
 #include "ir/status_macros.h"
@@ -117,6 +121,13 @@ class Evaluator::Impl {
 
   const EvaluatorOptions& options() const { return options_; }
 
+  // Makes this evaluator replica `replica_id` of a replicated run whose
+  // collectives meet in `rendezvous`.
+  void JoinReplicas(int64_t replica_id, eval::Rendezvous* rendezvous) {
+    replica_id_ = replica_id;
+    rendezvous_ = rendezvous;
+  }
+
   absl::StatusOr<Literal> RunModule(const Module& module, absl::Span<const Literal> arguments);
   absl::StatusOr<Literal> RunComputation(const Computation& computation,
                                          absl::Span<const Literal* const> arguments);
@@ -135,6 +146,15 @@ class Evaluator::Impl {
   absl::StatusOr<Literal> EvalHostTransfer(const Instruction& instruction, Operands operands);
   absl::StatusOr<Literal> EvalCollective(const Instruction& instruction, Operands operands);
   absl::StatusOr<Literal> EvalAsync(const Instruction& instruction, Operands operands);
+  absl::StatusOr<Literal> EvalReplicatedCollective(const Instruction& instruction,
+                                                   Operands operands);
+  absl::StatusOr<Literal> EvalReplicatedPermute(const Instruction& instruction,
+                                                Operands operands);
+  // The values of every member of `group` (this replica's included) at this
+  // execution of `instruction`.
+  absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
+                                                const std::vector<int64_t>& group,
+                                                Literal value);
 
   EvaluatorOptions options_;
   uint64_t rng_state_;
@@ -143,6 +163,11 @@ class Evaluator::Impl {
   // The module's own replica and partition counts (1 outside RunModule).
   int64_t module_replica_count_ = 1;
   int64_t module_partition_count_ = 1;
+  // Replicated runs: this replica's id, the shared rendezvous (null in a
+  // plain run) and how often each collective has run on this replica.
+  int64_t replica_id_ = 0;
+  eval::Rendezvous* rendezvous_ = nullptr;
+  absl::flat_hash_map<const Instruction*, int64_t> occurrences_;
 };
 
 absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruction) const {
@@ -150,6 +175,14 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
   const bool transfer = (opcode == Opcode::kSend || opcode == Opcode::kRecv) &&
                         IsCrossReplicaTransfer(instruction);
   if (!IsCollective(opcode) && !transfer) return absl::OkStatus();
+  if (rendezvous_ != nullptr) {
+    if (transfer || opcode == Opcode::kRaggedAllToAll || opcode == Opcode::kCollectiveReduce) {
+      return absl::UnimplementedError(absl::StrCat(
+          "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
+          " across replicas is not supported yet"));
+    }
+    return absl::OkStatus();
+  }
   bool many = options_.replica_count > 1 || module_replica_count_ > 1 ||
               module_partition_count_ > 1 || transfer;
   for (const std::vector<int64_t>& group : instruction.attrs().replica_groups) {
@@ -158,7 +191,8 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
-      " with more than one replica is not supported yet"));
+      " with more than one replica needs a replicated run (RunModuleReplicated, "
+      "xjit run --backend=interpreter --replicas N)"));
 }
 
 eval::Context Evaluator::Impl::MakeContext() {
@@ -385,7 +419,11 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalInstruction(const Instruction& inst
     case Opcode::kAfterAll:
       return Literal(Shape::Token());
     case Opcode::kReplicaId: case Opcode::kPartitionId: {
-      Literal result(instruction.shape());  // Replica 0, partition 0.
+      Literal result(instruction.shape());  // Partition 0.
+      if (opcode == Opcode::kReplicaId && result.shape().IsArray() &&
+          result.element_count() == 1) {
+        result.SetBitsLinear(0, static_cast<uint64_t>(replica_id_));
+      }
       return result;
     }
 
@@ -430,6 +468,10 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalInstruction(const Instruction& inst
     case Opcode::kRngBitGenerator:
       return eval::EvalRngBitGenerator(instruction, operands, context);
     case Opcode::kRng: return eval::EvalRng(instruction, operands, context);
+    case Opcode::kRaggedDot: return eval::EvalRaggedDot(instruction, operands, context);
+    case Opcode::kScaledDot: return eval::EvalScaledDot(instruction, operands, context);
+    case Opcode::kScan: return eval::EvalScan(instruction, operands, context);
+    case Opcode::kShuffle: return eval::EvalShuffle(instruction, operands, context);
 
     default:
       return absl::UnimplementedError(absl::StrCat(
@@ -696,6 +738,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
                                                         Operands operands) {
   const Opcode opcode = instruction.opcode();
   XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
+  if (rendezvous_ != nullptr) return EvalReplicatedCollective(instruction, operands);
   if (operands.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs operands"));
   }
@@ -766,6 +809,138 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
       return absl::UnimplementedError(
           absl::StrCat("evaluator: ", OpcodeName(opcode), " is not supported yet"));
   }
+}
+
+absl::StatusOr<std::vector<Literal>> Evaluator::Impl::Exchange(const Instruction& instruction,
+                                                               const std::vector<int64_t>& group,
+                                                               Literal value) {
+  const int64_t occurrence = occurrences_[&instruction]++;
+  if (group.size() == 1) {
+    std::vector<Literal> values;
+    values.push_back(std::move(value));
+    return values;
+  }
+  return rendezvous_->Exchange(instruction, occurrence, group, replica_id_, std::move(value));
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruction& instruction,
+                                                                  Operands operands) {
+  const Opcode opcode = instruction.opcode();
+  if (operands.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs operands"));
+  }
+  XJIT_RETURN_IF_ERROR(eval::RequireStaticOperands(instruction, operands));
+  if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+    return EvalReplicatedPermute(instruction, operands);
+  }
+  Literal contribution;
+  if (operands.size() == 1) {
+    contribution = *operands[0];
+  } else {
+    std::vector<Literal> elements;
+    for (const Literal* operand : operands) elements.push_back(*operand);
+    contribution = Literal::MakeTuple(std::move(elements));
+  }
+  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group,
+                        eval::ParticipantGroup(instruction, replica_id_,
+                                               rendezvous_->replica_count()));
+  const int64_t position =
+      std::find(group.begin(), group.end(), replica_id_) - group.begin();
+  const Shape& shape = instruction.shape();
+  const eval::Context context = MakeContext();
+  Literal own = contribution;
+  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
+                        Exchange(instruction, group, std::move(contribution)));
+  switch (opcode) {
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart:
+      return eval::AllReduceResult(instruction, values, shape, context);
+    case Opcode::kAllGather:
+      return eval::AllGatherResult(instruction, values, shape);
+    case Opcode::kAllGatherStart: {
+      if (!shape.IsTuple() || shape.tuple_size() != 2) {
+        return absl::InvalidArgumentError("all-gather-start has an (operands, results) result");
+      }
+      std::vector<Literal> elements;
+      XJIT_ASSIGN_OR_RETURN(Literal in, Conform(std::move(own), shape.tuple_shapes(0)));
+      elements.push_back(std::move(in));
+      XJIT_ASSIGN_OR_RETURN(Literal out,
+                            eval::AllGatherResult(instruction, values, shape.tuple_shapes(1)));
+      elements.push_back(std::move(out));
+      return Literal::MakeTuple(std::move(elements));
+    }
+    case Opcode::kReduceScatter:
+      return eval::ReduceScatterResult(instruction, values, position, shape, context);
+    case Opcode::kAllToAll:
+      return eval::AllToAllResult(instruction, values, position, shape);
+    case Opcode::kCollectiveBroadcast:
+      return Conform(std::move(values[0]), shape);
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "evaluator: ", OpcodeName(opcode), " across replicas is not supported yet"));
+  }
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction& instruction,
+                                                               Operands operands) {
+  const Opcode opcode = instruction.opcode();
+  if (operands.size() != 1) {
+    return absl::UnimplementedError(
+        "evaluator: collective-permute with in-place buffer operands is not supported yet");
+  }
+  const Shape& shape = instruction.shape();
+  const bool start = opcode == Opcode::kCollectivePermuteStart;
+  if (start && (!shape.IsTuple() || shape.tuple_size() < 2)) {
+    return absl::InvalidArgumentError("collective-permute-start has a tuple result");
+  }
+  const Shape& result_shape = start ? shape.tuple_shapes(1) : shape;
+  const auto& pairs = instruction.attrs().source_target_pairs;
+  // With channel_id= the pairs name partitions; there is only partition 0.
+  const bool cross_partition =
+      eval::CollectiveGroupMode(instruction) == eval::GroupMode::kCrossPartition;
+  const int64_t id_count = cross_partition ? 1 : rendezvous_->replica_count();
+  std::vector<int64_t> group;
+  std::optional<int64_t> source;
+  const int64_t self = cross_partition ? 0 : replica_id_;
+  for (const auto& [from, to] : pairs) {
+    for (int64_t id : {from, to}) {
+      if (id < 0 || id >= id_count) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "collective-permute: pair (", from, ",", to, ") names ",
+            cross_partition ? "partition " : "replica ", id, " but there ",
+            id_count == 1 ? "is 1" : absl::StrCat("are ", id_count),
+            cross_partition ? " partition (channel_id= makes it cross-partition)" : " replicas"));
+      }
+      if (std::find(group.begin(), group.end(), id) == group.end()) group.push_back(id);
+    }
+    if (to == self) {
+      if (source.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("collective-permute: two pairs target ", to));
+      }
+      source = from;
+    }
+  }
+  std::sort(group.begin(), group.end());
+  Literal result(result_shape);
+  if (cross_partition) {
+    if (source.has_value()) {
+      XJIT_ASSIGN_OR_RETURN(result, Conform(*operands[0], result_shape));
+    }
+  } else if (std::find(group.begin(), group.end(), self) != group.end()) {
+    XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
+                          Exchange(instruction, group, *operands[0]));
+    if (source.has_value()) {
+      const int64_t i = std::find(group.begin(), group.end(), *source) - group.begin();
+      XJIT_ASSIGN_OR_RETURN(result, Conform(std::move(values[i]), result_shape));
+    }
+  }
+  if (!start) return result;
+  std::vector<Literal> elements;
+  XJIT_ASSIGN_OR_RETURN(Literal in, Conform(*operands[0], shape.tuple_shapes(0)));
+  elements.push_back(std::move(in));
+  elements.push_back(std::move(result));
+  for (int64_t i = 2; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+  return Literal::MakeTuple(std::move(elements));
 }
 
 absl::StatusOr<Literal> Evaluator::Impl::EvalAsync(const Instruction& instruction,
@@ -855,6 +1030,62 @@ absl::StatusOr<Literal> EvaluateModule(const Module& module, absl::Span<const Li
                                        const EvaluatorOptions& options) {
   Evaluator evaluator(options);
   return evaluator.EvaluateModule(module, arguments);
+}
+
+absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
+    const Module& module, absl::Span<const std::vector<Literal>> arguments,
+    const EvaluatorOptions& options) {
+  const int64_t count = static_cast<int64_t>(arguments.size());
+  if (count < 1) return absl::InvalidArgumentError("a replicated run needs at least one replica");
+  if (module.num_partitions() > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "evaluator: the module has num_partitions=", module.num_partitions(),
+        "; replicated runs support one partition"));
+  }
+  if (module.replica_count() > 1 && module.replica_count() != count) {
+    return absl::InvalidArgumentError(absl::StrCat("the module has replica_count=",
+                                                   module.replica_count(), " but runs on ",
+                                                   count, " replicas"));
+  }
+  eval::Rendezvous rendezvous(count);
+  EvaluatorOptions replica_options = options;
+  replica_options.replica_count = count;
+  std::vector<std::unique_ptr<Evaluator>> evaluators;
+  std::vector<std::optional<absl::StatusOr<Literal>>> results(count);
+  for (int64_t r = 0; r < count; ++r) {
+    evaluators.push_back(std::make_unique<Evaluator>(replica_options));
+    evaluators.back()->impl_->JoinReplicas(r, &rendezvous);
+  }
+  auto run = [&](int64_t r) {
+    absl::StatusOr<Literal> result = evaluators[r]->impl_->RunModule(module, arguments[r]);
+    rendezvous.Finish(r, result.status());
+    results[r] = std::move(result);
+  };
+  if (count == 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int64_t r = 0; r < count; ++r) threads.emplace_back(run, r);
+    for (std::thread& thread : threads) thread.join();
+  }
+  // Report the cause: an error other than the aborts it led to.
+  std::optional<int64_t> failed;
+  for (int64_t r = 0; r < count; ++r) {
+    const absl::Status& status = results[r]->status();
+    if (status.ok()) continue;
+    if (!failed.has_value() ||
+        (results[*failed]->status().code() == absl::StatusCode::kAborted &&
+         status.code() != absl::StatusCode::kAborted)) {
+      failed = r;
+    }
+  }
+  if (failed.has_value()) {
+    const absl::Status& status = results[*failed]->status();
+    return absl::Status(status.code(), absl::StrCat("replica ", *failed, ": ", status.message()));
+  }
+  std::vector<Literal> values;
+  for (int64_t r = 0; r < count; ++r) values.push_back(*std::move(*results[r]));
+  return values;
 }
 
 }  // namespace xjit

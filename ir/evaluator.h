@@ -54,10 +54,14 @@
 //   - dynamic-slice / dynamic-update-slice clamp start indices into
 //     [0, dim - size]; indices of any integer type, unsigned read unsigned.
 //   - conditional with a branch index outside [0, N) runs the last branch.
-//   - Collectives with one replica: all-reduce, all-gather, all-to-all,
-//     reduce-scatter and collective-broadcast return their operands;
-//     collective-permute returns the operand when the pairs contain (0, 0)
-//     and zeros otherwise. With more than one replica they are Unimplemented.
+//   - Collectives in a plain (single-replica) run: all-reduce, all-gather,
+//     all-to-all, reduce-scatter and collective-broadcast return their
+//     operands; collective-permute returns the operand when the pairs contain
+//     (0, 0) and zeros otherwise; replica-id and partition-id are 0. A
+//     collective that needs more than one replica is Unimplemented there;
+//     RunModuleReplicated runs such programs (see below).
+//   - ragged-dot, scaled-dot, scan and shuffle follow XLA's expansions of
+//     them, stated in ir/evaluator/newer_ops.cc.
 //
 // Anything the evaluator cannot do yet returns absl::UnimplementedError naming
 // the opcode; it never returns a wrong answer instead.
@@ -66,6 +70,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -79,8 +84,8 @@
 namespace xjit {
 
 struct EvaluatorOptions {
-  // Number of replicas the program runs on. The evaluator runs replica 0;
-  // collectives need replica_count == 1 for now.
+  // Number of replicas the program runs on. An Evaluator runs replica 0 alone,
+  // so its collectives need replica_count == 1; RunModuleReplicated sets it.
   int64_t replica_count = 1;
   // Seed of the generator behind `rng` (RngUniform / RngNormal) and
   // rng-get-and-update-state. The same seed gives the same values.
@@ -95,6 +100,41 @@ struct EvaluatorOptions {
   // error (ResourceExhausted) rather than a hang. Negative: unbounded.
   int64_t max_while_iterations = -1;
 };
+
+// Runs `module` on arguments.size() in-process replicas, one thread and one
+// Evaluator each (replica r gets arguments[r] and replica-id r), and returns
+// each replica's result, in replica order. Collectives meet in lockstep: the
+// k-th execution of a collective on one replica meets the k-th execution on
+// the other members of its group (loops and calls included). Semantics
+// (single partition, num_partitions = 1; XLA's group modes):
+//   - replica_groups={} is every replica in id order; otherwise each
+//     replica's group is the one that lists it, in the listed order. Without
+//     channel_id=, and with channel_id= on all-reduce, all-gather and
+//     reduce-scatter (use_global_device_ids true or false), the ids are
+//     replica ids. With channel_id=, all-to-all, collective-permute and
+//     collective-broadcast are cross-partition: their ids name partitions of
+//     the one partition, so each replica is its own group.
+//   - all-reduce (any reducer, tuples element by element) folds the group's
+//     values in group order; all-gather concatenates them along dimensions=;
+//     reduce-scatter gives group member i block i of the reduction;
+//     all-to-all (dimensions={d}) splits the operand along d into one block
+//     per member, sends block i to member i and concatenates what it receives
+//     along d in group order; the tuple form (no dimensions=) gives result j
+//     = member j's operand at this replica's position; collective-broadcast
+//     gives everyone the group's first member's value; collective-permute
+//     gives a replica its source's operand, or zeros when no pair targets it.
+//   - The -start forms compute at the start; -done passes the result on.
+//   - replica-id is r, partition-id 0.
+// Each replica's evaluator has `options` with replica_count = the number of
+// replicas (same rng seed, shared `queues` when given). The module's
+// replica_count must be 1 or that number and num_partitions 1. An error on
+// any replica fails the run (the first failing replica's error, prefixed
+// "replica r: "); replicas that disagree on the collectives they reach fail
+// with FailedPrecondition instead of hanging. Send/recv between replicas,
+// ragged-all-to-all and collective-reduce are Unimplemented.
+absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
+    const Module& module, absl::Span<const std::vector<Literal>> arguments,
+    const EvaluatorOptions& options = {});
 
 // An evaluator keeps the state that persists across evaluations with the same
 // options (the rng state). Not thread-safe; use one per thread.
@@ -124,6 +164,10 @@ class Evaluator {
   const EvaluatorOptions& options() const;
 
  private:
+  friend absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
+      const Module& module, absl::Span<const std::vector<Literal>> arguments,
+      const EvaluatorOptions& options);
+
   class Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -59,6 +59,9 @@ bool IsTypedAttribute(Opcode op, absl::string_view name) {
   };
   switch (op) {
     case Opcode::kCompare: return in({"direction", "type"});
+    // scan's other attributes stay opaque; its body is a called computation
+    // like any other, so that passes see it is used.
+    case Opcode::kScan: return in({"to_apply"});
     case Opcode::kIota: return in({"iota_dimension"});
     case Opcode::kBroadcast:
     case Opcode::kTranspose:
@@ -1468,6 +1471,17 @@ absl::Status Parser::ParseAttribute(Scope* scope, Instruction* instruction, Call
   }
   if (IsTypedAttribute(instruction->opcode(), key)) {
     return ParseTypedAttribute(name, instruction, slots);
+  }
+  if (instruction->opcode() == Opcode::kShuffle && key == "indices") {
+    // shuffle's mode=permute table, a shaped literal (`s32[4]{0} {3, 1, 0, 2}`)
+    // whose parts are separated by a space, which SkipValue would end at; it
+    // stays opaque with its source text (the evaluator parses it).
+    const size_t begin = Peek().offset;
+    XJIT_RETURN_IF_ERROR(ParseShapedLiteral().status());
+    const size_t end = pos_ > 0 ? tokens_[pos_ - 1].end : begin;
+    instruction->mutable_opaque_attributes()->push_back(
+        {key, std::string(text_.substr(begin, end - begin))});
+    return absl::OkStatus();
   }
   XJIT_ASSIGN_OR_RETURN(std::string value, SkipValue());
   instruction->mutable_opaque_attributes()->push_back({key, std::move(value)});

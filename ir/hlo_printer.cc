@@ -216,6 +216,9 @@ std::vector<std::string> TypedAttributes(const Instruction& instruction) {
   };
 
   switch (instruction.opcode()) {
+    case Opcode::kScan:
+      add_to_apply();
+      break;
     case Opcode::kCompare:
       add("direction", ComparisonDirectionName(a.comparison_direction));
       if (a.comparison_type != ComparisonType::kDefault) {

@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -1088,24 +1089,66 @@ absl::StatusOr<Shape> InferDot(const Ctx& ctx) {
   return DotShape(ctx, *lhs, *rhs, ctx.attrs.dot_dimension_numbers);
 }
 
-// scaled-dot(lhs, lhs_scale, rhs, rhs_scale): the dot rule on lhs and rhs.
+// The integers of an opaque attribute `key={1,2}` (or `key=3`); nullopt when
+// absent. ragged-dot's ragged dimension numbers and the scan and shuffle
+// attributes stay opaque in InstructionAttributes.
+absl::StatusOr<std::optional<std::vector<int64_t>>> OpaqueInts(const Ctx& ctx,
+                                                               absl::string_view key) {
+  for (const OpaqueAttribute& attribute : ctx.instr.opaque_attributes()) {
+    if (attribute.name != key) continue;
+    std::string text;
+    for (char c : attribute.value) {
+      if (c != ' ' && c != '{' && c != '}') text.push_back(c);
+    }
+    std::vector<int64_t> values;
+    if (text.empty()) return std::optional<std::vector<int64_t>>(values);
+    size_t begin = 0;
+    while (begin <= text.size()) {
+      const size_t end = std::min(text.find(',', begin), text.size());
+      int64_t value = 0;
+      if (!absl::SimpleAtoi(absl::string_view(text).substr(begin, end - begin), &value)) {
+        return ctx.Error("malformed %s=%s", std::string(key), attribute.value);
+      }
+      values.push_back(value);
+      begin = end + 1;
+    }
+    return std::optional<std::vector<int64_t>>(values);
+  }
+  return std::optional<std::vector<int64_t>>();
+}
+
+// scaled-dot(lhs, rhs, lhs_scale, rhs_scale) (XLA's operand order): the dot
+// rule on lhs and rhs; a scale is a scalar or has its operand's rank with
+// dimensions that divide the operand's.
 absl::StatusOr<Shape> InferScaledDot(const Ctx& ctx) {
   XJIT_RETURN_IF_ERROR(ctx.ExpectOperandCount(4));
   XJIT_ASSIGN_OR_RETURN(const Shape* lhs, ctx.ArrayOperand(0, "lhs"));
-  XJIT_ASSIGN_OR_RETURN(const Shape* lhs_scale, ctx.ArrayOperand(1, "lhs scale"));
-  XJIT_ASSIGN_OR_RETURN(const Shape* rhs, ctx.ArrayOperand(2, "rhs"));
+  XJIT_ASSIGN_OR_RETURN(const Shape* rhs, ctx.ArrayOperand(1, "rhs"));
+  XJIT_ASSIGN_OR_RETURN(const Shape* lhs_scale, ctx.ArrayOperand(2, "lhs scale"));
   XJIT_ASSIGN_OR_RETURN(const Shape* rhs_scale, ctx.ArrayOperand(3, "rhs scale"));
-  if (lhs_scale->rank() != lhs->rank() && !lhs_scale->IsScalar()) {
-    return ctx.Error("lhs scale rank %d differs from lhs rank %d", lhs_scale->rank(), lhs->rank());
-  }
-  if (rhs_scale->rank() != rhs->rank() && !rhs_scale->IsScalar()) {
-    return ctx.Error("rhs scale rank %d differs from rhs rank %d", rhs_scale->rank(), rhs->rank());
+  for (const auto& [operand, scale, side] :
+       {std::tuple(lhs, lhs_scale, "lhs"), std::tuple(rhs, rhs_scale, "rhs")}) {
+    if (scale->IsScalar()) continue;
+    if (scale->rank() != operand->rank()) {
+      return ctx.Error("%s scale rank %d differs from %s rank %d", side, scale->rank(), side,
+                       operand->rank());
+    }
+    for (int64_t d = 0; d < operand->rank(); ++d) {
+      const int64_t s = scale->dimensions(d);
+      if (s <= 0 || operand->dimensions(d) % s != 0) {
+        return ctx.Error("%s scale dimension %d (%d) does not divide %s's (%d)", side, d, s, side,
+                         operand->dimensions(d));
+      }
+    }
   }
   return DotShape(ctx, *lhs, *rhs, ctx.attrs.dot_dimension_numbers);
 }
 
-// ragged-dot(lhs, rhs, group_sizes): the ragged dimension numbers are not
-// kept as typed attributes, so only the operand kinds are checked.
+// ragged-dot(lhs, rhs, group_sizes), lhs_ragged_dims={r}, rhs_group_dims={d}
+// (XLA): a ragged non-contracting r needs rhs group dimension d (of size g,
+// removed from the result); a ragged contracting r gives [g, dot dims...]; a
+// ragged batch r gives the dot's shape. group_sizes is [g] or [lhs batch
+// dims..., lhs dims of r's kind before r..., g].
 absl::StatusOr<Shape> InferRaggedDot(const Ctx& ctx) {
   XJIT_RETURN_IF_ERROR(ctx.ExpectOperandCount(3));
   XJIT_ASSIGN_OR_RETURN(const Shape* lhs, ctx.ArrayOperand(0, "lhs"));
@@ -1114,8 +1157,147 @@ absl::StatusOr<Shape> InferRaggedDot(const Ctx& ctx) {
   if (!IsInteger(groups->element_type()) || groups->rank() < 1) {
     return ctx.Error("group sizes %s must be an integer array of rank >= 1", Str(*groups));
   }
-  XJIT_RETURN_IF_ERROR(ContractionResultType(ctx, *lhs, *rhs).status());
-  return ctx.GivenArrayShape();
+  XJIT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> ragged,
+                        OpaqueInts(ctx, "lhs_ragged_dims"));
+  XJIT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> group_dims,
+                        OpaqueInts(ctx, "rhs_group_dims"));
+  if (!ragged.has_value() || ragged->size() != 1) {
+    return ctx.Error("needs lhs_ragged_dims={d} with one dimension");
+  }
+  const int64_t r = (*ragged)[0];
+  XJIT_RETURN_IF_ERROR(ctx.CheckDimension(r, lhs->rank(), "lhs ragged dimension"));
+  const DotDimensionNumbers& dnums = ctx.attrs.dot_dimension_numbers;
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  const bool contracting = contains(dnums.lhs_contracting_dimensions, r);
+  const bool batch = contains(dnums.lhs_batch_dimensions, r);
+  const std::vector<int64_t> rhs_groups = group_dims.value_or(std::vector<int64_t>{});
+  const int64_t g = groups->dimensions(groups->rank() - 1);
+  if (groups->rank() > 1) {
+    std::vector<int64_t> prefix = batch ? std::vector<int64_t>{} : dnums.lhs_batch_dimensions;
+    for (int64_t d = 0; d < r; ++d) {
+      const bool is_batch = contains(dnums.lhs_batch_dimensions, d);
+      const bool is_contracting = contains(dnums.lhs_contracting_dimensions, d);
+      if (batch ? is_batch : (!is_batch && is_contracting == contracting)) prefix.push_back(d);
+    }
+    bool fits = groups->rank() == static_cast<int64_t>(prefix.size()) + 1;
+    for (int64_t i = 0; fits && i + 1 < groups->rank(); ++i) {
+      fits = groups->dimensions(i) == lhs->dimensions(prefix[i]);
+    }
+    if (!fits) {
+      return ctx.Error("group sizes %s are neither [g] nor [lhs batch dims..., lhs dims outer to "
+                       "the ragged dimension..., g]", Str(*groups));
+    }
+  }
+  if (batch || contracting) {
+    if (!rhs_groups.empty()) {
+      return ctx.Error("rhs_group_dims must be empty when the ragged dimension is a %s dimension",
+                       batch ? "batch" : "contracting");
+    }
+    XJIT_ASSIGN_OR_RETURN(Shape shape, DotShape(ctx, *lhs, *rhs, dnums));
+    if (batch) return shape;
+    std::vector<int64_t> dims = {g};
+    std::vector<bool> dynamic = {false};
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      dims.push_back(shape.dimensions(d));
+      dynamic.push_back(shape.is_dynamic_dimension(d));
+    }
+    return MakeArray(shape.element_type(), dims, dynamic);
+  }
+  if (rhs_groups.size() != 1) {
+    return ctx.Error("a ragged non-contracting dimension needs rhs_group_dims={d}");
+  }
+  const int64_t group = rhs_groups[0];
+  XJIT_RETURN_IF_ERROR(ctx.CheckDimension(group, rhs->rank(), "rhs group dimension"));
+  if (contains(dnums.rhs_batch_dimensions, group) ||
+      contains(dnums.rhs_contracting_dimensions, group)) {
+    return ctx.Error("rhs group dimension %d is also a batch or contracting dimension", group);
+  }
+  if (rhs->dimensions(group) != g) {
+    return ctx.Error("rhs group dimension %d has %d groups, group sizes %d", group,
+                     rhs->dimensions(group), g);
+  }
+  // The dot rule on rhs without its group dimension.
+  std::vector<int64_t> rhs_dims;
+  for (int64_t d = 0; d < rhs->rank(); ++d) {
+    if (d != group) rhs_dims.push_back(rhs->dimensions(d));
+  }
+  const Shape rhs_less = MakeArray(rhs->element_type(), rhs_dims);
+  DotDimensionNumbers less = dnums;
+  for (std::vector<int64_t>* v : {&less.rhs_batch_dimensions, &less.rhs_contracting_dimensions}) {
+    for (int64_t& d : *v) {
+      if (d > group) --d;
+    }
+  }
+  return DotShape(ctx, *lhs, rhs_less, less);
+}
+
+// shuffle(operand), dimensions={...}, mode=rotate|permute, ...: the operand's
+// shape (XLA's shuffle moves elements within the array).
+absl::StatusOr<Shape> InferShuffle(const Ctx& ctx) {
+  XJIT_RETURN_IF_ERROR(ctx.ExpectOperandCount(1));
+  XJIT_ASSIGN_OR_RETURN(const Shape* operand, ctx.ArrayOperand(0, "operand"));
+  XJIT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, OpaqueInts(ctx, "dimensions"));
+  if (dims.has_value()) {
+    XJIT_RETURN_IF_ERROR(ctx.CheckDimensionList(*dims, operand->rank(), "shuffled dimension"));
+  }
+  return MakeArray(operand->element_type(), operand->dimensions(),
+                   std::vector<bool>(operand->rank(), false));
+}
+
+// scan(inputs..., inits...), dimensions={d}, num_carries=c: (outputs...,
+// carries...) with each carry of its init's shape and every input and output
+// holding dimension d of one size. The outputs' shapes are the given ones.
+absl::Status CheckAllOperands(const Ctx& ctx);
+
+absl::StatusOr<Shape> InferScan(const Ctx& ctx) {
+  XJIT_RETURN_IF_ERROR(CheckAllOperands(ctx));
+  XJIT_ASSIGN_OR_RETURN(Shape shape, ctx.GivenShape());
+  XJIT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> carries_attr,
+                        OpaqueInts(ctx, "num_carries"));
+  XJIT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, OpaqueInts(ctx, "dimensions"));
+  if (!dims.has_value() || dims->size() != 1) return ctx.Error("needs dimensions={d}");
+  const int64_t dim = (*dims)[0];
+  const int64_t carries =
+      carries_attr.has_value() && carries_attr->size() == 1 ? (*carries_attr)[0] : 0;
+  const int64_t count = ctx.operand_count();
+  const int64_t results = shape.IsTuple() ? shape.tuple_size() : 1;
+  if (carries < 0 || carries > count || carries > results) {
+    return ctx.Error("num_carries=%d does not fit %d operands and %d results", carries, count,
+                     results);
+  }
+  auto result = [&](int64_t i) -> const Shape& {
+    return shape.IsTuple() ? shape.tuple_shapes(i) : shape;
+  };
+  int64_t n = -1;
+  auto check_scanned = [&](const Shape& s, absl::string_view what) -> absl::Status {
+    if (!s.IsArray() || dim < 0 || dim >= s.rank()) {
+      return ctx.Error("scan dimension %d is out of range for %s %s", dim, std::string(what),
+                       Str(s));
+    }
+    if (n >= 0 && s.dimensions(dim) != n) {
+      return ctx.Error("%s %s does not have %d elements along dimension %d", std::string(what),
+                       Str(s), n, dim);
+    }
+    n = s.dimensions(dim);
+    return absl::OkStatus();
+  };
+  for (int64_t i = 0; i < count - carries; ++i) {
+    XJIT_RETURN_IF_ERROR(check_scanned(ctx.instr.operand(i)->shape(), "input"));
+  }
+  for (int64_t i = 0; i < results - carries; ++i) {
+    XJIT_RETURN_IF_ERROR(check_scanned(result(i), "output"));
+  }
+  for (int64_t c = 0; c < carries; ++c) {
+    const Shape& init = ctx.instr.operand(count - carries + c)->shape();
+    const Shape& out = result(results - carries + c);
+    if (!init.IsArray() || !out.IsArray() || init.element_type() != out.element_type() ||
+        !SameDimensions(init, out)) {
+      return ctx.Error("carry %d: init %s and result %s differ", c, Str(init), Str(out));
+    }
+  }
+  return shape;
 }
 
 absl::StatusOr<Shape> InferConvolution(const Ctx& ctx) {
@@ -2326,9 +2508,9 @@ absl::StatusOr<Shape> InferShape(const Instruction& instruction) {
     case Opcode::kAsyncDone:
       return InferTupleElementOfOperand(ctx, 1);
     case Opcode::kAsyncStart: return InferAsyncStart(ctx);
+    case Opcode::kScan: return InferScan(ctx);
+    case Opcode::kShuffle: return InferShuffle(ctx);
     case Opcode::kCollectiveReduce:
-    case Opcode::kScan:
-    case Opcode::kShuffle:
       // Semantics not modelled: operands must be well formed; the given shape stands.
       XJIT_RETURN_IF_ERROR(CheckAllOperands(ctx));
       return ctx.GivenShape();

@@ -21,11 +21,16 @@
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
 #include "runtime/blas/dot.h"
+#include "ir/hlo_printer.h"
+#include "jit/split_output_fusions.h"
+#include "passes/allocate_buffers.h"
+#include "passes/pipeline.h"
 
 namespace xjit::jit {
 namespace {
 
 using runtime::BufferSlot;
+using xjit::BufferPlan;
 
 int64_t AlignUp(int64_t n) {
   return (n + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
@@ -36,7 +41,7 @@ runtime::Step CopyStep(int source, int destination) {
   runtime::Step step;
   step.kind = runtime::Step::Kind::kCopy;
   step.inputs = {source};
-  step.output = destination;
+  step.outputs = {destination};
   return step;
 }
 
@@ -55,6 +60,19 @@ bool IsLibraryCall(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution;
 }
 
+// Instructions that compute nothing: their leaves are other values' slices
+// (buffer_plan.h), or places the caller or the executable provides.
+bool IsPlace(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kBitcast:
+    case Opcode::kGetTupleElement: case Opcode::kTuple: case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain: case Opcode::kAddDependency:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool HasDynamicShape(const Computation& computation) {
   for (const auto& instruction : computation.instructions()) {
     if (instruction->shape().is_dynamic()) return true;
@@ -62,30 +80,32 @@ bool HasDynamicShape(const Computation& computation) {
   return false;
 }
 
-// Builds the steps and buffer plan of the entry computation.
+// Builds the steps and slots of the entry computation from its buffer plan
+// (passes/buffer_plan.h): steps follow the plan's schedule; each allocation
+// has a home (a parameter or result buffer at a flattened offset, a
+// constant, the arena), and each array leaf a slot at its slice's offset in
+// that home.
 class ExecutableBuilder {
  public:
   ExecutableBuilder(const CompileOptions& options, Target* target, CompileReport* report)
       : options_(options), target_(target), report_(report) {}
 
-  absl::Status Build(const Computation& entry, runtime::ExecutableSpec* spec) {
+  absl::Status Build(const Computation& entry, const BufferPlan& plan,
+                     runtime::ExecutableSpec* spec) {
     spec_ = spec;
-    root_ = entry.root();
-    for (const auto& owned : entry.instructions()) {
-      XJIT_RETURN_IF_ERROR(Add(*owned));
+    plan_ = &plan;
+    const ComputationBufferPlan* entry_plan = plan.ForComputation(&entry);
+    if (entry_plan == nullptr) return absl::InternalError("buffer plan: no plan for the entry");
+    XJIT_RETURN_IF_ERROR(PlaceAllocations(entry, *entry_plan));
+    for (const Instruction* instruction : entry_plan->schedule) {
+      XJIT_RETURN_IF_ERROR(Add(*instruction));
     }
-    // A root that is only a place (parameter, constant, tuple element) is
-    // copied into the result.
-    const int root_slot = slot_of_.at(root_);
-    if (spec_->plan.slots[root_slot].kind != BufferSlot::Kind::kResult) {
-      BufferSlot result;
-      result.kind = BufferSlot::Kind::kResult;
-      result.shape = root_->shape();
-      result.size = ByteSize(root_->shape());
-      const int result_slot = NewSlot(result);
-      spec_->steps.push_back(CopyStep(root_slot, result_slot));
+    // Result leaves the plan leaves outside the caller's result buffer (a
+    // parameter, a constant, a second copy of one value) are copied there.
+    for (const auto& [source, destination] : result_copies_) {
+      spec_->steps.push_back(CopyStep(source, destination));
     }
-    spec_->plan.result_bytes = ByteSize(root_->shape());
+    spec_->plan.result_bytes = ByteSize(entry.root()->shape());
     // Scratch of library calls: one range after every value, sized for the
     // largest call (the calls run one at a time).
     if (spec_->plan.scratch_bytes > 0) {
@@ -96,89 +116,164 @@ class ExecutableBuilder {
   }
 
  private:
+  struct Home {
+    BufferSlot::Kind kind = BufferSlot::Kind::kTemp;
+    int64_t index = 0;
+    int64_t offset = 0;
+  };
+
   int NewSlot(BufferSlot slot) {
     spec_->plan.slots.push_back(std::move(slot));
     return static_cast<int>(spec_->plan.slots.size()) - 1;
   }
 
-  // The slot an instruction computed by a step writes.
-  int OutputSlot(const Instruction& instruction) {
+  int SlotAt(const Home& home, int64_t offset, const Shape& shape) {
     BufferSlot slot;
-    slot.shape = instruction.shape();
-    slot.size = ByteSize(instruction.shape());
-    if (&instruction == root_) {
-      slot.kind = BufferSlot::Kind::kResult;
-    } else {
-      slot.kind = BufferSlot::Kind::kTemp;
-      slot.offset = AlignUp(spec_->plan.temp_bytes);
-      spec_->plan.temp_bytes = slot.offset + slot.size;
-    }
+    slot.kind = home.kind;
+    slot.index = home.index;
+    slot.offset = home.offset + offset;
+    slot.shape = shape;
+    slot.size = ByteSize(shape);
     return NewSlot(std::move(slot));
   }
 
-  int ConstantSlot(const Instruction& constant) {
-    auto it = constant_slot_.find(&constant);
-    if (it != constant_slot_.end()) return it->second;
-    BufferSlot slot;
-    slot.kind = BufferSlot::Kind::kConstant;
-    slot.index = static_cast<int64_t>(spec_->constants.size());
-    slot.shape = constant.shape();
-    slot.size = ByteSize(constant.shape());
+  // Arena bytes of their own, after the entry's temps.
+  int64_t ReserveArena(int64_t bytes) {
+    const int64_t offset = AlignUp(spec_->plan.temp_bytes);
+    spec_->plan.temp_bytes = offset + bytes;
+    return offset;
+  }
+
+  absl::Status PlaceAllocations(const Computation& entry, const ComputationBufferPlan& entry_plan) {
+    const Shape& result_shape = entry.root()->shape();
+    for (const BufferAllocation& allocation : plan_->allocations()) {
+      Home home;
+      switch (allocation.kind) {
+        case BufferAllocation::Kind::kParameter:
+          home.kind = BufferSlot::Kind::kParameter;
+          home.index = allocation.parameter_number;
+          home.offset = runtime::FlatOffset(entry.parameter(allocation.parameter_number)->shape(),
+                                            allocation.parameter_index);
+          break;
+        case BufferAllocation::Kind::kConstant:
+          continue;  // Placed with their constant (AddConstantSlots).
+        case BufferAllocation::Kind::kTemp:
+          if (allocation.id != entry_plan.arena) continue;  // Run by the evaluator.
+          home.offset = ReserveArena(allocation.size);
+          break;
+        case BufferAllocation::Kind::kResult: {
+          const ShapeIndex& first = allocation.result_indices.at(0);
+          if (allocation.size == ByteSize(Subshape(result_shape, first))) {
+            home.kind = BufferSlot::Kind::kResult;
+            home.offset = runtime::FlatOffset(result_shape, first);
+          } else {
+            home.offset = ReserveArena(allocation.size);  // Larger: copied out.
+          }
+          break;
+        }
+      }
+      home_[allocation.id] = home;
+    }
+    return absl::OkStatus();
+  }
+
+  // Each leaf of a constant becomes a constant of the executable.
+  void AddConstantSlots(const Instruction& constant) {
+    const std::vector<uint8_t> flat = runtime::FlattenLiteral(constant.literal());
+    for (const LeafSlice& leaf : plan_->Slices(&constant)) {
+      if (home_.contains(leaf.slice.allocation)) continue;
+      const int64_t begin = runtime::FlatOffset(constant.shape(), leaf.index);
+      Home home;
+      home.kind = BufferSlot::Kind::kConstant;
+      home.index = static_cast<int64_t>(spec_->constants.size());
+      spec_->constants.emplace_back(flat.begin() + begin, flat.begin() + begin + leaf.slice.size);
+      home_[leaf.slice.allocation] = home;
+    }
+  }
+
+  // The slots of `instruction`'s array leaves, in leaf order.
+  absl::StatusOr<std::vector<int>> LeafSlots(const Instruction& instruction) {
+    auto it = slots_of_.find(&instruction);
+    if (it != slots_of_.end()) return it->second;
+    std::vector<int> slots;
+    for (const LeafSlice& leaf : plan_->Slices(&instruction)) {
+      auto home = home_.find(leaf.slice.allocation);
+      if (home == home_.end()) {
+        return absl::InternalError(absl::StrCat("buffer plan: ", instruction.name(),
+                                                " has a slice outside the entry's places"));
+      }
+      slots.push_back(SlotAt(home->second, leaf.slice.offset,
+                             Subshape(instruction.shape(), leaf.index)));
+    }
+    if (static_cast<int64_t>(slots.size()) != runtime::ArrayLeafCount(instruction.shape())) {
+      return absl::InternalError(
+          absl::StrCat("buffer plan: ", instruction.name(), " lacks slices for some leaves"));
+    }
+    slots_of_[&instruction] = slots;
+    return slots;
+  }
+
+  // The single slot of an array operand.
+  absl::StatusOr<int> ArraySlot(const Instruction& instruction) {
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> slots, LeafSlots(instruction));
+    if (slots.size() != 1 || !instruction.shape().IsArray()) {
+      return absl::UnimplementedError(absl::StrCat(instruction.name(), " is not an array"));
+    }
+    return slots[0];
+  }
+
+  // A constant of a fused computation (kernel inputs that are not operands).
+  int FusedConstantSlot(const Instruction& constant) {
+    auto it = fused_constant_slot_.find(&constant);
+    if (it != fused_constant_slot_.end()) return it->second;
+    Home home;
+    home.kind = BufferSlot::Kind::kConstant;
+    home.index = static_cast<int64_t>(spec_->constants.size());
     spec_->constants.push_back(runtime::FlattenLiteral(constant.literal()));
-    const int id = NewSlot(std::move(slot));
-    constant_slot_[&constant] = id;
+    const int id = SlotAt(home, 0, constant.shape());
+    fused_constant_slot_[&constant] = id;
     return id;
   }
 
-  absl::Status Add(const Instruction& instruction) {
-    switch (instruction.opcode()) {
-      case Opcode::kParameter: {
-        BufferSlot slot;
-        slot.kind = BufferSlot::Kind::kParameter;
-        slot.index = instruction.attrs().parameter_number;
-        slot.shape = instruction.shape();
-        slot.size = ByteSize(instruction.shape());
-        slot_of_[&instruction] = NewSlot(std::move(slot));
-        return absl::OkStatus();
-      }
-      case Opcode::kConstant:
-        slot_of_[&instruction] = ConstantSlot(instruction);
-        return absl::OkStatus();
-      case Opcode::kGetTupleElement: {
-        BufferSlot slot = spec_->plan.slots[slot_of_.at(instruction.operand(0))];
-        const int64_t index = instruction.attrs().tuple_index;
-        slot.offset += runtime::TupleElementOffset(slot.shape, index);
-        slot.shape = Shape(slot.shape.tuple_shapes(index));
-        slot.size = ByteSize(slot.shape);
-        slot_of_[&instruction] = NewSlot(std::move(slot));
-        return absl::OkStatus();
-      }
-      case Opcode::kTuple: {
-        const int out = OutputSlot(instruction);
-        slot_of_[&instruction] = out;
-        for (int64_t k = 0; k < instruction.operand_count(); ++k) {
-          BufferSlot part = spec_->plan.slots[out];
-          part.offset += runtime::TupleElementOffset(instruction.shape(), k);
-          part.shape = instruction.shape().tuple_shapes(k);
-          part.size = ByteSize(part.shape);
-          if (part.size == 0) continue;
-          const int part_slot = NewSlot(std::move(part));
-          spec_->steps.push_back(CopyStep(slot_of_.at(instruction.operand(k)), part_slot));
-        }
-        return absl::OkStatus();
-      }
-      default:
-        break;
+  // Entry result leaves held by allocations outside the result buffer, or
+  // by one allocation for several leaves, are copied at the end.
+  absl::Status NoteResultCopies(const Instruction& root) {
+    const Shape& result_shape = root.shape();
+    for (const LeafSlice& leaf : plan_->Slices(&root)) {
+      const BufferAllocation& allocation = plan_->allocation(leaf.slice.allocation);
+      const Home& home = home_.at(leaf.slice.allocation);
+      const bool in_place = home.kind == BufferSlot::Kind::kResult &&
+                            home.offset == runtime::FlatOffset(result_shape, leaf.index);
+      if (in_place) continue;
+      (void)allocation;
+      const Shape& shape = Subshape(result_shape, leaf.index);
+      Home result;
+      result.kind = BufferSlot::Kind::kResult;
+      result_copies_.push_back({SlotAt(home, leaf.slice.offset, shape),
+                                SlotAt(result, runtime::FlatOffset(result_shape, leaf.index),
+                                       shape)});
     }
-    const int out = OutputSlot(instruction);
-    slot_of_[&instruction] = out;
-    const bool empty_array =
-        instruction.shape().IsArray() && instruction.shape().element_count() == 0;
-    if (empty_array && !HasSideEffect(instruction.opcode())) return absl::OkStatus();
+    return absl::OkStatus();
+  }
+
+  absl::Status Add(const Instruction& instruction) {
+    if (instruction.opcode() == Opcode::kConstant) AddConstantSlots(instruction);
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> outputs, LeafSlots(instruction));
+    if (&instruction == instruction.parent()->root()) {
+      XJIT_RETURN_IF_ERROR(NoteResultCopies(instruction));
+    }
+    if (IsPlace(instruction.opcode())) return absl::OkStatus();
+    int64_t output_bytes = 0;
+    for (int slot : outputs) output_bytes += spec_->plan.slots[slot].size;
+    if (output_bytes == 0 && instruction.shape().IsArray() &&
+        !HasSideEffect(instruction.opcode())) {
+      return absl::OkStatus();
+    }
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
     if (target_ != nullptr) {
-      kernel_status = IsLibraryCall(instruction.opcode()) ? AddLibraryCall(instruction, out)
-                                                          : AddKernel(instruction, out);
+      kernel_status = IsLibraryCall(instruction.opcode())
+                          ? AddLibraryCall(instruction, outputs)
+                          : AddKernel(instruction, outputs);
     }
     if (kernel_status.ok()) return absl::OkStatus();
     runtime::Step step;
@@ -186,9 +281,10 @@ class ExecutableBuilder {
     step.name = instruction.name();
     step.instruction = &instruction;
     for (const Instruction* operand : instruction.operands()) {
-      step.inputs.push_back(slot_of_.at(operand));
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
+      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
     }
-    step.output = out;
+    step.outputs = std::move(outputs);
     spec_->steps.push_back(std::move(step));
     if (report_ != nullptr) {
       report_->interpreted_steps.push_back(absl::StrCat(instruction.name(), " (",
@@ -201,7 +297,7 @@ class ExecutableBuilder {
   // A dot or convolution as a call into runtime/blas with a plan made now;
   // the plan's error (Unimplemented for layouts or types it does not
   // handle) leaves the instruction to the evaluator.
-  absl::Status AddLibraryCall(const Instruction& instruction, int out) {
+  absl::Status AddLibraryCall(const Instruction& instruction, const std::vector<int>& outputs) {
     runtime::LibraryCall call;
     std::string description;
     if (instruction.opcode() == Opcode::kDot) {
@@ -220,6 +316,14 @@ class ExecutableBuilder {
       description = plan.ToString();
       call.plan = std::make_shared<const runtime::blas::ConvolutionPlan>(std::move(plan));
     }
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
+      step.inputs.push_back(slot);
+    }
+    step.outputs = outputs;
     spec_->plan.scratch_bytes = std::max(spec_->plan.scratch_bytes, call.scratch_bytes);
     if (report_ != nullptr) {
       LibraryCallInfo info;
@@ -229,30 +333,38 @@ class ExecutableBuilder {
       info.scratch_bytes = call.scratch_bytes;
       report_->library_calls.push_back(std::move(info));
     }
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kLibraryCall;
-    step.name = instruction.name();
     step.library_call = std::move(call);
-    for (const Instruction* operand : instruction.operands()) {
-      step.inputs.push_back(slot_of_.at(operand));
-    }
-    step.output = out;
     spec_->steps.push_back(std::move(step));
     return absl::OkStatus();
   }
 
-  absl::Status AddKernel(const Instruction& instruction, int out) {
+  absl::Status AddKernel(const Instruction& instruction, const std::vector<int>& outputs) {
     absl::StatusOr<KernelSpec> kernel = instruction.opcode() == Opcode::kFusion
                                             ? EmitFusionKernel(instruction)
                                             : EmitInstructionKernel(instruction);
     if (!kernel.ok()) return kernel.status();
+    const size_t kernel_outputs = kernel->program.buffers.size() - kernel->inputs.size();
+    if (kernel_outputs != outputs.size()) {
+      return absl::InternalError(absl::StrCat("kernel of ", instruction.name(), " writes ",
+                                              kernel_outputs, " buffers, the value has ",
+                                              outputs.size(), " leaves"));
+    }
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kKernel;
+    step.name = instruction.name();
+    for (const Instruction* input : kernel->inputs) {
+      if (input->parent() == instruction.parent()) {
+        XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*input));
+        step.inputs.push_back(slot);
+      } else {
+        step.inputs.push_back(FusedConstantSlot(*input));
+      }
+    }
+    step.outputs = outputs;
     MathOptions math;
     math.fused_multiply_add = target_->HasFusedMultiplyAdd();
     ExpandMath(&kernel->program, math);
     XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target_->Lower(kernel->program));
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kKernel;
-    step.name = instruction.name();
     step.function = lowered.function;
     // A rank-1 kernel's only loop is also its vectorised inner loop: ranges
     // split at multiples of 64 elements (a multiple of every vector width),
@@ -261,11 +373,6 @@ class ExecutableBuilder {
     const std::vector<int64_t>& extents = kernel->program.loop_extents;
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
-    for (const Instruction* input : kernel->inputs) {
-      auto it = slot_of_.find(input);
-      step.inputs.push_back(it != slot_of_.end() ? it->second : ConstantSlot(*input));
-    }
-    step.output = out;
     spec_->steps.push_back(std::move(step));
 
     const std::string perf_name =
@@ -274,8 +381,6 @@ class ExecutableBuilder {
       WritePerfMapEntry(lowered.code, lowered.code_size, perf_name);
     }
     if (!options_.dump_dir.empty()) {
-      std::error_code error;
-      std::filesystem::create_directories(options_.dump_dir, error);
       std::ofstream file(std::filesystem::path(options_.dump_dir) /
                          absl::StrCat(spec_->name, ".", instruction.name(), ".kernel.txt"));
       file << kernel->program.ToString() << "\n" << lowered.asm_text;
@@ -296,10 +401,34 @@ class ExecutableBuilder {
   Target* target_;
   CompileReport* report_;
   runtime::ExecutableSpec* spec_ = nullptr;
-  const Instruction* root_ = nullptr;
-  absl::flat_hash_map<const Instruction*, int> slot_of_;
-  absl::flat_hash_map<const Instruction*, int> constant_slot_;
+  const BufferPlan* plan_ = nullptr;
+  absl::flat_hash_map<int64_t, Home> home_;  // By allocation id.
+  absl::flat_hash_map<const Instruction*, std::vector<int>> slots_of_;
+  absl::flat_hash_map<const Instruction*, int> fused_constant_slot_;
+  std::vector<std::pair<int, int>> result_copies_;
 };
+
+// The module the executable runs: `module` after the pass pipeline (when
+// options ask for it) with its output fusions split (split_output_fusions.h).
+absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
+                                                      const CompileOptions& options) {
+  std::unique_ptr<Module> prepared = module.Clone();
+  if (options.run_passes) {
+    PipelineOptions pipeline;
+    pipeline.verify = false;  // The input was verified; each pass keeps it so.
+    pipeline.disabled_passes = options.disabled_passes;
+    pipeline.only_passes = options.only_passes;
+    pipeline.dump_dir = options.dump_dir;
+    // The driver computes the plan itself, after splitting output fusions;
+    // the pipeline's copy is only worth its time in a dump.
+    if (options.dump_dir.empty() && options.only_passes.empty()) {
+      pipeline.disabled_passes.push_back("allocate-buffers");
+    }
+    XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
+  }
+  XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get()).status());
+  return prepared;
+}
 
 }  // namespace
 
@@ -335,16 +464,43 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     report->target = "none";
   }
 
+  if (!options.dump_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(options.dump_dir, error);
+  }
   runtime::ExecutableSpec spec;
   spec.name = module.name();
-  spec.module = module.Clone();
+  XJIT_ASSIGN_OR_RETURN(spec.module, PrepareModule(module, options));
   const Computation& entry = *spec.module->entry();
   for (const Instruction* parameter : entry.parameters()) {
     spec.parameter_shapes.push_back(parameter->shape());
   }
   spec.result_shape = entry.root()->shape();
+  // The caller's buffers are in the layouts the module was written with;
+  // the pipeline keeps them at the entry (passes/assign_layouts.h).
+  for (size_t i = 0; i < spec.parameter_shapes.size(); ++i) {
+    if (!(spec.parameter_shapes[i] == module.entry()->parameter(i)->shape())) {
+      return absl::InternalError(absl::StrCat("the pass pipeline changed parameter ", i,
+                                              "'s shape to ",
+                                              spec.parameter_shapes[i].ToString(true)));
+    }
+  }
+  if (!(spec.result_shape == module.entry()->root()->shape())) {
+    return absl::InternalError(absl::StrCat("the pass pipeline changed the result shape to ",
+                                            spec.result_shape.ToString(true)));
+  }
+  BufferPlanOptions plan_options;
+  // Execute's contract: parameter buffers are only read.
+  plan_options.donate_parameters = false;
+  XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*spec.module, plan_options));
+  if (!options.dump_dir.empty()) {
+    std::ofstream(std::filesystem::path(options.dump_dir) / "final.hlo")
+        << PrintModule(*spec.module);
+    std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
+        << plan.ToString();
+  }
   ExecutableBuilder builder(options, target.get(), report);
-  XJIT_RETURN_IF_ERROR(builder.Build(entry, &spec));
+  XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
   // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
@@ -354,7 +510,12 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   }
 
   report->temp_bytes = spec.plan.temp_bytes;
-  report->peak_bytes = spec.plan.temp_bytes + spec.plan.result_bytes;
+  // The plan's peak (parameters, results and temps live at once over the
+  // schedule) plus what the executable adds: library-call scratch, and
+  // arena bytes of result values copied out.
+  const int64_t arena = plan.ForComputation(&entry)->arena;
+  const int64_t planned_arena_bytes = arena >= 0 ? plan.allocation(arena).size : 0;
+  report->peak_bytes = plan.peak_bytes() + spec.plan.temp_bytes - planned_arena_bytes;
   auto executable = std::make_unique<runtime::Executable>(std::move(spec));
   report->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -34,8 +35,19 @@ struct CompileOptions {
   bool perf_map = false;
   // Keep each kernel's assembly text (for `xjit compile --asm`).
   bool collect_asm = false;
-  // If not empty, write each kernel's program and assembly here.
+  // If not empty, write here the module after each pass (NN-name.hlo), the
+  // module the executable runs (final.hlo), its buffer plan
+  // (buffer-plan.txt), and each kernel's program and assembly.
   std::string dump_dir;
+  // Run the pass pipeline (passes/pipeline.h: simplification, layout
+  // assignment, fusion) before emitting code. Off, every instruction of the
+  // module as written is its own step (a baseline for tests and benchmarks);
+  // buffers are allocated either way.
+  bool run_passes = true;
+  // Pipeline passes not to run, and when not empty the only ones to run, by
+  // name (PipelineOptions); an unknown name is InvalidArgument.
+  std::vector<std::string> disabled_passes;
+  std::vector<std::string> only_passes;
   // Emit no kernels at all: every instruction becomes an interpreted step
   // (a baseline for tests and benchmarks).
   bool interpret_only = false;

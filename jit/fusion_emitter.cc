@@ -207,8 +207,28 @@ class ElementEmitter {
     return absl::OkStatus();
   }
 
+  // Runs `body` with the parameters of `computation` standing for the
+  // operations `args` and a fresh memo (a reducer is applied to new values
+  // each time).
+  template <typename Body>
+  absl::Status WithFixedParameters(const Computation& computation, const std::vector<int>& args,
+                                   Body body) {
+    if (static_cast<int64_t>(args.size()) != computation.parameter_count()) {
+      return absl::UnimplementedError("applied computation with the wrong parameter count");
+    }
+    absl::flat_hash_map<std::pair<const Instruction*, Index>, int> saved;
+    std::swap(saved, memo_);
+    for (size_t k = 0; k < args.size(); ++k) fixed_[computation.parameter(k)] = args[k];
+    absl::Status status = body();
+    for (size_t k = 0; k < args.size(); ++k) fixed_.erase(computation.parameter(k));
+    std::swap(saved, memo_);
+    return status;
+  }
+
   // The value of `instruction` at `index` (one index value per dimension).
   absl::StatusOr<int> Emit(const Instruction& instruction, const Index& index) {
+    auto fixed = fixed_.find(&instruction);
+    if (fixed != fixed_.end()) return fixed->second;
     auto key = std::make_pair(&instruction, index);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
@@ -253,6 +273,7 @@ class ElementEmitter {
   KernelSpec* spec_;
   ProgramBuilder& b_;
   absl::flat_hash_map<const Instruction*, int> leaf_buffer_;
+  absl::flat_hash_map<const Instruction*, int> fixed_;
   absl::flat_hash_map<std::pair<const Instruction*, Index>, int> memo_;
 };
 
@@ -277,6 +298,12 @@ ComparisonType ResolveComparison(ComparisonType requested, ElementType type) {
 }
 
 absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const Index& index) {
+  if (instr.opcode() == Opcode::kConstant && !leaf_buffer_.contains(&instr)) {
+    XJIT_RETURN_IF_ERROR(AddLeaf(instr, &instr));
+  }
+  if (instr.opcode() == Opcode::kParameter && !leaf_buffer_.contains(&instr)) {
+    return Unsupported(instr, "parameter without a value");
+  }
   auto leaf = leaf_buffer_.find(&instr);
   if (leaf != leaf_buffer_.end()) {
     KOp load;
@@ -379,6 +406,25 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     }
     case Opcode::kReshape:
       return EmitReshape(instr, index);
+    case Opcode::kBitcast: {
+      // The same physical element: the position in the result's layout,
+      // split along the operand's layout.
+      const Instruction& operand = *instr.operand(0);
+      const Shape& in = operand.shape();
+      if (!IsKernelCompatibleShape(shape) || !IsKernelCompatibleShape(in) ||
+          in.element_type() != type || in.element_count() != shape.element_count()) {
+        return Unsupported(instr, "bitcast that changes the element type or count");
+      }
+      const int linear = Offset(shape, index);
+      Index operand_index(in.rank());
+      int64_t stride = 1;
+      for (int64_t d : in.layout().minor_to_major) {
+        operand_index[d] =
+            b_.IRem(b_.IDiv(linear, stride), std::max<int64_t>(in.dimensions(d), 1));
+        stride *= in.dimensions(d);
+      }
+      return Emit(operand, operand_index);
+    }
     case Opcode::kSlice: {
       const std::vector<SliceDimension>& slice = instr.attrs().slice;
       Index operand_index(index.size());
@@ -574,8 +620,10 @@ absl::StatusOr<int> ElementEmitter::EmitDynamicUpdateSlice(const Instruction& in
 }
 
 // Sets up the loop nest over `output`'s physical order and returns its index
-// values, one per logical dimension.
-Index LoopNest(const Shape& output, ProgramBuilder* builder, KernelProgram* program) {
+// values, one per logical dimension. A rank-0 output gets one loop of extent
+// 1 when `at_least_one` (reduction programs need an output loop).
+Index LoopNest(const Shape& output, ProgramBuilder* builder, KernelProgram* program,
+               bool at_least_one = false) {
   const int64_t rank = output.rank();
   Index index(rank);
   const std::vector<int64_t>& minor_to_major = output.layout().minor_to_major;
@@ -584,22 +632,336 @@ Index LoopNest(const Shape& output, ProgramBuilder* builder, KernelProgram* prog
     program->loop_extents.push_back(output.dimensions(dim));
     index[dim] = builder->LoopIndex(static_cast<int>(level), output.dimensions(dim));
   }
+  if (rank == 0 && at_least_one) {
+    program->loop_extents.push_back(1);
+    builder->LoopIndex(0, 1);
+  }
   return index;
 }
 
-absl::Status Finish(const Instruction& root, const Shape& output, int value,
-                    ElementEmitter* emitter, ProgramBuilder* builder, KernelSpec* spec,
-                    const Index& index) {
-  KOp store;
-  store.kind = KOpKind::kStore;
-  store.type = ElementType::kTuple;
-  store.operand_type = output.element_type();
-  store.a = emitter->Offset(output, index);
-  store.b = value;
-  builder->Add(store);
-  RemoveDeadOps(&spec->program);
-  spec->program.buffers.push_back({output.element_type(), PhysicalElementCount(output)});
-  return absl::OkStatus();
+// One output buffer of a kernel: element `element` of `value`'s result (a
+// variadic reduce has several; -1 for an array result).
+struct OutputPlan {
+  const Instruction* value = nullptr;
+  int element = -1;
+  Shape shape;
+};
+
+// Whether `reducer` is one binary add/multiply/maximum/minimum/and/or/xor of
+// its two scalar parameters: then the order of the reduced elements does
+// not matter (up to float rounding), so the loops follow memory order.
+bool IsSimpleMonoid(const Computation& reducer) {
+  const Instruction* root = reducer.root();
+  if (root == nullptr || reducer.parameter_count() != 2 || root->operand_count() != 2) return false;
+  switch (root->opcode()) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
+      break;
+    default:
+      return false;
+  }
+  return root->operand(0)->opcode() == Opcode::kParameter &&
+         root->operand(1)->opcode() == Opcode::kParameter &&
+         root->operand(0) != root->operand(1);
+}
+
+class KernelAssembler {
+ public:
+  KernelAssembler(KernelSpec* spec, const Instruction& kernel)
+      : spec_(spec), kernel_(kernel), builder_(&spec->program), emitter_(spec, &builder_) {}
+
+  ElementEmitter& emitter() { return emitter_; }
+
+  // Emits the loops and stores of `outputs` (in output buffer order).
+  absl::Status Run(const std::vector<OutputPlan>& outputs) {
+    for (const OutputPlan& output : outputs) {
+      if (!IsKernelCompatibleShape(output.shape)) {
+        return Unsupported(kernel_, absl::StrCat("unsupported result shape ",
+                                                 output.shape.ToString()));
+      }
+    }
+    const Instruction* reduce = nullptr;
+    for (const OutputPlan& output : outputs) {
+      if (output.value->opcode() == Opcode::kReduce) {
+        reduce = output.value;
+        break;
+      }
+    }
+    if (reduce == nullptr) {
+      XJIT_RETURN_IF_ERROR(RunLoop(outputs));
+    } else {
+      XJIT_RETURN_IF_ERROR(RunReduce(outputs, *reduce));
+    }
+    spec_->program.output_count = static_cast<int>(outputs.size());
+    for (const OutputPlan& output : outputs) {
+      spec_->program.buffers.push_back(
+          {output.shape.element_type(), PhysicalElementCount(output.shape)});
+    }
+    RemoveDeadOps(&spec_->program);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status RunLoop(const std::vector<OutputPlan>& outputs) {
+    const Shape& first = outputs[0].shape;
+    for (const OutputPlan& output : outputs) {
+      if (output.shape.dimensions() != first.dimensions() || output.element >= 0) {
+        return Unsupported(kernel_, "outputs of different dimensions");
+      }
+    }
+    const Index index = LoopNest(first, &builder_, &spec_->program);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*outputs[k].value, index));
+      Store(static_cast<int>(k), outputs[k].shape, index, value);
+    }
+    return absl::OkStatus();
+  }
+
+  void Store(int output, const Shape& shape, const Index& index, int value) {
+    KOp store;
+    store.kind = KOpKind::kStore;
+    store.type = ElementType::kTuple;
+    store.operand_type = shape.element_type();
+    store.a = emitter_.Offset(shape, index);
+    store.b = value;
+    store.imm = output;
+    builder_.Add(store);
+  }
+
+  int Acc(KOpKind kind, ElementType type, int slot, int a = -1) {
+    KOp op;
+    op.kind = kind;
+    op.type = type;
+    op.imm = slot;
+    op.a = a;
+    if (a >= 0) op.operand_type = spec_->program.ops[a].type;
+    return builder_.Add(op);
+  }
+
+  absl::Status CheckReduce(const Instruction& reduce) {
+    const int64_t n = reduce.operand_count() / 2;
+    if (n < 1 || reduce.operand_count() != 2 * n || reduce.called_computations().size() != 1) {
+      return Unsupported(reduce, "malformed reduce");
+    }
+    const Computation& reducer = *reduce.to_apply();
+    if (reducer.parameter_count() != 2 * n || reducer.root() == nullptr) {
+      return Unsupported(reduce, "reducer does not take 2N parameters");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Shape& input = reduce.operand(i)->shape();
+      const Shape& init = reduce.operand(n + i)->shape();
+      const Shape& result = n == 1 && !reduce.shape().IsTuple() ? reduce.shape()
+                                                                 : reduce.shape().tuple_shapes(i);
+      if (!input.IsArray() || input.dimensions() != reduce.operand(0)->shape().dimensions() ||
+          !init.IsArray() || init.rank() != 0 || !result.IsArray() ||
+          init.element_type() != result.element_type() ||
+          input.element_type() != result.element_type() ||
+          !IsKernelElementType(result.element_type())) {
+        return Unsupported(reduce, "reduce operand, init or result types");
+      }
+      for (int64_t k : {i, n + i}) {
+        const Shape& p = reducer.parameter(k)->shape();
+        if (!p.IsArray() || p.rank() != 0 || p.element_type() != result.element_type()) {
+          return Unsupported(reduce, "reducer parameters are not scalars of the result type");
+        }
+      }
+    }
+    const Instruction* root = reducer.root();
+    if (n > 1 && (root->opcode() != Opcode::kTuple || root->operand_count() != n)) {
+      return Unsupported(reduce, "variadic reducer without a tuple root");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Shape& r = n > 1 ? root->operand(i)->shape() : root->shape();
+      if (!r.IsArray() || r.rank() != 0 ||
+          r.element_type() != reducer.parameter(i)->shape().element_type()) {
+        return Unsupported(reduce, "reducer result is not a scalar of the accumulator type");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The reducer applied to (accumulators..., values...).
+  absl::StatusOr<std::vector<int>> ApplyReducer(const Instruction& reduce,
+                                                const std::vector<int>& args) {
+    const Computation& reducer = *reduce.to_apply();
+    const int64_t n = reduce.operand_count() / 2;
+    std::vector<int> results;
+    XJIT_RETURN_IF_ERROR(emitter_.WithFixedParameters(reducer, args, [&]() -> absl::Status {
+      const Instruction* root = reducer.root();
+      for (int64_t i = 0; i < n; ++i) {
+        const Instruction& r = n > 1 ? *root->operand(i) : *root;
+        XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(r, {}));
+        results.push_back(value);
+      }
+      return absl::OkStatus();
+    }));
+    return results;
+  }
+
+  absl::Status RunReduce(const std::vector<OutputPlan>& outputs, const Instruction& first) {
+    XJIT_RETURN_IF_ERROR(CheckReduce(first));
+    const Shape& input = first.operand(0)->shape();
+    const int64_t rank = input.rank();
+    std::vector<bool> reduced(rank, false);
+    for (int64_t d : first.attrs().dimensions) {
+      if (d < 0 || d >= rank || reduced[d]) return Unsupported(first, "bad reduce dimensions");
+      reduced[d] = true;
+    }
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!reduced[d]) kept.push_back(d);
+    }
+    std::vector<int64_t> kept_sizes;
+    for (int64_t d : kept) kept_sizes.push_back(input.dimensions(d));
+    // Every reduce reduces the same dimensions of inputs of the same
+    // dimensions; other outputs are of the input's or the result's
+    // dimensions.
+    std::vector<const Instruction*> reduces;
+    bool simple = true;
+    for (const OutputPlan& output : outputs) {
+      const Instruction& value = *output.value;
+      if (value.opcode() == Opcode::kReduce) {
+        if (std::find(reduces.begin(), reduces.end(), &value) == reduces.end()) {
+          XJIT_RETURN_IF_ERROR(CheckReduce(value));
+          std::vector<int64_t> dims = value.attrs().dimensions;
+          std::vector<int64_t> first_dims = first.attrs().dimensions;
+          std::sort(dims.begin(), dims.end());
+          std::sort(first_dims.begin(), first_dims.end());
+          if (value.operand(0)->shape().dimensions() != input.dimensions() || dims != first_dims) {
+            return Unsupported(kernel_, "reduces over different iteration spaces in one kernel");
+          }
+          reduces.push_back(&value);
+          simple = simple && IsSimpleMonoid(*value.to_apply());
+        }
+      } else if (output.shape.dimensions() != input.dimensions() &&
+                 std::vector<int64_t>(output.shape.dimensions().begin(),
+                                      output.shape.dimensions().end()) != kept_sizes) {
+        return Unsupported(kernel_, "an output is neither of the reduce's input nor result size");
+      }
+    }
+    // Output loops over the first reduce's (first) result.
+    const Shape& result_shape = first.shape().IsTuple() ? first.shape().tuple_shapes(0)
+                                                        : first.shape();
+    const Index out_index = LoopNest(result_shape, &builder_, &spec_->program, true);
+    Index in_index(rank, -1);
+    for (size_t k = 0; k < kept.size(); ++k) in_index[kept[k]] = out_index[k];
+    // Reduction loops: reduced dimensions of size > 1, in memory order (major
+    // first) for simple reducers, in the evaluator's order otherwise.
+    std::vector<int64_t> order;
+    if (simple) {
+      const std::vector<int64_t>& m2m = input.layout().minor_to_major;
+      for (size_t k = m2m.size(); k-- > 0;) order.push_back(m2m[k]);
+    } else {
+      for (int64_t d = 0; d < rank; ++d) order.push_back(d);
+    }
+    int64_t reduced_count = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[d]) reduced_count *= input.dimensions(d);
+    }
+    for (int64_t d : order) {
+      if (!reduced[d]) continue;
+      if (input.dimensions(d) <= 1 || reduced_count == 0) {
+        in_index[d] = builder_.Const(0);
+        continue;
+      }
+      const int level = static_cast<int>(spec_->program.loop_extents.size());
+      spec_->program.loop_extents.push_back(input.dimensions(d));
+      ++spec_->program.reduction_loops;
+      in_index[d] = builder_.LoopIndex(level, input.dimensions(d));
+    }
+    // The value of each reduce result.
+    absl::flat_hash_map<std::pair<const Instruction*, int>, int> result_of;
+    int slot = 0;
+    for (const Instruction* reduce : reduces) {
+      const int64_t n = reduce->operand_count() / 2;
+      std::vector<int> inits;
+      for (int64_t i = 0; i < n; ++i) {
+        XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*reduce->operand(n + i), {}));
+        inits.push_back(init);
+      }
+      std::vector<int> results = inits;
+      if (reduced_count == 1) {
+        std::vector<int> args = inits;
+        for (int64_t i = 0; i < n; ++i) {
+          XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*reduce->operand(i), in_index));
+          args.push_back(x);
+        }
+        XJIT_ASSIGN_OR_RETURN(results, ApplyReducer(*reduce, args));
+      } else if (reduced_count > 1) {
+        std::vector<int> args;
+        for (int64_t i = 0; i < n; ++i) {
+          const ElementType type = reduce->operand(i)->shape().element_type();
+          Acc(KOpKind::kAccInit, type, slot + static_cast<int>(i), inits[i]);
+          args.push_back(Acc(KOpKind::kAccRead, type, slot + static_cast<int>(i)));
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*reduce->operand(i), in_index));
+          args.push_back(x);
+        }
+        XJIT_ASSIGN_OR_RETURN(std::vector<int> updated, ApplyReducer(*reduce, args));
+        for (int64_t i = 0; i < n; ++i) {
+          const ElementType type = reduce->operand(i)->shape().element_type();
+          Acc(KOpKind::kAccWrite, type, slot + static_cast<int>(i), updated[i]);
+          results[i] = Acc(KOpKind::kAccResult, type, slot + static_cast<int>(i));
+        }
+        slot += static_cast<int>(n);
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        result_of[{reduce, reduce->shape().IsTuple() ? static_cast<int>(i) : -1}] = results[i];
+      }
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const OutputPlan& output = outputs[k];
+      if (output.value->opcode() == Opcode::kReduce) {
+        auto it = result_of.find({output.value, output.element});
+        if (it == result_of.end()) return Unsupported(kernel_, "reduce output mismatch");
+        Store(static_cast<int>(k), output.shape, out_index, it->second);
+      } else if (output.shape.dimensions() == input.dimensions()) {
+        if (reduced_count == 0) continue;  // No elements.
+        XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*output.value, in_index));
+        Store(static_cast<int>(k), output.shape, in_index, value);
+      } else {
+        XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*output.value, out_index));
+        Store(static_cast<int>(k), output.shape, out_index, value);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  KernelSpec* spec_;
+  const Instruction& kernel_;
+  ProgramBuilder builder_;
+  ElementEmitter emitter_;
+};
+
+// The outputs of an instruction whose value is `root` (a tuple: its
+// elements; a variadic reduce: its results).
+absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
+                                                    const Instruction& root) {
+  std::vector<OutputPlan> outputs;
+  auto add = [&](const Instruction& value) -> absl::Status {
+    if (value.shape().IsTuple()) {
+      if (value.opcode() != Opcode::kReduce) {
+        return Unsupported(kernel, "nested tuple result");
+      }
+      for (int64_t i = 0; i < value.shape().tuple_size(); ++i) {
+        outputs.push_back({&value, static_cast<int>(i), value.shape().tuple_shapes(i)});
+      }
+      return absl::OkStatus();
+    }
+    outputs.push_back({&value, -1, value.shape()});
+    return absl::OkStatus();
+  };
+  if (root.opcode() == Opcode::kTuple) {
+    if (root.operand_count() == 0) return Unsupported(kernel, "empty tuple result");
+    for (const Instruction* element : root.operands()) {
+      if (element->shape().IsTuple()) return Unsupported(kernel, "nested tuple result");
+      XJIT_RETURN_IF_ERROR(add(*element));
+    }
+  } else {
+    XJIT_RETURN_IF_ERROR(add(root));
+  }
+  return outputs;
 }
 
 }  // namespace
@@ -622,27 +984,25 @@ bool IsKernelCompatibleShape(const Shape& shape) {
 absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {
   KernelSpec spec;
   spec.program.name = instruction.name();
-  if (!IsKernelCompatibleShape(instruction.shape())) {
-    return Unsupported(instruction,
-                       absl::StrCat("unsupported result shape ", instruction.shape().ToString()));
-  }
   switch (instruction.opcode()) {
-    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kFusion:
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kFusion: case Opcode::kTuple:
       return Unsupported(instruction, "not an elemental operation");
     default:
       break;
   }
-  ProgramBuilder builder(&spec.program);
-  ElementEmitter emitter(&spec, &builder);
+  if (instruction.shape().IsTuple() && instruction.opcode() != Opcode::kReduce) {
+    return Unsupported(instruction,
+                       absl::StrCat("unsupported result shape ", instruction.shape().ToString()));
+  }
+  KernelAssembler assembler(&spec, instruction);
   for (const Instruction* operand : instruction.operands()) {
     bool seen = false;
     for (const Instruction* input : spec.inputs) seen = seen || input == operand;
-    if (!seen) XJIT_RETURN_IF_ERROR(emitter.AddLeaf(*operand, operand));
+    if (!seen) XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*operand, operand));
   }
-  const Index index = LoopNest(instruction.shape(), &builder, &spec.program);
-  XJIT_ASSIGN_OR_RETURN(int value, emitter.Emit(instruction, index));
-  XJIT_RETURN_IF_ERROR(
-      Finish(instruction, instruction.shape(), value, &emitter, &builder, &spec, index));
+  XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
+  XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  spec.output_count = spec.program.output_count;
   return spec;
 }
 
@@ -652,30 +1012,27 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion) {
   if (fusion.opcode() != Opcode::kFusion || fusion.called_computations().size() != 1) {
     return Unsupported(fusion, "not a fusion");
   }
-  if (fusion.attrs().fusion_kind != FusionKind::kLoop) {
-    return Unsupported(fusion, "only loop fusions have kernels");
-  }
-  if (!IsKernelCompatibleShape(fusion.shape())) {
-    return Unsupported(fusion, absl::StrCat("unsupported result shape ", fusion.shape().ToString()));
+  if (fusion.attrs().fusion_kind != FusionKind::kLoop &&
+      fusion.attrs().fusion_kind != FusionKind::kInput) {
+    return Unsupported(fusion, "only loop and input (reduce) fusions have kernels");
   }
   const Computation& fused = *fusion.called_computations()[0];
-  ProgramBuilder builder(&spec.program);
-  ElementEmitter emitter(&spec, &builder);
+  if (fused.root() == nullptr) return Unsupported(fusion, "empty fused computation");
+  KernelAssembler assembler(&spec, fusion);
   for (const auto& instruction : fused.instructions()) {
     if (instruction->opcode() == Opcode::kParameter) {
       const int64_t number = instruction->attrs().parameter_number;
       if (number < 0 || number >= fusion.operand_count()) {
         return Unsupported(fusion, "fused parameter without an operand");
       }
-      XJIT_RETURN_IF_ERROR(emitter.AddLeaf(*instruction, fusion.operand(number)));
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
     } else if (instruction->opcode() == Opcode::kConstant) {
-      XJIT_RETURN_IF_ERROR(emitter.AddLeaf(*instruction, instruction.get()));
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
     }
   }
-  const Index index = LoopNest(fusion.shape(), &builder, &spec.program);
-  XJIT_ASSIGN_OR_RETURN(int value, emitter.Emit(*fused.root(), index));
-  XJIT_RETURN_IF_ERROR(Finish(*fused.root(), fusion.shape(), value, &emitter, &builder, &spec,
-                              index));
+  XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
+  XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  spec.output_count = spec.program.output_count;
   return spec;
 }
 

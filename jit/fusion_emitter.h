@@ -12,6 +12,18 @@
 // Indices that only feed a guarded select (pad, concatenate, dynamic update)
 // are clamped into their operand, so no load ever leaves its buffer.
 //
+// Reductions: a `reduce` (alone, or the root or a root tuple element of a
+// kInput fusion) becomes output loops over its result followed by reduction
+// loops over the reduced dimensions, with one accumulator per reduce result
+// (see KernelProgram); the reducer's instructions (elementwise operations on
+// scalars, variadic reducers included) are inlined into the loop body and
+// its producers are emitted elementally at the reduced index. Multi-output
+// kernels: a root tuple gives one output buffer per element, in order
+// (elements of a loop fusion share dimensions; in an input fusion, all
+// reduces reduce the same dimensions of inputs of one size, and the other
+// elements have the reduce input's dimensions, stored from the loop body,
+// or its result's). A variadic reduce's results are consecutive outputs.
+//
 // Supported: arrays of pred, every integer width (sub-byte types one element
 // per byte), f16, bf16, f32, f64 with plain layouts (minor_to_major only: no
 // tiles, no padding, no packed sub-byte elements), static shapes. Anything
@@ -29,7 +41,10 @@
 namespace xjit::jit {
 
 struct KernelSpec {
+  // Buffers: `inputs` (below), then `output_count` outputs: output k is tuple
+  // element k of the computed value (a single array: one output).
   KernelProgram program;
+  int output_count = 1;  // == program.output_count.
   // The instruction whose value each input buffer holds, in buffer order:
   // operands of the computed instruction (or of the fusion instruction), or
   // constants inside a fused computation.
@@ -39,8 +54,9 @@ struct KernelSpec {
 // The kernel computing `instruction` alone from its operands.
 absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction);
 
-// The kernel of a loop fusion instruction (opcode kFusion): its fused
-// computation's parameter k reads the fusion's operand k.
+// The kernel of a loop or input fusion instruction (opcode kFusion, kind
+// kLoop or kInput): its fused computation's parameter k reads the fusion's
+// operand k.
 absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion);
 
 // Whether the emitter accepts arrays of this shape as kernel inputs/outputs.

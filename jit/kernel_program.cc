@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 namespace xjit::jit {
 namespace {
@@ -38,6 +40,10 @@ const char* KindName(KOpKind kind) {
     case KOpKind::kFma: return "fma";
     case KOpKind::kBits: return "bits";
     case KOpKind::kBitShift: return "bitshift";
+    case KOpKind::kAccInit: return "acc_init";
+    case KOpKind::kAccRead: return "acc_read";
+    case KOpKind::kAccWrite: return "acc_write";
+    case KOpKind::kAccResult: return "acc_result";
   }
   return "?";
 }
@@ -48,17 +54,20 @@ bool IsIndexOp(KOpKind kind) { return kind <= KOpKind::kIAnd; }
 
 int64_t KernelProgram::element_count() const {
   int64_t n = 1;
-  for (int64_t e : loop_extents) n *= e;
+  for (int level = 0; level < output_loops(); ++level) n *= loop_extents[level];
   return n;
 }
 
 std::string KernelProgram::ToString() const {
   std::string out = absl::StrCat("kernel ", name, " loops [", absl::StrJoin(loop_extents, ","),
-                                 "]\n");
+                                 "]");
+  if (reduction_loops > 0) absl::StrAppend(&out, " (last ", reduction_loops, " reduce)");
+  absl::StrAppend(&out, "\n");
   for (size_t i = 0; i < buffers.size(); ++i) {
+    const int output = static_cast<int>(i) - input_count();
     absl::StrAppend(&out, "  buffer ", i, ": ", ElementTypeName(buffers[i].type), "[",
-                    buffers[i].element_count, "]", i + 1 == buffers.size() ? " (output)" : "",
-                    "\n");
+                    buffers[i].element_count, "]",
+                    output >= 0 ? absl::StrCat(" (output ", output, ")") : "", "\n");
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     const KOp& op = ops[i];
@@ -86,7 +95,9 @@ std::string KernelProgram::ToString() const {
     }
     switch (op.kind) {
       case KOpKind::kLoopIndex: case KOpKind::kIConst: case KOpKind::kIDiv:
-      case KOpKind::kIRem: case KOpKind::kLoad: case KOpKind::kBitShift:
+      case KOpKind::kIRem: case KOpKind::kLoad: case KOpKind::kBitShift: case KOpKind::kStore:
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
         absl::StrAppend(&line, " #", op.imm);
         break;
       case KOpKind::kConst:
@@ -104,7 +115,10 @@ std::string KernelProgram::ToString() const {
 }
 
 std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program) {
-  const int inner = static_cast<int>(program.loop_extents.size()) - 1;
+  return StridesAlong(program, static_cast<int>(program.loop_extents.size()) - 1);
+}
+
+std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, int inner) {
   std::vector<std::optional<int64_t>> stride(program.ops.size());
   auto get = [&](int operand) -> std::optional<int64_t> {
     return operand < 0 ? std::optional<int64_t>(0) : stride[operand];
@@ -146,6 +160,9 @@ std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program) {
         // The loaded value is invariant only when its position is.
         if (a == 0) s = 0;
         break;
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
+        break;
       default:
         if (invariant) s = 0;
         break;
@@ -159,7 +176,10 @@ void RemoveDeadOps(KernelProgram* program) {
   std::vector<KOp>& ops = program->ops;
   std::vector<bool> live(ops.size(), false);
   for (size_t i = ops.size(); i-- > 0;) {
-    if (ops[i].kind == KOpKind::kStore) live[i] = true;
+    if (ops[i].kind == KOpKind::kStore || ops[i].kind == KOpKind::kAccInit ||
+        ops[i].kind == KOpKind::kAccWrite) {
+      live[i] = true;
+    }
     if (!live[i]) continue;
     for (int operand : {ops[i].a, ops[i].b, ops[i].c}) {
       if (operand >= 0) live[operand] = true;
@@ -181,11 +201,13 @@ void RemoveDeadOps(KernelProgram* program) {
 
 std::vector<int> OpLevels(const KernelProgram& program) {
   const int inner = static_cast<int>(program.loop_extents.size()) - 1;
+  const int inner_output = program.output_loops() - 1;
+  const std::vector<KSection> sections = OpSections(program);
   std::vector<int> level(program.ops.size(), -1);
   for (size_t i = 0; i < program.ops.size(); ++i) {
     const KOp& op = program.ops[i];
     if (!IsIndexOp(op.kind)) {
-      level[i] = inner;
+      level[i] = sections[i] == KSection::kBody ? inner : inner_output;
       continue;
     }
     int l = op.kind == KOpKind::kLoopIndex ? static_cast<int>(op.imm) : -1;
@@ -195,6 +217,97 @@ std::vector<int> OpLevels(const KernelProgram& program) {
     level[i] = l;
   }
   return level;
+}
+
+}  // namespace xjit::jit
+
+namespace xjit::jit {
+
+std::vector<KSection> OpSections(const KernelProgram& program) {
+  const int output_loops = program.output_loops();
+  std::vector<KSection> section(program.ops.size(), KSection::kPre);
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    const KOp& op = program.ops[i];
+    KSection s = KSection::kPre;
+    switch (op.kind) {
+      case KOpKind::kLoopIndex:
+        if (op.imm >= output_loops) s = KSection::kBody;
+        break;
+      case KOpKind::kAccRead: case KOpKind::kAccWrite:
+        s = KSection::kBody;
+        break;
+      case KOpKind::kAccResult:
+        s = KSection::kPost;
+        break;
+      default:
+        break;
+    }
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0) continue;
+      if (section[operand] == KSection::kBody) s = KSection::kBody;
+      if (section[operand] == KSection::kPost && s != KSection::kBody) s = KSection::kPost;
+    }
+    section[i] = s;
+  }
+  return section;
+}
+
+absl::Status ValidateProgram(const KernelProgram& program) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InternalError(absl::StrCat("kernel ", program.name, ": ", why));
+  };
+  if (program.output_count < 1 || program.output_count > static_cast<int>(program.buffers.size())) {
+    return bad("bad output count");
+  }
+  if (program.reduction_loops < 0 ||
+      program.reduction_loops > static_cast<int>(program.loop_extents.size())) {
+    return bad("bad reduction loop count");
+  }
+  if (program.reduction_loops > 0 && program.output_loops() < 1) {
+    return bad("a reduction needs an output loop");
+  }
+  for (int level = program.output_loops(); level < static_cast<int>(program.loop_extents.size());
+       ++level) {
+    if (program.loop_extents[level] < 1) return bad("empty reduction loop");
+  }
+  const std::vector<KSection> sections = OpSections(program);
+  const int ops = static_cast<int>(program.ops.size());
+  absl::flat_hash_map<int64_t, ElementType> slots;
+  absl::flat_hash_set<int64_t> written;
+  for (int i = 0; i < ops; ++i) {
+    const KOp& op = program.ops[i];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= i) return bad("operand after its user");
+    }
+    switch (op.kind) {
+      case KOpKind::kLoad:
+        if (op.imm < 0 || op.imm >= program.input_count()) return bad("load from a non-input");
+        break;
+      case KOpKind::kStore:
+        if (op.imm < 0 || op.imm >= program.output_count) return bad("store to a non-output");
+        if (program.buffers[program.output_buffer(static_cast<int>(op.imm))].type !=
+            op.operand_type) {
+          return bad("store of the wrong type");
+        }
+        break;
+      case KOpKind::kAccInit:
+        if (program.reduction_loops == 0) return bad("accumulator without reduction loops");
+        if (sections[i] != KSection::kPre) return bad("accumulator init after the reduction");
+        if (!slots.emplace(op.imm, op.type).second) return bad("accumulator initialised twice");
+        break;
+      case KOpKind::kAccRead: case KOpKind::kAccWrite: case KOpKind::kAccResult: {
+        auto it = slots.find(op.imm);
+        if (it == slots.end() || it->second != op.type) return bad("undeclared accumulator");
+        if (op.kind == KOpKind::kAccWrite) {
+          if (!written.insert(op.imm).second) return bad("accumulator written twice");
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace xjit::jit

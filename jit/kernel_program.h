@@ -25,6 +25,14 @@
 // and stores by one element per iteration (see InnerStrides), several
 // elements at once.
 //
+// Reductions and multi-output kernels: a program may end its loop nest with
+// `reduction_loops` loops over the reduced elements of the current output
+// element (see KernelProgram). Accumulators are numbered slots, initialised
+// before the reduction loops (kAccInit), read and rewritten once per
+// reduction iteration (kAccRead, kAccWrite) and read once after them
+// (kAccResult). A program may store into several output buffers (kStore's
+// imm is the output number).
+//
 // Element semantics are the evaluator's (ir/evaluator.h), op for op; types
 // narrower than f32 (f16, bf16) are computed in f32 and rounded to their type
 // after every operation, which gives the same bits as the evaluator for the
@@ -37,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "ir/attributes.h"
 #include "ir/element_type.h"
 #include "ir/opcode.h"
@@ -59,7 +68,7 @@ enum class KOpKind : uint8_t {
   kIAnd,       // a & b (of 0/1 values)
   // ---- Value operations ----
   kLoad,       // imm: buffer number; a: element position. Type: the buffer's.
-  kStore,      // Stores b at position a of the output buffer (the last one).
+  kStore,      // Stores b at position a of output imm (0 = the first output buffer).
   kFromIndex,  // Index a converted to `type` (as convert from s64; pred: a != 0).
   kToIndex,    // Integer or pred value a as an index (sign- or zero-extended).
   kUnary,      // opcode(a): an elementwise unary HLO opcode.
@@ -80,6 +89,13 @@ enum class KOpKind : uint8_t {
   kBitShift,   // a's bits shifted by imm (0 < imm < width) to the left
                // (opcode kShiftLeft) or right with zero fill
                // (kShiftRightLogical); the resulting bits read as `type`.
+  // ---- Accumulators (reduction programs; imm: the slot, type: its type) ----
+  kAccInit,    // Before the reduction loops of an output element: slot = a.
+  kAccRead,    // In the reduction body: the slot's value before this iteration.
+  kAccWrite,   // In the reduction body: the slot's value after this iteration
+               // is a. At most one per slot; every kAccRead of the slot in the
+               // same iteration sees the old value.
+  kAccResult,  // After the reduction loops: the slot's final value.
 };
 
 struct KOp {
@@ -107,15 +123,36 @@ struct KernelBuffer {
   int64_t element_count = 0;
 };
 
+// Where an operation runs in a reduction program (see KernelProgram).
+enum class KSection : uint8_t {
+  kPre,   // Once per output element, before the reduction loops.
+  kBody,  // Once per reduction iteration.
+  kPost,  // Once per output element, after the reduction loops.
+};
+
 struct KernelProgram {
   std::string name;
-  // Inputs, then the output (the last buffer).
+  // Inputs, then the `output_count` outputs (the last buffers), in the order
+  // of the computed value's tuple elements (one output for an array).
   std::vector<KernelBuffer> buffers;
-  // Loop trip counts, outermost first.
+  int output_count = 1;
+  // Loop trip counts, outermost first. The first `output_loops()` loops run
+  // over output elements (in the first output's physical order), the last
+  // `reduction_loops` over the reduced elements of one output element. Loop
+  // 0 is always an output loop (a scalar reduction has one loop of extent 1)
+  // and disjoint ranges of it may run concurrently; reduction loops have
+  // extents >= 1 (an empty reduction has no loops: its result is the init
+  // value).
   std::vector<int64_t> loop_extents;
+  int reduction_loops = 0;
   std::vector<KOp> ops;
 
-  int output_buffer() const { return static_cast<int>(buffers.size()) - 1; }
+  int output_buffer(int output = 0) const {
+    return static_cast<int>(buffers.size()) - output_count + output;
+  }
+  int input_count() const { return static_cast<int>(buffers.size()) - output_count; }
+  int output_loops() const { return static_cast<int>(loop_extents.size()) - reduction_loops; }
+  // The product of the output loops' extents.
   int64_t element_count() const;
   // One operation per line, e.g. "%5 = f32 add %3, %4".
   std::string ToString() const;
@@ -127,14 +164,31 @@ struct KernelProgram {
 // affine. For value operations: 0 when the value is invariant, nullopt
 // otherwise (a loaded value varies even when its position is affine).
 std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program);
+// The same with respect to loop `level` (other loop indices are invariant;
+// accumulator values vary).
+std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, int level);
 
-// Removes operations no store depends on, renumbering the rest.
+// Removes operations no store or accumulator update depends on, renumbering
+// the rest.
 void RemoveDeadOps(KernelProgram* program);
 
 // For every operation: the outermost loop level at which it can be computed
-// (-1 = before all loops). Value operations are always at the innermost
-// level (they are computed once per element).
+// (-1 = before all loops). Value operations are at the innermost level of
+// their section: the innermost loop for kBody, the innermost output loop for
+// kPre and kPost (without reduction loops, every value operation is kPre at
+// the innermost loop).
 std::vector<int> OpLevels(const KernelProgram& program);
+
+// For every operation: its section. Index operations are kPre when they
+// depend on output loops only, kBody otherwise. A value operation is kBody
+// when it depends on a reduction loop index or a kAccRead (or is a
+// kAccRead/kAccWrite), kPost when it depends on a kAccResult, kPre otherwise.
+std::vector<KSection> OpSections(const KernelProgram& program);
+
+// Checks the structural rules above (loop counts, accumulator slots, no
+// operation both in the body and after it, operands before users); the
+// emitter's programs always pass, a target calls it before lowering.
+absl::Status ValidateProgram(const KernelProgram& program);
 
 }  // namespace xjit::jit
 

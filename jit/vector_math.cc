@@ -273,6 +273,24 @@ class MathBuilder {
   int MinC(int x, double hi) { return Sel(Gt(x, C(hi)), C(hi), x); }
   int MaxC(int x, double lo) { return Sel(Lt(x, C(lo)), C(lo), x); }
   int ClampC(double lo, int x, double hi) { return MinC(MaxC(x, lo), hi); }
+  // The polynomial c at x by Estrin's scheme (pairs, then pairs of pairs):
+  // a shorter dependency chain than Horner's; x2 = x * x.
+  int Estrin(absl::Span<const double> c, int x, int x2) {
+    std::vector<int> terms;
+    for (size_t i = 0; i < c.size(); i += 2) {
+      terms.push_back(i + 1 < c.size() ? Fma(C(c[i + 1]), x, C(c[i])) : C(c[i]));
+    }
+    int power = x2;
+    while (terms.size() > 1) {
+      std::vector<int> next;
+      for (size_t i = 0; i < terms.size(); i += 2) {
+        next.push_back(i + 1 < terms.size() ? Fma(terms[i + 1], power, terms[i]) : terms[i]);
+      }
+      terms = std::move(next);
+      if (terms.size() > 1) power = Mul(power, power);
+    }
+    return terms[0];
+  }
   int Horner(absl::Span<const double> c, int x) {
     int r = C(c.back());
     for (size_t i = c.size() - 1; i-- > 0;) r = Fma(r, x, C(c[i]));
@@ -349,9 +367,10 @@ class MathBuilder {
   // Whether x's sign bit is set (also for -0 and NaN with the bit set).
   int SignBitSet(int x) { return Lt(Or(SignOf(x), C(1)), C(0)); }
 
-  // 2^n for an integer-valued n with 2^n normal.
-  int Exp2i(int n) {
-    const double magic = 1.5 * std::ldexp(1.0, info_.p) + info_.bias;
+  // 2^(n + offset) for an integer-valued n with 2^(n + offset) normal (the
+  // offset is folded into the constant).
+  int Exp2i(int n, int offset = 0) {
+    const double magic = 1.5 * std::ldexp(1.0, info_.p) + info_.bias + offset;
     return Shl(Sum(n, C(magic)), info_.p);
   }
   // v * 2^n in two exactly-representable steps (n up to twice the exponent
@@ -503,28 +522,60 @@ class MathBuilder {
   }
 
   int Tanh(int x) {
+    const TypeInfo& t = info_;
     const int a = Abs(x);
     const int w = Mul(a, a);
-    const int small = Fma(Mul(a, w), Horner(info_.tanh_t, w), a);
-    // tanh(a) = em1 / (em1 + 2), em1 = expm1(2a); 2a is clamped where tanh
-    // rounds to 1 (it keeps 2^n small).
-    const int ac = MinC(a, f64_ ? 19.5 : 9.5);
-    const ExpParts e = ExpReduce(Sum(ac, ac), -1);
-    const int s = Exp2i(e.n);
-    const int em1 = Fma(s, e.p1, Sub(s, C(1)));
-    const int large = Div(em1, Sum(em1, C(2)));
-    const int y = Sel(Lt(a, C(0.55)), small, large);
+    const int small = Fma(Mul(a, w), Horner(t.tanh_t, w), a);
+    // tanh(a) = em1 / (em1 + 2), em1 = expm1(2a), for a >= 0.55, where an
+    // error in em1 is damped (by 1/4 at least). Arranged for a short
+    // dependency chain (the kernels are latency-bound): 2a = n ln2 + 2r with
+    // no doubling and, with FMA, one multiply-add with ln2/2 rounded to the
+    // type (that rounding, times n, is damped by about 2/e^(2a)); the
+    // polynomial by Estrin's scheme; numerator and denominator from p1 side
+    // by side; beyond `limit`, where tanh rounds to 1, the garbage of the
+    // unclamped reduction is replaced at the end.
+    const double limit = f64_ ? 19.5 : 9.5;
+    const int n = Round(Mul(a, C(2 * t.log2e)));
+    int r;
+    if (fma_) {
+      r = Fma(n, C(-std::ldexp(f64_ ? vc::kLn2Part0_f64 + vc::kLn2Part1_f64
+                                    : vc::kLn2Part0_f32 + vc::kLn2Part1_f32, -1)),
+              a);
+    } else {
+      r = Fma(n, C(-0.5 * t.ln2[0]), a);  // Exact: ln2[0] has few bits.
+      r = Fma(n, C(-0.5 * t.ln2[1]), r);
+    }
+    // expm1(2r) = 2r + (2r)^2 Q(2r) = 2r + r^2 Q2(r), Q2(r) = 4 Q(2r): the
+    // coefficients scaled by powers of two, exactly.
+    std::vector<double> q2(t.exp_q.begin(), t.exp_q.end());
+    for (size_t i = 0; i < q2.size(); ++i) q2[i] = std::ldexp(q2[i], 2 + static_cast<int>(i));
+    const int rr = Mul(r, r);
+    const int p1 = Fma(rr, Estrin(q2, r, rr), Sum(r, r));
+    const int s = Exp2i(n);
+    // em1 = s (1 + p1) - 1 and em1 + 2 = s (1 + p1) + 1, each rounded once.
+    const int large = Div(Fma(s, p1, Sub(s, C(1))), Fma(s, p1, Sum(s, C(1))));
+    int y = Sel(Lt(a, C(0.55)), small, large);
+    y = Sel(Gt(a, C(limit)), C(1), y);
     return Or(y, SignOf(x));
   }
 
   int Logistic(int x) {
-    // e = e^-|x|: 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0.
-    const int e = Exp(Neg(Abs(x)));
+    // e = e^-|x|: 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0. -|x| is
+    // x with the sign bit set; only the lower clamp is needed.
+    const int xn = MaxC(Or(x, Bits(SignMask())), f64_ ? -746.0 : -104.0);
+    const ExpParts ep = ExpReduce(xn, -1);
+    // e = (1 + p1) 2^n, n in [-1076, 0]: scaled up by 2^k first (exact,
+    // normal), then down by 2^-k (one rounding, also into the subnormals).
+    const int k = f64_ ? 512 : 64;
+    const int e = Mul(Mul(Sum(ep.p1, C(1)), Exp2i(ep.n, k)), C(std::ldexp(1.0, -k)));
     const int numerator = Sel(Lt(x, C(0)), e, C(1));
     // 1 + e = dh + dl exactly; q (1 - dl/dh) removes the rounding of 1 + e.
+    // dl/dh is a correction below 2^-p relative: 1/dh in [1/2, 1] is taken
+    // as 3/2 - dh/2 (exact at dh = 1 and 2, within 12% between).
     const DW d = FastTwoSum(C(1), e);
     const int q = Div(numerator, d.hi);
-    return Fma(Neg(q), Div(d.lo, d.hi), q);
+    const int minus_inv = Fma(d.hi, C(0.5), C(-1.5));
+    return Fma(Mul(q, d.lo), minus_inv, q);
   }
 
   // x - k pi/2 as a double-word, k = round(x 2/pi), and k.
@@ -686,6 +737,81 @@ class MathBuilder {
 
   int Rsqrt(int x) { return Div(C(1), Sqrt(x)); }
 
+  // ---- Inverse trigonometric and hyperbolic functions ----
+  // atan, asin and acos through atan2 (its special values give theirs:
+  // atan(+-inf) = +-pi/2, asin(+-1) = +-pi/2, acos(-1) = pi, NaN for |x| > 1
+  // from the square root of a negative number); 1 - x^2 as (1 - x)(1 + x),
+  // exact to a rounding or two, so that acos near 1 and asin near +-1 keep
+  // their relative accuracy.
+  int Atan(int x) { return Atan2(x, C(1)); }
+  int OneMinusSquareRoot(int x) { return Sqrt(Mul(Sub(C(1), x), Sum(C(1), x))); }
+  int Asin(int x) { return Atan2(x, OneMinusSquareRoot(x)); }
+  int Acos(int x) { return Atan2(OneMinusSquareRoot(x), x); }
+
+  // e^a for a >= 0 as its parts: 2^n (1 + p1), for the hyperbolic functions;
+  // a is clamped just beyond where their results overflow (sinh and cosh
+  // round to infinity below a = 90 (f32), 711 (f64)).
+  ExpParts ExpPositive(int a) { return ExpReduce(MinC(a, f64_ ? 711.0 : 90.0), -1); }
+  // e^a / 2 for n > p + 2, where e^-a no longer matters: scaled in two steps
+  // (2^(n-1) alone may overflow although the product does not).
+  int HalfExpLarge(const ExpParts& e) { return Scale(Sum(e.p1, C(1)), Sub(e.n, C(1))); }
+
+  int Sinh(int x) {
+    const int a = Abs(x);
+    const ExpParts e = ExpPositive(a);
+    const double big = info_.p + 2;
+    // sinh(a) = (em1 + em1 / (em1 + 1)) / 2, em1 = e^a - 1 >= 0: no
+    // cancellation anywhere, and em1 = a for tiny a.
+    const int s = Exp2i(MinC(e.n, big));
+    const int em1 = Fma(s, e.p1, Sub(s, C(1)));
+    const int mid = Mul(C(0.5), Sum(em1, Div(em1, Sum(em1, C(1)))));
+    const int y = Sel(Gt(e.n, C(big)), HalfExpLarge(e), mid);
+    return Or(y, SignOf(x));
+  }
+
+  int Cosh(int x) {
+    const int a = Abs(x);
+    const ExpParts e = ExpPositive(a);
+    const double big = info_.p + 2;
+    // cosh(a) = (E + 1/E) / 2, E = e^a.
+    const int ea = Mul(Sum(e.p1, C(1)), Exp2i(MinC(e.n, big)));
+    const int mid = Mul(C(0.5), Sum(ea, Div(C(1), ea)));
+    return Sel(Gt(e.n, C(big)), HalfExpLarge(e), mid);
+  }
+
+  // log(2a) for a beyond 2^(p/2 + 2), where asinh(a) and acosh(a) equal it
+  // to working precision: log(a) + ln2 (2a may overflow).
+  int LogTwice(int a) {
+    const TypeInfo& t = info_;
+    return Sum(Log(a), Sum(C(t.ln2[0]), C(t.ln2[1])));
+  }
+  double LargeHyperbolic() const { return std::ldexp(1.0, info_.p / 2 + 2); }
+
+  int Asinh(int x) {
+    const int a = Abs(x);
+    // asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))): no cancellation.
+    const int t = Mul(a, a);
+    const int u = Sum(a, Div(t, Sum(C(1), Sqrt(Sum(t, C(1))))));
+    const int y = Sel(Gt(a, C(LargeHyperbolic())), LogTwice(a), Log1p(u));
+    return Or(y, SignOf(x));
+  }
+
+  int Acosh(int x) {
+    // acosh(x) = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact for x <= 2).
+    const int t = Sub(x, C(1));
+    const int u = Sum(t, Sqrt(Mul(t, Sum(t, C(2)))));
+    const int r = Sel(Gt(x, C(LargeHyperbolic())), LogTwice(x), Log1p(u));
+    return Sel(Lt(x, C(1)), NaN(), r);  // t (t + 2) > 0 again for x < -1.
+  }
+
+  int Atanh(int x) {
+    const int a = Abs(x);
+    // atanh(a) = log1p(2a / (1 - a)) / 2; 1 - a is exact for a >= 1/2; a = 1
+    // gives log1p(inf) = inf, a > 1 log1p of a number below -1, NaN.
+    const int y = Mul(C(0.5), Log1p(Div(Sum(a, a), Sub(C(1), a))));
+    return Or(y, SignOf(x));
+  }
+
   int Pow(int x, int y) {
     const TypeInfo& t = info_;
     const int ax = Abs(x);
@@ -759,6 +885,83 @@ class MathBuilder {
   TypeInfo info_ = InfoFor(false);
 };
 
+// Integer power by repeated squaring over every bit of the exponent
+// (wrapping products, as the evaluator's IntegerPower), unrolled; a negative
+// signed exponent gives 1 for base 1, +-1 for base -1 by its parity, else 0.
+// Built from integer add/and/shift/multiply, compare and select, which every
+// target lowers (in scalar code).
+int ExpandIntegerPower(MathBuilder& b, ElementType type, int x, int y) {
+  const bool is_signed = IsSignedInteger(type);
+  auto constant = [&](int64_t v) {
+    KOp index;
+    index.kind = KOpKind::kIConst;
+    index.imm = v;
+    KOp op;
+    op.kind = KOpKind::kFromIndex;
+    op.type = type;
+    op.operand_type = ElementType::kS64;
+    op.a = b.Add(index);
+    return b.Add(op);
+  };
+  auto binary = [&](Opcode opcode, int l, int r) {
+    KOp op;
+    op.kind = KOpKind::kBinary;
+    op.opcode = opcode;
+    op.type = type;
+    op.operand_type = type;
+    op.a = l;
+    op.b = r;
+    return b.Add(op);
+  };
+  auto compare = [&](ComparisonDirection direction, int l, int r) {
+    KOp op;
+    op.kind = KOpKind::kCompare;
+    op.type = ElementType::kPred;
+    op.operand_type = type;
+    op.direction = direction;
+    op.comparison = is_signed ? ComparisonType::kSigned : ComparisonType::kUnsigned;
+    op.a = l;
+    op.b = r;
+    return b.Add(op);
+  };
+  auto select = [&](int p, int t, int f) {
+    KOp op;
+    op.kind = KOpKind::kSelect;
+    op.type = type;
+    op.operand_type = ElementType::kPred;
+    op.a = p;
+    op.b = t;
+    op.c = f;
+    return b.Add(op);
+  };
+  const int zero = constant(0);
+  const int one = constant(1);
+  int result = one;
+  int base = x;
+  const int width = BitWidth(type);
+  for (int i = 0; i < width; ++i) {
+    const int shifted = i == 0 ? y : binary(Opcode::kShiftRightLogical, y, constant(i));
+    const int bit_set = compare(ComparisonDirection::kNe, binary(Opcode::kAnd, shifted, one), zero);
+    result = select(bit_set, binary(Opcode::kMultiply, result, base), result);
+    if (i + 1 < width) base = binary(Opcode::kMultiply, base, base);
+  }
+  if (!is_signed) return result;
+  const int minus_one = constant(-1);
+  const int odd = compare(ComparisonDirection::kNe, binary(Opcode::kAnd, y, one), zero);
+  const int negative_value =
+      select(compare(ComparisonDirection::kEq, x, one), one,
+             select(compare(ComparisonDirection::kEq, x, minus_one), select(odd, minus_one, one),
+                    zero));
+  return select(compare(ComparisonDirection::kLt, y, zero), negative_value, result);
+}
+
+bool IsIntegerPower(const KOp& op) {
+  if (op.kind != KOpKind::kBinary || op.opcode != Opcode::kPower) return false;
+  if (!IsInteger(op.type) || op.operand_type != op.type) return false;
+  const int width = BitWidth(op.type);
+  return width == 8 || width == 16 || width == 32 || width == 64;
+}
+
 bool IsMathType(ElementType type) {
   switch (type) {
     case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
@@ -772,12 +975,15 @@ bool IsMathType(ElementType type) {
 }  // namespace
 
 bool IsExpandedMathOp(const KOp& op) {
+  if (IsIntegerPower(op)) return true;
   if (!IsMathType(op.type) || op.operand_type != op.type) return false;
   if (op.kind == KOpKind::kUnary) {
     switch (op.opcode) {
       case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
       case Opcode::kTanh: case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos:
       case Opcode::kTan: case Opcode::kErf: case Opcode::kCbrt: case Opcode::kRsqrt:
+      case Opcode::kAtan: case Opcode::kAsin: case Opcode::kAcos: case Opcode::kSinh:
+      case Opcode::kCosh: case Opcode::kAsinh: case Opcode::kAcosh: case Opcode::kAtanh:
         return true;
       default:
         return false;
@@ -806,6 +1012,10 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
       renumber[i] = b.Add(op);
       continue;
     }
+    if (IsIntegerPower(op)) {
+      renumber[i] = ExpandIntegerPower(b, op.type, op.a, op.b);
+      continue;
+    }
     const ElementType type = op.type;
     const ElementType compute = type == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
     b.SetType(compute);
@@ -829,6 +1039,14 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
       case Opcode::kErf: r = b.Erf(x); break;
       case Opcode::kCbrt: r = b.Cbrt(x); break;
       case Opcode::kRsqrt: r = b.Rsqrt(x); break;
+      case Opcode::kAtan: r = b.Atan(x); break;
+      case Opcode::kAsin: r = b.Asin(x); break;
+      case Opcode::kAcos: r = b.Acos(x); break;
+      case Opcode::kSinh: r = b.Sinh(x); break;
+      case Opcode::kCosh: r = b.Cosh(x); break;
+      case Opcode::kAsinh: r = b.Asinh(x); break;
+      case Opcode::kAcosh: r = b.Acosh(x); break;
+      case Opcode::kAtanh: r = b.Atanh(x); break;
       case Opcode::kAtan2: r = b.Atan2(x, y); break;
       case Opcode::kPower: r = b.Pow(x, y); break;
       default: XJIT_CHECK(false);

@@ -6,8 +6,9 @@
 //
 // Expanded (f32 and f64; f16 and bf16 are computed in f32 and rounded once
 // to their type at the end): exp, exponential-minus-one, log, log-plus-one,
-// tanh, logistic, sine, cosine, tan, atan2, erf, power, cbrt, rsqrt. sqrt is
-// already primitive.
+// tanh, logistic, sine, cosine, tan, atan2, erf, power, cbrt, rsqrt, atan,
+// asin, acos (through atan2), sinh, cosh, asinh, acosh, atanh (through exp and
+// log1p). sqrt is already primitive.
 //
 // Accuracy (measured by tests/jit/jit_math_accuracy_test.cc against a long
 // double reference over the whole range, special values included; the

@@ -389,7 +389,7 @@ class Allocator {
         case Origin::kNormal:
           break;
         case Origin::kEntryParameter:
-          if (!representative.donated) continue;
+          if (!representative.donated || !options_.donate_parameters) continue;
           break;
         case Origin::kBoundState: {
           const int64_t j = representative.state_index;

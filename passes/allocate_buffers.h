@@ -41,6 +41,10 @@ struct BufferPlanOptions {
   // Let temps with disjoint lifetimes share arena bytes; off, every temp has
   // its own bytes (a baseline for measurements).
   bool reuse = true;
+  // Let a value be written over an entry parameter that the module's
+  // input_output_alias donates. Off for a runtime whose callers keep their
+  // parameter buffers (the JIT's Executable only reads them).
+  bool donate_parameters = true;
 };
 
 // The plan of `module` (which must stay unchanged while the plan is used).

@@ -329,10 +329,16 @@ class Simplifier {
     composed.operands = {operand->operand(0)};
     for (int64_t d = 0; d < shape.rank(); ++d) {
       SliceDimension s;
+      const int64_t n = shape.dimensions(d);
+      if (n == 0) {
+        // An empty slice may start past the source's end once composed
+        // (an empty slice at the end of a strided one): [0:0] is valid.
+        composed.attrs.slice.push_back(s);
+        continue;
+      }
       s.start = inner[d].start + slice[d].start * inner[d].stride;
       s.stride = inner[d].stride * slice[d].stride;
-      const int64_t n = shape.dimensions(d);
-      s.limit = n == 0 ? s.start : s.start + (n - 1) * s.stride + 1;
+      s.limit = s.start + (n - 1) * s.stride + 1;
       composed.attrs.slice.push_back(s);
     }
     composed.shape = shape;

@@ -1,16 +1,18 @@
 // The buffer plan of an Executable: where every value of the entry computation
 // lives while the program runs.
 //
-// A value is a byte range in one of four places: a caller's parameter buffer,
-// the per-run temporary arena, a constant owned by the Executable, or the
-// caller's result buffer. Arrays occupy ByteSize(shape) bytes in their
-// layout's physical form (exactly Literal::data()). Tuples are stored
-// flattened: their array leaves one after another, depth first, each leaf at
-// the sum of the preceding leaves' sizes; so get-tuple-element is a sub-range
-// of its operand's range and needs no copy.
+// A slot is one array: a byte range in one of four places (a caller's
+// parameter buffer, the per-run temporary arena, a constant owned by the
+// Executable, or the caller's result buffer), holding ByteSize(shape) bytes
+// in the layout's physical form (exactly Literal::data()). A tuple value is
+// the list of its array leaves' slots. The caller's parameter and result
+// buffers hold tuples flattened: their array leaves one after another, depth
+// first, each leaf at the sum of the preceding leaves' sizes (FlatOffset).
 //
-// This first plan gives every value that a step writes its own range (no
-// reuse); buffer allocation (passes/) will later reuse dead ranges.
+// The compile driver fills the plan from buffer allocation's analysis
+// (passes/buffer_plan.h): values whose lifetimes do not overlap share arena
+// bytes, and an elementwise step may write over an operand that dies there,
+// so several slots may name the same bytes.
 //
 // Library-call steps (BLAS dot and convolution) also need working memory (an
 // im2col image, dense copies of operands): one scratch range at the end of
@@ -57,6 +59,10 @@ struct BufferPlan {
 
 // Byte offset of tuple element `i` within the flattened form of `tuple`.
 int64_t TupleElementOffset(const Shape& tuple, int64_t i);
+// Byte offset of the subshape at `index` within the flattened form of `shape`.
+int64_t FlatOffset(const Shape& shape, const ShapeIndex& index);
+// The number of array leaves of `shape` (1 for an array, 0 for a token).
+int64_t ArrayLeafCount(const Shape& shape);
 
 }  // namespace xjit::runtime
 

@@ -92,10 +92,10 @@ void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
     return staged.back().get();
   };
   for (int slot : step.inputs) addresses.push_back(address(slot, false));
-  addresses.push_back(address(step.output, true));
+  addresses.push_back(address(step.outputs[0], true));
   const LibraryCall& call = step.library_call;
   call.function(call.plan.get(), addresses.data(), call.scratch_bytes > 0 ? scratch : nullptr);
-  const BufferSlot& output = slots[step.output];
+  const BufferSlot& output = slots[step.outputs[0]];
   uint8_t* place = SlotAddress(output, places);
   if (addresses.back() != place && output.size > 0) {
     std::memcpy(place, addresses.back(), output.size);
@@ -123,6 +123,59 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   });
 }
 
+// Visits the array leaves of `literal` depth first.
+template <typename Visit>
+void ForEachArrayLeaf(Literal* literal, Visit&& visit) {
+  if (literal->shape().IsTuple()) {
+    for (Literal& element : *literal->mutable_elements()) ForEachArrayLeaf(&element, visit);
+  } else if (literal->shape().IsArray()) {
+    visit(literal);
+  }
+}
+
+// Runs an interpreted step: its operands are read from their leaves' slots
+// and its result is written to its leaves' slots.
+absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slots,
+                            const RunPlaces& places, std::unique_ptr<Evaluator>* evaluator) {
+  const Instruction& instruction = *step.instruction;
+  std::vector<Literal> operands;
+  operands.reserve(instruction.operand_count());
+  size_t next = 0;
+  for (const Instruction* operand : instruction.operands()) {
+    Literal value(operand->shape());
+    ForEachArrayLeaf(&value, [&](Literal* leaf) {
+      const BufferSlot& slot = slots[step.inputs[next++]];
+      absl::Span<uint8_t> bytes = leaf->data();
+      if (!bytes.empty()) std::memcpy(bytes.data(), SlotAddress(slot, places), bytes.size());
+    });
+    operands.push_back(std::move(value));
+  }
+  XJIT_CHECK(next == step.inputs.size());
+  std::vector<const Literal*> operand_pointers;
+  for (const Literal& operand : operands) operand_pointers.push_back(&operand);
+  if (*evaluator == nullptr) *evaluator = std::make_unique<Evaluator>();
+  absl::StatusOr<Literal> value = (*evaluator)->EvaluateInstruction(instruction, operand_pointers);
+  if (!value.ok()) {
+    return absl::Status(value.status().code(),
+                        absl::StrCat(instruction.name(), ": ", value.status().message()));
+  }
+  Literal result = value->Relayout(instruction.shape());
+  next = 0;
+  absl::Status status;
+  ForEachArrayLeaf(&result, [&](Literal* leaf) {
+    const BufferSlot& slot = slots[step.outputs[next++]];
+    absl::Span<const uint8_t> bytes = leaf->data();
+    if (static_cast<int64_t>(bytes.size()) != slot.size) {
+      status = absl::InternalError(absl::StrCat(instruction.name(), ": evaluator returned ",
+                                                bytes.size(), " bytes, expected ", slot.size));
+      return;
+    }
+    if (!bytes.empty()) std::memcpy(SlotAddress(slot, places), bytes.data(), bytes.size());
+  });
+  XJIT_CHECK(next == step.outputs.size());
+  return status;
+}
+
 // Whether `argument` may stand for a parameter of shape `parameter`.
 absl::Status CheckArgument(const Shape& parameter, const Literal& argument, int64_t i) {
   if (!parameter.Compatible(argument.shape())) {
@@ -139,6 +192,24 @@ int64_t TupleElementOffset(const Shape& tuple, int64_t i) {
   int64_t offset = 0;
   for (int64_t k = 0; k < i; ++k) offset += ByteSize(tuple.tuple_shapes(k));
   return offset;
+}
+
+int64_t FlatOffset(const Shape& shape, const ShapeIndex& index) {
+  int64_t offset = 0;
+  const Shape* current = &shape;
+  for (int64_t i : index) {
+    offset += TupleElementOffset(*current, i);
+    current = &current->tuple_shapes(i);
+  }
+  return offset;
+}
+
+int64_t ArrayLeafCount(const Shape& shape) {
+  if (shape.IsArray()) return 1;
+  if (!shape.IsTuple()) return 0;
+  int64_t count = 0;
+  for (const Shape& element : shape.tuple_shapes()) count += ArrayLeafCount(element);
+  return count;
 }
 
 std::vector<uint8_t> FlattenLiteral(const Literal& literal) {
@@ -226,19 +297,23 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
   std::vector<void*> addresses;
   for (const Step& step : spec_.steps) {
     switch (step.kind) {
-      case Step::Kind::kKernel:
+      case Step::Kind::kKernel: {
         addresses.clear();
         for (int slot : step.inputs) addresses.push_back(SlotAddress(slots[slot], places));
-        addresses.push_back(SlotAddress(slots[step.output], places));
-        RunKernel(step, addresses.data(), slots[step.output].size, spec_.threads,
-                  spec_.parallel_min_bytes);
+        int64_t output_bytes = 0;
+        for (int slot : step.outputs) {
+          addresses.push_back(SlotAddress(slots[slot], places));
+          output_bytes += slots[slot].size;
+        }
+        RunKernel(step, addresses.data(), output_bytes, spec_.threads, spec_.parallel_min_bytes);
         break;
+      }
       case Step::Kind::kLibraryCall:
         RunLibraryCall(step, slots, places, temp + spec_.plan.scratch_offset);
         break;
       case Step::Kind::kCopy: {
         const BufferSlot& source = slots[step.inputs[0]];
-        const BufferSlot& destination = slots[step.output];
+        const BufferSlot& destination = slots[step.outputs[0]];
         XJIT_CHECK(source.size == destination.size);
         if (source.size > 0) {
           std::memmove(SlotAddress(destination, places), SlotAddress(source, places),
@@ -246,31 +321,9 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         }
         break;
       }
-      case Step::Kind::kInterpreted: {
-        std::vector<Literal> operands;
-        operands.reserve(step.inputs.size());
-        for (int slot : step.inputs) {
-          operands.push_back(UnflattenLiteral(slots[slot].shape, SlotAddress(slots[slot], places)));
-        }
-        std::vector<const Literal*> operand_pointers;
-        for (const Literal& operand : operands) operand_pointers.push_back(&operand);
-        if (evaluator == nullptr) evaluator = std::make_unique<Evaluator>();
-        absl::StatusOr<Literal> value =
-            evaluator->EvaluateInstruction(*step.instruction, operand_pointers);
-        if (!value.ok()) {
-          return absl::Status(value.status().code(), absl::StrCat(step.instruction->name(), ": ",
-                                                                  value.status().message()));
-        }
-        const BufferSlot& output = slots[step.output];
-        std::vector<uint8_t> bytes = FlattenLiteral(value->Relayout(output.shape));
-        if (static_cast<int64_t>(bytes.size()) != output.size) {
-          return absl::InternalError(absl::StrCat(step.instruction->name(), ": evaluator ",
-                                                  "returned ", bytes.size(), " bytes, expected ",
-                                                  output.size));
-        }
-        if (!bytes.empty()) std::memcpy(SlotAddress(output, places), bytes.data(), bytes.size());
+      case Step::Kind::kInterpreted:
+        XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator));
         break;
-      }
     }
   }
   return absl::OkStatus();

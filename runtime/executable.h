@@ -58,14 +58,19 @@ struct LibraryCall {
 };
 
 // One step of the program. Kinds:
-//   kKernel: calls `function` with the addresses of `inputs` then `output`;
-//   kLibraryCall: calls `library_call` on `inputs` then `output`, with the
-//     plan's scratch range (BufferPlan::scratch_offset); a buffer that is not
-//     aligned to its element type (a leaf of a packed tuple, an unaligned
-//     caller buffer) is staged through an aligned copy;
-//   kInterpreted: evaluates `instruction` (of the Executable's own module)
-//     on the values in `inputs` (one per operand) into `output`;
-//   kCopy: copies `inputs[0]` to `output` (same size).
+//   kKernel: calls `function` with the addresses of `inputs` then `outputs`
+//     (several outputs for a multi-output fusion);
+//   kLibraryCall: calls `library_call` on `inputs` then `outputs` (one), with
+//     the plan's scratch range (BufferPlan::scratch_offset); a buffer that is
+//     not aligned to its element type (an unaligned caller buffer) is staged
+//     through an aligned copy;
+//   kInterpreted: evaluates `instruction` (of the Executable's own module).
+//     `inputs` holds the array leaves of its operands, operand after operand,
+//     each operand's leaves depth first (see ArrayLeafCount); `outputs` the
+//     leaves of its result;
+//   kCopy: copies `inputs[0]` to `outputs[0]` (same size).
+// An output may be the same range as an input: buffer allocation lets an
+// elementwise kernel write over an operand that dies there.
 struct Step {
   enum class Kind : uint8_t { kKernel, kLibraryCall, kInterpreted, kCopy };
   Kind kind = Kind::kCopy;
@@ -79,8 +84,8 @@ struct Step {
   int64_t outer_alignment = 1;
   LibraryCall library_call;
   const Instruction* instruction = nullptr;
-  std::vector<int> inputs;  // Slot numbers.
-  int output = 0;           // Slot number.
+  std::vector<int> inputs;   // Slot numbers.
+  std::vector<int> outputs;  // Slot numbers.
 };
 
 // Everything an Executable is made of; the compile driver fills it in.

@@ -37,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/evaluator.h"
@@ -49,7 +50,6 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "jit/compile_options.h"
-#include "passes/pipeline.h"
 #include "runtime/executable.h"
 #include "tools/npy.h"
 
@@ -69,26 +69,33 @@ constexpr char kUsage[] =
                                   (tuple results flattened in order)
       --repeat N                  run N times; prints the median run time on stderr
       --threads N                 worker threads (the interpreter uses one)
-      --replicas N                number of replicas (only 1 for now)
+      --replicas N                run N in-process replicas (interpreter only); each
+                                  gets the same arguments; results print per replica
+                                  after a `replica R:` line (--out: DIR/replica_R/)
       --random-args               fill parameters without a file with random values
       --seed S                    seed for --random-args (default 0)
       --isa=auto|sse4|avx2        instruction set of the jit (default: the host's best)
-  xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2]
+      --passes=on|off             run the pass pipeline before the jit (default: on)
+      --disable-passes=A,B        skip these pipeline passes (see docs/passes.md)
+  xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2] [--passes=...]
       Compile with the jit and report: each interpreted step (an instruction
       the evaluator runs for want of compiled code) with the reason, each
       kernel, and the summary lines `kernels: N`, `interpreted steps: N`,
       `temp bytes: N`, `peak bytes: N`, `compile ms: X`.
       --asm                       print each kernel's program and disassembly
       --dump DIR                  write the module after each pass of the pass
-                                  pipeline (DIR/NN-pass.hlo) and each kernel
-                                  (DIR/MODULE.KERNEL.kernel.txt); the jit does
-                                  not use the pipeline's output yet
+                                  pipeline (DIR/NN-pass.hlo), the module the
+                                  executable runs (DIR/final.hlo), its buffer
+                                  plan (DIR/buffer-plan.txt) and each kernel
+                                  (DIR/MODULE.KERNEL.kernel.txt)
+      --passes, --disable-passes  as for run
   xjit bench MODULE.hlo [ARG.npy ...] [options]
       Compile, then run repeatedly; prints `compile ms: X` and `run ms: X`
       (the median of the timed executions). Parameters without a file get
       seeded random values.
       --iterations N              timed executions (default 10, after one warm-up)
-      --threads N, --isa=..., --seed S, --backend=jit|interpreter   as for run
+      --threads N, --isa=..., --seed S, --backend=jit|interpreter, --passes=...,
+      --disable-passes=...        as for run
   xjit help
 )";
 
@@ -149,12 +156,17 @@ struct RunOptions {
   int64_t iterations = 10;
   std::optional<std::string> dump_dir;
   bool asm_text = false;
+  bool run_passes = true;
+  std::vector<std::string> disabled_passes;
 };
 
-constexpr absl::string_view kRunFlags[] = {"backend", "out", "repeat", "threads",
-                                           "replicas", "seed", "random-args", "isa"};
-constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads"};
-constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa", "seed", "backend"};
+constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
+                                           "replicas", "seed",       "random-args", "isa",
+                                           "passes",  "disable-passes"};
+constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads", "passes",
+                                               "disable-passes"};
+constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa",           "seed",
+                                             "backend",    "passes",  "disable-passes"};
 
 // Walks argv accepting `--name=value` and `--name value`.
 class FlagReader {
@@ -260,6 +272,18 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
             absl::StrCat("unknown --isa '", text, "' (expected auto, sse4 or avx2)"));
       }
       options.isa = *isa;
+    } else if (name == "passes") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      if (text != "on" && text != "off") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--passes needs on or off, got '", text, "'"));
+      }
+      options.run_passes = text == "on";
+    } else if (name == "disable-passes") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      for (absl::string_view pass : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+        options.disabled_passes.emplace_back(pass);
+      }
     } else if (name == "random-args" || name == "asm") {
       if (arg != absl::StrCat("--", name)) {
         return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
@@ -463,6 +487,8 @@ jit::CompileOptions JitOptions(const RunOptions& options) {
   jit::CompileOptions compile_options;
   compile_options.isa = options.isa;
   if (options.threads > 0) compile_options.threads = static_cast<int>(options.threads);
+  compile_options.run_passes = options.run_passes;
+  compile_options.disabled_passes = options.disabled_passes;
   return compile_options;
 }
 
@@ -480,6 +506,44 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileModule(
   return executable;
 }
 
+// `xjit run --backend=interpreter --replicas N`: every replica gets the same
+// arguments; each replica's result prints after a `replica R:` line, and with
+// --out goes to DIR/replica_R/ as the single-replica results go to DIR/.
+absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arguments,
+                           const RunOptions& options) {
+  const std::vector<std::vector<Literal>> per_replica(options.replicas, arguments);
+  std::vector<double> times_ms;
+  std::vector<Literal> results;
+  EvaluatorOptions evaluator_options;
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_replica, evaluator_options));
+    times_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::string text;
+  for (size_t r = 0; r < results.size(); ++r) {
+    absl::StrAppend(&text, "replica ", r, ":\n",
+                    results[r].ToString(module.entry()->root()->shape()), "\n");
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (options.repeat > 1) {
+    std::sort(times_ms.begin(), times_ms.end());
+    std::fprintf(stderr, "run ms: %.3f (median of %lld, interpreter backend, %lld replicas)\n",
+                 times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
+                 static_cast<long long>(options.replicas));
+  }
+  if (options.out_dir.has_value()) {
+    for (size_t r = 0; r < results.size(); ++r) {
+      XJIT_RETURN_IF_ERROR(WriteResults(
+          results[r],
+          (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("run", kRunFlags, std::move(args)));
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
@@ -494,10 +558,14 @@ absl::Status Run(std::vector<std::string> args) {
     }
   }
   if (options.replicas > 1) {
-    // Both backends run replica 0 only; printing one replica's result for N
-    // would be a wrong answer, so say so instead.
-    return absl::UnimplementedError(
-        "--replicas above 1 is not supported yet (comes with the runtime's collectives)");
+    if (options.backend != "interpreter") {
+      // The JIT runs replica 0 only; printing one replica's result for N
+      // would be a wrong answer, so say so instead.
+      return absl::UnimplementedError(
+          "--replicas above 1 runs on --backend=interpreter only (the jit backend runs one "
+          "replica until the runtime has collectives)");
+    }
+    return RunReplicated(*module, arguments, options);
   }
   std::unique_ptr<runtime::Executable> executable;
   if (options.backend == "jit") {
@@ -544,20 +612,7 @@ absl::Status CompileCommand(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
   jit::CompileOptions compile_options = JitOptions(options);
   compile_options.collect_asm = options.asm_text;
-  if (options.dump_dir.has_value()) {
-    // The pass pipeline's view of the module, pass by pass. jit::Compile
-    // does not consume the pipeline's output yet, so this runs on a copy and
-    // only informs; a pipeline failure is reported and the compile goes on.
-    std::unique_ptr<Module> copy = module->Clone();
-    PipelineOptions pipeline_options;
-    pipeline_options.dump_dir = *options.dump_dir;
-    absl::Status pipeline = RunDefaultPipeline(copy.get(), pipeline_options);
-    if (!pipeline.ok()) {
-      std::fprintf(stderr, "xjit: warning: pass pipeline (for --dump): %s\n",
-                   std::string(pipeline.message()).c_str());
-    }
-    compile_options.dump_dir = *options.dump_dir;
-  }
+  if (options.dump_dir.has_value()) compile_options.dump_dir = *options.dump_dir;
   jit::CompileReport report;
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
                         CompileModule(*module, options, compile_options, &report));

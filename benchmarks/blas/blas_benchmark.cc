@@ -2,19 +2,36 @@
 // run on the same buffers:
 //   - DotGeneral f32 [n,n] x [n,n] (n = 256, 1024, 2048) through
 //     PlanDot/RunDot vs one direct cblas_sgemm call;
-//   - ResNet-50 convolutions (NHWC, HWIO kernel, batch 1) through
+//   - ResNet-50 convolutions (NHWC, HWIO kernel, batch 1 and 8) through
 //     PlanConvolution/RunConvolution vs a straightforward im2col into a
-//     [pixels][kh*kw*c] matrix and one cblas_sgemm.
-// Both sides run with OpenBLAS on one thread (SetBlasThreads(1)); GFLOP/s is
-// reported as the `flops` rate counter.
+//     [pixels][kh*kw*c] matrix and one cblas_sgemm, and (when built with
+//     oneDNN, XJIT_BENCHMARK_DNNL) vs oneDNN's forward-inference convolution
+//     in two forms: `nhwc` (source and destination plain NHWC as xjit sees
+//     them, weights in the format oneDNN picks, reordered once outside the
+//     timed loop) and `any` (every tensor in oneDNN's own blocked format,
+//     all reorders outside the timed loop: oneDNN's best case).
+//     BM_ConvRunConvolution takes the direct kernel (direct_convolution.h)
+//     where the plan has one (on one BLAS thread); BM_ConvRunConvolutionGemm
+//     runs the same plan with the direct kernel dropped (xjit's im2col +
+//     GEMM, as with more BLAS threads).
+// Every side runs on one thread: OpenBLAS through SetBlasThreads(1), oneDNN
+// (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the
+// `flops` rate counter, over CPU time (the machine is shared; compare only
+// rows of one run).
 #include <cstring>
 #include <string>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include <cblas.h>
 
 #include "benchmark/benchmark.h"
+#if XJIT_BENCHMARK_DNNL
+#include <omp.h>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#endif
 #include "ir/shape.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
@@ -73,13 +90,13 @@ void BM_DotSgemm(benchmark::State& state) {
 BENCHMARK(BM_DotRunDot)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DotSgemm)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 
-// A square-window NHWC convolution layer with batch 1.
+// A square-window NHWC convolution layer (the batch is a benchmark argument).
 struct Layer {
   const char* name;
   int64_t size, in_c, out_c, kernel, stride, pad;
   int64_t out_size() const { return (size + 2 * pad - kernel) / stride + 1; }
-  double flops() const {
-    return 2.0 * out_size() * out_size() * out_c * in_c * kernel * kernel;
+  double flops(int64_t batch) const {
+    return 2.0 * batch * out_size() * out_size() * out_c * in_c * kernel * kernel;
   }
 };
 
@@ -90,13 +107,14 @@ const Layer kLayers[] = {
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
 };
 
+// range(2) != 0 drops the direct kernel from the plan.
 void BM_ConvRunConvolution(benchmark::State& state) {
   SetBlasThreads(1);
   const Layer& l = kLayers[state.range(0)];
-  state.SetLabel(l.name);
-  Shape in = Shape::Array(ElementType::kF32, {1, l.size, l.size, l.in_c});
+  const int64_t batch = state.range(1);
+  Shape in = Shape::Array(ElementType::kF32, {batch, l.size, l.size, l.in_c});
   Shape k = Shape::Array(ElementType::kF32, {l.kernel, l.kernel, l.in_c, l.out_c});
-  Shape out = Shape::Array(ElementType::kF32, {1, l.out_size(), l.out_size(), l.out_c});
+  Shape out = Shape::Array(ElementType::kF32, {batch, l.out_size(), l.out_size(), l.out_c});
   ConvolutionDimensionNumbers dn;
   dn.input_batch_dimension = 0;
   dn.input_feature_dimension = 3;
@@ -118,6 +136,7 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     state.SkipWithError("plan failed");
     return;
   }
+  if (state.range(2) != 0) plan->has_direct = false;
   state.SetLabel(std::string(l.name) + "; " + plan->ToString());
   std::vector<float> x = RandomFloats(in.element_count(), 1), f = RandomFloats(k.element_count(), 2),
                      y(out.element_count());
@@ -126,7 +145,7 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     RunConvolution(*plan, x.data(), f.data(), y.data(), scratch.data());
     benchmark::DoNotOptimize(y.data());
   }
-  SetFlops(state, l.flops());
+  SetFlops(state, l.flops(batch));
 }
 
 // The baseline: a plain NHWC im2col (rows = output pixels, columns =
@@ -134,39 +153,118 @@ void BM_ConvRunConvolution(benchmark::State& state) {
 void BM_ConvIm2colSgemm(benchmark::State& state) {
   SetBlasThreads(1);
   const Layer& l = kLayers[state.range(0)];
+  const int64_t batch = state.range(1);
   state.SetLabel(l.name);
   const int64_t os = l.out_size(), kk = l.kernel * l.kernel * l.in_c;
-  std::vector<float> x = RandomFloats(l.size * l.size * l.in_c, 1),
-                     f = RandomFloats(kk * l.out_c, 2), y(os * os * l.out_c), col(os * os * kk);
+  std::vector<float> x = RandomFloats(batch * l.size * l.size * l.in_c, 1),
+                     f = RandomFloats(kk * l.out_c, 2), y(batch * os * os * l.out_c),
+                     col(batch * os * os * kk);
   for (auto _ : state) {
     float* dst = col.data();
-    for (int64_t oy = 0; oy < os; ++oy) {
-      for (int64_t ox = 0; ox < os; ++ox) {
-        for (int64_t ky = 0; ky < l.kernel; ++ky) {
-          const int64_t iy = oy * l.stride + ky - l.pad;
-          for (int64_t kx = 0; kx < l.kernel; ++kx) {
-            const int64_t ix = ox * l.stride + kx - l.pad;
-            if (iy < 0 || iy >= l.size || ix < 0 || ix >= l.size) {
-              std::memset(dst, 0, l.in_c * sizeof(float));
-            } else {
-              std::memcpy(dst, x.data() + (iy * l.size + ix) * l.in_c, l.in_c * sizeof(float));
+    for (int64_t n = 0; n < batch; ++n) {
+      const float* image = x.data() + n * l.size * l.size * l.in_c;
+      for (int64_t oy = 0; oy < os; ++oy) {
+        for (int64_t ox = 0; ox < os; ++ox) {
+          for (int64_t ky = 0; ky < l.kernel; ++ky) {
+            const int64_t iy = oy * l.stride + ky - l.pad;
+            for (int64_t kx = 0; kx < l.kernel; ++kx) {
+              const int64_t ix = ox * l.stride + kx - l.pad;
+              if (iy < 0 || iy >= l.size || ix < 0 || ix >= l.size) {
+                std::memset(dst, 0, l.in_c * sizeof(float));
+              } else {
+                std::memcpy(dst, image + (iy * l.size + ix) * l.in_c, l.in_c * sizeof(float));
+              }
+              dst += l.in_c;
             }
-            dst += l.in_c;
           }
         }
       }
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(os * os),
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(batch * os * os),
                 static_cast<int>(l.out_c), static_cast<int>(kk), 1.0f, col.data(),
                 static_cast<int>(kk), f.data(), static_cast<int>(l.out_c), 0.0f, y.data(),
                 static_cast<int>(l.out_c));
     benchmark::DoNotOptimize(y.data());
   }
-  SetFlops(state, l.flops());
+  SetFlops(state, l.flops(batch));
 }
 
-BENCHMARK(BM_ConvRunConvolution)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ConvIm2colSgemm)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+// Arguments: layer index, batch.
+void ConvArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t batch : {1, 8}) {
+    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch});
+  }
+}
+
+void RunConvolutionArgs(benchmark::internal::Benchmark* b, int64_t gemm) {
+  for (int64_t batch : {1, 8}) {
+    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, gemm});
+  }
+}
+
+BENCHMARK(BM_ConvRunConvolution)
+    ->Apply([](benchmark::internal::Benchmark* b) { RunConvolutionArgs(b, 0); })
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvRunConvolution)
+    ->Name("BM_ConvRunConvolutionGemm")
+    ->Apply([](benchmark::internal::Benchmark* b) { RunConvolutionArgs(b, 1); })
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvIm2colSgemm)->Apply(ConvArgs)->Unit(benchmark::kMillisecond);
+
+#if XJIT_BENCHMARK_DNNL
+// oneDNN's convolution on the same layer; range(2) is 0 for `nhwc`
+// (source/destination NHWC, weights `any`) and 1 for `any` (all `any`).
+void BM_ConvOneDnn(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const Layer& l = kLayers[state.range(0)];
+  const int64_t batch = state.range(1);
+  const bool all_any = state.range(2) != 0;
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::dims src_dims = {batch, l.in_c, l.size, l.size};
+  const memory::dims wei_dims = {l.out_c, l.in_c, l.kernel, l.kernel};
+  const memory::dims dst_dims = {batch, l.out_c, l.out_size(), l.out_size()};
+  const auto f32 = memory::data_type::f32;
+  memory::desc src_any(src_dims, f32, all_any ? tag::any : tag::nhwc);
+  memory::desc wei_any(wei_dims, f32, tag::any);
+  memory::desc dst_any(dst_dims, f32, all_any ? tag::any : tag::nhwc);
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wei_any,
+      dst_any, {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
+  dnnl::convolution_forward::primitive_desc pd(desc, engine);
+  state.SetLabel(std::string(l.name) + (all_any ? "; any; " : "; nhwc; ") + pd.impl_info_str());
+  // The data as xjit sees it (NHWC, HWIO), reordered once into oneDNN's formats.
+  std::vector<float> x = RandomFloats(batch * l.size * l.size * l.in_c, 1),
+                     f = RandomFloats(l.kernel * l.kernel * l.in_c * l.out_c, 2);
+  memory x_user({src_dims, f32, tag::nhwc}, engine, x.data());
+  memory f_user({wei_dims, f32, tag::hwio}, engine, f.data());
+  memory src(pd.src_desc(), engine), wei(pd.weights_desc(), engine), dst(pd.dst_desc(), engine);
+  dnnl::reorder(x_user, src).execute(stream, x_user, src);
+  dnnl::reorder(f_user, wei).execute(stream, f_user, wei);
+  stream.wait();
+  dnnl::convolution_forward conv(pd);
+  const std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  for (auto _ : state) {
+    conv.execute(stream, args);
+    stream.wait();
+    benchmark::DoNotOptimize(dst.get_data_handle());
+  }
+  SetFlops(state, l.flops(batch));
+}
+
+void OneDnnArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t form : {0, 1}) {
+    for (int64_t batch : {1, 8}) {
+      for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, form});
+    }
+  }
+}
+
+BENCHMARK(BM_ConvOneDnn)->Apply(OneDnnArgs)->Unit(benchmark::kMillisecond);
+#endif
 
 }  // namespace
 }  // namespace xjit::runtime::blas

@@ -51,6 +51,11 @@ absl::StatusOr<Literal> EvalBatchNormInference(const Instruction& instruction, O
 absl::StatusOr<Literal> EvalBatchNormGrad(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalRng(const Instruction& instruction, Operands operands, const Context& context);
+// Newer XLA opcodes (newer_ops.cc, which states their semantics).
+absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instruction, Operands operands, const Context& context);
+absl::StatusOr<Literal> EvalScaledDot(const Instruction& instruction, Operands operands, const Context& context);
+absl::StatusOr<Literal> EvalScan(const Instruction& instruction, Operands operands, const Context& context);
+absl::StatusOr<Literal> EvalShuffle(const Instruction& instruction, Operands operands, const Context& context);
 
 }  // namespace xjit::eval
 

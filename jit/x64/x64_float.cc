@@ -395,13 +395,13 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       const x86::Vec value = vals_[op.b].vec;
       if (op.operand_type != ElementType::kPred) {
         const int bytes = f64 ? 8 : 4;
-        const x86::Mem m = Address(program_.output_buffer(), op.a, bytes);
+        const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
         cc_.emit(avx ? Inst::kIdVmovups : Inst::kIdMovups, x86::Mem(m).cloneResized(avx ? 32 : 16),
                  value);
         return absl::OkStatus();
       }
       // Lane masks to bytes 0/1.
-      const x86::Mem m = Address(program_.output_buffer(), op.a, 1);
+      const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, 1);
       x86::Vec bits = NewVec();
       if (avx) {
         cc_.emit(Pick(f64, Inst::kIdVpsrld, Inst::kIdVpsrlq), bits, value, imm(f64 ? 63 : 31));

@@ -9,6 +9,7 @@
 namespace xjit::jit::x64 {
 
 using namespace asmjit;  // NOLINT: asmjit's API is designed for this.
+namespace Inst = x86::Inst;
 
 KernelLowering::KernelLowering(x86::Compiler* cc, const KernelProgram& program,
                                const Features& features)
@@ -33,8 +34,15 @@ x86::Mem KernelLowering::Address(int buffer, int offset_op, int element_bytes) {
 }
 
 bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
-  if (program_.loop_extents.empty()) return false;
-  const std::vector<std::optional<int64_t>> strides = InnerStrides(program_);
+  if (program_.loop_extents.empty() || program_.reduction_loops > 0) return false;
+  const std::vector<bool> include(program_.ops.size(), true);
+  if (!VectorizableOps(InnerStrides(program_), include, type, lanes)) return false;
+  return program_.loop_extents.back() >= *lanes;
+}
+
+bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
+                                     const std::vector<bool>& include, ElementType* type,
+                                     int* lanes) const {
   std::optional<ElementType> t;
   auto set_type = [&](ElementType candidate) {
     if (candidate != ElementType::kF32 && candidate != ElementType::kF64) return false;
@@ -44,8 +52,12 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
   };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind)) continue;
+    if (IsIndexOp(op.kind) || !include[i]) continue;
     switch (op.kind) {
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
+        if (!set_type(op.type)) return false;
+        break;
       case KOpKind::kLoad: {
         if (op.type != ElementType::kPred && !set_type(op.type)) return false;
         const std::optional<int64_t> s = strides[op.a];
@@ -115,7 +127,65 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
   const int vector_bytes = features_.avx2 ? 32 : 16;
   *type = *t;
   *lanes = vector_bytes / static_cast<int>(ByteWidth(*t));
-  return program_.loop_extents.back() >= *lanes;
+  return true;
+}
+
+int KernelLowering::RowCombiner(int write_id) const {
+  const KOp& write = program_.ops[write_id];
+  if (write.type != ElementType::kF32 && write.type != ElementType::kF64) return -1;
+  const KOp& update = program_.ops[write.a];
+  if (update.kind != KOpKind::kBinary || update.type != write.type) return -1;
+  switch (update.opcode) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+      break;
+    default:
+      return -1;
+  }
+  auto is_acc = [&](int id) {
+    return program_.ops[id].kind == KOpKind::kAccRead && program_.ops[id].imm == write.imm;
+  };
+  if (is_acc(update.a) == is_acc(update.b)) return -1;
+  return write.a;
+}
+
+bool KernelLowering::RowVectorizable(ElementType* type, int* lanes) const {
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  std::vector<bool> include(program_.ops.size(), false);
+  // Every accumulator read feeds only its own slot's combining op, and the
+  // other operand of that op does not depend on any accumulator.
+  std::vector<int> uses(program_.ops.size(), 0);
+  for (const KOp& op : program_.ops) {
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) ++uses[operand];
+    }
+  }
+  std::vector<bool> reads_acc(program_.ops.size(), false);
+  for (size_t i = 0; i < program_.ops.size(); ++i) {
+    const KOp& op = program_.ops[i];
+    bool r = op.kind == KOpKind::kAccRead;
+    for (int operand : {op.a, op.b, op.c}) r = r || (operand >= 0 && reads_acc[operand]);
+    reads_acc[i] = r;
+    if (sections_[i] == KSection::kBody) include[i] = true;
+  }
+  for (size_t i = 0; i < program_.ops.size(); ++i) {
+    const KOp& op = program_.ops[i];
+    if (op.kind == KOpKind::kAccRead && uses[i] != 1) return false;
+    if (op.kind != KOpKind::kAccWrite) continue;
+    const int combiner = RowCombiner(static_cast<int>(i));
+    if (combiner < 0 || uses[combiner] != 1) return false;
+    const KOp& c = program_.ops[combiner];
+    const int x = program_.ops[c.a].kind == KOpKind::kAccRead ? c.b : c.a;
+    if (reads_acc[x]) return false;
+  }
+  if (!VectorizableOps(StridesAlong(program_, inner), include, type, lanes)) return false;
+  return program_.loop_extents[inner] >= *lanes;
+}
+
+bool KernelLowering::ColumnVectorizable(ElementType* type, int* lanes) const {
+  const int level = program_.output_loops() - 1;
+  const std::vector<bool> include(program_.ops.size(), true);
+  if (!VectorizableOps(StridesAlong(program_, level), include, type, lanes)) return false;
+  return program_.loop_extents[level] >= *lanes;
 }
 
 absl::Status KernelLowering::Emit(int* lanes) {
@@ -133,7 +203,19 @@ absl::Status KernelLowering::Emit(int* lanes) {
   func->setArg(1, begin_);
   func->setArg(2, end_);
 
+  XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
   levels_ = OpLevels(program_);
+  sections_ = OpSections(program_);
+  per_copy_.assign(program_.ops.size(), false);
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    bool p = (op.kind == KOpKind::kLoopIndex && op.imm == program_.output_loops() - 1) ||
+             op.kind == KOpKind::kStore || op.kind == KOpKind::kAccInit ||
+             op.kind == KOpKind::kAccRead || op.kind == KOpKind::kAccWrite ||
+             op.kind == KOpKind::kAccResult;
+    for (int operand : {op.a, op.b, op.c}) p = p || (operand >= 0 && per_copy_[operand]);
+    per_copy_[id] = p;
+  }
   strides_ = InnerStrides(program_);
   vals_.assign(program_.ops.size(), Val());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
@@ -141,7 +223,19 @@ absl::Status KernelLowering::Emit(int* lanes) {
     cc_.mov(pointer, x86::qword_ptr(args, static_cast<int32_t>(8 * b)));
     buffers_.push_back(pointer);
   }
-  vectorize_ = Vectorizable(&vector_type_, &lanes_);
+  if (program_.reduction_loops == 0) {
+    vectorize_ = Vectorizable(&vector_type_, &lanes_);
+    strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
+  } else if (ColumnVectorizable(&vector_type_, &lanes_)) {
+    strategy_ = Strategy::kColumn;
+    strides_ = StridesAlong(program_, program_.output_loops() - 1);
+  } else if (RowVectorizable(&vector_type_, &lanes_)) {
+    strategy_ = Strategy::kRow;
+    strides_ = StridesAlong(program_, static_cast<int>(program_.loop_extents.size()) - 1);
+  } else {
+    strategy_ = Strategy::kNone;
+  }
+  vectorize_ = strategy_ != Strategy::kNone;
   if (!vectorize_) lanes_ = 1;
   *lanes = lanes_;
 
@@ -165,6 +259,17 @@ absl::Status KernelLowering::Emit(int* lanes) {
 }
 
 absl::Status KernelLowering::EmitLoops(size_t level) {
+  if (program_.reduction_loops > 0 && static_cast<int>(level) + 1 == program_.output_loops()) {
+    int unroll = 1;
+    if (strategy_ == Strategy::kColumn) {
+      int value_ops = 0;
+      for (const KOp& op : program_.ops) value_ops += IsIndexOp(op.kind) ? 0 : 1;
+      unroll = value_ops <= 8 ? 8 : value_ops <= 24 ? 4 : value_ops <= 64 ? 2 : 1;
+      while (unroll > 1 && program_.loop_extents[level] < unroll * lanes_) unroll /= 2;
+    }
+    return EmitSplitLoop(static_cast<int>(level), strategy_ == Strategy::kColumn, unroll,
+                         [&](Mode mode) { return EmitElementBlock(mode); });
+  }
   if (level + 1 == program_.loop_extents.size()) return EmitInnerLoop();
   x86::Gp i = cc_.newGpq();
   loop_vars_.resize(program_.loop_extents.size());
@@ -265,11 +370,414 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   return absl::OkStatus();
 }
 
+absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection section) {
+  mode_ = mode;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (levels_[id] != level || sections_[id] != section) continue;
+    if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
+    if (copies_ > 1 && !per_copy_[id]) {
+      if (current_copy_ != 0) continue;
+      XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
+      for (int u = 1; u < copies_; ++u) copy_vals_[u][id] = vals_[id];
+      continue;
+    }
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Fn>
+absl::Status KernelLowering::ForEachCopy(Fn emit) {
+  if (copies_ == 1) return emit();
+  const int level = program_.output_loops() - 1;
+  for (int u = 0; u < copies_; ++u) {
+    std::swap(vals_, copy_vals_[u]);
+    std::swap(accs_, copy_accs_[u]);
+    loop_vars_[level] = copy_index_[u];
+    current_copy_ = u;
+    absl::Status status = emit();
+    current_copy_ = 0;
+    std::swap(vals_, copy_vals_[u]);
+    std::swap(accs_, copy_accs_[u]);
+    XJIT_RETURN_IF_ERROR(status);
+  }
+  loop_vars_[level] = copy_index_[0];
+  return absl::OkStatus();
+}
+
+template <typename Body>
+absl::Status KernelLowering::EmitSplitLoop(int level, bool vector, int unroll, Body body) {
+  const int64_t extent = program_.loop_extents[level];
+  x86::Gp i = cc_.newGpq();
+  loop_vars_.resize(program_.loop_extents.size());
+  loop_vars_[level] = i;
+  x86::Gp stop = cc_.newGpq();
+  if (level == 0) {
+    cc_.mov(i, begin_);
+    cc_.mov(stop, end_);
+  } else {
+    cc_.xor_(i.r32(), i.r32());
+    cc_.mov(stop, extent);
+  }
+  if (vector && unroll > 1) {
+    // `unroll` vectors per iteration while that many are left.
+    const int64_t step = static_cast<int64_t>(unroll) * lanes_;
+    x86::Gp last = cc_.newGpq();
+    cc_.mov(last, stop);
+    cc_.sub(last, step);
+    Label skip = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, last);
+    cc_.jg(skip);
+    cc_.bind(head);
+    copy_index_.assign(unroll, i);
+    for (int u = 1; u < unroll; ++u) {
+      copy_index_[u] = cc_.newGpq();
+      cc_.lea(copy_index_[u], x86::ptr(i, u * lanes_));
+    }
+    copies_ = unroll;
+    copy_vals_.assign(unroll, vals_);
+    copy_accs_.assign(unroll, accs_);
+    absl::Status status = body(Mode::kVector);
+    copies_ = 1;
+    loop_vars_[level] = i;
+    XJIT_RETURN_IF_ERROR(status);
+    cc_.add(i, step);
+    cc_.cmp(i, last);
+    cc_.jle(head);
+    cc_.bind(skip);
+  }
+  if (vector) {
+    // Vector iterations while at least `lanes_` elements are left.
+    x86::Gp last = cc_.newGpq();
+    cc_.mov(last, stop);
+    cc_.sub(last, lanes_);
+    Label skip = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, last);
+    cc_.jg(skip);
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(body(Mode::kVector));
+    cc_.add(i, lanes_);
+    cc_.cmp(i, last);
+    cc_.jle(head);
+    cc_.bind(skip);
+  }
+  Label done = cc_.newLabel();
+  Label head = cc_.newLabel();
+  cc_.cmp(i, stop);
+  cc_.jge(done);
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(body(Mode::kScalar));
+  cc_.inc(i);
+  cc_.cmp(i, stop);
+  cc_.jl(head);
+  cc_.bind(done);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitElementBlock(Mode mode) {
+  const int level = program_.output_loops() - 1;
+  XJIT_RETURN_IF_ERROR(ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPre); }));
+  XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1, mode));
+  return ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPost); });
+}
+
+absl::Status KernelLowering::EmitReductionLoops(size_t level, Mode mode) {
+  const bool innermost = level + 1 == program_.loop_extents.size();
+  if (innermost && strategy_ == Strategy::kRow) return EmitRowReduction();
+  x86::Gp i = cc_.newGpq();
+  loop_vars_.resize(program_.loop_extents.size());
+  loop_vars_[level] = i;
+  Label head = cc_.newLabel();
+  cc_.xor_(i.r32(), i.r32());
+  cc_.bind(head);
+  if (innermost) {
+    XJIT_RETURN_IF_ERROR(ForEachCopy([&] { return EmitReductionBody(mode); }));
+  } else {
+    XJIT_RETURN_IF_ERROR(ForEachCopy(
+        [&] { return EmitSectionAtLevel(static_cast<int>(level), mode, KSection::kBody); }));
+    XJIT_RETURN_IF_ERROR(EmitReductionLoops(level + 1, mode));
+  }
+  cc_.inc(i);
+  cc_.cmp(i, program_.loop_extents[level]);
+  cc_.jl(head);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitReductionBody(Mode mode) {
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(inner, mode, KSection::kBody));
+  return EmitAccumulatorWrites();
+}
+
+absl::Status KernelLowering::EmitAccumulatorWrites() {
+  // A parallel copy: sources that are accumulator registers are copied
+  // first, so a write never feeds another write of the same iteration.
+  struct Pending {
+    int64_t slot;
+    Val source;
+  };
+  std::vector<Pending> pending;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (op.kind != KOpKind::kAccWrite) continue;
+    Val source;
+    if (vals_[op.a].in_vec) {
+      source.in_vec = true;
+      source.vec = vals_[op.a].vec;
+    } else {
+      source.gp = vals_[op.a].gp;
+    }
+    const Val& acc = accs_.at(op.imm);
+    if (!acc.in_vec && source.in_vec) {
+      source.in_vec = false;
+      source.gp = AsRaw16(op.a, op.type);  // f16/bf16 accumulators hold raw bits.
+    }
+    pending.push_back({op.imm, source});
+  }
+  auto is_acc = [&](const Val& v) {
+    for (const auto& [slot, acc] : accs_) {
+      if (acc.in_vec == v.in_vec && (v.in_vec ? acc.vec.id() == v.vec.id()
+                                              : acc.gp.id() == v.gp.id())) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (Pending& p : pending) {
+    if (!is_acc(p.source)) continue;
+    if (p.source.in_vec) {
+      p.source.vec = Copy(p.source.vec);
+    } else {
+      x86::Gp t = NewGp();
+      cc_.mov(t, p.source.gp);
+      p.source.gp = t;
+    }
+  }
+  for (const Pending& p : pending) {
+    const Val& acc = accs_.at(p.slot);
+    if (acc.in_vec) {
+      if (acc.vec.id() != p.source.vec.id()) {
+        V2(Inst::kIdMovaps, Inst::kIdVmovaps, acc.vec, p.source.vec);
+      }
+    } else if (acc.gp.id() != p.source.gp.id()) {
+      cc_.mov(acc.gp, p.source.gp);
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+uint64_t IdentityBits(Opcode opcode, bool f64) {
+  switch (opcode) {
+    case Opcode::kAdd: return f64 ? 0x8000000000000000ull : 0x80000000u;  // -0
+    case Opcode::kMultiply: return f64 ? 0x3FF0000000000000ull : 0x3F800000u;
+    case Opcode::kMaximum: return f64 ? 0xFFF0000000000000ull : 0xFF800000u;  // -inf
+    default: return f64 ? 0x7FF0000000000000ull : 0x7F800000u;  // +inf (minimum)
+  }
+}
+
+}  // namespace
+
+absl::Status KernelLowering::EmitRowReduction() {
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  const int64_t extent = program_.loop_extents[inner];
+  const bool f64 = vector_type_ == ElementType::kF64;
+  struct Slot {
+    int64_t slot;
+    Opcode opcode;
+    std::vector<x86::Vec> partial;
+  };
+  std::vector<Slot> slots;
+  int body_ops = 0;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (sections_[id] == KSection::kBody && !IsIndexOp(op.kind)) ++body_ops;
+    if (op.kind != KOpKind::kAccWrite) continue;
+    const int combiner = RowCombiner(static_cast<int>(id));
+    XJIT_CHECK(combiner >= 0);
+    slots.push_back({op.imm, program_.ops[combiner].opcode, {}});
+  }
+  // Independent partial accumulators hide the combining op's latency;
+  // fewer for large bodies (register pressure).
+  const int unroll = body_ops <= 24 ? 4 : body_ops <= 80 ? 2 : 1;
+  const int64_t step = static_cast<int64_t>(unroll) * lanes_;
+  const int64_t main_end = extent / step * step;
+  const int64_t vector_end = extent / lanes_ * lanes_;
+  const absl::flat_hash_map<int64_t, Val> scalar_accs = accs_;
+
+  // Values computed once per output element (scalar) that the vector body
+  // reads are broadcast to every lane for the vector part.
+  std::vector<std::pair<int, Val>> scalar_vals;
+  mode_ = Mode::kVector;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (sections_[id] != KSection::kBody || IsIndexOp(op.kind)) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || sections_[operand] == KSection::kBody ||
+          IsIndexOp(program_.ops[operand].kind)) {
+        continue;
+      }
+      bool done = false;
+      for (const auto& [done_id, unused] : scalar_vals) done = done || done_id == operand;
+      if (done) continue;
+      scalar_vals.push_back({operand, vals_[operand]});
+      x86::Vec lane = program_.ops[operand].type == ElementType::kPred
+                          ? PredToMask(vals_[operand].gp)
+                          : vals_[operand].vec;
+      const bool wide = f64;
+      x86::Vec v = NewVec();
+      if (features_.avx2) {
+        if (program_.ops[operand].type == ElementType::kPred) {
+          cc_.vpbroadcastq(v.ymm(), lane.xmm());
+        } else if (wide) {
+          cc_.vbroadcastsd(v.ymm(), lane.xmm());
+        } else {
+          cc_.vbroadcastss(v.ymm(), lane.xmm());
+        }
+      } else if (program_.ops[operand].type == ElementType::kPred || wide) {
+        cc_.pshufd(v.xmm(), lane.xmm(), 0x44);
+      } else {
+        cc_.pshufd(v.xmm(), lane.xmm(), 0x00);
+      }
+      SetVec(operand, v);
+    }
+  }
+  for (Slot& slot : slots) {
+    for (int u = 0; u < unroll; ++u) {
+      slot.partial.push_back(Const(f64, IdentityBits(slot.opcode, f64)));
+    }
+  }
+  x86::Gp i = cc_.newGpq();
+  loop_vars_.resize(program_.loop_extents.size());
+  cc_.xor_(i.r32(), i.r32());
+  auto vector_iteration = [&](int copies) -> absl::Status {
+    for (int u = 0; u < copies; ++u) {
+      x86::Gp iu = i;
+      if (u > 0) {
+        iu = cc_.newGpq();
+        cc_.lea(iu, x86::ptr(i, u * lanes_));
+      }
+      loop_vars_[inner] = iu;
+      for (Slot& slot : slots) {
+        Val v;
+        v.in_vec = true;
+        v.vec = slot.partial[u];
+        accs_[slot.slot] = v;
+      }
+      XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kVector));
+    }
+    return absl::OkStatus();
+  };
+  if (main_end > 0) {
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(vector_iteration(unroll));
+    cc_.add(i, step);
+    cc_.cmp(i, main_end);
+    cc_.jl(head);
+  }
+  if (vector_end > main_end) {
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(vector_iteration(1));
+    cc_.add(i, lanes_);
+    cc_.cmp(i, vector_end);
+    cc_.jl(head);
+  }
+  // Partials: pairwise into partial[0], then across lanes, then into the
+  // scalar accumulator.
+  accs_ = scalar_accs;
+  for (const auto& [id, val] : scalar_vals) vals_[id] = val;
+  for (Slot& slot : slots) {
+    mode_ = Mode::kVector;
+    x86::Vec v = slot.partial[0];
+    for (int u = 1; u < unroll; ++u) {
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, slot.partial[u], &v));
+    }
+    mode_ = Mode::kScalar;
+    if (v.isYmm()) {
+      x86::Xmm high = cc_.newXmm();
+      cc_.vextractf128(high, v.ymm(), 1);
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v.xmm(), high, &v));
+    }
+    x86::Vec t = cc_.newXmm();
+    if (f64) {
+      V3i(Inst::kIdShufpd, Inst::kIdVshufpd, t, v, v, 1);
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t, &v));
+    } else {
+      V3(Inst::kIdMovhlps, Inst::kIdVmovhlps, t, v, v);
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t, &v));
+      x86::Vec t2 = cc_.newXmm();
+      V3i(Inst::kIdShufps, Inst::kIdVshufps, t2, v, v, 0x55);
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t2, &v));
+    }
+    const Val& acc = accs_.at(slot.slot);
+    x86::Vec folded;
+    XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, acc.vec, v, &folded));
+    V2(Inst::kIdMovaps, Inst::kIdVmovaps, acc.vec, folded);
+  }
+  if (vector_end < extent) {
+    loop_vars_[inner] = i;
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kScalar));
+    cc_.inc(i);
+    cc_.cmp(i, extent);
+    cc_.jl(head);
+  }
+  mode_ = Mode::kScalar;
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitAccOp(int id, Mode mode) {
+  const KOp& op = program_.ops[id];
+  switch (op.kind) {
+    case KOpKind::kAccInit: {
+      Val acc;
+      if (mode == Mode::kVector || op.type == ElementType::kF32 ||
+          op.type == ElementType::kF64) {
+        acc.in_vec = true;
+        acc.vec = Copy(vals_[op.a].vec);
+      } else {
+        const x86::Gp source =
+            (op.type == ElementType::kF16 || op.type == ElementType::kBF16)
+                ? AsRaw16(op.a, op.type) : vals_[op.a].gp;
+        acc.gp = NewGp();
+        cc_.mov(acc.gp, source);
+      }
+      accs_[op.imm] = acc;
+      return absl::OkStatus();
+    }
+    case KOpKind::kAccRead:
+    case KOpKind::kAccResult: {
+      const Val& acc = accs_.at(op.imm);
+      if (acc.in_vec) {
+        SetVec(id, acc.vec);
+      } else {
+        SetGp(id, acc.gp);
+      }
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InternalError("accumulator writes are emitted by EmitAccumulatorWrites");
+  }
+}
+
 absl::Status KernelLowering::EmitOp(int id, Mode mode) {
   const KOp& op = program_.ops[id];
   if (IsIndexOp(op.kind)) {
     EmitIndexOp(id);
     return absl::OkStatus();
+  }
+  switch (op.kind) {
+    case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+    case KOpKind::kAccResult:
+      return EmitAccOp(id, mode);
+    default:
+      break;
   }
   if (mode == Mode::kVector) return EmitVectorValueOp(id);
   return EmitScalarValueOp(id);

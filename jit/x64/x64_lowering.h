@@ -31,6 +31,22 @@
 //
 // Float operations use packed instructions in both representations (the
 // scalar one just ignores lanes other than 0), so the two share code.
+//
+// Reduction programs (reduction_loops > 0): the innermost output loop runs,
+// per output element, the kPre operations (accumulators initialised in
+// registers), the reduction loops with the kBody operations (accumulator
+// writes deferred to the end of each iteration, as one parallel copy), then
+// the kPost operations and stores. Two ways to vectorise, tried in order:
+//   - across outputs ("column"): when every operation has vector code along
+//     the innermost output loop, `lanes` output elements run together, each
+//     lane an accumulator visiting its reduced elements in program order
+//     (results identical to the scalar code's);
+//   - across the innermost reduction loop ("row"): when every accumulator
+//     update is add/multiply/maximum/minimum of f32/f64 with its own
+//     previous value, the body runs in vector mode on up to 4 independent
+//     vector accumulators starting at the operation's identity, which are
+//     combined and folded into the scalar accumulator before the scalar
+//     tail (a reassociation XLA allows for reductions).
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
@@ -39,6 +55,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "jit/kernel_program.h"
 
@@ -65,6 +82,30 @@ class KernelLowering {
 
  private:
   enum class Mode { kScalar, kVector };
+  enum class Strategy { kNone, kInner, kColumn, kRow };
+  // Whether the operations with `include[i]` have vector code when loop
+  // positions move by `strides`; sets the type and lanes.
+  bool VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
+                       const std::vector<bool>& include, ElementType* type, int* lanes) const;
+  // The slot's update for row vectorisation: the combining binary op id, or
+  // -1 when the update is not `op(acc, x)` with a reassociable float op.
+  int RowCombiner(int write_id) const;
+  bool RowVectorizable(ElementType* type, int* lanes) const;
+  bool ColumnVectorizable(ElementType* type, int* lanes) const;
+  // Emits a counted loop at `level` (level 0: the caller's range) whose body
+  // is `body(mode)`, with a vector part when `vector`.
+  template <typename Body>
+  absl::Status EmitSplitLoop(int level, bool vector, int unroll, Body body);
+  // Runs `emit` once per unrolled copy of the innermost output loop (see
+  // copies_), each with its own values, accumulators and loop index.
+  template <typename Fn>
+  absl::Status ForEachCopy(Fn emit);
+  absl::Status EmitElementBlock(Mode mode);
+  absl::Status EmitReductionLoops(size_t level, Mode mode);
+  absl::Status EmitReductionBody(Mode mode);
+  absl::Status EmitRowReduction();
+  absl::Status EmitAccumulatorWrites();
+  absl::Status EmitAccOp(int id, Mode mode);
   struct Val {
     asmjit::x86::Gp gp;
     asmjit::x86::Vec vec;
@@ -78,6 +119,10 @@ class KernelLowering {
   // caller's range, with the vector/scalar split computed at run time.
   absl::Status EmitRangedInnerLoop(asmjit::x86::Gp i);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
+  // Only operations of `section` (index operations count as kPre at output
+  // levels and kBody at reduction levels); kAccWrite is left to
+  // EmitAccumulatorWrites.
+  absl::Status EmitSectionAtLevel(int level, Mode mode, KSection section);
   absl::Status EmitOp(int id, Mode mode);
   void EmitIndexOp(int id);
 
@@ -146,6 +191,22 @@ class KernelLowering {
   const KernelProgram& program_;
   const Features features_;
   std::vector<int> levels_;
+  std::vector<KSection> sections_;
+  // Accumulator registers by slot (the representation of the current mode).
+  absl::flat_hash_map<int64_t, Val> accs_;
+  Strategy strategy_ = Strategy::kNone;
+  // Column vectorisation runs `copies_` vectors of outputs per iteration of
+  // the innermost output loop, interleaved inside the reduction loops; copy
+  // u's state is kept in copy_vals_[u] / copy_accs_[u] while another runs.
+  int copies_ = 1;
+  int current_copy_ = 0;
+  // Operations that differ between copies (they depend on the innermost
+  // output loop's index or on an accumulator); the others are emitted once,
+  // by copy 0, and shared.
+  std::vector<bool> per_copy_;
+  std::vector<std::vector<Val>> copy_vals_;
+  std::vector<absl::flat_hash_map<int64_t, Val>> copy_accs_;
+  std::vector<asmjit::x86::Gp> copy_index_;
   std::vector<std::optional<int64_t>> strides_;
   std::vector<asmjit::x86::Gp> buffers_;
   std::vector<asmjit::x86::Gp> loop_vars_;

@@ -252,7 +252,7 @@ void KernelLowering::ScalarStore(int id) {
   const KOp& op = program_.ops[id];
   const ElementType type = op.operand_type;
   const int bytes = static_cast<int>(ByteWidth(type));
-  const x86::Mem m = Address(program_.output_buffer(), op.a, bytes);
+  const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
   if (type == ElementType::kF32 || type == ElementType::kF64) {
     const x86::Xmm v = vals_[op.b].vec.xmm();
     const bool f64 = type == ElementType::kF64;

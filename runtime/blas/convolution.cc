@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/element_type.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/blas_threads.h"
 #include "runtime/blas/strided_internal.h"
 
 namespace xjit::runtime::blas {
@@ -177,12 +179,57 @@ std::vector<ConvDim> SortedBy(std::vector<ConvDim> dims, int64_t ConvDim::*strid
   return out;
 }
 
+// The direct kernel's plan for a convolution, when it covers it (see
+// direct_convolution.h): f32, no groups, 1 or 2 spatial dimensions, unit
+// feature strides where the kernel reads and writes vectors.
+std::optional<DirectConvolutionPlan> PlanDirect(
+    const Shape& input, const Shape& kernel, const Shape& output, const Window& window,
+    const ConvolutionDimensionNumbers& dn, int64_t groups, const std::vector<int64_t>& is,
+    const std::vector<int64_t>& ks, const std::vector<int64_t>& os) {
+  const size_t ns = dn.input_spatial_dimensions.size();
+  if (input.element_type() != ElementType::kF32 || kernel.element_type() != ElementType::kF32 ||
+      output.element_type() != ElementType::kF32 || groups != 1 || ns < 1 || ns > 2 ||
+      is[dn.input_feature_dimension] != 1 || ks[dn.kernel_output_feature_dimension] != 1 ||
+      os[dn.output_feature_dimension] != 1) {
+    return std::nullopt;
+  }
+  DirectConvolutionProblem p;
+  p.batch = input.dimensions(dn.input_batch_dimension);
+  p.input_features = input.dimensions(dn.input_feature_dimension);
+  p.output_features = kernel.dimensions(dn.kernel_output_feature_dimension);
+  p.input_batch_stride = is[dn.input_batch_dimension];
+  p.output_batch_stride = os[dn.output_batch_dimension];
+  p.kernel_feature_stride = ks[dn.kernel_input_feature_dimension];
+  // The tile runs along the spatial dimension with the smaller input stride.
+  size_t order[2] = {0, 1};
+  if (ns == 2 && is[dn.input_spatial_dimensions[0]] < is[dn.input_spatial_dimensions[1]]) {
+    order[0] = 1;
+    order[1] = 0;
+  }
+  for (size_t n = 0; n < ns; ++n) {
+    const size_t i = order[n];
+    const WindowDimension& wd = window[i];
+    if (wd.base_dilation != 1 || wd.window_reversal || wd.padding_low < 0) return std::nullopt;
+    DirectSpatial& s = p.spatial[2 - ns + n];
+    s.input_size = input.dimensions(dn.input_spatial_dimensions[i]);
+    s.output_size = output.dimensions(dn.output_spatial_dimensions[i]);
+    s.kernel_size = kernel.dimensions(dn.kernel_spatial_dimensions[i]);
+    s.stride = wd.stride;
+    s.window_dilation = wd.window_dilation;
+    s.padding_low = wd.padding_low;
+    s.input_stride = is[dn.input_spatial_dimensions[i]];
+    s.kernel_stride = ks[dn.kernel_spatial_dimensions[i]];
+    s.output_stride = os[dn.output_spatial_dimensions[i]];
+  }
+  return PlanDirectConvolution(p);
+}
+
 }  // namespace
 
 std::string ConvolutionPlan::ToString() const {
   return absl::StrCat(uses_im2col ? "im2col" : "direct", " image_elements=",
                       uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
-                      dot.ToString());
+                      dot.ToString(), has_direct ? "; or " + direct.ToString() : "");
 }
 
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
@@ -382,6 +429,15 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
       plan.uses_im2col ? Align64(plan.im2col.image_elements * plan.im2col.element_bytes) : 0;
   plan.dot_scratch_offset = image_bytes;
   plan.scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  if (plan.dot.kind != DotPlan::Kind::kNothing) {
+    std::optional<DirectConvolutionPlan> d =
+        PlanDirect(input, kernel, output, window, dn, groups, is, ks, os);
+    if (d.has_value()) {
+      plan.has_direct = true;
+      plan.direct = *d;
+      plan.scratch_bytes = std::max(plan.scratch_bytes, d->scratch_bytes);
+    }
+  }
   return plan;
 }
 
@@ -398,6 +454,11 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution) 
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
+  if (plan.has_direct && BlasThreads() == 1) {
+    RunDirectConvolution(plan.direct, static_cast<const float*>(input),
+                         static_cast<const float*>(kernel), static_cast<float*>(output), s);
+    return;
+  }
   if (!plan.uses_im2col) {
     RunDot(plan.dot, input, kernel, output, s);
     return;

@@ -26,6 +26,13 @@
 //
 // f32/f64/c64/c128 go to BLAS; other types run the dot's plain loop (exact
 // integers, f16/bf16 accumulated in f32 and rounded once).
+//
+// An f32 convolution in channels-minor layouts (NHWC-like input, output and
+// kernel with unit stride along their features / output features) that
+// direct_convolution.h covers also gets a direct plan; RunConvolution runs
+// it instead of im2col + GEMM when BLAS runs on one thread (the direct
+// kernel is single-threaded; with more BLAS threads the GEMM's own
+// parallelism wins).
 #ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 
@@ -37,6 +44,7 @@
 #include "ir/attributes.h"
 #include "ir/instruction.h"
 #include "ir/shape.h"
+#include "runtime/blas/direct_convolution.h"
 #include "runtime/blas/dot.h"
 
 namespace xjit::runtime::blas {
@@ -82,7 +90,12 @@ struct ConvolutionPlan {
   Im2colPlan im2col;          // when uses_im2col; the image starts at scratch offset 0
   int64_t dot_scratch_offset = 0;
   DotPlan dot;                // lhs = the image (or the input), rhs = kernel, out = output
-  // Bytes of scratch RunConvolution needs (image plus the dot's copies).
+  // The direct kernel's plan, when it covers the convolution; it uses
+  // scratch from offset 0 (instead of, never with, the image).
+  bool has_direct = false;
+  DirectConvolutionPlan direct;
+  // Bytes of scratch RunConvolution needs (image plus the dot's copies, or
+  // the direct kernel's, whichever is more).
   int64_t scratch_bytes = 0;
 
   std::string ToString() const;

@@ -10,6 +10,7 @@
 #include "ir/hlo_parser.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
+#include "runtime/blas/direct_convolution.h"
 #include "tests/blas/blas_test_util.h"
 
 namespace xjit::runtime::blas {
@@ -244,6 +245,58 @@ TEST_F(ConvolutionTest, ElementTypes) {
     s.window = {Win(2, 1, 1), Win(1, 0, 1, 2)};
     Run(s, static_cast<uint64_t>(t));
   }
+}
+
+// Scaled-down ResNet layers in NHWC/HWIO run on the direct kernel with BLAS
+// on one thread (the fixture's setting) and through im2col + GEMM on two.
+TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
+  struct L {
+    int64_t size, in_c, out_c, kernel, stride, pad, batch;
+  };
+  const L layers[] = {{30, 3, 64, 7, 2, 3, 2},  {14, 64, 64, 3, 1, 1, 1},
+                      {9, 256, 64, 1, 1, 0, 2}, {15, 128, 128, 3, 2, 1, 1},
+                      {11, 8, 16, 3, 1, 1, 3},  {10, 5, 96, 3, 2, 0, 1}};
+  uint64_t seed = 20;
+  for (const L& l : layers) {
+    ConvSpec s;
+    s.batch = l.batch;
+    s.input_features = l.in_c;
+    s.output_features = l.out_c;
+    s.input_spatial = {l.size, l.size + 1};
+    s.kernel_spatial = {l.kernel, l.kernel};
+    s.window = {Win(l.stride, l.pad, l.pad), Win(l.stride, l.pad, l.pad)};
+    auto r = Run(s, ++seed);
+    if (DirectConvolutionSupported()) {
+      EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
+    }
+    SetBlasThreads(2);
+    Run(s, seed);
+    SetBlasThreads(1);
+  }
+}
+
+// What the direct kernel does not cover keeps to im2col + GEMM.
+TEST_F(ConvolutionTest, DirectKernelCoverage) {
+  ConvSpec s;
+  s.input_features = 4;
+  s.output_features = 32;
+  s.input_spatial = {6, 6};
+  s.kernel_spatial = {3, 3};
+  s.window = {Win(1, 1, 1), Win(1, 1, 1)};
+  auto r = Run(s, 1);
+  EXPECT_EQ(r.plan.find("or direct") != std::string::npos, DirectConvolutionSupported())
+      << r.plan;
+  s.output_features = 24;  // not a multiple of 16
+  EXPECT_EQ(Run(s, 2).plan.find("or direct"), std::string::npos);
+  s.output_features = 32;
+  s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};  // lhs dilation
+  EXPECT_EQ(Run(s, 3).plan.find("or direct"), std::string::npos);
+  s.window = {Win(1, -1, 1), Win(1, 1, 1)};  // negative low padding
+  EXPECT_EQ(Run(s, 4).plan.find("or direct"), std::string::npos);
+  s.window = {Win(1, 1, 1), Win(1, 1, 1)};
+  s.input_labels = "bf01";  // features not minor
+  s.output_labels = "bf01";
+  EXPECT_EQ(Run(s, 5).plan.find("or direct"), std::string::npos);
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {

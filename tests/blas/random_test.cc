@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "runtime/blas/blas_threads.h"
+#include "runtime/blas/direct_convolution.h"
 #include "tests/blas/blas_test_util.h"
 
 namespace xjit::runtime::blas {
@@ -187,6 +188,75 @@ TEST(BlasRandomTest, Convolution) {
   }
   std::printf("%d random convolutions: %d with an empty result, %d without im2col\n", cases,
               empty, direct);
+}
+
+// Convolutions the direct kernel (direct_convolution.h) covers: f32, no
+// groups, features minor in the input and output, output features minor in
+// the kernel and a multiple of 16; random spatial orders (so the tile runs
+// along either spatial dimension), channel counts, strides, padding (high
+// padding negative too) and window dilation. Each runs with BLAS on one
+// thread (the direct kernel) and on two (im2col + GEMM).
+ConvSpec RandomDirectConv(std::mt19937_64& rng) {
+  ConvSpec s;
+  const int ns = Pick(rng, {1, 2, 2, 2});
+  s.batch = Pick(rng, {1, 1, 2, 3});
+  s.input_features = Pick(rng, {1, 2, 3, 5, 16, 17});
+  s.output_features = Pick(rng, {16, 32, 48, 64, 80, 128, 192});
+  std::string spatial_labels;
+  for (int i = 0; i < ns; ++i) {
+    spatial_labels.push_back('0' + i);
+    s.input_spatial.push_back(Pick(rng, {1, 3, 5, 8, 9, 15, 16, 30}));
+    s.kernel_spatial.push_back(Pick(rng, {1, 1, 2, 3, 5, 7}));
+    WindowDimension w;
+    w.stride = Pick(rng, {1, 1, 2, 3});
+    w.padding_low = Pick(rng, {0, 0, 1, 2, 3});
+    w.padding_high = Pick(rng, {0, 0, 1, 2, 3, -1});
+    w.window_dilation = Pick(rng, {1, 1, 1, 2});
+    const int64_t padded = s.input_spatial.back() + w.padding_low + w.padding_high;
+    const int64_t extent = (s.kernel_spatial.back() - 1) * w.window_dilation + 1;
+    if (padded < extent) {
+      s.input_spatial.back() += extent - padded;
+    }
+    s.window.push_back(w);
+  }
+  auto labels = [&](char a, char b) {
+    std::string l = std::string(1, a) + std::string(1, b) + spatial_labels;
+    std::shuffle(l.begin(), l.end(), rng);
+    return l;
+  };
+  s.input_labels = labels('b', 'f');
+  s.kernel_labels = labels('i', 'o');
+  s.output_labels = labels('b', 'f');
+  // A layout whose most minor dimension is the one labelled `minor`.
+  auto minor_layout = [&](const std::string& l, char minor) {
+    std::vector<int64_t> layout = RandomLayout(rng, ns + 2);
+    const int64_t dim = static_cast<int64_t>(l.find(minor));
+    std::iter_swap(layout.begin(), std::find(layout.begin(), layout.end(), dim));
+    return layout;
+  };
+  s.input_layout = minor_layout(s.input_labels, 'f');
+  s.kernel_layout = minor_layout(s.kernel_labels, 'o');
+  s.output_layout = minor_layout(s.output_labels, 'f');
+  return s;
+}
+
+TEST(BlasRandomTest, DirectConvolution) {
+  int direct = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937_64 rng(seed * 104729);
+    ConvSpec s = RandomDirectConv(rng);
+    for (int threads : {1, 2}) {
+      SetBlasThreads(threads);
+      auto r = RunCase(ConvModuleText(s), seed, ConvContraction(s));
+      ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads << " " << r.plan;
+      direct += threads == 1 && r.plan.find("or direct") != std::string::npos;
+    }
+  }
+  SetBlasThreads(1);
+  std::printf("150 random channels-minor convolutions, %d with a direct plan\n", direct);
+  if (DirectConvolutionSupported()) {
+    EXPECT_EQ(direct, 150);
+  }
 }
 
 }  // namespace

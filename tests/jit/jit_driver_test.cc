@@ -29,6 +29,11 @@ add {
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
 }
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
 ENTRY e {
   p0 = f32[4,3] parameter(0)
   p1 = f32[4,3]{0,1} parameter(1)
@@ -38,7 +43,8 @@ ENTRY e {
   r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
   t = (f32[4,3], f32[4], f32[]) tuple(x, r, c)
   g = f32[4] get-tuple-element(t), index=1
-  ROOT out = (f32[4], f32[4,3], f32[4,3]{0,1}) tuple(g, x, p1)
+  sorted = f32[4] sort(g), dimensions={0}, to_apply=less
+  ROOT out = (f32[4], f32[4,3], f32[4,3]{0,1}) tuple(sorted, x, p1)
 }
 )";
 
@@ -54,17 +60,21 @@ TEST(JitDriver, MixedKernelsInterpretedStepsAndTuples) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kMixed);
   ASSERT_TRUE(module.ok()) << module.status();
   for (Isa isa : HostIsas()) {
-    CheckOptions options;
-    options.isa = isa;
-    options.require_all_compiled = false;
-    CompileReport report;
-    options.report = &report;
-    EXPECT_TRUE(MatchesEvaluator(**module, options));
-    // multiply is a kernel; reduce is interpreted (no kernel for it yet).
-    EXPECT_EQ(report.kernels.size(), 1u);
-    ASSERT_EQ(report.interpreted_steps.size(), 1u);
-    EXPECT_TRUE(absl::StartsWith(report.interpreted_steps[0], "r (reduce)"))
-        << report.interpreted_steps[0];
+    for (bool run_passes : {false, true}) {
+      CheckOptions options;
+      options.isa = isa;
+      options.run_passes = run_passes;
+      options.require_all_compiled = false;
+      CompileReport report;
+      options.report = &report;
+      EXPECT_TRUE(MatchesEvaluator(**module, options));
+      // multiply and reduce are kernels (one fusion each with the passes);
+      // sort is interpreted (no kernel for it yet).
+      EXPECT_EQ(report.kernels.size(), 2u);
+      ASSERT_EQ(report.interpreted_steps.size(), 1u);
+      EXPECT_TRUE(absl::StartsWith(report.interpreted_steps[0], "sorted (sort)"))
+          << report.interpreted_steps[0];
+    }
   }
 }
 
@@ -73,11 +83,12 @@ TEST(JitDriver, InterpretOnlyMatchesEvaluator) {
   ASSERT_TRUE(module.ok()) << module.status();
   CompileOptions options;
   options.interpret_only = true;
+  options.run_passes = false;
   CompileReport report;
   auto executable = Compile(**module, options, &report);
   ASSERT_TRUE(executable.ok()) << executable.status();
   EXPECT_EQ(report.kernels.size(), 0u);
-  EXPECT_EQ(report.interpreted_steps.size(), 2u);  // multiply, reduce
+  EXPECT_EQ(report.interpreted_steps.size(), 3u);  // multiply, reduce, sort
   Literal a = Iota(Shape::Array(ElementType::kF32, {4, 3}), 0.5);
   Literal b = Iota(Shape::ArrayWithLayout(ElementType::kF32, {4, 3}, {0, 1}), -1.25);
   auto expected = EvaluateModule(**module, {a, b});
@@ -93,12 +104,42 @@ TEST(JitDriver, SummaryLines) {
   CompileReport report;
   ASSERT_TRUE(Compile(**module, {}, &report).ok());
   const std::string summary = report.Summary();
-  EXPECT_TRUE(absl::StrContains(summary, "kernels: 1\n")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "kernels: 2\n")) << summary;
   EXPECT_TRUE(absl::StrContains(summary, "interpreted steps: 1\n")) << summary;
-  // x (48 bytes) and r (16) and the tuple t (48 + 16 + 4), each 64-aligned.
-  EXPECT_TRUE(absl::StrContains(summary, "temp bytes: 196\n")) << summary;
+  // x, sorted and p1 are written into the caller's result; only r (16 bytes)
+  // is a temp.
+  EXPECT_TRUE(absl::StrContains(summary, "temp bytes: 16\n")) << summary;
   EXPECT_TRUE(absl::StrContains(summary, "peak bytes: ")) << summary;
   EXPECT_TRUE(absl::StrContains(summary, "compile ms: ")) << summary;
+}
+
+// A chain of elementwise operations on X bytes needs no temps either way:
+// fused, it is one kernel from the parameter to the result; unfused, the
+// first value (which cannot overwrite the entry parameter) takes new bytes
+// and every later one is written in place over the one before it, so the
+// whole chain runs in the caller's result buffer.
+TEST(JitDriver, TempBytesOfAnElementwiseChain) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(R"(HloModule chain
+ENTRY e {
+  p = f32[1000] parameter(0)
+  a = f32[1000] exponential(p)
+  b = f32[1000] negate(a)
+  c = f32[1000] abs(b)
+  d = f32[1000] sqrt(c)
+  ROOT r = f32[1000] add(d, d)
+}
+)");
+  ASSERT_TRUE(module.ok());
+  for (bool run_passes : {false, true}) {
+    CompileOptions options;
+    options.run_passes = run_passes;
+    CompileReport report;
+    ASSERT_TRUE(Compile(**module, options, &report).ok());
+    EXPECT_EQ(report.temp_bytes, 0) << run_passes;
+    EXPECT_EQ(report.kernels.size(), run_passes ? 1u : 5u) << run_passes;
+    // The parameter and the result, 4000 bytes each.
+    EXPECT_EQ(report.peak_bytes, 8000) << run_passes;
+  }
 }
 
 TEST(JitDriver, RootIsParameterOrConstant) {
@@ -212,7 +253,9 @@ TEST(JitDriver, PerfMap) {
   if (!file) GTEST_SKIP() << "no /tmp";
   std::stringstream text;
   text << file.rdbuf();
-  EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:neg\n")) << text.str();
+  // The pipeline wraps the instruction in a fusion; the map names kernels
+  // after the instruction the step computes.
+  EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:fusion\n")) << text.str();
   std::remove(path.c_str());
 }
 

@@ -71,6 +71,14 @@ const MathCase kCases[] = {
     {"cbrt", 1, cbrtl, nullptr, 4, 4, 0, 0},
     {"sqrt", 1, sqrtl, nullptr, 0.5, 0.5, 0, 0},
     {"rsqrt", 1, Rsqrt, nullptr, 2, 2, 0, 0},
+    {"atan", 1, atanl, nullptr, 4, 4, 0, 0},
+    {"asin", 1, asinl, nullptr, 4, 4, 0, 0},
+    {"acos", 1, acosl, nullptr, 4, 4, 0, 0},
+    {"sinh", 1, sinhl, nullptr, 4, 4, 0, 0},
+    {"cosh", 1, coshl, nullptr, 4, 4, 0, 0},
+    {"asinh", 1, asinhl, nullptr, 4, 4, 0, 0},
+    {"acosh", 1, acoshl, nullptr, 4, 4, 0, 0},
+    {"atanh", 1, atanhl, nullptr, 4, 4, 0, 0},
     {"atan2", 2, nullptr, atan2l, 4, 4, 0, 0},
     {"power", 2, nullptr, powl, 4, 4, 0, 0},
 };
@@ -407,6 +415,62 @@ INSTANTIATE_TEST_SUITE_P(Functions, MathAccuracy, ::testing::ValuesIn(AllParams(
                            }
                            return name + (info.param.f64 ? "_f64" : "_f32");
                          });
+
+// Integer power is exact: the JIT must equal the evaluator bit for bit
+// (wrapping products; a negative signed exponent gives 1, +-1 or 0), with no
+// interpreted step.
+TEST(IntegerPower, MatchesEvaluator) {
+  for (const char* type : {"s8", "s16", "s32", "s64", "u8", "u32", "u64"}) {
+    const ElementType element = *ParseElementType(type);
+    const int width = BitWidth(element);
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    std::mt19937_64 rng(width);
+    std::vector<uint64_t> xs;
+    std::vector<uint64_t> ys;
+    const int64_t edges[] = {0, 1, 2, 3, -1, -2, -3, 7, -128, 127, 255, 31, 62, 63, 64, 65};
+    for (int64_t a : edges) {
+      for (int64_t e : edges) {
+        xs.push_back(static_cast<uint64_t>(a) & mask);
+        ys.push_back(static_cast<uint64_t>(e) & mask);
+      }
+    }
+    for (int i = 0; i < 2000; ++i) {
+      xs.push_back(rng() & mask);
+      ys.push_back(i % 2 == 0 ? rng() % 70 : rng() & mask);
+    }
+    const int64_t n = static_cast<int64_t>(xs.size());
+    std::vector<Literal> arguments;
+    for (const std::vector<uint64_t>* v : {&xs, &ys}) {
+      Literal literal(Shape::Array(element, {n}));
+      for (int64_t i = 0; i < n; ++i) literal.SetBitsLinear(i, (*v)[i]);
+      arguments.push_back(std::move(literal));
+    }
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(Module2("power", type, n));
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<Literal> want = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (Isa isa : HostIsas()) {
+      CompileOptions options;
+      options.isa = isa;
+      CompileReport report;
+      absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+          Compile(**module, options, &report);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      EXPECT_TRUE(report.interpreted_steps.empty())
+          << type << ": " << report.interpreted_steps[0];
+      absl::StatusOr<Literal> got = (*executable)->Run(arguments);
+      ASSERT_TRUE(got.ok()) << got.status();
+      int failures = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (got->GetBitsLinear(i) != want->GetBitsLinear(i) && failures++ < 5) {
+          ADD_FAILURE() << type << " " << IsaName(isa) << ": power(" << xs[i] << ", " << ys[i]
+                        << ") = " << got->GetBitsLinear(i) << ", the evaluator "
+                        << want->GetBitsLinear(i);
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace xjit::jit::testing

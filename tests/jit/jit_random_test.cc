@@ -7,7 +7,9 @@
 // (exp, log, tanh, sin, pow, atan2, ...), whose result must be within the
 // stated ulp (MathUlpTolerance: 4 for f32/f64, 1 for f16/bf16). Half the
 // modules are wrapped in one loop fusion, which exercises
-// the emitter on whole chains. A failure prints the module and its seed.
+// the emitter on whole chains; the pass pipeline is on, and a second test
+// runs the modules with it off and with each pass alone. A failure prints
+// the module and its seed.
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ir/element_type.h"
+#include "passes/pipeline.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {
@@ -431,6 +434,48 @@ TEST_P(JitRandom, MatchesEvaluator) {
 INSTANTIATE_TEST_SUITE_P(Isas, JitRandom, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
+                         });
+
+// The same modules compiled with the pass pipeline off, and with each of its
+// passes alone (the test above has them all on): every configuration must
+// match the evaluator, so all give the same results.
+constexpr int kModulesPerPassConfiguration = 1000;
+
+std::vector<std::string> PassConfigurations() {
+  std::vector<std::string> configurations = {"off"};
+  for (const std::string& name : DefaultPipelinePassNames()) {
+    if (std::find(configurations.begin(), configurations.end(), name) == configurations.end()) {
+      configurations.push_back(name);
+    }
+  }
+  return configurations;
+}
+
+class JitRandomPasses : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JitRandomPasses, MatchesEvaluator) {
+  int failures = 0;
+  for (uint64_t seed = 1; seed <= kModulesPerPassConfiguration && failures < 5; ++seed) {
+    ModuleGenerator generator(seed * 104729);
+    const std::string hlo = generator.Generate(/*fuse=*/seed % 4 == 0);
+    CheckOptions options;
+    options.seed = seed;
+    options.ulp_tolerance = generator.math_tolerance();
+    options.run_passes = GetParam() != "off";
+    if (options.run_passes) options.only_passes = {GetParam()};
+    ::testing::AssertionResult result = MatchesEvaluator(hlo, options);
+    if (!result) {
+      ++failures;
+      ADD_FAILURE() << "module seed " << seed << ":\n" << hlo << "\n" << result.message();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Passes, JitRandomPasses, ::testing::ValuesIn(PassConfigurations()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
                          });
 
 }  // namespace

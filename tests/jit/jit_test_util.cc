@@ -178,6 +178,8 @@ std::string Difference(const Literal& expected, const Literal& actual, int ulp_t
   }
   CompileOptions compile_options;
   compile_options.isa = options.isa;
+  compile_options.run_passes = options.run_passes;
+  compile_options.only_passes = options.only_passes;
   CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       Compile(module, compile_options, &report);

@@ -46,6 +46,9 @@ int MathUlpTolerance(ElementType type);
 struct CheckOptions {
   Isa isa = Isa::kAuto;
   uint64_t seed = 1;
+  // CompileOptions::run_passes and only_passes.
+  bool run_passes = true;
+  std::vector<std::string> only_passes;
   // Fail when any instruction ran as an interpreted step.
   bool require_all_compiled = true;
   // Fail unless at least one kernel is vectorised.

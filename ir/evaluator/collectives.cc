@@ -1,0 +1,444 @@
+// Collectives across in-process replicas: the rendezvous that lets replica
+// threads meet at a collective, the participant groups of replica_groups=, and
+// the per-participant results of all-reduce, all-gather, reduce-scatter and
+// all-to-all (seeds/003; XLA's collective_ops_utils for the group modes).
+//
+// Reductions fold the participants' values in group order,
+// f(...f(f(v0, v1), v2)..., vn), element by element, calling the reducer on
+// scalars, so any reducer works and the order is defined.
+#include "ir/evaluator/collectives.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/evaluator/ops_internal.h"
+#include "ir/status_macros.h"
+
+namespace xjit::eval {
+
+using internal::Index;
+
+// ---- Rendezvous ----
+
+absl::StatusOr<std::vector<Literal>> Rendezvous::Exchange(const Instruction& instruction,
+                                                          int64_t occurrence,
+                                                          absl::Span<const int64_t> group,
+                                                          int64_t replica, Literal value) {
+  int64_t position = -1;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group[i] == replica) position = static_cast<int64_t>(i);
+  }
+  if (position < 0) return absl::InternalError("a replica exchanges outside its group");
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!failure_.ok()) return failure_;
+  const Key key(&instruction, occurrence, group[0]);
+  std::shared_ptr<Entry>& slot = entries_[key];
+  if (slot == nullptr) {
+    slot = std::make_shared<Entry>();
+    slot->name = instruction.name();
+    slot->group.assign(group.begin(), group.end());
+    slot->values.resize(group.size());
+  }
+  std::shared_ptr<Entry> entry = slot;
+  if (entry->group != std::vector<int64_t>(group.begin(), group.end())) {
+    failure_ = absl::InvalidArgumentError(absl::StrCat(
+        instruction.name(), ": replicas disagree on the group of replica ", group[0]));
+    changed_.notify_all();
+    return failure_;
+  }
+  entry->values[position] = std::move(value);
+  ++entry->arrived;
+  if (entry->arrived == static_cast<int64_t>(group.size())) {
+    entry->complete = true;
+    blocked_ -= entry->waiting;
+    entries_.erase(key);
+    changed_.notify_all();
+  } else {
+    ++entry->waiting;
+    ++blocked_;
+    CheckDeadlockLocked();
+    changed_.wait(lock, [&] { return entry->complete || !failure_.ok(); });
+    if (!entry->complete) return failure_;
+  }
+  lock.unlock();
+  // Nobody writes a complete entry's values again.
+  std::vector<Literal> values;
+  values.reserve(entry->values.size());
+  for (const std::optional<Literal>& v : entry->values) values.push_back(*v);
+  return values;
+}
+
+void Rendezvous::Finish(int64_t replica, const absl::Status& status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++finished_;
+  if (!status.ok() && failure_.ok()) {
+    failure_ = absl::AbortedError(
+        absl::StrCat("replica ", replica, " failed: ", status.message()));
+    changed_.notify_all();
+    return;
+  }
+  CheckDeadlockLocked();
+}
+
+void Rendezvous::CheckDeadlockLocked() {
+  if (!failure_.ok() || blocked_ == 0 || blocked_ + finished_ < replica_count_) return;
+  // Every unfinished replica waits; none of the entries can complete.
+  std::vector<std::string> waits;
+  for (const auto& [key, entry] : entries_) {
+    std::vector<int64_t> present;
+    for (size_t i = 0; i < entry->group.size(); ++i) {
+      if (entry->values[i].has_value()) present.push_back(entry->group[i]);
+    }
+    waits.push_back(absl::StrCat(entry->name, " (execution ", std::get<1>(key) + 1,
+                                 ") has replicas {", absl::StrJoin(present, ","), "} of {",
+                                 absl::StrJoin(entry->group, ","), "}"));
+  }
+  std::sort(waits.begin(), waits.end());
+  failure_ = absl::FailedPreconditionError(absl::StrCat(
+      "replicas deadlocked: every unfinished replica waits at a collective the others never "
+      "reach (they disagree on the order or number of collectives): ",
+      absl::StrJoin(waits, "; ")));
+  changed_.notify_all();
+}
+
+// ---- Groups ----
+
+GroupMode CollectiveGroupMode(const Instruction& instruction) {
+  const InstructionAttributes& attrs = instruction.attrs();
+  if (!attrs.channel_id.has_value()) return GroupMode::kCrossReplica;
+  switch (instruction.opcode()) {
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: case Opcode::kReduceScatter:
+      // kCrossReplicaAndPartition with one partition is cross-replica.
+      return attrs.use_global_device_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplica;
+    default:
+      return GroupMode::kCrossPartition;
+  }
+}
+
+absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
+                                                      int64_t replica, int64_t replica_count) {
+  const std::vector<std::vector<int64_t>>& groups = instruction.attrs().replica_groups;
+  if (CollectiveGroupMode(instruction) == GroupMode::kCrossPartition) {
+    // The ids are partitions of this replica, and there is only partition 0.
+    for (const std::vector<int64_t>& group : groups) {
+      for (int64_t id : group) {
+        if (id != 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "with channel_id= the replica_groups of ", OpcodeName(instruction.opcode()),
+              " name partitions, and partition ", id, " does not exist (one partition)"));
+        }
+      }
+    }
+    return std::vector<int64_t>{replica};
+  }
+  // Replica ids; with one partition a global device id is the replica id.
+  if (groups.empty()) {
+    std::vector<int64_t> all(replica_count);
+    for (int64_t i = 0; i < replica_count; ++i) all[i] = i;
+    return all;
+  }
+  std::vector<bool> seen(replica_count, false);
+  const std::vector<int64_t>* mine = nullptr;
+  for (const std::vector<int64_t>& group : groups) {
+    for (int64_t id : group) {
+      if (id < 0 || id >= replica_count) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "replica_groups name replica ", id, " but there are ", replica_count, " replicas"));
+      }
+      if (seen[id]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("replica ", id, " appears twice in replica_groups"));
+      }
+      seen[id] = true;
+      if (id == replica) mine = &group;
+    }
+  }
+  if (mine == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replica ", replica, " is in none of the replica_groups"));
+  }
+  return *mine;
+}
+
+// ---- Results ----
+
+namespace {
+
+absl::Status ShapeError(const Instruction& instruction, const Shape& value, const Shape& shape) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      OpcodeName(instruction.opcode()), ": a contribution of shape ", value.ToString(false),
+      " does not fit the result shape ", shape.ToString(false)));
+}
+
+// The values of element `i` of every contribution (a tuple), or the
+// contributions themselves (arrays).
+absl::StatusOr<std::vector<const Literal*>> Parts(const Instruction& instruction,
+                                                 absl::Span<const Literal* const> values,
+                                                 const Shape& shape, int64_t i) {
+  std::vector<const Literal*> parts;
+  for (const Literal* value : values) {
+    if (!value->shape().IsTuple() || value->shape().tuple_size() != shape.tuple_size()) {
+      return ShapeError(instruction, value->shape(), shape);
+    }
+    parts.push_back(&value->element(i));
+  }
+  return parts;
+}
+
+bool SameArray(const Shape& a, const Shape& b) {
+  return a.IsArray() && b.IsArray() && a.element_type() == b.element_type() &&
+         a.SameDimensions(b);
+}
+
+// Folds `values` (arrays of one shape) element by element with `reducer` in
+// group order into a literal of `shape`.
+absl::StatusOr<Literal> Reduce(const Instruction& instruction,
+                               absl::Span<const Literal* const> values, const Shape& shape,
+                               const Context& context) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<const Literal*> parts,
+                            Parts(instruction, values, shape, i));
+      XJIT_ASSIGN_OR_RETURN(Literal element,
+                            Reduce(instruction, parts, shape.tuple_shapes(i), context));
+      elements.push_back(std::move(element));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  for (const Literal* value : values) {
+    if (!SameArray(value->shape(), shape)) return ShapeError(instruction, value->shape(), shape);
+  }
+  const Computation* reducer = instruction.called_computations().empty()
+                                   ? nullptr
+                                   : instruction.called_computations()[0];
+  if (reducer == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpcodeName(instruction.opcode()), " needs to_apply="));
+  }
+  Literal result(shape);
+  XJIT_RETURN_IF_ERROR(
+      internal::ForEachIndex(shape.dimensions(), [&](const Index& index) -> absl::Status {
+        Literal accumulator = internal::ScalarFrom(*values[0], index);
+        for (size_t i = 1; i < values.size(); ++i) {
+          Literal next = internal::ScalarFrom(*values[i], index);
+          const Literal* args[2] = {&accumulator, &next};
+          XJIT_ASSIGN_OR_RETURN(std::vector<Literal> out,
+                                internal::CallScalars(context, *reducer, args, 1));
+          if (out[0].shape().element_type() != shape.element_type()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "the reducer ", reducer->name(), " returns ",
+                ElementTypeName(out[0].shape().element_type()), " for ",
+                ElementTypeName(shape.element_type()), " values"));
+          }
+          accumulator = std::move(out[0]);
+        }
+        internal::CopyElement(accumulator, {}, result, index);
+        return absl::OkStatus();
+      }));
+  return result;
+}
+
+std::vector<const Literal*> Pointers(absl::Span<const Literal> values) {
+  std::vector<const Literal*> pointers;
+  for (const Literal& value : values) pointers.push_back(&value);
+  return pointers;
+}
+
+absl::StatusOr<int64_t> OnlyDimension(const Instruction& instruction) {
+  const std::vector<int64_t>& dims = instruction.attrs().dimensions;
+  if (dims.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpcodeName(instruction.opcode()), " needs dimensions={d}"));
+  }
+  return dims[0];
+}
+
+// Result arrays of `shape` whose dimension `dim` is `factor` times (or, with
+// `divide`, 1/factor of) the operand's `operand`, other dimensions equal.
+absl::Status CheckScaled(const Instruction& instruction, const Shape& operand, const Shape& shape,
+                         int64_t dim, int64_t factor, bool divide) {
+  if (!operand.IsArray() || !shape.IsArray() || operand.element_type() != shape.element_type() ||
+      operand.rank() != shape.rank() || dim < 0 || dim >= shape.rank()) {
+    return ShapeError(instruction, operand, shape);
+  }
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    const int64_t expected =
+        d != dim ? operand.dimensions(d)
+                 : (divide ? (operand.dimensions(d) % factor == 0 ? operand.dimensions(d) / factor
+                                                                   : -1)
+                           : operand.dimensions(d) * factor);
+    if (expected != shape.dimensions(d)) return ShapeError(instruction, operand, shape);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> Gather(const Instruction& instruction,
+                               absl::Span<const Literal* const> values, const Shape& shape,
+                               int64_t dim) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<const Literal*> parts,
+                            Parts(instruction, values, shape, i));
+      XJIT_ASSIGN_OR_RETURN(Literal element,
+                            Gather(instruction, parts, shape.tuple_shapes(i), dim));
+      elements.push_back(std::move(element));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  const int64_t count = static_cast<int64_t>(values.size());
+  for (const Literal* value : values) {
+    XJIT_RETURN_IF_ERROR(CheckScaled(instruction, value->shape(), shape, dim, count, false));
+  }
+  Literal result(shape);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t offset = i * values[i]->shape().dimensions(dim);
+    XJIT_RETURN_IF_ERROR(
+        internal::ForEachIndex(values[i]->shape().dimensions(), [&](const Index& index) {
+          Index target = index;
+          target[dim] += offset;
+          internal::CopyElement(*values[i], index, result, target);
+          return absl::OkStatus();
+        }));
+  }
+  return result;
+}
+
+// Block `block` (of `shape`'s size) of `full` along `dim`.
+absl::StatusOr<Literal> Block(const Literal& full, const Shape& shape, int64_t dim,
+                              int64_t block) {
+  Literal result(shape);
+  const int64_t offset = block * shape.dimensions(dim);
+  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
+    Index source = index;
+    source[dim] += offset;
+    internal::CopyElement(full, source, result, index);
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<Literal> Scatter(const Instruction& instruction, const Literal& reduced,
+                                const Shape& shape, int64_t dim, int64_t count,
+                                int64_t position) {
+  if (shape.IsTuple()) {
+    if (!reduced.shape().IsTuple() || reduced.shape().tuple_size() != shape.tuple_size()) {
+      return ShapeError(instruction, reduced.shape(), shape);
+    }
+    std::vector<Literal> elements;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      XJIT_ASSIGN_OR_RETURN(Literal element, Scatter(instruction, reduced.element(i),
+                                                     shape.tuple_shapes(i), dim, count,
+                                                     position));
+      elements.push_back(std::move(element));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  XJIT_RETURN_IF_ERROR(CheckScaled(instruction, reduced.shape(), shape, dim, count, true));
+  return Block(reduced, shape, dim, position);
+}
+
+// The array all-to-all: block `position` of every participant's operand
+// along `dim`, concatenated along `dim` in group order.
+absl::StatusOr<Literal> ExchangeBlocks(const Instruction& instruction,
+                                       absl::Span<const Literal* const> values,
+                                       const Shape& shape, int64_t dim, int64_t position) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<const Literal*> parts,
+                            Parts(instruction, values, shape, i));
+      XJIT_ASSIGN_OR_RETURN(Literal element, ExchangeBlocks(instruction, parts,
+                                                            shape.tuple_shapes(i), dim, position));
+      elements.push_back(std::move(element));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  const int64_t count = static_cast<int64_t>(values.size());
+  for (const Literal* value : values) {
+    if (!SameArray(value->shape(), shape)) return ShapeError(instruction, value->shape(), shape);
+  }
+  if (dim < 0 || dim >= shape.rank() || shape.dimensions(dim) % count != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "all-to-all: dimension ", dim, " of ", shape.ToString(false),
+        " does not split into ", count, " equal blocks"));
+  }
+  const int64_t block = shape.dimensions(dim) / count;
+  Literal result(shape);
+  for (int64_t source = 0; source < count; ++source) {
+    XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
+      if (index[dim] / block != source) return absl::OkStatus();
+      Index from = index;
+      from[dim] = position * block + index[dim] % block;
+      internal::CopyElement(*values[source], from, result, index);
+      return absl::OkStatus();
+    }));
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> AllReduceResult(const Instruction& instruction,
+                                        absl::Span<const Literal> contributions,
+                                        const Shape& shape, const Context& context) {
+  return Reduce(instruction, Pointers(contributions), shape, context);
+}
+
+absl::StatusOr<Literal> AllGatherResult(const Instruction& instruction,
+                                        absl::Span<const Literal> contributions,
+                                        const Shape& shape) {
+  XJIT_ASSIGN_OR_RETURN(int64_t dim, OnlyDimension(instruction));
+  return Gather(instruction, Pointers(contributions), shape, dim);
+}
+
+absl::StatusOr<Literal> ReduceScatterResult(const Instruction& instruction,
+                                            absl::Span<const Literal> contributions,
+                                            int64_t position, const Shape& shape,
+                                            const Context& context) {
+  XJIT_ASSIGN_OR_RETURN(int64_t dim, OnlyDimension(instruction));
+  XJIT_ASSIGN_OR_RETURN(Literal reduced, Reduce(instruction, Pointers(contributions),
+                                                contributions[0].shape(), context));
+  return Scatter(instruction, reduced, shape, dim,
+                 static_cast<int64_t>(contributions.size()), position);
+}
+
+absl::StatusOr<Literal> AllToAllResult(const Instruction& instruction,
+                                       absl::Span<const Literal> contributions, int64_t position,
+                                       const Shape& shape) {
+  const int64_t count = static_cast<int64_t>(contributions.size());
+  if (!instruction.attrs().dimensions.empty()) {
+    XJIT_ASSIGN_OR_RETURN(int64_t dim, OnlyDimension(instruction));
+    return ExchangeBlocks(instruction, Pointers(contributions), shape, dim, position);
+  }
+  // The tuple form: participant j's operand `position` becomes result j.
+  if (!shape.IsTuple() || shape.tuple_size() != count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "all-to-all without dimensions= has one operand and one result per participant; ",
+        count, " participants, result ", shape.ToString(false)));
+  }
+  std::vector<Literal> elements;
+  for (int64_t j = 0; j < count; ++j) {
+    const Literal& value = contributions[j];
+    const Literal* part = nullptr;
+    if (value.shape().IsTuple()) {
+      if (value.shape().tuple_size() != count) return ShapeError(instruction, value.shape(), shape);
+      part = &value.element(position);
+    } else if (count == 1) {
+      part = &value;
+    } else {
+      return ShapeError(instruction, value.shape(), shape);
+    }
+    if (!SameArray(part->shape(), shape.tuple_shapes(j))) {
+      return ShapeError(instruction, part->shape(), shape.tuple_shapes(j));
+    }
+    elements.push_back(part->Relayout(shape.tuple_shapes(j)));
+  }
+  return Literal::MakeTuple(std::move(elements));
+}
+
+}  // namespace xjit::eval

@@ -1,0 +1,120 @@
+// Collectives across in-process replicas, for the evaluator's replicated runs
+// (RunModuleReplicated in ir/evaluator.h). Internal to the evaluator.
+//
+// Every replica runs the module on its own thread with its own evaluator. At
+// a collective each replica computes its group of participants (replica ids,
+// in group order), deposits its contribution in the shared Rendezvous and
+// blocks until every member of its group has deposited for the same key; then
+// each participant computes its own result from all contributions with the
+// functions below. The key is (instruction, how many times this replica has
+// executed that instruction before, the group's first member): all replicas
+// run the same program, so the k-th execution of an instruction on one
+// replica meets the k-th execution on the others, whatever loops, calls or
+// conditionals led there.
+//
+// A run never hangs on a mismatch: when a replica fails, every waiting
+// replica fails too (Aborted), and when every unfinished replica waits at a
+// collective that cannot complete (a participant finished, or waits at
+// another collective) they all fail with FailedPrecondition naming the
+// collective.
+#ifndef XJIT_IR_EVALUATOR_COLLECTIVES_H_
+#define XJIT_IR_EVALUATOR_COLLECTIVES_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/evaluator/ops.h"
+#include "ir/instruction.h"
+#include "ir/literal.h"
+
+namespace xjit::eval {
+
+class Rendezvous {
+ public:
+  explicit Rendezvous(int64_t replica_count) : replica_count_(replica_count) {}
+  Rendezvous(const Rendezvous&) = delete;
+  Rendezvous& operator=(const Rendezvous&) = delete;
+
+  int64_t replica_count() const { return replica_count_; }
+
+  // Deposits `value` for `replica` (a member of `group`) under
+  // (instruction, occurrence, group) and returns every member's value in
+  // group order once all have deposited.
+  absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
+                                                int64_t occurrence,
+                                                absl::Span<const int64_t> group, int64_t replica,
+                                                Literal value);
+
+  // Replica `replica` has finished its program (`status` is its outcome).
+  // An error aborts the waiting replicas.
+  void Finish(int64_t replica, const absl::Status& status);
+
+ private:
+  struct Entry {
+    std::string name;
+    std::vector<int64_t> group;
+    std::vector<std::optional<Literal>> values;
+    int64_t arrived = 0;
+    int64_t waiting = 0;
+    bool complete = false;
+  };
+  using Key = std::tuple<const Instruction*, int64_t, int64_t>;
+
+  // With mutex_ held: fails the run when no unfinished replica can proceed.
+  void CheckDeadlockLocked();
+
+  const int64_t replica_count_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  absl::flat_hash_map<Key, std::shared_ptr<Entry>> entries_;
+  int64_t blocked_ = 0;   // Replicas waiting on an incomplete entry.
+  int64_t finished_ = 0;  // Replicas whose program ended.
+  absl::Status failure_;  // Set once: every later or waiting Exchange fails.
+};
+
+// How the ids of replica_groups= are read (XLA's CollectiveOpGroupMode):
+// without channel_id they are replica ids; with channel_id, ops that have a
+// use_global_device_ids field (all-reduce, all-gather, reduce-scatter) read
+// them as replica ids (false) or global device ids (true); the others
+// (all-to-all, collective-permute, collective-broadcast) read them as
+// partition ids within the replica.
+enum class GroupMode { kCrossReplica, kCrossPartition, kFlattenedId };
+GroupMode CollectiveGroupMode(const Instruction& instruction);
+
+// The participants of `replica`'s group, in group order, for a collective
+// with these replica_groups= (empty: everyone in id order) among
+// `replica_count` replicas of a single-partition program.
+absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
+                                                      int64_t replica, int64_t replica_count);
+
+// Results of one participant (at `position` in its group) from the group's
+// contributions. A contribution is the operand, or the tuple of the operands
+// when there are several; `shape` is the instruction's result shape (for the
+// -start forms, the shape of the results part).
+absl::StatusOr<Literal> AllReduceResult(const Instruction& instruction,
+                                        absl::Span<const Literal> contributions,
+                                        const Shape& shape, const Context& context);
+absl::StatusOr<Literal> AllGatherResult(const Instruction& instruction,
+                                        absl::Span<const Literal> contributions,
+                                        const Shape& shape);
+absl::StatusOr<Literal> ReduceScatterResult(const Instruction& instruction,
+                                            absl::Span<const Literal> contributions,
+                                            int64_t position, const Shape& shape,
+                                            const Context& context);
+absl::StatusOr<Literal> AllToAllResult(const Instruction& instruction,
+                                       absl::Span<const Literal> contributions, int64_t position,
+                                       const Shape& shape);
+
+}  // namespace xjit::eval
+
+#endif  // XJIT_IR_EVALUATOR_COLLECTIVES_H_

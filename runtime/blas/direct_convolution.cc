@@ -1,0 +1,239 @@
+// The direct convolution kernel; see direct_convolution.h.
+#include "runtime/blas/direct_convolution.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+// The tiles are AVX-512F code, compiled for x86-64 only (in functions with
+// that target, so the rest of the build needs no -mavx512f) and run only
+// when the CPU has it; elsewhere no convolution gets a direct plan.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define XJIT_DIRECT_CONVOLUTION_X86 1
+#include <immintrin.h>
+#else
+#define XJIT_DIRECT_CONVOLUTION_X86 0
+#endif
+
+namespace xjit::runtime::blas {
+
+namespace {
+
+// What a tile walks: kernel rows, then column runs, then elements of a run.
+struct TileGeometry {
+  int64_t rows = 1;
+  int64_t input_row_step = 0;   // input elements between kernel rows
+  int64_t kernel_row_step = 0;
+  int64_t columns = 1;
+  int64_t input_column_step = 0;
+  int64_t kernel_column_step = 0;
+  int64_t run = 1;              // input elements (unit stride) per column
+  int64_t kernel_run_step = 0;  // kernel elements between them
+};
+
+#if XJIT_DIRECT_CONVOLUTION_X86
+using TileFn = void (*)(const float* x, int64_t pixel_step, const float* k,
+                        const TileGeometry& g, float* y, int64_t out_pixel_step);
+
+// P output pixels (pixel_step apart in the input, out_pixel_step in the
+// output) times 16*NV output features, accumulated in registers.
+template <int NV, int P>
+__attribute__((target("avx512f"))) void Tile(const float* x, int64_t pixel_step, const float* k,
+                                             const TileGeometry& g, float* y,
+                                             int64_t out_pixel_step) {
+  __m512 acc[P][NV];
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
+  }
+  for (int64_t r = 0; r < g.rows; ++r) {
+    for (int64_t c = 0; c < g.columns; ++c) {
+      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
+      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
+      for (int64_t e = 0; e < g.run; ++e) {
+        __m512 w[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) w[v] = _mm512_loadu_ps(ks + e * g.kernel_run_step + 16 * v);
+#pragma GCC unroll 32
+        for (int p = 0; p < P; ++p) {
+          const __m512 b = _mm512_set1_ps(xs[p * pixel_step + e]);
+#pragma GCC unroll 8
+          for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(b, w[v], acc[p][v]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(y + p * out_pixel_step + 16 * v, acc[p][v]);
+  }
+}
+
+// Tiles per vector count: the widest tile that leaves registers for the
+// kernel vectors (32 zmm), and every narrower one for the row's tail.
+constexpr int kMaxPixels4 = 7;
+constexpr int kMaxPixels2 = 12;
+constexpr int kMaxPixels1 = 14;
+
+template <int NV, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) {
+  return {&Tile<NV, static_cast<int>(I) + 1>...};
+}
+
+constexpr auto kTiles4 = TileTable<4>(std::make_index_sequence<kMaxPixels4>());
+constexpr auto kTiles2 = TileTable<2>(std::make_index_sequence<kMaxPixels2>());
+constexpr auto kTiles1 = TileTable<1>(std::make_index_sequence<kMaxPixels1>());
+
+const TileFn* Tiles(int vectors) {
+  return vectors == 4 ? kTiles4.data() : vectors == 2 ? kTiles2.data() : kTiles1.data();
+}
+#else
+constexpr int kMaxPixels4 = 1, kMaxPixels2 = 1, kMaxPixels1 = 1;
+#endif
+
+// Copies rows [first, last) of image b of the input into the zero-bordered
+// dense buffer [padded 0][padded 1][features] of one image.
+[[maybe_unused]] void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b,
+                              int64_t first, int64_t last, float* buffer) {
+  const DirectConvolutionProblem& p = plan.problem;
+  const DirectSpatial& s0 = p.spatial[0];
+  const DirectSpatial& s1 = p.spatial[1];
+  const int64_t c = p.input_features;
+  const int64_t row = plan.padded_size[1] * c;
+  // Columns [lo, hi) of a padded row hold input columns [lo - pad, hi - pad).
+  const int64_t lo = std::min(s1.padding_low, plan.padded_size[1]);
+  const int64_t hi = std::clamp(s1.padding_low + s1.input_size, lo, plan.padded_size[1]);
+  for (int64_t i = first; i < last; ++i) {
+    float* dst = buffer + i * row;
+    const int64_t src_row = i - s0.padding_low;
+    if (src_row < 0 || src_row >= s0.input_size) {
+      std::memset(dst, 0, row * sizeof(float));
+      continue;
+    }
+    std::memset(dst, 0, lo * c * sizeof(float));
+    const float* src = input + b * p.input_batch_stride + src_row * s0.input_stride;
+    if (s1.input_stride == c) {
+      std::memcpy(dst + lo * c, src, (hi - lo) * c * sizeof(float));
+    } else {
+      for (int64_t j = lo; j < hi; ++j) {
+        std::memcpy(dst + j * c, src + (j - s1.padding_low) * s1.input_stride, c * sizeof(float));
+      }
+    }
+    std::memset(dst + hi * c, 0, (plan.padded_size[1] - hi) * c * sizeof(float));
+  }
+}
+
+}  // namespace
+
+std::string DirectConvolutionPlan::ToString() const {
+  return absl::StrCat("direct-kernel tile=", pixels, "x", 16 * vectors,
+                      padded_copy ? " padded" : "", merge_columns ? " merged" : "",
+                      " scratch=", scratch_bytes);
+}
+
+bool DirectConvolutionSupported() {
+#if XJIT_DIRECT_CONVOLUTION_X86
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p) {
+  if (!DirectConvolutionSupported()) return std::nullopt;
+  if (p.batch < 1 || p.input_features < 1 || p.output_features < 16 ||
+      p.output_features % 16 != 0) {
+    return std::nullopt;
+  }
+  DirectConvolutionPlan plan;
+  plan.problem = p;
+  bool reads_outside = false;
+  for (int d = 0; d < 2; ++d) {
+    const DirectSpatial& s = p.spatial[d];
+    if (s.input_size < 1 || s.output_size < 1 || s.kernel_size < 1 || s.stride < 1 ||
+        s.window_dilation < 1 || s.padding_low < 0) {
+      return std::nullopt;
+    }
+    plan.padded_size[d] =
+        (s.output_size - 1) * s.stride + (s.kernel_size - 1) * s.window_dilation + 1;
+    if (s.padding_low > 0 || plan.padded_size[d] > s.input_size) reads_outside = true;
+  }
+  plan.vectors = p.output_features % 64 == 0 ? 4 : p.output_features % 32 == 0 ? 2 : 1;
+  plan.pixels = plan.vectors == 4 ? kMaxPixels4 : plan.vectors == 2 ? kMaxPixels2 : kMaxPixels1;
+  plan.padded_copy = reads_outside;
+  if (reads_outside) {
+    plan.row_stride[1] = p.input_features;
+    plan.row_stride[0] = plan.padded_size[1] * p.input_features;
+    plan.batch_stride = 0;  // one image at a time
+    plan.scratch_bytes =
+        plan.padded_size[0] * plan.row_stride[0] * static_cast<int64_t>(sizeof(float));
+  } else {
+    plan.row_stride[0] = p.spatial[0].input_stride;
+    plan.row_stride[1] = p.spatial[1].input_stride;
+    plan.batch_stride = p.input_batch_stride;
+  }
+  const DirectSpatial& s1 = p.spatial[1];
+  plan.merge_columns = s1.window_dilation == 1 && plan.row_stride[1] == p.input_features &&
+                       s1.kernel_stride == p.input_features * p.kernel_feature_stride;
+  return plan;
+}
+
+void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
+                          const float* kernel, float* output, void* scratch) {
+  const DirectConvolutionProblem& p = plan.problem;
+  const DirectSpatial& s0 = p.spatial[0];
+  const DirectSpatial& s1 = p.spatial[1];
+  // A padded copy is made one image at a time, each row just before the
+  // first output row that reads it, so that it is still in cache then.
+  float* padded = static_cast<float*>(scratch);
+  const float* x = plan.padded_copy ? padded : input;
+  TileGeometry g;
+  g.rows = s0.kernel_size;
+  g.input_row_step = s0.window_dilation * plan.row_stride[0];
+  g.kernel_row_step = s0.kernel_stride;
+  if (plan.merge_columns) {
+    g.columns = 1;
+    g.run = s1.kernel_size * p.input_features;
+  } else {
+    g.columns = s1.kernel_size;
+    g.input_column_step = s1.window_dilation * plan.row_stride[1];
+    g.kernel_column_step = s1.kernel_stride;
+    g.run = p.input_features;
+  }
+  g.kernel_run_step = p.kernel_feature_stride;
+#if XJIT_DIRECT_CONVOLUTION_X86
+  const TileFn* tiles = Tiles(plan.vectors);
+  const int64_t width = 16 * plan.vectors;
+  const int64_t pixel_step = s1.stride * plan.row_stride[1];
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int64_t padded_rows = 0;
+    for (int64_t i = 0; i < s0.output_size; ++i) {
+      if (plan.padded_copy) {
+        const int64_t need = i * s0.stride + (s0.kernel_size - 1) * s0.window_dilation + 1;
+        PadRows(plan, input, b, padded_rows, need, padded);
+        padded_rows = need;
+      }
+      const float* x_row = x + b * plan.batch_stride + i * s0.stride * plan.row_stride[0];
+      float* y_row = output + b * p.output_batch_stride + i * s0.output_stride;
+      for (int64_t o = 0; o < p.output_features; o += width) {
+        for (int64_t j = 0; j < s1.output_size; j += plan.pixels) {
+          const int64_t n = std::min<int64_t>(plan.pixels, s1.output_size - j);
+          tiles[n - 1](x_row + j * pixel_step, pixel_step, kernel + o, g,
+                       y_row + j * s1.output_stride + o, s1.output_stride);
+        }
+      }
+    }
+  }
+#else
+  (void)x;
+  (void)g;
+#endif
+}
+
+}  // namespace xjit::runtime::blas

@@ -1,0 +1,89 @@
+// A direct f32 convolution kernel for channels-minor layouts (NHWC input,
+// kernel and output with the output features minor, e.g. HWIO), used by
+// convolution.h in place of im2col + GEMM when the process runs BLAS on one
+// thread and the CPU has AVX-512F.
+//
+// Why: im2col writes and rereads an image kh*kw times the input, and a GEMM
+// library packs both operands again; for small channel counts (ResNet's
+// 7x7/2 stem, 3 input channels) the copies cost as much as the arithmetic.
+// The kernel instead keeps a tile of P output pixels x 16*NV output features
+// in registers and accumulates over (kernel row, kernel column, input
+// feature) reading the input and the kernel where they lie: one broadcast
+// of an input element feeds NV fused multiply-adds. Padding is handled by
+// copying the input into a zero-bordered buffer in scratch (one padded
+// image, not kh*kw times the input; each row copied just before the first
+// output row that reads it, so it is read back from cache), so the tiles
+// never test bounds.
+//
+// Covered: 1 or 2 spatial dimensions, any stride and window dilation,
+// padding >= 0, no lhs dilation, no window reversal, no groups, output
+// features a multiple of 16, unit stride along the input's features, the
+// kernel's and the output's output features. PlanDirectConvolution says
+// whether a convolution is covered; the plan is pure sizes and strides.
+#ifndef XJIT_RUNTIME_BLAS_DIRECT_CONVOLUTION_H_
+#define XJIT_RUNTIME_BLAS_DIRECT_CONVOLUTION_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace xjit::runtime::blas {
+
+// One spatial dimension of a direct convolution (strides in elements).
+struct DirectSpatial {
+  int64_t input_size = 1;
+  int64_t output_size = 1;
+  int64_t kernel_size = 1;
+  int64_t stride = 1;
+  int64_t window_dilation = 1;
+  int64_t padding_low = 0;    // >= 0
+  int64_t input_stride = 0;
+  int64_t kernel_stride = 0;
+  int64_t output_stride = 0;
+};
+
+// What PlanDirectConvolution needs; dimension 1 of `spatial` is the one
+// whose output pixels form a tile (the input's most minor spatial
+// dimension), dimension 0 the other (size 1 and strides 0 for 1-D).
+struct DirectConvolutionProblem {
+  int64_t batch = 1;
+  int64_t input_features = 1;
+  int64_t output_features = 1;
+  int64_t input_batch_stride = 0;
+  int64_t output_batch_stride = 0;
+  int64_t kernel_feature_stride = 0;  // kernel stride of the input feature
+  DirectSpatial spatial[2];
+};
+
+struct DirectConvolutionPlan {
+  DirectConvolutionProblem problem;
+  int vectors = 4;             // NV: 16-feature vectors per tile
+  int pixels = 7;              // P: output pixels per tile
+  bool padded_copy = false;    // the input is copied into scratch, image by image
+  int64_t padded_size[2] = {0, 0};  // rows and columns the tiles read
+  // The input as the tiles read it (the copy in scratch when padded_copy,
+  // which holds one image: batch_stride 0).
+  int64_t batch_stride = 0;
+  int64_t row_stride[2] = {0, 0};
+  // The kernel column and feature loops merge into one run (unit window
+  // dilation and both the input and the kernel contiguous over them).
+  bool merge_columns = false;
+  int64_t scratch_bytes = 0;
+
+  std::string ToString() const;
+};
+
+// Whether this process can run direct convolutions (the CPU has AVX-512F).
+bool DirectConvolutionSupported();
+
+// The plan, or nullopt when the problem is not covered (see above) or the
+// CPU cannot run it.
+std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p);
+
+// Runs it; `scratch` holds plan.scratch_bytes bytes. Never allocates.
+void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
+                          const float* kernel, float* output, void* scratch);
+
+}  // namespace xjit::runtime::blas
+
+#endif  // XJIT_RUNTIME_BLAS_DIRECT_CONVOLUTION_H_
