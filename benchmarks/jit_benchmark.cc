@@ -16,6 +16,12 @@
 //                           module (parsed once, outside the timed loop).
 //   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
 //                           (Execute) and host literals (Run).
+//   IntKernel/kind/isa      integer kernels of 16M elements, one thread:
+//                           kind 0 s32 add, 1 s8 add, 2 s32 max(x, y) & z
+//                           via compare+select, 3 u16 shift by a scalar
+//                           (isa 0 sse4, 1 avx2).
+//   IntAddLoop/width        the s32 (s8) add as a hand-written O3 loop: the
+//                           baseline for IntKernel (same bytes moved).
 //
 // Counters: `kernels` and `interpreted` say what the JIT made of the module
 // (a chain whose fusion has an interpreted step is not measuring emitted
@@ -289,6 +295,108 @@ void BM_OneAdd(benchmark::State& state) {
   state.counters["kernels"] = static_cast<double>(report.kernels.size());
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
 }
+
+std::string IntKernelModule(int kind, int64_t n) {
+  const char* type = kind == 1 ? "s8" : kind == 3 ? "u16" : "s32";
+  const std::string s = absl::StrCat(type, "[", n, "]{0}");
+  std::string text = absl::StrCat("HloModule int_kernel\nENTRY e {\n  a = ", s,
+                                  " parameter(0)\n  b = ", s, " parameter(1)\n");
+  switch (kind) {
+    case 2:
+      absl::StrAppend(&text, "  c = pred[", n, "]{0} compare(a, b), direction=GT\n  m = ", s,
+                      " select(c, a, b)\n  ROOT r = ", s, " and(m, b)\n");
+      break;
+    case 3:
+      absl::StrAppend(&text, "  k = u16[] constant(3)\n  kb = ", s,
+                      " broadcast(k), dimensions={}\n  t = ", s,
+                      " shift-right-logical(a, kb)\n  ROOT r = ", s, " add(t, b)\n");
+      break;
+    default:
+      absl::StrAppend(&text, "  ROOT r = ", s, " add(a, b)\n");
+      break;
+  }
+  return text + "}\n";
+}
+
+// range(0): kind (see the top comment); range(1): 0 sse4, 1 avx2.
+void BM_IntKernel(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  const int64_t n = kLarge;
+  const int64_t bytes = kind == 1 ? 1 : kind == 3 ? 2 : 4;
+  std::unique_ptr<Module> module = ParseOrDie(IntKernelModule(kind, n));
+  jit::CompileReport report;
+  jit::CompileOptions options;
+  options.isa = state.range(1) == 0 ? jit::Isa::kSse4 : jit::Isa::kAvx2;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, options, &report);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  std::vector<uint8_t> a(n * bytes), b(n * bytes), out(n * bytes);
+  std::mt19937 rng(7);
+  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  for (auto& v : b) v = static_cast<uint8_t>(rng());
+  const void* parameters[] = {a.data(), b.data()};
+  absl::Status status = (*executable)->Execute(parameters, out.data());
+  if (kind == 0) {  // checked against the obvious loop
+    for (int64_t i = 0; status.ok() && i < n; ++i) {
+      int32_t x, y, r;
+      std::memcpy(&x, &a[4 * i], 4);
+      std::memcpy(&y, &b[4 * i], 4);
+      std::memcpy(&r, &out[4 * i], 4);
+      if (r != static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y))) {
+        state.SkipWithError("wrong result");
+        return;
+      }
+    }
+  }
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute(parameters, out.data());
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * n * bytes);
+  state.counters["lanes"] =
+      report.kernels.empty() ? 0.0 : static_cast<double>(report.kernels[0].vector_lanes);
+  state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+template <typename T>
+__attribute__((noinline)) void AddLoop(T* out, const T* a, const T* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(a[i] + b[i]);
+}
+
+// range(0): element bits (32 or 8).
+void BM_IntAddLoop(benchmark::State& state) {
+  const int64_t n = kLarge;
+  const bool narrow = state.range(0) == 8;
+  const int64_t bytes = narrow ? 1 : 4;
+  std::vector<uint8_t> a(n * bytes, 1), b(n * bytes, 2), out(n * bytes);
+  for (auto _ : state) {
+    if (narrow) {
+      AddLoop(reinterpret_cast<int8_t*>(out.data()), reinterpret_cast<int8_t*>(a.data()),
+              reinterpret_cast<int8_t*>(b.data()), n);
+    } else {
+      AddLoop(reinterpret_cast<int32_t*>(out.data()), reinterpret_cast<int32_t*>(a.data()),
+              reinterpret_cast<int32_t*>(b.data()), n);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * n * bytes);
+}
+
+BENCHMARK(BM_IntKernel)
+    ->ArgNames({"kind", "isa"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_IntAddLoop)->ArgName("bits")->Arg(32)->Arg(8)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_StreamTriad)
     ->ArgNames({"n", "threads"})

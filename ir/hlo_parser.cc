@@ -318,6 +318,37 @@ class Parser {
     return absl::OkStatus();
   }
   void Leave() { --depth_; }
+  // Leaves, when it goes out of scope, the level a successful Enter() entered.
+  class NestingLevel {
+   public:
+    explicit NestingLevel(Parser* parser) : parser_(parser) {}
+    NestingLevel(const NestingLevel&) = delete;
+    NestingLevel& operator=(const NestingLevel&) = delete;
+    ~NestingLevel() { parser_->Leave(); }
+
+   private:
+    Parser* parser_;
+  };
+
+  // `open element, element, ... close`, each element read by `parse_element`
+  // (a callable returning absl::StatusOr<T>).
+  template <typename T, typename ParseElement>
+  absl::StatusOr<std::vector<T>> ParseList(TokenKind open, TokenKind close,
+                                           ParseElement parse_element) {
+    XJIT_RETURN_IF_ERROR(Expect(open));
+    std::vector<T> elements;
+    while (!Is(close)) {
+      if (!elements.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(close));
+      XJIT_ASSIGN_OR_RETURN(T element, parse_element());
+      elements.push_back(std::move(element));
+    }
+    Next();
+    return elements;
+  }
+  // `open int, int, ... close`.
+  absl::StatusOr<std::vector<int64_t>> ParseIntsBetween(TokenKind open, TokenKind close) {
+    return ParseList<int64_t>(open, close, [this] { return ParseInt(); });
+  }
 
   // ---- Scalars ----
   absl::StatusOr<int64_t> ParseInt();
@@ -339,6 +370,11 @@ class Parser {
   // ---- Shapes and literals ----
   bool AtShape(size_t k = 0) const;
   absl::StatusOr<Shape> ParseShape();
+  // `(shape, shape, ...)`.
+  absl::StatusOr<std::vector<Shape>> ParseShapeList() {
+    return ParseList<Shape>(TokenKind::kLParen, TokenKind::kRParen,
+                            [this] { return ParseShape(); });
+  }
   absl::Status ParseLayout(Layout* layout, int64_t rank);
   absl::Status ParseLiteralValue(const Shape& shape, Literal* literal);
   absl::Status ParseArrayLiteral(const Shape& shape, Literal* literal);
@@ -371,6 +407,10 @@ class Parser {
   absl::StatusOr<PaddingConfig> ParsePaddingConfig();
   absl::StatusOr<std::vector<SliceDimension>> ParseSliceConfig();
   absl::StatusOr<std::vector<std::vector<int64_t>>> ParseReplicaGroups();
+  // `{out}: (number, {index}` of an alias entry, up to what may follow before
+  // its ')': the shared head of input_output_alias= (number = parameter) and
+  // output_to_operand_aliasing= (number = operand).
+  absl::Status ParseAliasHead(ShapeIndex* output_index, int64_t* number, ShapeIndex* index);
   absl::StatusOr<std::vector<OutputOperandAlias>> ParseOutputOperandAliasing();
   absl::Status AssembleCalled(const Token& at, Instruction* instruction, CalledSlots* slots);
   // `op-start(...)`: moves `wrapped` (whose shape is the async tuple) into a
@@ -440,27 +480,12 @@ absl::StatusOr<std::string> Parser::ParseIdentText(absl::string_view what) {
 }
 
 absl::StatusOr<std::vector<int64_t>> Parser::ParseIntList() {
-  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-  std::vector<int64_t> values;
-  while (!Is(TokenKind::kRBrace)) {
-    if (!values.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
-    XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
-    values.push_back(v);
-  }
-  Next();
-  return values;
+  return ParseIntsBetween(TokenKind::kLBrace, TokenKind::kRBrace);
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseIntListList() {
-  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-  std::vector<std::vector<int64_t>> lists;
-  while (!Is(TokenKind::kRBrace)) {
-    if (!lists.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
-    XJIT_ASSIGN_OR_RETURN(auto list, ParseIntList());
-    lists.push_back(std::move(list));
-  }
-  Next();
-  return lists;
+  return ParseList<std::vector<int64_t>>(TokenKind::kLBrace, TokenKind::kRBrace,
+                                         [this] { return ParseIntList(); });
 }
 
 absl::StatusOr<std::string> Parser::SkipValue() {
@@ -524,18 +549,9 @@ bool Parser::AtShape(size_t k) const {
 absl::StatusOr<Shape> Parser::ParseShape() {
   const Token& start = Peek();
   XJIT_RETURN_IF_ERROR(Enter(start));
-  struct Guard {
-    Parser* p;
-    ~Guard() { p->Leave(); }
-  } guard{this};
-  if (Accept(TokenKind::kLParen)) {
-    std::vector<Shape> elements;
-    while (!Is(TokenKind::kRParen)) {
-      if (!elements.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
-      XJIT_ASSIGN_OR_RETURN(Shape element, ParseShape());
-      elements.push_back(std::move(element));
-    }
-    Next();
+  NestingLevel level(this);
+  if (Is(TokenKind::kLParen)) {
+    XJIT_ASSIGN_OR_RETURN(std::vector<Shape> elements, ParseShapeList());
     return Shape::Tuple(std::move(elements));
   }
   if (IsIdent("b") && Is(TokenKind::kLParen, 1)) {
@@ -848,10 +864,7 @@ absl::Status Parser::ParseArrayLevel(const Shape& shape, Literal* literal, int64
                                      int64_t* linear) {
   const Token& open = Peek();
   XJIT_RETURN_IF_ERROR(Enter(open));
-  struct Guard {
-    Parser* p;
-    ~Guard() { p->Leave(); }
-  } guard{this};
+  NestingLevel level(this);
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   int64_t block = 1;
   for (int64_t d = dim; d < shape.rank(); ++d) block *= shape.dimensions(d);
@@ -899,10 +912,7 @@ absl::Status Parser::ParseArrayLiteral(const Shape& shape, Literal* literal) {
 absl::Status Parser::ParseLiteralValue(const Shape& shape, Literal* literal) {
   const Token& start = Peek();
   XJIT_RETURN_IF_ERROR(Enter(start));
-  struct Guard {
-    Parser* p;
-    ~Guard() { p->Leave(); }
-  } guard{this};
+  NestingLevel level(this);
   if (shape.IsTuple()) {
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
     for (int64_t i = 0; i < shape.tuple_size(); ++i) {
@@ -1049,30 +1059,16 @@ absl::Status Parser::ParseModuleAttribute(Module* module) {
     module->set_num_partitions(v);
   } else if (key == "entry_computation_layout") {
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
-    std::vector<Shape> params;
-    while (!Is(TokenKind::kRParen)) {
-      if (!params.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
-      XJIT_ASSIGN_OR_RETURN(Shape s, ParseShape());
-      params.push_back(std::move(s));
-    }
-    Next();
+    XJIT_ASSIGN_OR_RETURN(std::vector<Shape> params, ParseShapeList());
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kArrow));
     XJIT_ASSIGN_OR_RETURN(Shape result, ParseShape());
     XJIT_RETURN_IF_ERROR(Expect(TokenKind::kRBrace));
     module->set_entry_computation_layout(std::move(params), std::move(result));
   } else if (key == "input_output_alias") {
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-    std::vector<InputOutputAlias> aliases;
-    while (!Is(TokenKind::kRBrace)) {
-      if (!aliases.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
+    auto parse_alias = [&]() -> absl::StatusOr<InputOutputAlias> {
       InputOutputAlias alias;
-      XJIT_ASSIGN_OR_RETURN(alias.output_index, ParseShapeIndex());
-      XJIT_RETURN_IF_ERROR(Expect(TokenKind::kColon));
-      XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
-      XJIT_ASSIGN_OR_RETURN(alias.parameter_number, ParseInt());
-      XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
-      XJIT_ASSIGN_OR_RETURN(alias.parameter_index, ParseShapeIndex());
+      XJIT_RETURN_IF_ERROR(
+          ParseAliasHead(&alias.output_index, &alias.parameter_number, &alias.parameter_index));
       if (Accept(TokenKind::kComma)) {
         XJIT_ASSIGN_OR_RETURN(alias.kind, ParseIdentText("'may-alias' or 'must-alias'"));
         if (alias.kind != "may-alias" && alias.kind != "must-alias") {
@@ -1080,10 +1076,11 @@ absl::Status Parser::ParseModuleAttribute(Module* module) {
         }
       }
       XJIT_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
-      aliases.push_back(std::move(alias));
-    }
-    Next();
-    *module->mutable_input_output_aliases() = std::move(aliases);
+      return alias;
+    };
+    XJIT_ASSIGN_OR_RETURN(*module->mutable_input_output_aliases(),
+                          ParseList<InputOutputAlias>(TokenKind::kLBrace, TokenKind::kRBrace,
+                                                      parse_alias));
   } else {
     XJIT_ASSIGN_OR_RETURN(std::string value, SkipValue());
     module->mutable_opaque_attributes()->push_back({std::string(key), std::move(value)});
@@ -1136,10 +1133,7 @@ absl::Status Parser::ParseComputation(Module* module) {
 absl::Status Parser::ParseComputationBody(Scope* scope) {
   const Token& open = Peek();
   XJIT_RETURN_IF_ERROR(Enter(open));
-  struct Guard {
-    Parser* p;
-    ~Guard() { p->Leave(); }
-  } guard{this};
+  NestingLevel level(this);
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
   while (!Is(TokenKind::kRBrace)) {
     if (Is(TokenKind::kEof)) return Expected("instruction or '}'");
@@ -1517,15 +1511,8 @@ absl::StatusOr<Computation*> Parser::ParseComputationRef() {
 }
 
 absl::StatusOr<std::vector<Computation*>> Parser::ParseComputationList() {
-  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-  std::vector<Computation*> list;
-  while (!Is(TokenKind::kRBrace)) {
-    if (!list.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
-    XJIT_ASSIGN_OR_RETURN(Computation* c, ParseComputationRef());
-    list.push_back(c);
-  }
-  Next();
-  return list;
+  return ParseList<Computation*>(TokenKind::kLBrace, TokenKind::kRBrace,
+                                 [this] { return ParseComputationRef(); });
 }
 
 namespace {
@@ -1739,31 +1726,16 @@ absl::StatusOr<std::vector<SliceDimension>> Parser::ParseSliceConfig() {
 absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseReplicaGroups() {
   if (Is(TokenKind::kLBrace)) return ParseIntListList();
   const Token& start = Peek();
-  auto square_list = [this]() -> absl::StatusOr<std::vector<int64_t>> {
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare));
-    std::vector<int64_t> values;
-    while (!Is(TokenKind::kRSquare)) {
-      if (!values.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRSquare));
-      XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
-      values.push_back(v);
-    }
-    Next();
-    return values;
-  };
   if (!Is(TokenKind::kLSquare)) return Expected("replica groups ('{' or iota '[')");
-  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group_dims, square_list());
+  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group_dims,
+                        ParseIntsBetween(TokenKind::kLSquare, TokenKind::kRSquare));
   XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLeq));
-  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> reshape_dims, square_list());
+  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> reshape_dims,
+                        ParseIntsBetween(TokenKind::kLSquare, TokenKind::kRSquare));
   std::vector<int64_t> perm;
   if (IsIdent("T") && Is(TokenKind::kLParen, 1)) {
     Next();
-    Next();
-    while (!Is(TokenKind::kRParen)) {
-      if (!perm.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRParen));
-      XJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
-      perm.push_back(v);
-    }
-    Next();
+    XJIT_ASSIGN_OR_RETURN(perm, ParseIntsBetween(TokenKind::kLParen, TokenKind::kRParen));
   } else {
     for (size_t i = 0; i < reshape_dims.size(); ++i) perm.push_back(static_cast<int64_t>(i));
   }
@@ -1807,23 +1779,26 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Parser::ParseReplicaGroups() {
   return groups;
 }
 
+absl::Status Parser::ParseAliasHead(ShapeIndex* output_index, int64_t* number,
+                                    ShapeIndex* index) {
+  XJIT_ASSIGN_OR_RETURN(*output_index, ParseShapeIndex());
+  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
+  XJIT_ASSIGN_OR_RETURN(*number, ParseInt());
+  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+  XJIT_ASSIGN_OR_RETURN(*index, ParseShapeIndex());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<OutputOperandAlias>> Parser::ParseOutputOperandAliasing() {
-  XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
-  std::vector<OutputOperandAlias> aliases;
-  while (!Is(TokenKind::kRBrace)) {
-    if (!aliases.empty()) XJIT_RETURN_IF_ERROR(ExpectListComma(TokenKind::kRBrace));
-    OutputOperandAlias alias;
-    XJIT_ASSIGN_OR_RETURN(alias.output_index, ParseShapeIndex());
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kColon));
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
-    XJIT_ASSIGN_OR_RETURN(alias.operand_number, ParseInt());
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kComma));
-    XJIT_ASSIGN_OR_RETURN(alias.operand_index, ParseShapeIndex());
-    XJIT_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
-    aliases.push_back(std::move(alias));
-  }
-  Next();
-  return aliases;
+  return ParseList<OutputOperandAlias>(
+      TokenKind::kLBrace, TokenKind::kRBrace, [this]() -> absl::StatusOr<OutputOperandAlias> {
+        OutputOperandAlias alias;
+        XJIT_RETURN_IF_ERROR(
+            ParseAliasHead(&alias.output_index, &alias.operand_number, &alias.operand_index));
+        XJIT_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
+        return alias;
+      });
 }
 
 absl::Status Parser::ParseTypedAttribute(const Token& name, Instruction* instruction,

@@ -1,16 +1,25 @@
 // The JIT compile driver: a verified module in, a runtime::Executable out.
 //
-// Today every instruction of the entry computation is its own loop fusion:
-// each one the fusion emitter and the target can compile becomes a kernel;
-// parameters, constants, tuples and get-tuple-element need no code (they are
-// places in the buffer plan, or copies); everything else runs as an
-// interpreted step through the evaluator, and is listed in the report. Dot
-// and convolution are library calls into runtime/blas (OpenBLAS), planned
-// here; one whose plan is Unimplemented (tiled layouts, mixed integer/float
-// operands) is interpreted. Loop
-// fusion instructions already in the module (kind=kLoop) become one kernel
-// each. Results are always the evaluator's: a kernel never gives another
-// answer, and whatever has no kernel is interpreted.
+// The module (a copy) goes through the pass pipeline (passes/pipeline.h:
+// simplification, layout assignment, fusion; CompileOptions can turn it off
+// or skip passes), then its output fusions are split into a library call and
+// an epilogue fusion (split_output_fusions.h), then buffer allocation
+// (passes/allocate_buffers.h) plans every value. Each instruction of the
+// entry's schedule becomes a step:
+//   - parameters, constants, tuples, get-tuple-element, bitcasts: no step
+//     (they are places in the buffer plan);
+//   - a fusion (or, with the passes off, an elementwise, data-movement or
+//     reduce instruction) that the fusion emitter and the target compile: a
+//     kernel;
+//   - dot and convolution: library calls into runtime/blas (OpenBLAS);
+//   - everything else, and anything whose kernel or plan is Unimplemented:
+//     an interpreted step through the evaluator, listed in the report with
+//     the reason.
+// Values live where the buffer plan puts them: temps share arena bytes when
+// their lifetimes do not overlap, and elementwise steps write over operands
+// that die there. Results are always the evaluator's (within the stated ulp
+// for math functions, and up to reassociation for float sums): a kernel
+// never gives another answer, and whatever has no kernel is interpreted.
 #ifndef XJIT_JIT_COMPILE_H_
 #define XJIT_JIT_COMPILE_H_
 
@@ -27,7 +36,7 @@
 namespace xjit::jit {
 
 struct KernelInfo {
-  std::string name;  // The instruction it computes.
+  std::string name;  // The instruction (usually a fusion) it computes.
   int64_t code_size = 0;
   int vector_lanes = 1;      // 1: scalar code only.
   std::string program;       // KernelProgram::ToString().
@@ -49,9 +58,11 @@ struct CompileReport {
   std::vector<LibraryCallInfo> library_calls;
   // One line per interpreted step: "NAME (OPCODE): why".
   std::vector<std::string> interpreted_steps;
-  // The arena, library-call scratch included.
+  // The per-run arena: the entry's temps, library-call scratch, and the
+  // arena copies of results that are copied out.
   int64_t temp_bytes = 0;
-  // Bytes a run writes: the temporary arena plus the result.
+  // The buffer plan's peak (entry parameters, results and temps live at
+  // once over the schedule) plus the scratch and copies above.
   int64_t peak_bytes = 0;
   double compile_ms = 0;
 

@@ -531,9 +531,8 @@ class MathBuilder {
     // dependency chain (the kernels are latency-bound): 2a = n ln2 + 2r with
     // no doubling and, with FMA, one multiply-add with ln2/2 rounded to the
     // type (that rounding, times n, is damped by about 2/e^(2a)); the
-    // polynomial by Estrin's scheme; numerator and denominator from p1 side
-    // by side; beyond `limit`, where tanh rounds to 1, the garbage of the
-    // unclamped reduction is replaced at the end.
+    // polynomial by Estrin's scheme; beyond `limit`, where tanh rounds to 1,
+    // the garbage of the unclamped reduction is replaced at the end.
     const double limit = f64_ ? 19.5 : 9.5;
     const int n = Round(Mul(a, C(2 * t.log2e)));
     int r;
@@ -552,8 +551,10 @@ class MathBuilder {
     const int rr = Mul(r, r);
     const int p1 = Fma(rr, Estrin(q2, r, rr), Sum(r, r));
     const int s = Exp2i(n);
-    // em1 = s (1 + p1) - 1 and em1 + 2 = s (1 + p1) + 1, each rounded once.
-    const int large = Div(Fma(s, p1, Sub(s, C(1))), Fma(s, p1, Sum(s, C(1))));
+    // em1 + 2 from the rounded em1: the rounding errors of numerator and
+    // denominator cancel where tanh is near 1.
+    const int em1 = Fma(s, p1, Sub(s, C(1)));
+    const int large = Div(em1, Sum(em1, C(2)));
     int y = Sel(Lt(a, C(0.55)), small, large);
     y = Sel(Gt(a, C(limit)), C(1), y);
     return Or(y, SignOf(x));

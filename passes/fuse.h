@@ -44,8 +44,11 @@ struct FuseOptions {
   int64_t max_cheap_fanout = 8;
   // An expensive producer (exp, log, tanh, divide, power, ...) is duplicated
   // only into consumers that all fuse it (so that it is never materialised),
-  // and into at most this many.
-  int64_t max_expensive_fanout = 2;
+  // and into at most this many. 1 by default: on a CPU, computing exp twice
+  // costs more than writing it once and reading it back from cache
+  // (measured on softmax, f32[256,1024]: 2 gave 1.2x the time of 1;
+  // benchmarks/pipeline_benchmark.cc).
+  int64_t max_expensive_fanout = 1;
   // Fused computations stop growing at this many instructions.
   int64_t max_fusion_size = 128;
   // Epilogues after dot and convolution.

@@ -1,6 +1,8 @@
 // KernelLowering: float arithmetic shared by the scalar and vector
-// representations, and the vector loads, stores and lane masks (see
-// x64_lowering.h). Semantics follow ir/evaluator.h: maximum/minimum propagate
+// representations, integer vector arithmetic, and the vector loads, stores
+// and lane masks (see x64_lowering.h). Integer semantics are the
+// evaluator's: wrapping arithmetic, shift amounts read as unsigned at the
+// type's width with amounts >= width giving 0 (or sign fill). Semantics follow ir/evaluator.h: maximum/minimum propagate
 // NaN and order -0 below +0; compare is IEEE (NE true on NaN).
 #include <cstring>
 
@@ -331,59 +333,437 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Instruction ids by lane width (8, 16, 32, 64 bits).
+int WidthIndex(int width) { return width == 8 ? 0 : width == 16 ? 1 : width == 32 ? 2 : 3; }
+
+struct ByWidth {
+  uint32_t sse[4];
+  uint32_t avx[4];
+};
+
+constexpr ByWidth kPadd = {{Inst::kIdPaddb, Inst::kIdPaddw, Inst::kIdPaddd, Inst::kIdPaddq},
+                           {Inst::kIdVpaddb, Inst::kIdVpaddw, Inst::kIdVpaddd, Inst::kIdVpaddq}};
+constexpr ByWidth kPsub = {{Inst::kIdPsubb, Inst::kIdPsubw, Inst::kIdPsubd, Inst::kIdPsubq},
+                           {Inst::kIdVpsubb, Inst::kIdVpsubw, Inst::kIdVpsubd, Inst::kIdVpsubq}};
+constexpr ByWidth kPcmpeq = {
+    {Inst::kIdPcmpeqb, Inst::kIdPcmpeqw, Inst::kIdPcmpeqd, Inst::kIdPcmpeqq},
+    {Inst::kIdVpcmpeqb, Inst::kIdVpcmpeqw, Inst::kIdVpcmpeqd, Inst::kIdVpcmpeqq}};
+// 64-bit: AVX2 only (SSE4.2's pcmpgtq is emulated on SSE4.1).
+constexpr ByWidth kPcmpgt = {
+    {Inst::kIdPcmpgtb, Inst::kIdPcmpgtw, Inst::kIdPcmpgtd, Inst::kIdNone},
+    {Inst::kIdVpcmpgtb, Inst::kIdVpcmpgtw, Inst::kIdVpcmpgtd, Inst::kIdVpcmpgtq}};
+// 64-bit: none (compare and blend).
+constexpr ByWidth kPmaxs = {{Inst::kIdPmaxsb, Inst::kIdPmaxsw, Inst::kIdPmaxsd, Inst::kIdNone},
+                            {Inst::kIdVpmaxsb, Inst::kIdVpmaxsw, Inst::kIdVpmaxsd, Inst::kIdNone}};
+constexpr ByWidth kPmins = {{Inst::kIdPminsb, Inst::kIdPminsw, Inst::kIdPminsd, Inst::kIdNone},
+                            {Inst::kIdVpminsb, Inst::kIdVpminsw, Inst::kIdVpminsd, Inst::kIdNone}};
+constexpr ByWidth kPmaxu = {{Inst::kIdPmaxub, Inst::kIdPmaxuw, Inst::kIdPmaxud, Inst::kIdNone},
+                            {Inst::kIdVpmaxub, Inst::kIdVpmaxuw, Inst::kIdVpmaxud, Inst::kIdNone}};
+constexpr ByWidth kPminu = {{Inst::kIdPminub, Inst::kIdPminuw, Inst::kIdPminud, Inst::kIdNone},
+                            {Inst::kIdVpminub, Inst::kIdVpminuw, Inst::kIdVpminud, Inst::kIdNone}};
+// Shifts by a count register (no 8-bit forms; no 64-bit arithmetic form).
+constexpr ByWidth kPsll = {{Inst::kIdNone, Inst::kIdPsllw, Inst::kIdPslld, Inst::kIdPsllq},
+                           {Inst::kIdNone, Inst::kIdVpsllw, Inst::kIdVpslld, Inst::kIdVpsllq}};
+constexpr ByWidth kPsrl = {{Inst::kIdNone, Inst::kIdPsrlw, Inst::kIdPsrld, Inst::kIdPsrlq},
+                           {Inst::kIdNone, Inst::kIdVpsrlw, Inst::kIdVpsrld, Inst::kIdVpsrlq}};
+constexpr ByWidth kPsra = {{Inst::kIdNone, Inst::kIdPsraw, Inst::kIdPsrad, Inst::kIdNone},
+                           {Inst::kIdNone, Inst::kIdVpsraw, Inst::kIdVpsrad, Inst::kIdNone}};
+
+}  // namespace
+
+void KernelLowering::ShiftImm(uint32_t sse, uint32_t avx, const x86::Vec& d, const x86::Vec& a,
+                              int count) {
+  if (features_.avx2) {
+    cc_.emit(avx, d, a, imm(count));
+    return;
+  }
+  cc_.emit(Inst::kIdMovdqa, d, a);
+  cc_.emit(sse, d, imm(count));
+}
+
+x86::Vec KernelLowering::IntConst(int width, uint64_t value) {
+  uint8_t data[32];
+  const int bytes = width / 8;
+  for (int i = 0; i < 32; i += bytes) std::memcpy(data + i, &value, bytes);
+  x86::Vec d = NewVec();
+  x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, d.isYmm() ? 32 : 16);
+  V2(Inst::kIdMovdqu, Inst::kIdVmovdqu, d, m);
+  return d;
+}
+
+x86::Vec KernelLowering::AllOnes() {
+  x86::Vec d = NewVec();
+  features_.avx2 ? cc_.vpcmpeqd(d, d, d) : cc_.pcmpeqd(d.xmm(), d.xmm());
+  return d;
+}
+
+x86::Vec KernelLowering::Zero() {
+  x86::Vec d = NewVec();
+  features_.avx2 ? cc_.vpxor(d, d, d) : cc_.pxor(d.xmm(), d.xmm());
+  return d;
+}
+
+x86::Vec KernelLowering::IntOp(uint32_t sse, uint32_t avx, x86::Vec a, x86::Vec b) {
+  x86::Vec d = NewVec();
+  if (features_.avx2) {
+    cc_.emit(avx, d, a, b);
+  } else {
+    cc_.emit(Inst::kIdMovdqa, d, a);
+    cc_.emit(sse, d, b);
+  }
+  return d;
+}
+
+x86::Vec KernelLowering::BroadcastLane0(x86::Vec x, int width) {
+  x86::Vec d = NewVec();
+  const x86::Xmm lane = x.xmm();
+  if (features_.avx2) {
+    switch (width) {
+      case 8: cc_.vpbroadcastb(d, lane); break;
+      case 16: cc_.vpbroadcastw(d, lane); break;
+      case 32: cc_.vpbroadcastd(d, lane); break;
+      default: cc_.vpbroadcastq(d, lane); break;
+    }
+    return d;
+  }
+  switch (width) {
+    case 8: {
+      x86::Vec zero = Zero();
+      cc_.movdqa(d.xmm(), lane);
+      cc_.pshufb(d.xmm(), zero.xmm());
+      break;
+    }
+    case 16:
+      cc_.pshuflw(d.xmm(), lane, 0);
+      cc_.pshufd(d.xmm(), d.xmm(), 0);
+      break;
+    case 32: cc_.pshufd(d.xmm(), lane, 0); break;
+    default: cc_.pshufd(d.xmm(), lane, 0x44); break;
+  }
+  return d;
+}
+
+x86::Vec KernelLowering::BroadcastGp(x86::Gp g, int width) {
+  x86::Xmm lane = cc_.newXmm();
+  features_.avx2 ? cc_.vmovq(lane, g) : cc_.movq(lane, g);
+  return BroadcastLane0(lane, width);
+}
+
+x86::Vec KernelLowering::ByteBlend(x86::Vec if_false, x86::Vec if_true, x86::Vec mask) {
+  x86::Vec d = NewVec();
+  if (features_.avx2) {
+    cc_.vpblendvb(d, if_false, if_true, mask);
+  } else {
+    // pblendvb's mask is implicitly xmm0; asmjit's allocator places it.
+    cc_.movdqa(d.xmm(), if_false.xmm());
+    cc_.pblendvb(d.xmm(), if_true.xmm(), mask.xmm());
+  }
+  return d;
+}
+
+x86::Vec KernelLowering::SignMask(int width, x86::Vec x) {
+  if (width < 64) return IntOp(kPcmpgt.sse[WidthIndex(width)], kPcmpgt.avx[WidthIndex(width)],
+                               Zero(), x);
+  // The high dword's sign, copied to both halves of the qword.
+  x86::Vec t = NewVec();
+  ShiftImm(Inst::kIdPsrad, Inst::kIdVpsrad, t, x, 31);
+  x86::Vec d = NewVec();
+  V2i(Inst::kIdPshufd, Inst::kIdVpshufd, d, t, 0xF5);
+  return d;
+}
+
+x86::Vec KernelLowering::IntGreater(bool is_signed, int width, x86::Vec a, x86::Vec b) {
+  const int w = WidthIndex(width);
+  if (!is_signed) {
+    // Unsigned order = signed order with the sign bits flipped.
+    x86::Vec bias = IntConst(width, uint64_t{1} << (width - 1));
+    a = IntOp(Inst::kIdPxor, Inst::kIdVpxor, a, bias);
+    b = IntOp(Inst::kIdPxor, Inst::kIdVpxor, b, bias);
+  }
+  if (width < 64 || features_.avx2) return IntOp(kPcmpgt.sse[w], kPcmpgt.avx[w], a, b);
+  // SSE4.1 has no pcmpgtq: compare the high dwords signed and the low
+  // dwords unsigned (their sign bits flipped), then
+  // gt = gt_high | (eq_high & gt_low).
+  x86::Vec bias = IntConst(64, 0x80000000u);
+  x86::Vec x = IntOp(Inst::kIdPxor, Inst::kIdVpxor, a, bias);
+  x86::Vec y = IntOp(Inst::kIdPxor, Inst::kIdVpxor, b, bias);
+  x86::Vec gt = IntOp(Inst::kIdPcmpgtd, Inst::kIdVpcmpgtd, x, y);
+  x86::Vec eq = IntOp(Inst::kIdPcmpeqd, Inst::kIdVpcmpeqd, x, y);
+  x86::Vec gt_low = NewVec();
+  x86::Vec gt_high = NewVec();
+  x86::Vec eq_high = NewVec();
+  V2i(Inst::kIdPshufd, Inst::kIdVpshufd, gt_low, gt, 0xA0);
+  V2i(Inst::kIdPshufd, Inst::kIdVpshufd, gt_high, gt, 0xF5);
+  V2i(Inst::kIdPshufd, Inst::kIdVpshufd, eq_high, eq, 0xF5);
+  return IntOp(Inst::kIdPor, Inst::kIdVpor, gt_high,
+               IntOp(Inst::kIdPand, Inst::kIdVpand, eq_high, gt_low));
+}
+
+x86::Vec KernelLowering::IntCompareMask(ComparisonDirection direction, bool is_signed, int width,
+                                        x86::Vec a, x86::Vec b) {
+  const int w = WidthIndex(width);
+  auto invert = [&](x86::Vec m) { return IntOp(Inst::kIdPxor, Inst::kIdVpxor, m, AllOnes()); };
+  switch (direction) {
+    case ComparisonDirection::kEq: return IntOp(kPcmpeq.sse[w], kPcmpeq.avx[w], a, b);
+    case ComparisonDirection::kNe: return invert(IntOp(kPcmpeq.sse[w], kPcmpeq.avx[w], a, b));
+    case ComparisonDirection::kGt: return IntGreater(is_signed, width, a, b);
+    case ComparisonDirection::kLt: return IntGreater(is_signed, width, b, a);
+    case ComparisonDirection::kGe: return invert(IntGreater(is_signed, width, b, a));
+    case ComparisonDirection::kLe: return invert(IntGreater(is_signed, width, a, b));
+  }
+  return a;
+}
+
+x86::Vec KernelLowering::IntMaxMin(bool max, bool is_signed, int width, x86::Vec a, x86::Vec b) {
+  const int w = WidthIndex(width);
+  if (width < 64) {
+    const ByWidth& table = max ? (is_signed ? kPmaxs : kPmaxu) : (is_signed ? kPmins : kPminu);
+    return IntOp(table.sse[w], table.avx[w], a, b);
+  }
+  x86::Vec a_greater = IntGreater(is_signed, width, a, b);
+  return max ? ByteBlend(b, a, a_greater) : ByteBlend(a, b, a_greater);
+}
+
+x86::Vec KernelLowering::IntMultiply(int width, x86::Vec a, x86::Vec b) {
+  if (width == 16) return IntOp(Inst::kIdPmullw, Inst::kIdVpmullw, a, b);
+  if (width == 32) return IntOp(Inst::kIdPmulld, Inst::kIdVpmulld, a, b);
+  if (width == 8) {
+    // Even bytes: the low byte of each word's product; odd bytes: the
+    // product of the high bytes, shifted back up.
+    x86::Vec even = IntOp(Inst::kIdPand, Inst::kIdVpand,
+                          IntOp(Inst::kIdPmullw, Inst::kIdVpmullw, a, b), IntConst(16, 0x00FF));
+    x86::Vec a_high = NewVec();
+    x86::Vec b_high = NewVec();
+    ShiftImm(Inst::kIdPsrlw, Inst::kIdVpsrlw, a_high, a, 8);
+    ShiftImm(Inst::kIdPsrlw, Inst::kIdVpsrlw, b_high, b, 8);
+    x86::Vec odd_product = IntOp(Inst::kIdPmullw, Inst::kIdVpmullw, a_high, b_high);
+    x86::Vec odd = NewVec();
+    ShiftImm(Inst::kIdPsllw, Inst::kIdVpsllw, odd, odd_product, 8);
+    return IntOp(Inst::kIdPor, Inst::kIdVpor, even, odd);
+  }
+  // 64: low(a)*low(b) + ((high(a)*low(b) + low(a)*high(b)) << 32).
+  x86::Vec a_high = NewVec();
+  x86::Vec b_high = NewVec();
+  ShiftImm(Inst::kIdPsrlq, Inst::kIdVpsrlq, a_high, a, 32);
+  ShiftImm(Inst::kIdPsrlq, Inst::kIdVpsrlq, b_high, b, 32);
+  x86::Vec low = IntOp(Inst::kIdPmuludq, Inst::kIdVpmuludq, a, b);
+  x86::Vec cross = IntOp(Inst::kIdPaddq, Inst::kIdVpaddq,
+                         IntOp(Inst::kIdPmuludq, Inst::kIdVpmuludq, a_high, b),
+                         IntOp(Inst::kIdPmuludq, Inst::kIdVpmuludq, a, b_high));
+  x86::Vec shifted = NewVec();
+  ShiftImm(Inst::kIdPsllq, Inst::kIdVpsllq, shifted, cross, 32);
+  return IntOp(Inst::kIdPaddq, Inst::kIdVpaddq, low, shifted);
+}
+
+absl::Status KernelLowering::IntShift(Opcode opcode, int width, x86::Vec x, x86::Vec amount,
+                                      bool uniform, x86::Vec* out) {
+  const int w = WidthIndex(width);
+  const bool avx = features_.avx2;
+  if (opcode == Opcode::kShiftRightArithmetic && (width == 8 || width == 64)) {
+    // No arithmetic form: s ^ ((x ^ s) >>> n) with s the sign mask; an
+    // amount >= width leaves s (sign fill).
+    x86::Vec s = SignMask(width, x);
+    x86::Vec shifted;
+    XJIT_RETURN_IF_ERROR(IntShift(Opcode::kShiftRightLogical, width,
+                                  IntOp(Inst::kIdPxor, Inst::kIdVpxor, x, s), amount, uniform,
+                                  &shifted));
+    *out = IntOp(Inst::kIdPxor, Inst::kIdVpxor, shifted, s);
+    return absl::OkStatus();
+  }
+  if (!uniform) {
+    // AVX2 per-lane amounts (unsigned; >= width gives 0 or sign fill).
+    if (!avx || width < 32) return absl::UnimplementedError("x86-64: no per-lane shift");
+    uint32_t id = 0;
+    switch (opcode) {
+      case Opcode::kShiftLeft: id = width == 32 ? Inst::kIdVpsllvd : Inst::kIdVpsllvq; break;
+      case Opcode::kShiftRightLogical:
+        id = width == 32 ? Inst::kIdVpsrlvd : Inst::kIdVpsrlvq;
+        break;
+      default: id = Inst::kIdVpsravd; break;
+    }
+    x86::Vec d = NewVec();
+    cc_.emit(id, d, x, amount);
+    *out = d;
+    return absl::OkStatus();
+  }
+  // One amount: lane 0 zero-extended to 64 bits is the count, read as
+  // unsigned at the type's width as XLA does; counts >= width give 0 (or
+  // sign fill for psra), as XLA's semantics ask.
+  x86::Xmm count = cc_.newXmm();
+  switch (width) {
+    case 8: avx ? cc_.vpmovzxbq(count, amount.xmm()) : cc_.pmovzxbq(count, amount.xmm()); break;
+    case 16: avx ? cc_.vpmovzxwq(count, amount.xmm()) : cc_.pmovzxwq(count, amount.xmm()); break;
+    case 32: avx ? cc_.vpmovzxdq(count, amount.xmm()) : cc_.pmovzxdq(count, amount.xmm()); break;
+    default: count = amount.xmm(); break;
+  }
+  if (width == 8) {
+    // Shift words, then clear the bits that crossed from the neighbouring
+    // byte: the mask is the low byte of (0x00FF << n) or (0x00FF >> n).
+    const bool left = opcode == Opcode::kShiftLeft;
+    const uint32_t sse = left ? Inst::kIdPsllw : Inst::kIdPsrlw;
+    const uint32_t vex = left ? Inst::kIdVpsllw : Inst::kIdVpsrlw;
+    x86::Vec shifted = IntOp(sse, vex, x, count);
+    x86::Vec byte_mask = IntOp(sse, vex, IntConst(16, 0x00FF), count);
+    *out = IntOp(Inst::kIdPand, Inst::kIdVpand, shifted, BroadcastLane0(byte_mask, 8));
+    return absl::OkStatus();
+  }
+  const ByWidth& table = opcode == Opcode::kShiftLeft            ? kPsll
+                         : opcode == Opcode::kShiftRightLogical ? kPsrl
+                                                                 : kPsra;
+  *out = IntOp(table.sse[w], table.avx[w], x, count);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::IntBinary(Opcode opcode, ElementType type, x86::Vec a, x86::Vec b,
+                                       bool uniform_b, x86::Vec* out) {
+  const int width = BitWidth(type);
+  const int w = WidthIndex(width);
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kAdd: *out = IntOp(kPadd.sse[w], kPadd.avx[w], a, b); break;
+    case Opcode::kSubtract: *out = IntOp(kPsub.sse[w], kPsub.avx[w], a, b); break;
+    case Opcode::kMultiply: *out = IntMultiply(width, a, b); break;
+    case Opcode::kAnd: *out = IntOp(Inst::kIdPand, Inst::kIdVpand, a, b); break;
+    case Opcode::kOr: *out = IntOp(Inst::kIdPor, Inst::kIdVpor, a, b); break;
+    case Opcode::kXor: *out = IntOp(Inst::kIdPxor, Inst::kIdVpxor, a, b); break;
+    case Opcode::kMaximum: *out = IntMaxMin(true, is_signed, width, a, b); break;
+    case Opcode::kMinimum: *out = IntMaxMin(false, is_signed, width, a, b); break;
+    case Opcode::kShiftLeft: case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic:
+      return IntShift(opcode, width, a, b, uniform_b, out);
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("x86-64: no vector code for ", OpcodeName(opcode), " on integers"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitIntVectorOp(int id) {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.type;
+  const int width = lane_bits_;
+  const int w = WidthIndex(width);
+  switch (op.kind) {
+    case KOpKind::kUnary: {
+      const x86::Vec x = vals_[op.a].vec;
+      x86::Vec d;
+      switch (op.opcode) {
+        case Opcode::kNot:
+          d = IntOp(Inst::kIdPxor, Inst::kIdVpxor, x, AllOnes());
+          break;
+        case Opcode::kNegate:
+          d = IntOp(kPsub.sse[w], kPsub.avx[w], Zero(), x);
+          break;
+        case Opcode::kAbs:
+          if (!IsSignedInteger(type)) {
+            d = x;
+          } else if (width < 64) {
+            static constexpr uint32_t kSse[] = {Inst::kIdPabsb, Inst::kIdPabsw, Inst::kIdPabsd};
+            static constexpr uint32_t kAvx[] = {Inst::kIdVpabsb, Inst::kIdVpabsw,
+                                                Inst::kIdVpabsd};
+            d = NewVec();
+            V2(kSse[w], kAvx[w], d, x);
+          } else {
+            x86::Vec s = SignMask(width, x);
+            d = IntOp(kPsub.sse[w], kPsub.avx[w], IntOp(Inst::kIdPxor, Inst::kIdVpxor, x, s), s);
+          }
+          break;
+        case Opcode::kSign: {
+          x86::Vec zero = Zero();
+          if (IsSignedInteger(type)) {
+            // (x < 0 ? -1 : 0) - (x > 0 ? -1 : 0).
+            d = IntOp(kPsub.sse[w], kPsub.avx[w], IntGreater(true, width, zero, x),
+                      IntGreater(true, width, x, zero));
+          } else {
+            // (x == 0 ? -1 : 0) - (-1).
+            d = IntOp(kPsub.sse[w], kPsub.avx[w],
+                      IntOp(kPcmpeq.sse[w], kPcmpeq.avx[w], x, zero), AllOnes());
+          }
+          break;
+        }
+        default:
+          return absl::UnimplementedError("x86-64: no vector code for this integer operation");
+      }
+      SetVec(id, d);
+      return absl::OkStatus();
+    }
+    case KOpKind::kBinary: {
+      x86::Vec d;
+      XJIT_RETURN_IF_ERROR(IntBinary(op.opcode, type, vals_[op.a].vec, vals_[op.b].vec,
+                                     strides_[op.b] == 0, &d));
+      SetVec(id, d);
+      return absl::OkStatus();
+    }
+    case KOpKind::kClamp: {
+      const bool is_signed = IsSignedInteger(type);
+      SetVec(id, IntMaxMin(false, is_signed, width, vals_[op.c].vec,
+                           IntMaxMin(true, is_signed, width, vals_[op.a].vec, vals_[op.b].vec)));
+      return absl::OkStatus();
+    }
+    default:
+      return absl::UnimplementedError("x86-64: no vector code for this integer operation");
+  }
+}
+
 absl::Status KernelLowering::EmitVectorValueOp(int id) {
   const KOp& op = program_.ops[id];
   const bool f64 = vector_type_ == ElementType::kF64;
   const bool avx = features_.avx2;
+  const int width = lane_bits_;
+  const int w = WidthIndex(width);
   switch (op.kind) {
     case KOpKind::kLoad: {
       const bool uniform = strides_[op.a] == 0;
       if (op.type == ElementType::kPred) {
-        x86::Vec mask = NewVec();
         if (uniform) {
           ScalarLoad(id);  // 0 or 1 in a general register.
-          x86::Vec lane = PredToMask(vals_[id].gp);
-          if (avx) {
-            cc_.vpbroadcastq(mask.ymm(), lane.xmm());
-          } else {
-            cc_.pshufd(mask.xmm(), lane.xmm(), 0x44);
-          }
-          SetVec(id, mask);
+          SetVec(id, BroadcastLane0(PredToMask(vals_[id].gp), width));
           return absl::OkStatus();
         }
         const x86::Mem m = Address(static_cast<int>(op.imm), op.a, 1);
+        const int lanes = (avx ? 256 : 128) / width;
         x86::Vec wide = NewVec();
-        if (avx) {
-          f64 ? cc_.vpmovzxbq(wide.ymm(), x86::Mem(m).cloneResized(4))
-              : cc_.vpmovzxbd(wide.ymm(), x86::Mem(m).cloneResized(8));
-        } else {
-          f64 ? cc_.pmovzxbq(wide.xmm(), x86::Mem(m).cloneResized(2))
-              : cc_.pmovzxbd(wide.xmm(), x86::Mem(m).cloneResized(4));
+        switch (width) {
+          case 8:
+            V2(Inst::kIdMovdqu, Inst::kIdVmovdqu, wide, x86::Mem(m).cloneResized(lanes));
+            break;
+          case 16:
+            V2(Inst::kIdPmovzxbw, Inst::kIdVpmovzxbw, wide, x86::Mem(m).cloneResized(lanes));
+            break;
+          case 32:
+            V2(Inst::kIdPmovzxbd, Inst::kIdVpmovzxbd, wide, x86::Mem(m).cloneResized(lanes));
+            break;
+          default:
+            V2(Inst::kIdPmovzxbq, Inst::kIdVpmovzxbq, wide, x86::Mem(m).cloneResized(lanes));
+            break;
         }
         // mask = (byte != 0) = not (lane == 0).
-        x86::Vec zero = NewVec();
-        avx ? cc_.vpxor(zero, zero, zero) : cc_.pxor(zero.xmm(), zero.xmm());
-        x86::Vec is_zero = NewVec();
-        V3(Pick(f64, Inst::kIdPcmpeqd, Inst::kIdPcmpeqq),
-           Pick(f64, Inst::kIdVpcmpeqd, Inst::kIdVpcmpeqq), is_zero, wide, zero);
-        x86::Vec ones = NewVec();
-        avx ? cc_.vpcmpeqd(ones, ones, ones) : cc_.pcmpeqd(ones.xmm(), ones.xmm());
-        V3(Inst::kIdPxor, Inst::kIdVpxor, mask, is_zero, ones);
-        SetVec(id, mask);
+        x86::Vec is_zero = IntOp(kPcmpeq.sse[w], kPcmpeq.avx[w], wide, Zero());
+        SetVec(id, IntOp(Inst::kIdPxor, Inst::kIdVpxor, is_zero, AllOnes()));
         return absl::OkStatus();
       }
-      const int bytes = f64 ? 8 : 4;
+      const int bytes = width / 8;
       const x86::Mem m = Address(static_cast<int>(op.imm), op.a, bytes);
       x86::Vec v = NewVec();
       if (uniform) {
         if (avx) {
-          f64 ? cc_.vbroadcastsd(v.ymm(), x86::Mem(m).cloneResized(8))
-              : cc_.vbroadcastss(v.ymm(), x86::Mem(m).cloneResized(4));
-        } else if (f64) {
+          switch (width) {
+            case 8: cc_.vpbroadcastb(v.ymm(), x86::Mem(m).cloneResized(1)); break;
+            case 16: cc_.vpbroadcastw(v.ymm(), x86::Mem(m).cloneResized(2)); break;
+            case 32: cc_.vbroadcastss(v.ymm(), x86::Mem(m).cloneResized(4)); break;
+            default: cc_.vbroadcastsd(v.ymm(), x86::Mem(m).cloneResized(8)); break;
+          }
+        } else if (width == 64) {
           cc_.movddup(v.xmm(), x86::Mem(m).cloneResized(8));
-        } else {
+        } else if (width == 32) {
           cc_.movss(v.xmm(), x86::Mem(m).cloneResized(4));
           cc_.shufps(v.xmm(), v.xmm(), 0);
+        } else {
+          x86::Gp g = NewGp();
+          cc_.movzx(g.r32(), x86::Mem(m).cloneResized(bytes));
+          v = BroadcastGp(g, width);
         }
       } else {
         V2(Inst::kIdMovups, Inst::kIdVmovups, v, x86::Mem(m).cloneResized(avx ? 32 : 16));
@@ -394,7 +774,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kStore: {
       const x86::Vec value = vals_[op.b].vec;
       if (op.operand_type != ElementType::kPred) {
-        const int bytes = f64 ? 8 : 4;
+        const int bytes = width / 8;
         const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
         cc_.emit(avx ? Inst::kIdVmovups : Inst::kIdMovups, x86::Mem(m).cloneResized(avx ? 32 : 16),
                  value);
@@ -402,38 +782,61 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       }
       // Lane masks to bytes 0/1.
       const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, 1);
+      if (width == 8) {
+        x86::Vec bytes = IntOp(Inst::kIdPand, Inst::kIdVpand, value, IntConst(8, 1));
+        cc_.emit(avx ? Inst::kIdVmovdqu : Inst::kIdMovdqu, x86::Mem(m).cloneResized(avx ? 32 : 16),
+                 bytes);
+        return absl::OkStatus();
+      }
+      if (width == 16) {
+        x86::Vec bits = NewVec();
+        ShiftImm(Inst::kIdPsrlw, Inst::kIdVpsrlw, bits, value, 15);
+        x86::Xmm low = cc_.newXmm();
+        if (avx) {
+          x86::Xmm high = cc_.newXmm();
+          cc_.vextracti128(high, bits.ymm(), 1);
+          cc_.vpackuswb(low, bits.xmm(), high);
+          cc_.vmovdqu(x86::Mem(m).cloneResized(16), low);
+        } else {
+          cc_.movdqa(low, bits.xmm());
+          cc_.packuswb(low, low);
+          cc_.movq(x86::Mem(m).cloneResized(8), low);
+        }
+        return absl::OkStatus();
+      }
+      const bool wide = width == 64;
       x86::Vec bits = NewVec();
       if (avx) {
-        cc_.emit(Pick(f64, Inst::kIdVpsrld, Inst::kIdVpsrlq), bits, value, imm(f64 ? 63 : 31));
+        cc_.emit(Pick(wide, Inst::kIdVpsrld, Inst::kIdVpsrlq), bits, value, imm(wide ? 63 : 31));
       } else {
         cc_.emit(Inst::kIdMovaps, bits, value);
-        cc_.emit(Pick(f64, Inst::kIdPsrld, Inst::kIdPsrlq), bits, imm(f64 ? 63 : 31));
+        cc_.emit(Pick(wide, Inst::kIdPsrld, Inst::kIdPsrlq), bits, imm(wide ? 63 : 31));
       }
       x86::Xmm low = cc_.newXmm();
       if (avx) {
         x86::Xmm high = cc_.newXmm();
         cc_.vextracti128(high, bits.ymm(), 1);
-        if (f64) {
+        if (wide) {
           cc_.vshufps(low, bits.xmm(), high, 0x88);  // qword lanes -> dwords 0..3
         } else {
           cc_.vpackusdw(low, bits.xmm(), high);  // dwords -> 8 words
         }
-        if (f64) cc_.vpackusdw(low, low, low);
+        if (wide) cc_.vpackusdw(low, low, low);
         cc_.vpackuswb(low, low, low);
-        if (f64) {
+        if (wide) {
           cc_.vmovd(x86::Mem(m).cloneResized(4), low);
         } else {
           cc_.vmovq(x86::Mem(m).cloneResized(8), low);
         }
       } else {
-        if (f64) {
+        if (wide) {
           cc_.pshufd(low, bits.xmm(), 0x08);  // qword lanes 0, 1 -> dwords 0, 1
         } else {
           cc_.movaps(low, bits.xmm());
         }
         cc_.packusdw(low, low);
         cc_.packuswb(low, low);
-        if (f64) {
+        if (wide) {
           x86::Gp two = NewGp();
           cc_.movd(two.r32(), low);
           cc_.mov(x86::Mem(m).cloneResized(2), two.r16());
@@ -443,6 +846,35 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       }
       return absl::OkStatus();
     }
+    case KOpKind::kFromIndex: {
+      // The index is the same in every lane (or moves by a constant): the
+      // scalar conversion, broadcast, plus the lane offsets.
+      XJIT_RETURN_IF_ERROR(EmitScalarValueOp(id));
+      const Val scalar = vals_[id];
+      x86::Vec v;
+      if (op.type == ElementType::kPred) {
+        v = BroadcastLane0(PredToMask(scalar.gp), width);
+      } else if (scalar.in_vec) {
+        v = BroadcastLane0(scalar.vec, width);
+      } else {
+        v = BroadcastGp(scalar.gp, width);
+      }
+      const std::optional<int64_t> step = strides_[op.a];
+      if (step && *step != 0) {
+        uint8_t data[32] = {};
+        const int bytes = width / 8;
+        for (int lane = 0; lane * bytes < 32; ++lane) {
+          const uint64_t offset = static_cast<uint64_t>(*step) * static_cast<uint64_t>(lane);
+          std::memcpy(data + lane * bytes, &offset, bytes);
+        }
+        x86::Vec offsets = NewVec();
+        V2(Inst::kIdMovdqu, Inst::kIdVmovdqu, offsets,
+           cc_.newConst(ConstPoolScope::kLocal, data, offsets.isYmm() ? 32 : 16));
+        v = IntOp(kPadd.sse[w], kPadd.avx[w], v, offsets);
+      }
+      SetVec(id, v);
+      return absl::OkStatus();
+    }
     case KOpKind::kConst:
     case KOpKind::kFma:
     case KOpKind::kBits:
@@ -450,13 +882,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       return EmitFloatPrimitive(id);
     case KOpKind::kUnary: {
       if (op.type == ElementType::kPred) {  // not: flip every bit of the mask.
-        x86::Vec ones = NewVec();
-        avx ? cc_.vpcmpeqd(ones, ones, ones) : cc_.pcmpeqd(ones.xmm(), ones.xmm());
-        x86::Vec d = NewVec();
-        V3(Inst::kIdXorps, Inst::kIdVxorps, d, vals_[op.a].vec, ones);
-        SetVec(id, d);
+        SetVec(id, IntOp(Inst::kIdPxor, Inst::kIdVpxor, vals_[op.a].vec, AllOnes()));
         return absl::OkStatus();
       }
+      if (IsInteger(op.type)) return EmitIntVectorOp(id);
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatUnary(op.opcode, f64, vals_[op.a].vec, &r));
       SetVec(id, r);
@@ -486,21 +915,74 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         SetVec(id, d);
         return absl::OkStatus();
       }
+      if (IsInteger(op.type)) return EmitIntVectorOp(id);
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, vals_[op.a].vec, vals_[op.b].vec, &r));
       SetVec(id, r);
       return absl::OkStatus();
     }
     case KOpKind::kCompare:
-      SetVec(id, FloatCompareMask(op.direction, f64, vals_[op.a].vec, vals_[op.b].vec));
+      if (op.comparison == ComparisonType::kFloat) {
+        SetVec(id, FloatCompareMask(op.direction, f64, vals_[op.a].vec, vals_[op.b].vec));
+      } else {
+        SetVec(id, IntCompareMask(op.direction, op.comparison == ComparisonType::kSigned, width,
+                                  vals_[op.a].vec, vals_[op.b].vec));
+      }
       return absl::OkStatus();
     case KOpKind::kSelect:
-      SetVec(id, Blend(f64, vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
+      if (op.type == ElementType::kF32 || op.type == ElementType::kF64) {
+        SetVec(id, Blend(f64, vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
+      } else {
+        SetVec(id, ByteBlend(vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
+      }
       return absl::OkStatus();
     case KOpKind::kClamp:
+      if (IsInteger(op.type)) return EmitIntVectorOp(id);
       SetVec(id, FloatMaxMin(false, f64, vals_[op.c].vec,
                              FloatMaxMin(true, f64, vals_[op.a].vec, vals_[op.b].vec)));
       return absl::OkStatus();
+    case KOpKind::kBitcast:
+      SetVec(id, vals_[op.a].vec);
+      return absl::OkStatus();
+    case KOpKind::kConvert: {
+      const ElementType from = op.operand_type;
+      const ElementType to = op.type;
+      const x86::Vec x = vals_[op.a].vec;
+      if (from == to || (IsInteger(from) && IsInteger(to))) {
+        SetVec(id, x);  // Same width: the bits are kept (wrapping).
+      } else if (IsPred(to)) {
+        // x != 0 (NaN: true).
+        x86::Vec is_zero;
+        if (from == ElementType::kF32 || from == ElementType::kF64) {
+          SetVec(id, FloatCompareMask(ComparisonDirection::kNe, f64, x, Zero()));
+          return absl::OkStatus();
+        }
+        is_zero = IntOp(kPcmpeq.sse[w], kPcmpeq.avx[w], x, Zero());
+        SetVec(id, IntOp(Inst::kIdPxor, Inst::kIdVpxor, is_zero, AllOnes()));
+      } else if (IsPred(from)) {
+        // The mask selects the bits of one.
+        const uint64_t one = to == ElementType::kF32 ? OneBits(false)
+                             : to == ElementType::kF64 ? OneBits(true) : 1;
+        SetVec(id, IntOp(Inst::kIdPand, Inst::kIdVpand, x, IntConst(width, one)));
+      } else if (to == ElementType::kF32) {  // From s32: exact or rounded to nearest even.
+        x86::Vec d = NewVec();
+        V2(Inst::kIdCvtdq2ps, Inst::kIdVcvtdq2ps, d, x);
+        SetVec(id, d);
+      } else {
+        // f32 -> s32: truncation; cvttps2dq gives INT_MIN for NaN and out
+        // of range, which is right only below -2^31: >= 2^31 saturates to
+        // INT_MAX and NaN gives 0.
+        x86::Vec t = NewVec();
+        V2(Inst::kIdCvttps2dq, Inst::kIdVcvttps2dq, t, x);
+        x86::Vec big = NewVec();
+        V3i(Inst::kIdCmpps, Inst::kIdVcmpps, big, Const(false, 0x4F000000u), x, kCmpLe);
+        x86::Vec saturated = IntOp(Inst::kIdPxor, Inst::kIdVpxor, t, big);  // INT_MIN -> MAX
+        x86::Vec ordered = NewVec();
+        V3i(Inst::kIdCmpps, Inst::kIdVcmpps, ordered, x, x, kCmpEq);
+        SetVec(id, IntOp(Inst::kIdPand, Inst::kIdVpand, saturated, ordered));
+      }
+      return absl::OkStatus();
+    }
     default:
       return absl::UnimplementedError("x86-64: operation has no vector code");
   }

@@ -43,39 +43,67 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
 bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
                                      const std::vector<bool>& include, ElementType* type,
                                      int* lanes) const {
-  std::optional<ElementType> t;
+  // One lane width for every value; at most one float type (of that width);
+  // integers of that width of either signedness; preds as masks.
+  std::optional<int> width;
+  std::optional<ElementType> float_type;
+  std::optional<ElementType> int_type;
+  bool any_value = false;
   auto set_type = [&](ElementType candidate) {
-    if (candidate != ElementType::kF32 && candidate != ElementType::kF64) return false;
-    if (t && *t != candidate) return false;
-    t = candidate;
+    if (IsPred(candidate)) return true;
+    int w = 0;
+    if (candidate == ElementType::kF32 || candidate == ElementType::kF64) {
+      if (float_type && *float_type != candidate) return false;
+      float_type = candidate;
+      w = BitWidth(candidate);
+    } else if (IsInteger(candidate)) {
+      w = BitWidth(candidate);
+      if (w != 8 && w != 16 && w != 32 && w != 64) return false;
+      if (!int_type) int_type = candidate;
+    } else {
+      return false;
+    }
+    if (width && *width != w) return false;
+    width = w;
     return true;
   };
+  auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
+  auto is_int = [](ElementType t) { return IsInteger(t); };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
     if (IsIndexOp(op.kind) || !include[i]) continue;
+    any_value = true;
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult:
         if (!set_type(op.type)) return false;
         break;
       case KOpKind::kLoad: {
-        if (op.type != ElementType::kPred && !set_type(op.type)) return false;
+        if (!set_type(op.type)) return false;
         const std::optional<int64_t> s = strides[op.a];
         if (!s || (*s != 0 && *s != 1)) return false;
         break;
       }
       case KOpKind::kStore: {
-        if (op.operand_type != ElementType::kPred && !set_type(op.operand_type)) return false;
+        if (!set_type(op.operand_type)) return false;
         if (strides[op.a] != 1) return false;
+        break;
+      }
+      case KOpKind::kFromIndex: {
+        // Invariant: computed once and broadcast; an affine integer: a
+        // broadcast plus the lane offsets.
+        if (!set_type(op.type)) return false;
+        const std::optional<int64_t> s = strides[op.a];
+        if (!s || (*s != 0 && !is_int(op.type))) return false;
         break;
       }
       case KOpKind::kConst:
       case KOpKind::kBits:
       case KOpKind::kBitShift:
-        if (!set_type(op.type)) return false;
+        if (!is_float(op.type) || !set_type(op.type)) return false;
         break;
       case KOpKind::kFma:
-        if (!features_.avx2 || !set_type(op.type)) return false;
+        if (!features_.avx2 || !is_float(op.type) || !set_type(op.type)) return false;
         break;
       case KOpKind::kUnary:
         if (op.type == ElementType::kPred && op.operand_type == ElementType::kPred &&
@@ -83,6 +111,15 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           break;
         }
         if (op.operand_type != op.type || !set_type(op.type)) return false;
+        if (is_int(op.type)) {
+          switch (op.opcode) {
+            case Opcode::kAbs: case Opcode::kNegate: case Opcode::kNot: case Opcode::kSign:
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
         switch (op.opcode) {
           case Opcode::kAbs: case Opcode::kNegate: case Opcode::kSqrt: case Opcode::kFloor:
           case Opcode::kCeil: case Opcode::kRoundNearestEven: case Opcode::kRoundNearestAfz:
@@ -104,6 +141,25 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           break;
         }
         if (!set_type(op.type)) return false;
+        if (is_int(op.type)) {
+          switch (op.opcode) {
+            case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
+            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMaximum:
+            case Opcode::kMinimum:
+              break;
+            case Opcode::kShiftLeft: case Opcode::kShiftRightLogical:
+            case Opcode::kShiftRightArithmetic:
+              // Per-lane amounts: AVX2's vpsllv/vpsrlv/vpsrav (32/64-bit);
+              // one amount for all lanes: psll/psrl/psra with a count.
+              if (strides[op.b] != 0 && !(features_.avx2 && BitWidth(op.type) >= 32)) {
+                return false;
+              }
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
         switch (op.opcode) {
           case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
           case Opcode::kDivide: case Opcode::kMaximum: case Opcode::kMinimum:
@@ -113,30 +169,67 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
         }
         break;
       case KOpKind::kCompare:
-        if (op.comparison != ComparisonType::kFloat || !set_type(op.operand_type)) return false;
+        if (!set_type(op.operand_type)) return false;
+        if (is_float(op.operand_type)) {
+          if (op.comparison != ComparisonType::kFloat) return false;
+        } else if (op.comparison != ComparisonType::kSigned &&
+                   op.comparison != ComparisonType::kUnsigned) {
+          return false;
+        }
         break;
       case KOpKind::kSelect:
-      case KOpKind::kClamp:
         if (!set_type(op.type)) return false;
+        break;
+      case KOpKind::kClamp:
+        if (IsPred(op.type) || !set_type(op.type)) return false;
+        break;
+      case KOpKind::kConvert: {
+        const ElementType from = op.operand_type;
+        const ElementType to = op.type;
+        if (!set_type(from) || !set_type(to)) return false;  // Same lane width.
+        // Between integers of one width, pred and anything, f32 <-> s32.
+        const bool ok = from == to || (is_int(from) && is_int(to)) || IsPred(from) ||
+                        IsPred(to) ||
+                        (from == ElementType::kS32 && to == ElementType::kF32) ||
+                        (from == ElementType::kF32 && to == ElementType::kS32);
+        if (!ok) return false;
+        break;
+      }
+      case KOpKind::kBitcast:
+        if (!set_type(op.operand_type) || !set_type(op.type)) return false;
         break;
       default:
         return false;
     }
   }
-  if (!t) return false;
+  if (!any_value) return false;
+  const int w = width.value_or(8);  // Preds only: byte masks.
   const int vector_bytes = features_.avx2 ? 32 : 16;
-  *type = *t;
-  *lanes = vector_bytes / static_cast<int>(ByteWidth(*t));
+  if (float_type) {
+    *type = *float_type;
+  } else if (int_type) {
+    *type = *int_type;
+  } else {
+    *type = ElementType::kU8;
+  }
+  *lanes = vector_bytes * 8 / w;
   return true;
 }
 
 int KernelLowering::RowCombiner(int write_id) const {
   const KOp& write = program_.ops[write_id];
-  if (write.type != ElementType::kF32 && write.type != ElementType::kF64) return -1;
+  const bool is_float = write.type == ElementType::kF32 || write.type == ElementType::kF64;
+  // Integer add/multiply wrap and every listed op is associative and
+  // commutative: the reassociated integer result is exact.
+  const bool is_int = IsInteger(write.type) && BitWidth(write.type) >= 8;
+  if (!is_float && !is_int) return -1;
   const KOp& update = program_.ops[write.a];
   if (update.kind != KOpKind::kBinary || update.type != write.type) return -1;
   switch (update.opcode) {
     case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+      break;
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
+      if (!is_int) return -1;
       break;
     default:
       return -1;
@@ -237,6 +330,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   }
   vectorize_ = strategy_ != Strategy::kNone;
   if (!vectorize_) lanes_ = 1;
+  lane_bits_ = vectorize_ ? (features_.avx2 ? 256 : 128) / lanes_ : 32;
   *lanes = lanes_;
 
   bool empty = false;
@@ -579,7 +673,77 @@ uint64_t IdentityBits(Opcode opcode, bool f64) {
   }
 }
 
+// The identity of an integer reduction op, as lane bits.
+uint64_t IntegerIdentity(Opcode opcode, ElementType type) {
+  const int width = BitWidth(type);
+  const uint64_t all = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kMultiply: return 1;
+    case Opcode::kAnd: return all;
+    case Opcode::kMaximum: return is_signed ? sign : 0;
+    case Opcode::kMinimum: return is_signed ? sign - 1 : all;
+    default: return 0;  // add, or, xor
+  }
+}
+
 }  // namespace
+
+absl::Status KernelLowering::FoldIntegerPartials(Opcode opcode, ElementType type,
+                                                 const std::vector<x86::Vec>& partial,
+                                                 x86::Gp acc) {
+  const int width = BitWidth(type);
+  mode_ = Mode::kVector;
+  x86::Vec v = partial[0];
+  for (size_t u = 1; u < partial.size(); ++u) {
+    XJIT_RETURN_IF_ERROR(IntBinary(opcode, type, v, partial[u], false, &v));
+  }
+  mode_ = Mode::kScalar;
+  if (v.isYmm()) {
+    x86::Xmm high = cc_.newXmm();
+    cc_.vextracti128(high, v.ymm(), 1);
+    XJIT_RETURN_IF_ERROR(IntBinary(opcode, type, v.xmm(), high, false, &v));
+  }
+  // Halves of the remaining bytes, down to one lane.
+  for (int bytes = 8; bytes >= width / 8; bytes /= 2) {
+    x86::Xmm t = cc_.newXmm();
+    if (features_.avx2) {
+      cc_.vpsrldq(t, v.xmm(), bytes);
+    } else {
+      cc_.movdqa(t, v.xmm());
+      cc_.psrldq(t, bytes);
+    }
+    XJIT_RETURN_IF_ERROR(IntBinary(opcode, type, v.xmm(), t, false, &v));
+  }
+  x86::Gp x = NewGp();
+  if (width == 64) {
+    features_.avx2 ? cc_.vmovq(x, v.xmm()) : cc_.movq(x, v.xmm());
+  } else {
+    features_.avx2 ? cc_.vmovd(x.r32(), v.xmm()) : cc_.movd(x.r32(), v.xmm());
+    Normalize(x, type);
+  }
+  // Into the scalar accumulator (canonical form).
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kAdd: cc_.add(acc, x); Normalize(acc, type); break;
+    case Opcode::kMultiply: cc_.imul(acc, x); Normalize(acc, type); break;
+    case Opcode::kAnd: cc_.and_(acc, x); break;
+    case Opcode::kOr: cc_.or_(acc, x); break;
+    case Opcode::kXor: cc_.xor_(acc, x); break;
+    case Opcode::kMaximum:
+      cc_.cmp(acc, x);
+      is_signed ? cc_.cmovl(acc, x) : cc_.cmovb(acc, x);
+      break;
+    case Opcode::kMinimum:
+      cc_.cmp(acc, x);
+      is_signed ? cc_.cmovg(acc, x) : cc_.cmova(acc, x);
+      break;
+    default:
+      return absl::InternalError("not an integer reduction op");
+  }
+  return absl::OkStatus();
+}
 
 absl::Status KernelLowering::EmitRowReduction() {
   const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
@@ -588,6 +752,7 @@ absl::Status KernelLowering::EmitRowReduction() {
   struct Slot {
     int64_t slot;
     Opcode opcode;
+    ElementType type;
     std::vector<x86::Vec> partial;
   };
   std::vector<Slot> slots;
@@ -598,7 +763,7 @@ absl::Status KernelLowering::EmitRowReduction() {
     if (op.kind != KOpKind::kAccWrite) continue;
     const int combiner = RowCombiner(static_cast<int>(id));
     XJIT_CHECK(combiner >= 0);
-    slots.push_back({op.imm, program_.ops[combiner].opcode, {}});
+    slots.push_back({op.imm, program_.ops[combiner].opcode, op.type, {}});
   }
   // Independent partial accumulators hide the combining op's latency;
   // fewer for large bodies (register pressure).
@@ -624,30 +789,22 @@ absl::Status KernelLowering::EmitRowReduction() {
       for (const auto& [done_id, unused] : scalar_vals) done = done || done_id == operand;
       if (done) continue;
       scalar_vals.push_back({operand, vals_[operand]});
-      x86::Vec lane = program_.ops[operand].type == ElementType::kPred
-                          ? PredToMask(vals_[operand].gp)
-                          : vals_[operand].vec;
-      const bool wide = f64;
-      x86::Vec v = NewVec();
-      if (features_.avx2) {
-        if (program_.ops[operand].type == ElementType::kPred) {
-          cc_.vpbroadcastq(v.ymm(), lane.xmm());
-        } else if (wide) {
-          cc_.vbroadcastsd(v.ymm(), lane.xmm());
-        } else {
-          cc_.vbroadcastss(v.ymm(), lane.xmm());
-        }
-      } else if (program_.ops[operand].type == ElementType::kPred || wide) {
-        cc_.pshufd(v.xmm(), lane.xmm(), 0x44);
+      x86::Vec v;
+      if (program_.ops[operand].type == ElementType::kPred) {
+        v = BroadcastLane0(PredToMask(vals_[operand].gp), lane_bits_);
+      } else if (vals_[operand].in_vec) {
+        v = BroadcastLane0(vals_[operand].vec, lane_bits_);
       } else {
-        cc_.pshufd(v.xmm(), lane.xmm(), 0x00);
+        v = BroadcastGp(vals_[operand].gp, lane_bits_);
       }
       SetVec(operand, v);
     }
   }
   for (Slot& slot : slots) {
     for (int u = 0; u < unroll; ++u) {
-      slot.partial.push_back(Const(f64, IdentityBits(slot.opcode, f64)));
+      slot.partial.push_back(IsInteger(slot.type)
+                                 ? IntConst(lane_bits_, IntegerIdentity(slot.opcode, slot.type))
+                                 : Const(f64, IdentityBits(slot.opcode, f64)));
     }
   }
   x86::Gp i = cc_.newGpq();
@@ -692,6 +849,11 @@ absl::Status KernelLowering::EmitRowReduction() {
   accs_ = scalar_accs;
   for (const auto& [id, val] : scalar_vals) vals_[id] = val;
   for (Slot& slot : slots) {
+    if (IsInteger(slot.type)) {
+      XJIT_RETURN_IF_ERROR(FoldIntegerPartials(slot.opcode, slot.type, slot.partial,
+                                               accs_.at(slot.slot).gp));
+      continue;
+    }
     mode_ = Mode::kVector;
     x86::Vec v = slot.partial[0];
     for (int u = 1; u < unroll; ++u) {

@@ -21,9 +21,11 @@
 // value of the narrow type (after arithmetic, which is done in f32 and
 // rounded to the narrow type after every operation).
 //
-// Vector representation (one float type T, f32 or f64, per program): values
-// in xmm (SSE4.1) or ymm (AVX2) registers; pred values are lane masks of T's
-// width (all ones = true).
+// Vector representation (one lane width W per program: f32/f64 or integers
+// of 8, 16, 32 or 64 bits, signed and unsigned mixed freely; a float type and
+// integers of its width may share a program): values in xmm (SSE4.1) or ymm
+// (AVX2) registers; pred values are lane masks of width W (all ones = true);
+// a program of preds only uses W = 8.
 //
 // The primitive float operations of vector math (kConst, kFma, kBits,
 // kBitShift) use packed instructions in both representations; kFma exists
@@ -42,8 +44,9 @@
 //     lane an accumulator visiting its reduced elements in program order
 //     (results identical to the scalar code's);
 //   - across the innermost reduction loop ("row"): when every accumulator
-//     update is add/multiply/maximum/minimum of f32/f64 with its own
-//     previous value, the body runs in vector mode on up to 4 independent
+//     update is add/multiply/maximum/minimum of f32/f64 or of 8..64-bit
+//     integers (integers also and/or/xor; reassociating them is exact)
+//     with its own previous value, the body runs in vector mode on up to 4 independent
 //     vector accumulators starting at the operation's identity, which are
 //     combined and folded into the scalar accumulator before the scalar
 //     tail (a reassociation XLA allows for reductions).
@@ -104,6 +107,11 @@ class KernelLowering {
   absl::Status EmitReductionLoops(size_t level, Mode mode);
   absl::Status EmitReductionBody(Mode mode);
   absl::Status EmitRowReduction();
+  // Combines an integer row reduction's vector partials across vectors and
+  // lanes into the scalar accumulator `acc`.
+  absl::Status FoldIntegerPartials(Opcode opcode, ElementType type,
+                                   const std::vector<asmjit::x86::Vec>& partial,
+                                   asmjit::x86::Gp acc);
   absl::Status EmitAccumulatorWrites();
   absl::Status EmitAccOp(int id, Mode mode);
   struct Val {
@@ -187,6 +195,36 @@ class KernelLowering {
                          asmjit::x86::Vec mask);
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
 
+  // ---- Integer vector operations (x64_float.cc; lanes of lane_bits_) ----
+  absl::Status EmitIntVectorOp(int id);
+  // Every lane = `value` (its low `width` bits).
+  asmjit::x86::Vec IntConst(int width, uint64_t value);
+  // d = a shifted by an immediate count (psllw/psrlq/psrad...).
+  void ShiftImm(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::x86::Vec& a,
+                int count);
+  asmjit::x86::Vec AllOnes();
+  asmjit::x86::Vec Zero();
+  // Every lane = the low `width` bits of `g`.
+  asmjit::x86::Vec BroadcastGp(asmjit::x86::Gp g, int width);
+  // Every lane = lane 0 of `x` (`width` bits).
+  asmjit::x86::Vec BroadcastLane0(asmjit::x86::Vec x, int width);
+  asmjit::x86::Vec IntOp(uint32_t sse, uint32_t avx, asmjit::x86::Vec a, asmjit::x86::Vec b);
+  asmjit::x86::Vec IntCompareMask(ComparisonDirection direction, bool is_signed, int width,
+                                  asmjit::x86::Vec a, asmjit::x86::Vec b);
+  asmjit::x86::Vec IntGreater(bool is_signed, int width, asmjit::x86::Vec a, asmjit::x86::Vec b);
+  asmjit::x86::Vec IntMaxMin(bool max, bool is_signed, int width, asmjit::x86::Vec a,
+                             asmjit::x86::Vec b);
+  asmjit::x86::Vec IntMultiply(int width, asmjit::x86::Vec a, asmjit::x86::Vec b);
+  asmjit::x86::Vec SignMask(int width, asmjit::x86::Vec x);  // x < 0 as a mask.
+  // `x` shifted per XLA (amounts >= width: 0 or sign fill); `uniform`: every
+  // lane of `amount` is the same.
+  absl::Status IntShift(Opcode opcode, int width, asmjit::x86::Vec x, asmjit::x86::Vec amount,
+                        bool uniform, asmjit::x86::Vec* out);
+  absl::Status IntBinary(Opcode opcode, ElementType type, asmjit::x86::Vec a, asmjit::x86::Vec b,
+                         bool uniform_b, asmjit::x86::Vec* out);
+  asmjit::x86::Vec ByteBlend(asmjit::x86::Vec if_false, asmjit::x86::Vec if_true,
+                             asmjit::x86::Vec mask);
+
   asmjit::x86::Compiler& cc_;
   const KernelProgram& program_;
   const Features features_;
@@ -215,7 +253,10 @@ class KernelLowering {
   std::vector<Val> vals_;
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
+  // The float type of a vector program with floats, else an integer type of
+  // its lane width.
   ElementType vector_type_ = ElementType::kF32;
+  int lane_bits_ = 32;
   int lanes_ = 1;
   bool vectorize_ = false;
 };

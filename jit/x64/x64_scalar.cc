@@ -15,14 +15,6 @@ using namespace asmjit;  // NOLINT
 
 namespace {
 
-// Per-element helpers for f16 without F16C (called from emitted code).
-uint32_t F32ToF16Bits(float x) {
-  return static_cast<uint32_t>(DoubleToFloatBits(ElementType::kF16, static_cast<double>(x)));
-}
-float F16BitsToF32(uint32_t bits) {
-  return static_cast<float>(FloatBitsToDouble(ElementType::kF16, bits & 0xFFFF));
-}
-
 bool IsNarrowFloat(ElementType type) {
   return type == ElementType::kF16 || type == ElementType::kBF16;
 }
@@ -121,12 +113,30 @@ x86::Vec KernelLowering::Widen16(x86::Gp raw, ElementType type) {
     cc_.vcvtph2ps(v, v);
     return v;
   }
-  InvokeNode* call;
-  cc_.invoke(&call, imm(reinterpret_cast<void*>(&F16BitsToF32)),
-             FuncSignatureT<float, uint32_t>(CallConvId::kHost));
-  call->setArg(0, raw.r32());
-  call->setRet(0, v);
-  return v;
+  // Without F16C: the exponent and fraction moved into f32 position and
+  // scaled by 2^(127-15) in f32 (exact, also for subnormals, which become
+  // normal); exponent 31 (inf, NaN) maps to 255 keeping the fraction.
+  x86::Gp t = NewGp();
+  x86::Gp special = NewGp();
+  x86::Gp bits = NewGp();
+  x86::Gp sign = NewGp();
+  cc_.mov(t.r32(), raw.r32());
+  cc_.and_(t.r32(), 0x7FFF);
+  cc_.shl(t.r32(), 13);
+  cc_.movd(v, t.r32());
+  cc_.mulss(v, Const(false, 0x77800000u).xmm());  // 2^112
+  cc_.movd(bits.r32(), v);
+  cc_.mov(special.r32(), t.r32());
+  cc_.or_(special.r32(), 0x7F800000);
+  cc_.cmp(t.r32(), 0x0F800000);  // f16 exponent 31
+  cc_.cmovae(bits.r32(), special.r32());
+  cc_.mov(sign.r32(), raw.r32());
+  cc_.and_(sign.r32(), 0x8000);
+  cc_.shl(sign.r32(), 16);
+  cc_.or_(bits.r32(), sign.r32());
+  x86::Xmm r = cc_.newXmm();
+  cc_.movd(r, bits.r32());
+  return r;
 }
 
 x86::Gp KernelLowering::Narrow16(x86::Vec f32, ElementType type) {
@@ -148,11 +158,52 @@ x86::Gp KernelLowering::Narrow16(x86::Vec f32, ElementType type) {
     cc_.movzx(d.r32(), d.r16());
     return d;
   }
-  InvokeNode* call;
-  cc_.invoke(&call, imm(reinterpret_cast<void*>(&F32ToF16Bits)),
-             FuncSignatureT<uint32_t, float>(CallConvId::kHost));
-  call->setArg(0, f32.xmm());
-  call->setRet(0, d.r32());
+  // Without F16C: round to nearest even in integer arithmetic for normal
+  // results, by an f32 addition of 0.5 (whose rounding is the same) for
+  // subnormal ones; overflow gives inf, NaN a quiet NaN with the top of the
+  // payload.
+  x86::Gp x = NewGp();
+  x86::Gp sign = NewGp();
+  x86::Gp a = NewGp();
+  x86::Gp odd = NewGp();
+  x86::Gp sub = NewGp();
+  x86::Gp inf = NewGp();
+  x86::Gp nan = NewGp();
+  cc_.movd(x.r32(), f32.xmm());
+  cc_.mov(sign.r32(), x.r32());
+  cc_.shr(sign.r32(), 16);
+  cc_.and_(sign.r32(), 0x8000);
+  cc_.mov(a.r32(), x.r32());
+  cc_.and_(a.r32(), 0x7FFFFFFF);
+  // Normal: rebias the exponent by -112, add 0xFFF + the lowest kept bit,
+  // drop 13 bits (a carry into the exponent is the right result).
+  cc_.mov(odd.r32(), a.r32());
+  cc_.shr(odd.r32(), 13);
+  cc_.and_(odd.r32(), 1);
+  cc_.mov(d.r32(), a.r32());
+  cc_.add(d.r32(), 0xC8000FFF);
+  cc_.add(d.r32(), odd.r32());
+  cc_.shr(d.r32(), 13);
+  // Subnormal (|x| < 2^-14): |x| + 0.5 rounds at 2^-24, the f16 quantum;
+  // the result's low bits are the f16 bits (0x400 = the smallest normal).
+  x86::Xmm s = cc_.newXmm();
+  cc_.movd(s, a.r32());
+  cc_.addss(s, Const(false, 0x3F000000u).xmm());
+  cc_.movd(sub.r32(), s);
+  cc_.sub(sub.r32(), 0x3F000000);
+  cc_.cmp(a.r32(), 0x38800000);
+  cc_.cmovb(d.r32(), sub.r32());
+  // |x| >= 65520 rounds to inf.
+  cc_.mov(inf.r32(), 0x7C00);
+  cc_.cmp(a.r32(), 0x477FF000);
+  cc_.cmovae(d.r32(), inf.r32());
+  cc_.mov(nan.r32(), a.r32());
+  cc_.shr(nan.r32(), 13);
+  cc_.and_(nan.r32(), 0x3FF);
+  cc_.or_(nan.r32(), 0x7E00);
+  cc_.cmp(a.r32(), 0x7F800000);
+  cc_.cmova(d.r32(), nan.r32());
+  cc_.or_(d.r32(), sign.r32());
   return d;
 }
 

@@ -550,6 +550,49 @@ ENTRY e {
 }
 
 
+// End to end through Compile with the pass pipeline (the fuse pass forms the
+// kInput and multi-output fusions): softmax, layer norm's statistics, an
+// argmax, a reduce over a non-default layout. Every instruction must run as
+// a kernel or a copy (no interpreted step).
+TEST_P(JitReduce, CompiledModules) {
+  const std::string softmax = absl::StrCat("HloModule m\n", Add("f32"),
+                                           Reducer("max", "f32", "maximum"), R"(ENTRY e {
+  x = f32[6,1024] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[6] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[6,1024] broadcast(m), dimensions={0}
+  d = f32[6,1024] subtract(x, mb)
+  e = f32[6,1024] exponential(d)
+  z = f32[] constant(0)
+  s = f32[6] reduce(e, z), dimensions={1}, to_apply=add
+  sb = f32[6,1024] broadcast(s), dimensions={0}
+  ROOT r = f32[6,1024] divide(e, sb)
+})");
+  const std::string layer_norm = absl::StrCat("HloModule m\n", Add("f32"), R"(ENTRY e {
+  x = f32[5,300] parameter(0)
+  z = f32[] constant(0)
+  s = f32[5] reduce(x, z), dimensions={1}, to_apply=add
+  sq = f32[5,300] multiply(x, x)
+  s2 = f32[5] reduce(sq, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[5], f32[5]) tuple(s, s2)
+})");
+  const std::string column = absl::StrCat("HloModule m\n", Add("s32"), R"(ENTRY e {
+  x = s32[3,50,7]{0,2,1} parameter(0)
+  z = s32[] constant(0)
+  ROOT s = s32[50] reduce(x, z), dimensions={0,2}, to_apply=add
+})");
+  for (const std::string& hlo : {softmax, layer_norm, column}) {
+    CheckOptions options;
+    options.isa = GetParam();
+    // exp is within 4 ulp; the sums of the random (edge-rich) data are
+    // compared within a few ulp only where they stay finite.
+    options.ulp_tolerance = hlo == softmax ? 64 : hlo == layer_norm ? 64 : 0;
+    CompileReport report;
+    options.report = &report;
+    EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+  }
+}
+
 // Throughput of a large sum, softmax's row reductions over rows of 1024 and
 // a column sum (printed; the assertion is only that they run and are
 // vectorised). XJIT_REDUCE_BENCH_ASM=1 prints the kernels' assembly.
