@@ -96,7 +96,7 @@ class ExecutableBuilder {
     plan_ = &plan;
     const ComputationBufferPlan* entry_plan = plan.ForComputation(&entry);
     if (entry_plan == nullptr) return absl::InternalError("buffer plan: no plan for the entry");
-    XJIT_RETURN_IF_ERROR(PlaceAllocations(entry, *entry_plan));
+    PlaceAllocations(entry, *entry_plan);
     for (const Instruction* instruction : entry_plan->schedule) {
       XJIT_RETURN_IF_ERROR(Add(*instruction));
     }
@@ -144,7 +144,7 @@ class ExecutableBuilder {
     return offset;
   }
 
-  absl::Status PlaceAllocations(const Computation& entry, const ComputationBufferPlan& entry_plan) {
+  void PlaceAllocations(const Computation& entry, const ComputationBufferPlan& entry_plan) {
     const Shape& result_shape = entry.root()->shape();
     for (const BufferAllocation& allocation : plan_->allocations()) {
       Home home;
@@ -174,7 +174,6 @@ class ExecutableBuilder {
       }
       home_[allocation.id] = home;
     }
-    return absl::OkStatus();
   }
 
   // Each leaf of a constant becomes a constant of the executable.
@@ -237,15 +236,13 @@ class ExecutableBuilder {
 
   // Entry result leaves held by allocations outside the result buffer, or
   // by one allocation for several leaves, are copied at the end.
-  absl::Status NoteResultCopies(const Instruction& root) {
+  void NoteResultCopies(const Instruction& root) {
     const Shape& result_shape = root.shape();
     for (const LeafSlice& leaf : plan_->Slices(&root)) {
-      const BufferAllocation& allocation = plan_->allocation(leaf.slice.allocation);
       const Home& home = home_.at(leaf.slice.allocation);
       const bool in_place = home.kind == BufferSlot::Kind::kResult &&
                             home.offset == runtime::FlatOffset(result_shape, leaf.index);
       if (in_place) continue;
-      (void)allocation;
       const Shape& shape = Subshape(result_shape, leaf.index);
       Home result;
       result.kind = BufferSlot::Kind::kResult;
@@ -253,15 +250,12 @@ class ExecutableBuilder {
                                 SlotAt(result, runtime::FlatOffset(result_shape, leaf.index),
                                        shape)});
     }
-    return absl::OkStatus();
   }
 
   absl::Status Add(const Instruction& instruction) {
     if (instruction.opcode() == Opcode::kConstant) AddConstantSlots(instruction);
     XJIT_ASSIGN_OR_RETURN(std::vector<int> outputs, LeafSlots(instruction));
-    if (&instruction == instruction.parent()->root()) {
-      XJIT_RETURN_IF_ERROR(NoteResultCopies(instruction));
-    }
+    if (&instruction == instruction.parent()->root()) NoteResultCopies(instruction);
     if (IsPlace(instruction.opcode())) return absl::OkStatus();
     int64_t output_bytes = 0;
     for (int slot : outputs) output_bytes += spec_->plan.slots[slot].size;

@@ -84,6 +84,7 @@ struct xjit_compile_options {
   std::string isa = "auto";
   int threads = 1;
   bool perf_map = false;
+  bool passes = true;
   std::string dump_dir;
   int64_t max_while_iterations = -1;
 };
@@ -332,6 +333,7 @@ absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
   jit_options.isa = *isa;
   jit_options.threads = options.threads;
   jit_options.perf_map = options.perf_map;
+  jit_options.run_passes = options.passes;
   jit_options.dump_dir = options.dump_dir;
   absl::StatusOr<std::unique_ptr<xjit::runtime::Executable>> compiled =
       xjit::jit::Compile(module, jit_options);
@@ -1817,6 +1819,12 @@ xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int
     return InvalidArgument(absl::StrCat("compile options: threads must be >= 1, got ", threads));
   }
   options->threads = threads;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_passes(xjit_compile_options* options, int enabled) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  options->passes = enabled != 0;
   return nullptr;
 }
 

@@ -616,7 +616,8 @@ typedef enum xjit_backend {
 } xjit_backend;
 
 typedef struct xjit_compile_options xjit_compile_options;
-/* Defaults: JIT backend, ISA "auto", 1 thread, no perf map, no dump. */
+/* Defaults: JIT backend, ISA "auto", 1 thread, passes on, no perf map, no
+ * dump. */
 xjit_compile_options* xjit_compile_options_create(void);
 void xjit_compile_options_free(xjit_compile_options* options);
 xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend);
@@ -624,6 +625,9 @@ xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xji
 xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa);
 /* >= 1. */
 xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int threads);
+/* Runs the pass pipeline (simplification, layout assignment, fusion) before
+ * emitting code (JIT backend; default 1). 0 compiles the module as built. */
+xjit_status* xjit_compile_options_set_passes(xjit_compile_options* options, int enabled);
 /* Writes /tmp/perf-PID.map entries for emitted kernels (JIT backend). */
 xjit_status* xjit_compile_options_set_perf_map(xjit_compile_options* options, int enabled);
 /* Writes each kernel's program and assembly under `dir` (JIT backend);

@@ -1258,6 +1258,8 @@ static void test_compile_and_execute_errors(void) {
   CHECK_OK(xjit_compile_options_set_isa(o, "sse4"));
   CHECK_OK(xjit_compile_options_set_threads(o, 2));
   CHECK_OK(xjit_compile_options_set_perf_map(o, 0));
+  CHECK_CODE(xjit_compile_options_set_passes(NULL, 1), XJIT_INVALID_ARGUMENT, NULL);
+  CHECK_OK(xjit_compile_options_set_passes(o, 1));
   CHECK_OK(xjit_compile_options_set_dump_dir(o, NULL));
   CHECK_OK(xjit_compile_options_set_max_while_iterations(o, 1000));
 
@@ -1267,12 +1269,14 @@ static void test_compile_and_execute_errors(void) {
   if (xjit_status_code(st) == XJIT_OK) {
     /* Nothing more when the JIT is skipped on request. */
     const char* isas[3] = {"auto", "sse4", "avx2"};
-    for (int i = 0; i < (g_have_jit ? 3 : 0); ++i) {
+    for (int i = 0; i < (g_have_jit ? 6 : 0); ++i) {
       xjit_executable* e = NULL;
-      CHECK_OK(xjit_compile_options_set_isa(o, isas[i]));
+      CHECK_OK(xjit_compile_options_set_isa(o, isas[i % 3]));
+      /* The same results with the pass pipeline off. */
+      CHECK_OK(xjit_compile_options_set_passes(o, i < 3));
       xjit_status* s = xjit_compile(m, o, &e);
       /* avx2 may be missing on the host: then a clean error, not a crash. */
-      if (i < 2) CHECK(xjit_status_code(s) == XJIT_OK);
+      if (i % 3 < 2) CHECK(xjit_status_code(s) == XJIT_OK);
       if (e != NULL) {
         float a[4] = {1, 2, 3, 4}, out[4];
         const void* args[2] = {a, a};
