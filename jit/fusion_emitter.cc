@@ -2,6 +2,7 @@
 #include "jit/fusion_emitter.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -34,12 +35,26 @@ bool IsKernelElementType(ElementType type) {
   if (IsPred(type) || IsInteger(type)) return true;
   switch (type) {
     case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
-    case ElementType::kF64:
+    case ElementType::kF64: case ElementType::kC64: case ElementType::kC128:
       return true;
     default:
       return false;
   }
 }
+
+// The type a kernel buffer of `type` is declared with: a complex array is a
+// buffer of its component type with twice the elements (re, im interleaved).
+ElementType BufferType(ElementType type) {
+  return IsComplex(type) ? ComplexComponentType(type) : type;
+}
+int64_t BufferElements(const Shape& shape) {
+  return PhysicalElementCount(shape) * (IsComplex(shape.element_type()) ? 2 : 1);
+}
+
+// Complex values live in the program as pairs of component values. The
+// emitter's value handles are op ids; a complex value's handle is
+// kPairTag + its number in the emitter's pair table.
+constexpr int kPairTag = 1 << 29;
 
 // Appends operations to a program, folding constants, simplifying index
 // arithmetic with known ranges, and sharing identical operations.
@@ -202,7 +217,8 @@ class ElementEmitter {
       return Unsupported(leaf, absl::StrCat("unsupported shape ", leaf.shape().ToString()));
     }
     leaf_buffer_[&leaf] = static_cast<int>(spec_->program.buffers.size());
-    spec_->program.buffers.push_back({leaf.shape().element_type(), PhysicalElementCount(leaf.shape())});
+    spec_->program.buffers.push_back(
+        {BufferType(leaf.shape().element_type()), BufferElements(leaf.shape())});
     spec_->inputs.push_back(source);
     return absl::OkStatus();
   }
@@ -237,6 +253,19 @@ class ElementEmitter {
     return value;
   }
 
+  // Complex values: a pair of component values (see kPairTag).
+  static bool IsPair(int handle) { return handle >= kPairTag; }
+  int Pair(int re, int im) {
+    pairs_.push_back({re, im});
+    return kPairTag + static_cast<int>(pairs_.size()) - 1;
+  }
+  int Re(int handle) const { return pairs_[handle - kPairTag].first; }
+  int Im(int handle) const { return pairs_[handle - kPairTag].second; }
+  // The position of component `part` of element `offset` of a complex buffer.
+  int ComponentPosition(int offset, int part) {
+    return b_.IAdd(b_.IMul(offset, b_.Const(2)), b_.Const(part));
+  }
+
   // The physical position of `index` in an array of `shape`.
   int Offset(const Shape& shape, const Index& index) {
     int offset = b_.Const(0);
@@ -255,6 +284,26 @@ class ElementEmitter {
   absl::StatusOr<int> EmitDynamicSlice(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicUpdateSlice(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReshape(const Instruction& instr, const Index& index);
+  absl::StatusOr<int> EmitComplex(const Instruction& instr, const Index& index);
+  absl::StatusOr<int> EmitComplexMultiply(int x, int y, ElementType component);
+  absl::StatusOr<int> EmitComplexDivide(int x, int y, ElementType component);
+  // Component-type helpers for complex arithmetic.
+  int FConst(ElementType type, double value);
+  int FUnary(Opcode opcode, ElementType type, int a);
+  int FBinary(Opcode opcode, ElementType type, int a, int b);
+  int FBits(Opcode opcode, ElementType type, int a, int b);
+  int FCompare(ComparisonDirection direction, int a, int b);
+  int PredBinary(Opcode opcode, int a, int b);
+  int Convert(ElementType to, int a);
+  ElementType b_program_type(int op) const { return spec_->program.ops[op].type; }
+  int SelectValue(int predicate, int on_true, int on_false, ElementType type) {
+    if (IsComplex(type)) {
+      const ElementType c = ComplexComponentType(type);
+      return Pair(b_.Value(KOpKind::kSelect, c, predicate, Re(on_true), Re(on_false)),
+                  b_.Value(KOpKind::kSelect, c, predicate, Im(on_true), Im(on_false)));
+    }
+    return b_.Value(KOpKind::kSelect, type, predicate, on_true, on_false);
+  }
   // The start indices of a dynamic (update) slice, clamped so that a window
   // of `sizes` fits in `operand`.
   absl::StatusOr<Index> ClampedStarts(const Instruction& instr, int first_index_operand,
@@ -267,7 +316,7 @@ class ElementEmitter {
   int Select(int predicate_index, int on_true, int on_false, ElementType type) {
     if (b_.IsConst(predicate_index)) return b_.Value(predicate_index) != 0 ? on_true : on_false;
     const int predicate = b_.Value(KOpKind::kFromIndex, ElementType::kPred, predicate_index);
-    return b_.Value(KOpKind::kSelect, type, predicate, on_true, on_false);
+    return SelectValue(predicate, on_true, on_false, type);
   }
 
   KernelSpec* spec_;
@@ -275,6 +324,7 @@ class ElementEmitter {
   absl::flat_hash_map<const Instruction*, int> leaf_buffer_;
   absl::flat_hash_map<const Instruction*, int> fixed_;
   absl::flat_hash_map<std::pair<const Instruction*, Index>, int> memo_;
+  std::vector<std::pair<int, int>> pairs_;
 };
 
 ComparisonType ResolveComparison(ComparisonType requested, ElementType type) {
@@ -308,10 +358,16 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   if (leaf != leaf_buffer_.end()) {
     KOp load;
     load.kind = KOpKind::kLoad;
-    load.type = instr.shape().element_type();
+    load.type = BufferType(instr.shape().element_type());
     load.imm = leaf->second;
     load.a = Offset(instr.shape(), index);
-    return b_.Add(load);
+    if (!IsComplex(instr.shape().element_type())) return b_.Add(load);
+    const int offset = load.a;
+    load.a = ComponentPosition(offset, 0);
+    const int re = b_.Add(load);
+    load.a = ComponentPosition(offset, 1);
+    const int im = b_.Add(load);
+    return Pair(re, im);
   }
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || !IsKernelElementType(shape.element_type()) || shape.is_dynamic()) {
@@ -324,6 +380,22 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
         operand->shape().is_dynamic()) {
       return Unsupported(instr, absl::StrCat("unsupported operand shape ",
                                              operand->shape().ToString()));
+    }
+  }
+  bool complex = IsComplex(type);
+  for (const Instruction* operand : instr.operands()) {
+    complex = complex || IsComplex(operand->shape().element_type());
+  }
+  if (complex) {
+    switch (opcode) {
+      // Data movement: the generic code moves pairs like any value.
+      case Opcode::kCopy: case Opcode::kBroadcast: case Opcode::kTranspose:
+      case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kSlice: case Opcode::kReverse:
+      case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kDynamicSlice:
+      case Opcode::kDynamicUpdateSlice: case Opcode::kSelect:
+        break;
+      default:
+        return EmitComplex(instr, index);
     }
   }
   switch (opcode) {
@@ -361,7 +433,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       XJIT_ASSIGN_OR_RETURN(int p, EmitMaybeScalar(*instr.operand(0), index));
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(1), index));
       XJIT_ASSIGN_OR_RETURN(int y, Emit(*instr.operand(2), index));
-      return b_.Value(KOpKind::kSelect, type, p, x, y);
+      return SelectValue(p, x, y, type);
     }
     case Opcode::kClamp: {
       XJIT_ASSIGN_OR_RETURN(int low, EmitMaybeScalar(*instr.operand(0), index));
@@ -497,6 +569,333 @@ absl::StatusOr<int> ElementEmitter::EmitReshape(const Instruction& instr, const 
     stride *= in.dimensions(d);
   }
   return Emit(operand, operand_index);
+}
+
+int ElementEmitter::FConst(ElementType type, double value) {
+  KOp op;
+  op.kind = KOpKind::kConst;
+  op.type = type;
+  op.operand_type = type;
+  if (type == ElementType::kF64) {
+    op.imm = std::bit_cast<int64_t>(value);
+  } else {
+    op.imm = static_cast<int64_t>(std::bit_cast<uint32_t>(static_cast<float>(value)));
+  }
+  return b_.Add(op);
+}
+
+int ElementEmitter::FUnary(Opcode opcode, ElementType type, int a) {
+  KOp op;
+  op.kind = KOpKind::kUnary;
+  op.opcode = opcode;
+  op.type = type;
+  op.operand_type = b_program_type(a);
+  op.a = a;
+  return b_.Add(op);
+}
+
+int ElementEmitter::FBinary(Opcode opcode, ElementType type, int a, int b) {
+  KOp op;
+  op.kind = KOpKind::kBinary;
+  op.opcode = opcode;
+  op.type = type;
+  op.operand_type = b_program_type(a);
+  op.a = a;
+  op.b = b;
+  return b_.Add(op);
+}
+
+int ElementEmitter::FBits(Opcode opcode, ElementType type, int a, int b) {
+  KOp op;
+  op.kind = KOpKind::kBits;
+  op.opcode = opcode;
+  op.type = type;
+  op.operand_type = type;
+  op.a = a;
+  op.b = b;
+  return b_.Add(op);
+}
+
+int ElementEmitter::FCompare(ComparisonDirection direction, int a, int b) {
+  KOp op;
+  op.kind = KOpKind::kCompare;
+  op.type = ElementType::kPred;
+  op.operand_type = b_program_type(a);
+  op.direction = direction;
+  op.comparison = ComparisonType::kFloat;
+  op.a = a;
+  op.b = b;
+  return b_.Add(op);
+}
+
+int ElementEmitter::PredBinary(Opcode opcode, int a, int b) {
+  return FBinary(opcode, ElementType::kPred, a, b);
+}
+
+int ElementEmitter::Convert(ElementType to, int a) {
+  if (b_program_type(a) == to) return a;
+  return b_.Value(KOpKind::kConvert, to, a);
+}
+
+// The evaluator multiplies complex<double> values (c64 widened exactly), as
+// GCC's complex multiply does: re = ac - bd, im = ad + bc, and when both are
+// NaN, C99 Annex G's recovery of infinities (libgcc's __muldc3): an infinite
+// factor is "boxed" to (±1 or ±0) with NaN parts of the other factor set to
+// ±0, or (neither factor infinite but a partial product overflowed) all NaN
+// parts set to ±0, and the result recomputed times infinity. c64 results
+// are rounded from the double result once, like the evaluator's.
+absl::StatusOr<int> ElementEmitter::EmitComplexMultiply(int x, int y, ElementType component) {
+  constexpr ElementType kW = ElementType::kF64;
+  const int a = Convert(kW, Re(x)), b = Convert(kW, Im(x));
+  const int c = Convert(kW, Re(y)), d = Convert(kW, Im(y));
+  auto mul = [&](int p, int q) { return FBinary(Opcode::kMultiply, kW, p, q); };
+  const int ac = mul(a, c), bd = mul(b, d), ad = mul(a, d), bc = mul(b, c);
+  const int re = FBinary(Opcode::kSubtract, kW, ac, bd);
+  const int im = FBinary(Opcode::kAdd, kW, ad, bc);
+  const int zero = FConst(kW, 0.0), one = FConst(kW, 1.0);
+  const int inf = FConst(kW, std::numeric_limits<double>::infinity());
+  KOp sign_op;
+  sign_op.kind = KOpKind::kConst;
+  sign_op.type = kW;
+  sign_op.operand_type = kW;
+  sign_op.imm = std::numeric_limits<int64_t>::min();  // The sign bit.
+  const int sign_mask = b_.Add(sign_op);
+  auto is_nan = [&](int v) { return FCompare(ComparisonDirection::kNe, v, v); };
+  auto is_inf = [&](int v) {
+    return FCompare(ComparisonDirection::kEq, FUnary(Opcode::kAbs, kW, v), inf);
+  };
+  auto sel = [&](int p, int t, int f) { return b_.Value(KOpKind::kSelect, kW, p, t, f); };
+  auto sign_of = [&](int v) { return FBits(Opcode::kAnd, kW, v, sign_mask); };  // ±0.
+  // copysign(isinf(v) ? 1 : 0, v).
+  auto box = [&](int v) { return FBits(Opcode::kOr, kW, sign_of(v), sel(is_inf(v), one, zero)); };
+  // isnan(v) ? copysign(0, v) : v.
+  auto unnan = [&](int v) { return sel(is_nan(v), sign_of(v), v); };
+  auto por = [&](int p, int q) { return PredBinary(Opcode::kOr, p, q); };
+  auto pand = [&](int p, int q) { return PredBinary(Opcode::kAnd, p, q); };
+  const int z_inf = por(is_inf(a), is_inf(b));
+  // Step 1: z infinite.
+  const int a1 = sel(z_inf, box(a), a), b1 = sel(z_inf, box(b), b);
+  const int c1 = sel(z_inf, unnan(c), c), d1 = sel(z_inf, unnan(d), d);
+  // Step 2: w infinite (isinf(c1) == isinf(c)).
+  const int w_inf = por(is_inf(c), is_inf(d));
+  const int c2 = sel(w_inf, box(c1), c1), d2 = sel(w_inf, box(d1), d1);
+  const int a2 = sel(w_inf, unnan(a1), a1), b2 = sel(w_inf, unnan(b1), b1);
+  // Step 3: overflow (only when neither factor is infinite: a2..d2 == a..d).
+  const int boxed = por(z_inf, w_inf);
+  const int overflow = pand(FUnary(Opcode::kNot, ElementType::kPred, boxed),
+                            por(por(is_inf(ac), is_inf(bd)), por(is_inf(ad), is_inf(bc))));
+  const int a3 = sel(overflow, unnan(a2), a2), b3 = sel(overflow, unnan(b2), b2);
+  const int c3 = sel(overflow, unnan(c2), c2), d3 = sel(overflow, unnan(d2), d2);
+  const int recalc = pand(pand(is_nan(re), is_nan(im)), por(boxed, overflow));
+  const int re2 = mul(inf, FBinary(Opcode::kSubtract, kW, mul(a3, c3), mul(b3, d3)));
+  const int im2 = mul(inf, FBinary(Opcode::kAdd, kW, mul(a3, d3), mul(b3, c3)));
+  return Pair(Convert(component, sel(recalc, re2, re)), Convert(component, sel(recalc, im2, im)));
+}
+
+// The evaluator divides complex<double> values, which GCC compiles to a call
+// of libgcc's __divdc3 (GCC 12): Smith's method scaled by the larger of |c|,
+// |d| ("big"; the other is "small"), with the operands halved when big is
+// near the top of the range, or multiplied by 2^52 when big (or a numerator
+// part, with the others moderate) is tiny, an alternate order when the ratio
+// is subnormal, and then C99 Annex G's recovery of infinities and zeros from
+// NaN + iNaN. Every branch is computed and chosen with selects, in f64; c64
+// results are rounded from the double result once, like the evaluator's.
+absl::StatusOr<int> ElementEmitter::EmitComplexDivide(int x, int y, ElementType component) {
+  constexpr ElementType kW = ElementType::kF64;
+  constexpr ElementType kP = ElementType::kPred;
+  const int a0 = Convert(kW, Re(x)), b0 = Convert(kW, Im(x));
+  const int c0 = Convert(kW, Re(y)), d0 = Convert(kW, Im(y));
+  const double kMax = std::numeric_limits<double>::max();
+  const double kRBig = kMax / 2, kRMin = std::numeric_limits<double>::min();
+  const double kRMin2 = std::numeric_limits<double>::epsilon();
+  const double kRMinScal = 1 / kRMin2, kRMax2 = kRBig * kRMin2;
+  auto k = [&](double v) { return FConst(kW, v); };
+  auto bin = [&](Opcode op, int p, int q) { return FBinary(op, kW, p, q); };
+  auto mul = [&](int p, int q) { return bin(Opcode::kMultiply, p, q); };
+  auto div = [&](int p, int q) { return bin(Opcode::kDivide, p, q); };
+  auto add = [&](int p, int q) { return bin(Opcode::kAdd, p, q); };
+  auto sub = [&](int p, int q) { return bin(Opcode::kSubtract, p, q); };
+  auto abs = [&](int v) { return FUnary(Opcode::kAbs, kW, v); };
+  auto lt = [&](int p, int q) { return FCompare(ComparisonDirection::kLt, p, q); };
+  auto sel = [&](int p, int t, int f) { return b_.Value(KOpKind::kSelect, kW, p, t, f); };
+  auto por = [&](int p, int q) { return PredBinary(Opcode::kOr, p, q); };
+  auto pand = [&](int p, int q) { return PredBinary(Opcode::kAnd, p, q); };
+  auto pnot = [&](int p) { return FUnary(Opcode::kNot, kP, p); };
+  const int inf = k(std::numeric_limits<double>::infinity());
+  KOp sign_op;
+  sign_op.kind = KOpKind::kConst;
+  sign_op.type = kW;
+  sign_op.operand_type = kW;
+  sign_op.imm = std::numeric_limits<int64_t>::min();
+  const int sign_mask = b_.Add(sign_op);
+  auto sign_of = [&](int v) { return FBits(Opcode::kAnd, kW, v, sign_mask); };
+  auto is_nan = [&](int v) { return FCompare(ComparisonDirection::kNe, v, v); };
+  auto is_inf = [&](int v) { return FCompare(ComparisonDirection::kEq, abs(v), inf); };
+  auto is_finite = [&](int v) { return lt(abs(v), inf); };
+  auto box = [&](int v) { return FBits(Opcode::kOr, kW, sign_of(v), sel(is_inf(v), k(1), k(0))); };
+  // swap: |c| < |d| (libgcc's first branch): big = d, small = c.
+  const int swap = lt(abs(c0), abs(d0));
+  // Halve everything when big is huge.
+  const int halve = FCompare(ComparisonDirection::kGe, abs(sel(swap, d0, c0)), k(kRBig));
+  const int two = k(2);
+  const int a1 = sel(halve, div(a0, two), a0), b1 = sel(halve, div(b0, two), b0);
+  const int c1 = sel(halve, div(c0, two), c0), d1 = sel(halve, div(d0, two), d0);
+  const int big1 = abs(sel(swap, d1, c1));
+  const int rmin = k(kRMin), rmax2 = k(kRMax2);
+  const int scale_up = por(
+      lt(big1, k(kRMin2)),
+      pand(lt(big1, rmax2), por(pand(lt(abs(a1), rmin), lt(abs(b1), rmax2)),
+                                pand(lt(abs(b1), rmin), lt(abs(a1), rmax2)))));
+  const int scal = k(kRMinScal);
+  const int a = sel(scale_up, mul(a1, scal), a1), b = sel(scale_up, mul(b1, scal), b1);
+  const int c = sel(scale_up, mul(c1, scal), c1), d = sel(scale_up, mul(d1, scal), d1);
+  const int big = sel(swap, d, c), small = sel(swap, c, d);
+  const int ratio = div(small, big);
+  const int denom = add(mul(small, ratio), big);
+  const int normal = FCompare(ComparisonDirection::kGt, abs(ratio), rmin);  // false for NaN.
+  // swap: x = (a r + b) / D, y = (b r - a) / D; tiny r: x = (c (a/d) + b) / D,
+  // y = (c (b/d) - a) / D. Otherwise x = (b r + a) / D, y = (b - a r) / D;
+  // tiny r: x = (a + d (b/c)) / D, y = (b - d (a/c)) / D.
+  const int xs = sel(normal, add(mul(a, ratio), b), add(mul(small, div(a, big)), b));
+  const int ys = sel(normal, sub(mul(b, ratio), a), sub(mul(small, div(b, big)), a));
+  const int xn = sel(normal, add(mul(b, ratio), a), add(a, mul(small, div(b, big))));
+  const int yn = sel(normal, sub(b, mul(a, ratio)), sub(b, mul(small, div(a, big))));
+  const int x0 = div(sel(swap, xs, xn), denom);
+  const int y0 = div(sel(swap, ys, yn), denom);
+  // Recovery when both parts are NaN.
+  const int zero_den = pand(FCompare(ComparisonDirection::kEq, c, k(0)),
+                            FCompare(ComparisonDirection::kEq, d, k(0)));
+  const int r1 = pand(zero_den, por(pnot(is_nan(a)), pnot(is_nan(b))));
+  const int signed_inf = FBits(Opcode::kOr, kW, sign_of(c), inf);
+  const int x1 = mul(signed_inf, a), y1 = mul(signed_inf, b);
+  const int r2 = pand(por(is_inf(a), is_inf(b)), pand(is_finite(c), is_finite(d)));
+  const int ab = box(a), bb = box(b);
+  const int x2 = mul(inf, add(mul(ab, c), mul(bb, d)));
+  const int y2 = mul(inf, sub(mul(bb, c), mul(ab, d)));
+  const int r3 = pand(por(is_inf(c), is_inf(d)), pand(is_finite(a), is_finite(b)));
+  const int cb = box(c), db = box(d);
+  const int x3 = mul(k(0), add(mul(a, cb), mul(b, db)));
+  const int y3 = mul(k(0), sub(mul(b, cb), mul(a, db)));
+  const int both_nan = pand(is_nan(x0), is_nan(y0));
+  const int x_rec = sel(r1, x1, sel(r2, x2, sel(r3, x3, x0)));
+  const int y_rec = sel(r1, y1, sel(r2, y2, sel(r3, y3, y0)));
+  return Pair(Convert(component, sel(both_nan, x_rec, x0)),
+              Convert(component, sel(both_nan, y_rec, y0)));
+}
+
+absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const Index& index) {
+  const ElementType type = instr.shape().element_type();
+  const Opcode opcode = instr.opcode();
+  const ElementType in_type = instr.operand_count() > 0
+                                  ? instr.operand(0)->shape().element_type()
+                                  : type;
+  switch (opcode) {
+    case Opcode::kConvert: {
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      if (IsComplex(in_type) && IsComplex(type)) {
+        const ElementType c = ComplexComponentType(type);
+        return Pair(Convert(c, Re(x)), Convert(c, Im(x)));
+      }
+      if (IsComplex(type)) {  // Real to complex: (x, +0).
+        const ElementType c = ComplexComponentType(type);
+        return Pair(Convert(c, x), FConst(c, 0.0));
+      }
+      // Complex to real: the real part, converted as a real float is.
+      return Convert(type, Re(x));
+    }
+    case Opcode::kBitcastConvert: {
+      if (in_type == type) return Emit(*instr.operand(0), index);
+      // c64 <-> a 64-bit type: the real part's bits are the low half.
+      const ElementType other = IsComplex(in_type) ? type : in_type;
+      if ((in_type != ElementType::kC64 && type != ElementType::kC64) ||
+          (other != ElementType::kS64 && other != ElementType::kU64 &&
+           other != ElementType::kF64)) {
+        return Unsupported(instr, "complex bitcast-convert between these types");
+      }
+      constexpr ElementType kU64 = ElementType::kU64, kU32 = ElementType::kU32;
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      const int shift = b_.Value(KOpKind::kFromIndex, kU64, b_.Const(32));
+      auto bitcast = [&](ElementType to, int v) {
+        return b_program_type(v) == to ? v : b_.Value(KOpKind::kBitcast, to, v);
+      };
+      if (IsComplex(in_type)) {
+        const int re = Convert(kU64, bitcast(kU32, Re(x)));
+        const int im = Convert(kU64, bitcast(kU32, Im(x)));
+        const int bits = FBinary(Opcode::kOr, kU64, re, FBinary(Opcode::kShiftLeft, kU64, im, shift));
+        return bitcast(type, bits);
+      }
+      const int bits = bitcast(kU64, x);
+      const int lo = Convert(kU32, bits);
+      const int hi = Convert(kU32, FBinary(Opcode::kShiftRightLogical, kU64, bits, shift));
+      return Pair(bitcast(ElementType::kF32, lo), bitcast(ElementType::kF32, hi));
+    }
+    case Opcode::kReal: case Opcode::kImag: {
+      if (!IsComplex(in_type) || ComplexComponentType(in_type) != type) {
+        return Unsupported(instr, "real/imag types");
+      }
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      return opcode == Opcode::kReal ? Re(x) : Im(x);
+    }
+    case Opcode::kComplex: {
+      if (!IsComplex(type) || instr.operand(1)->shape().element_type() != in_type ||
+          ComplexComponentType(type) != in_type) {
+        return Unsupported(instr, "complex() types");
+      }
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      XJIT_ASSIGN_OR_RETURN(int y, Emit(*instr.operand(1), index));
+      return Pair(x, y);
+    }
+    case Opcode::kNegate: {
+      if (in_type != type) return Unsupported(instr, "negate types");
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      const ElementType c = ComplexComponentType(type);
+      return Pair(FUnary(Opcode::kNegate, c, Re(x)), FUnary(Opcode::kNegate, c, Im(x)));
+    }
+    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
+    case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kCompare: {
+      if (instr.operand_count() != 2 || instr.operand(1)->shape().element_type() != in_type ||
+          !IsComplex(in_type) || (opcode != Opcode::kCompare && type != in_type)) {
+        return Unsupported(instr, "complex operand types");
+      }
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      XJIT_ASSIGN_OR_RETURN(int y, Emit(*instr.operand(1), index));
+      const ElementType c = ComplexComponentType(in_type);
+      switch (opcode) {
+        case Opcode::kAdd: case Opcode::kSubtract:
+          // The evaluator's double sum of two c64 parts rounds to the float sum.
+          return Pair(FBinary(opcode, c, Re(x), Re(y)), FBinary(opcode, c, Im(x), Im(y)));
+        case Opcode::kMultiply:
+          return EmitComplexMultiply(x, y, c);
+        case Opcode::kDivide:
+          return EmitComplexDivide(x, y, c);
+        case Opcode::kMaximum: case Opcode::kMinimum: {
+          // Lexicographic order (real, then imaginary): max = less(x, y) ? y : x,
+          // min = less(y, x) ? y : x.
+          const int p = opcode == Opcode::kMaximum ? x : y;
+          const int q = opcode == Opcode::kMaximum ? y : x;
+          const int less = PredBinary(
+              Opcode::kOr, FCompare(ComparisonDirection::kLt, Re(p), Re(q)),
+              PredBinary(Opcode::kAnd, FCompare(ComparisonDirection::kEq, Re(p), Re(q)),
+                         FCompare(ComparisonDirection::kLt, Im(p), Im(q))));
+          return SelectValue(less, y, x, type);
+        }
+        default: {  // kCompare
+          const ComparisonDirection direction = instr.attrs().comparison_direction;
+          if (direction == ComparisonDirection::kEq) {
+            return PredBinary(Opcode::kAnd, FCompare(direction, Re(x), Re(y)),
+                              FCompare(direction, Im(x), Im(y)));
+          }
+          if (direction == ComparisonDirection::kNe) {
+            return PredBinary(Opcode::kOr, FCompare(direction, Re(x), Re(y)),
+                              FCompare(direction, Im(x), Im(y)));
+          }
+          return Unsupported(instr, "complex compare other than EQ/NE");
+        }
+      }
+    }
+    default:
+      return Unsupported(instr, "complex operation without a kernel");
+  }
 }
 
 absl::StatusOr<int> ElementEmitter::EmitPad(const Instruction& instr, const Index& index) {
@@ -695,7 +1094,7 @@ class KernelAssembler {
     spec_->program.output_count = static_cast<int>(outputs.size());
     for (const OutputPlan& output : outputs) {
       spec_->program.buffers.push_back(
-          {output.shape.element_type(), PhysicalElementCount(output.shape)});
+          {BufferType(output.shape.element_type()), BufferElements(output.shape)});
     }
     RemoveDeadOps(&spec_->program);
     return absl::OkStatus();
@@ -721,10 +1120,20 @@ class KernelAssembler {
     KOp store;
     store.kind = KOpKind::kStore;
     store.type = ElementType::kTuple;
-    store.operand_type = shape.element_type();
+    store.operand_type = BufferType(shape.element_type());
     store.a = emitter_.Offset(shape, index);
     store.b = value;
     store.imm = output;
+    if (!IsComplex(shape.element_type())) {
+      builder_.Add(store);
+      return;
+    }
+    const int offset = store.a;
+    store.a = emitter_.ComponentPosition(offset, 0);
+    store.b = emitter_.Re(value);
+    builder_.Add(store);
+    store.a = emitter_.ComponentPosition(offset, 1);
+    store.b = emitter_.Im(value);
     builder_.Add(store);
   }
 
@@ -888,11 +1297,24 @@ class KernelAssembler {
         }
         XJIT_ASSIGN_OR_RETURN(results, ApplyReducer(*reduce, args));
       } else if (reduced_count > 1) {
+        // One slot per accumulator; a complex accumulator has two (re, im).
         std::vector<int> args;
+        std::vector<int> first_slot(n);
         for (int64_t i = 0; i < n; ++i) {
           const ElementType type = reduce->operand(i)->shape().element_type();
-          Acc(KOpKind::kAccInit, type, slot + static_cast<int>(i), inits[i]);
-          args.push_back(Acc(KOpKind::kAccRead, type, slot + static_cast<int>(i)));
+          first_slot[i] = slot;
+          if (IsComplex(type)) {
+            const ElementType c = ComplexComponentType(type);
+            Acc(KOpKind::kAccInit, c, slot, emitter_.Re(inits[i]));
+            Acc(KOpKind::kAccInit, c, slot + 1, emitter_.Im(inits[i]));
+            args.push_back(
+                emitter_.Pair(Acc(KOpKind::kAccRead, c, slot), Acc(KOpKind::kAccRead, c, slot + 1)));
+            slot += 2;
+          } else {
+            Acc(KOpKind::kAccInit, type, slot, inits[i]);
+            args.push_back(Acc(KOpKind::kAccRead, type, slot));
+            slot += 1;
+          }
         }
         for (int64_t i = 0; i < n; ++i) {
           XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*reduce->operand(i), in_index));
@@ -901,10 +1323,18 @@ class KernelAssembler {
         XJIT_ASSIGN_OR_RETURN(std::vector<int> updated, ApplyReducer(*reduce, args));
         for (int64_t i = 0; i < n; ++i) {
           const ElementType type = reduce->operand(i)->shape().element_type();
-          Acc(KOpKind::kAccWrite, type, slot + static_cast<int>(i), updated[i]);
-          results[i] = Acc(KOpKind::kAccResult, type, slot + static_cast<int>(i));
+          const int s = first_slot[i];
+          if (IsComplex(type)) {
+            const ElementType c = ComplexComponentType(type);
+            Acc(KOpKind::kAccWrite, c, s, emitter_.Re(updated[i]));
+            Acc(KOpKind::kAccWrite, c, s + 1, emitter_.Im(updated[i]));
+            results[i] = emitter_.Pair(Acc(KOpKind::kAccResult, c, s),
+                                       Acc(KOpKind::kAccResult, c, s + 1));
+          } else {
+            Acc(KOpKind::kAccWrite, type, s, updated[i]);
+            results[i] = Acc(KOpKind::kAccResult, type, s);
+          }
         }
-        slot += static_cast<int>(n);
       }
       for (int64_t i = 0; i < n; ++i) {
         result_of[{reduce, reduce->shape().IsTuple() ? static_cast<int>(i) : -1}] = results[i];

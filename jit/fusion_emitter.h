@@ -25,10 +25,13 @@
 // or its result's). A variadic reduce's results are consecutive outputs.
 //
 // Supported: arrays of pred, every integer width (sub-byte types one element
-// per byte), f16, bf16, f32, f64 with plain layouts (minor_to_major only: no
-// tiles, no padding, no packed sub-byte elements), static shapes. Anything
-// else is Unimplemented, and the driver runs the instruction through the
-// evaluator instead.
+// per byte), f16, bf16, f32, f64, c64, c128 with plain layouts (minor_to_major
+// only: no tiles, no padding, no packed sub-byte elements), static shapes.
+// Complex values are pairs of component values in the program, and complex
+// buffers are declared as component-type buffers of twice the elements
+// (element k at positions 2k, 2k+1); only some complex operations are
+// supported (docs/jit.md). Anything else is Unimplemented, and the driver
+// runs the instruction through the evaluator instead.
 #ifndef XJIT_JIT_FUSION_EMITTER_H_
 #define XJIT_JIT_FUSION_EMITTER_H_
 

@@ -167,13 +167,19 @@ std::vector<uint64_t> DenseIntBits(const Literal& literal) {
 
 Literal ScalarFrom(const Literal& literal, absl::Span<const int64_t> index) {
   Literal scalar(Shape::Scalar(literal.shape().element_type()));
-  scalar.SetBits({}, literal.GetBits(index));
+  CopyElement(literal, index, scalar, {});
   return scalar;
 }
 
 void CopyElement(const Literal& from, absl::Span<const int64_t> from_index, Literal& to,
                  absl::Span<const int64_t> to_index) {
-  to.SetBits(to_index, from.GetBits(from_index));
+  // c128 is the one type wider than GetBits's 64 bits; its parts are doubles,
+  // which GetComplex and SetComplex carry exactly.
+  if (from.shape().element_type() == ElementType::kC128) {
+    to.SetComplex(to_index, from.GetComplex(from_index));
+  } else {
+    to.SetBits(to_index, from.GetBits(from_index));
+  }
 }
 
 absl::StatusOr<std::vector<Literal>> CallScalars(const Context& context,

@@ -5,6 +5,7 @@
 // type's width with amounts >= width giving 0 (or sign fill). Semantics follow ir/evaluator.h: maximum/minimum propagate
 // NaN and order -0 below +0; compare is IEEE (NE true on NaN).
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -33,6 +34,8 @@ constexpr int kCmpLt = 1;     // LT_OS
 constexpr int kCmpLe = 2;     // LE_OS
 constexpr int kCmpUnord = 3;  // UNORD_Q
 constexpr int kCmpNe = 4;     // NEQ_UQ
+constexpr int kCmpGeAvx = 13;  // GE_OS (VEX only)
+constexpr int kCmpGtAvx = 14;  // GT_OS (VEX only)
 
 }  // namespace
 
@@ -85,6 +88,15 @@ x86::Vec KernelLowering::Const(bool f64, uint64_t lane_bits) {
   x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, size);
   V2(Inst::kIdMovups, Inst::kIdVmovups, d, m);
   return d;
+}
+
+Operand KernelLowering::ConstSource(bool f64, uint64_t lane_bits) {
+  if (!features_.avx2) return Const(f64, lane_bits);
+  uint8_t data[32];
+  const int lane = f64 ? 8 : 4;
+  for (int i = 0; i < 32; i += lane) std::memcpy(data + i, &lane_bits, lane);
+  const size_t size = mode_ == Mode::kVector ? 32 : 16;
+  return cc_.newConst(ConstPoolScope::kLocal, data, size);
 }
 
 x86::Vec KernelLowering::Blend(bool f64, x86::Vec if_false, x86::Vec if_true, x86::Vec mask) {
@@ -157,11 +169,11 @@ absl::Status KernelLowering::FloatUnary(Opcode opcode, bool f64, x86::Vec x, x86
   x86::Vec d = NewVec();
   switch (opcode) {
     case Opcode::kAbs:
-      V3(and_sse, and_avx, d, x, Const(f64, AbsBits(f64)));
+      V3(and_sse, and_avx, d, x, ConstSource(f64, AbsBits(f64)));
       break;
     case Opcode::kNegate:
       V3(Pick(f64, Inst::kIdXorps, Inst::kIdXorpd), Pick(f64, Inst::kIdVxorps, Inst::kIdVxorpd), d,
-         x, Const(f64, SignBits(f64)));
+         x, ConstSource(f64, SignBits(f64)));
       break;
     case Opcode::kSqrt:
       V2(Pick(f64, Inst::kIdSqrtps, Inst::kIdSqrtpd), Pick(f64, Inst::kIdVsqrtps, Inst::kIdVsqrtpd),
@@ -225,7 +237,7 @@ absl::Status KernelLowering::FloatUnary(Opcode opcode, bool f64, x86::Vec x, x86
 }
 
 absl::Status KernelLowering::FloatBinary(Opcode opcode, bool f64, x86::Vec a, x86::Vec b,
-                                         x86::Vec* out) {
+                                         x86::Vec* out, Operand b_source) {
   uint32_t sse = 0;
   uint32_t avx = 0;
   switch (opcode) {
@@ -254,7 +266,11 @@ absl::Status KernelLowering::FloatBinary(Opcode opcode, bool f64, x86::Vec a, x8
           absl::StrCat("x86-64: no code for ", OpcodeName(opcode), " on floats"));
   }
   x86::Vec d = NewVec();
-  V3(sse, avx, d, a, b);
+  if (b_source.isMem()) {
+    V3(sse, avx, d, a, b_source);
+  } else {
+    V3(sse, avx, d, a, b);
+  }
   *out = d;
   return absl::OkStatus();
 }
@@ -270,18 +286,72 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
   x86::Vec d;
   switch (op.kind) {
     case KOpKind::kConst:
+      if (IsMemSource(id)) {
+        // Read by its users as a memory operand (see PlanVectorLoop).
+        uint8_t data[32];
+        const int lane = f64 ? 8 : 4;
+        const uint64_t bits = static_cast<uint64_t>(op.imm);
+        for (int i = 0; i < 32; i += lane) std::memcpy(data + i, &bits, lane);
+        deferred_mem_[id] = cc_.newConst(ConstPoolScope::kLocal, data, 32);
+        vals_[id] = Val();
+        return absl::OkStatus();
+      }
       d = Const(f64, static_cast<uint64_t>(op.imm));
       break;
     case KOpKind::kFma: {
       if (!avx) return absl::UnimplementedError("x86-64: fused multiply-add needs AVX2/FMA");
-      d = Copy(vals_[op.c].vec);
-      cc_.emit(Pick(f64, Inst::kIdVfmadd231ps, Inst::kIdVfmadd231pd), d, vals_[op.a].vec,
-               vals_[op.b].vec);
+      // a*b + c in one of the three forms, overwriting an operand that dies
+      // here when there is one (a*b is commutative and exact before the one
+      // rounding, so every form gives the same bits).
+      const uint32_t f132 = Pick(f64, Inst::kIdVfmadd132ps, Inst::kIdVfmadd132pd);
+      const uint32_t f213 = Pick(f64, Inst::kIdVfmadd213ps, Inst::kIdVfmadd213pd);
+      const uint32_t f231 = Pick(f64, Inst::kIdVfmadd231ps, Inst::kIdVfmadd231pd);
+      int a = op.a;
+      int b = op.b;
+      const int c = op.c;
+      if (IsMemSource(a) && !IsMemSource(b)) std::swap(a, b);
+      bool a_own = Killable(a, id) || IsMemSource(a);
+      const x86::Vec av = VecReg(a);  // Loads a constant (then a register of its own).
+      const bool b_mem = IsMemSource(b);
+      bool c_mem = IsMemSource(c);
+      bool c_own = Killable(c, id);
+      x86::Vec cv;
+      if (c_mem && b_mem) {
+        cv = VecReg(c);
+        c_mem = false;
+        c_own = true;
+      } else if (!c_mem) {
+        cv = vals_[c].vec;
+      }
+      const bool b_own = !b_mem && Killable(b, id);
+      if (c_own) {
+        d = cv;
+        cc_.emit(f231, d, av, VecSource(b));
+      } else if (a_own || b_own) {
+        // The dying factor is the destination; the other factor x.
+        d = a_own ? av : vals_[b].vec;
+        const Operand x = a_own ? VecSource(b) : Operand(av);
+        if (c_mem) {
+          // x is a register: b_mem && c_mem was handled above.
+          cc_.emit(f213, d, x, deferred_mem_[c]);
+        } else if (x.isMem()) {
+          cc_.emit(f132, d, cv, x);
+        } else {
+          cc_.emit(f213, d, x, cv);
+        }
+      } else if (!c_mem) {
+        d = Copy(cv);
+        cc_.emit(f231, d, av, VecSource(b));
+      } else {
+        d = VecReg(c);
+        cc_.emit(f231, d, av, VecSource(b));
+      }
       break;
     }
     case KOpKind::kBits: {
       uint32_t sse = 0;
       uint32_t vex = 0;
+      bool commutative = true;
       switch (op.opcode) {
         case Opcode::kAnd: sse = Inst::kIdAndps; vex = Inst::kIdVandps; break;
         case Opcode::kOr: sse = Inst::kIdOrps; vex = Inst::kIdVorps; break;
@@ -293,13 +363,17 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
         case Opcode::kSubtract:
           sse = Pick(f64, Inst::kIdPsubd, Inst::kIdPsubq);
           vex = Pick(f64, Inst::kIdVpsubd, Inst::kIdVpsubq);
+          commutative = false;
           break;
         default:
           return absl::UnimplementedError(
               absl::StrCat("x86-64: no bit operation ", OpcodeName(op.opcode)));
       }
+      int a = op.a;
+      int b = op.b;
+      if (commutative && IsMemSource(a) && !IsMemSource(b)) std::swap(a, b);
       d = NewVec();
-      V3(sse, vex, d, vals_[op.a].vec, vals_[op.b].vec);
+      V3(sse, vex, d, VecReg(a), VecSource(b));
       break;
     }
     case KOpKind::kBitShift: {
@@ -916,12 +990,60 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         return absl::OkStatus();
       }
       if (IsInteger(op.type)) return EmitIntVectorOp(id);
+      if (IsMemSource(op.a) || IsMemSource(op.b)) {
+        // A constant operand read from memory (AVX: add/subtract/multiply/
+        // divide, see PlanVectorLoop).
+        int a = op.a;
+        int b = op.b;
+        const bool commutative = op.opcode == Opcode::kAdd || op.opcode == Opcode::kMultiply;
+        if (commutative && IsMemSource(a) && !IsMemSource(b)) std::swap(a, b);
+        x86::Vec r;
+        const x86::Vec a_reg = VecReg(a);
+        if (IsMemSource(b)) {
+          XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a_reg, x86::Vec(), &r, VecSource(b)));
+        } else {
+          XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a_reg, vals_[b].vec, &r));
+        }
+        SetVec(id, r);
+        return absl::OkStatus();
+      }
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, vals_[op.a].vec, vals_[op.b].vec, &r));
       SetVec(id, r);
       return absl::OkStatus();
     }
     case KOpKind::kCompare:
+      if (op.comparison == ComparisonType::kFloat && (IsMemSource(op.a) || IsMemSource(op.b))) {
+        // AVX: VEX predicates for every direction (no operand swap), so a
+        // constant is the memory operand on either side.
+        ComparisonDirection direction = op.direction;
+        int a = op.a;
+        int b = op.b;
+        if (IsMemSource(a) && !IsMemSource(b)) {
+          std::swap(a, b);
+          switch (direction) {
+            case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
+            case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
+            case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
+            case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
+            default: break;
+          }
+        }
+        int predicate = kCmpEq;
+        switch (direction) {
+          case ComparisonDirection::kEq: predicate = kCmpEq; break;
+          case ComparisonDirection::kNe: predicate = kCmpNe; break;
+          case ComparisonDirection::kLt: predicate = kCmpLt; break;
+          case ComparisonDirection::kLe: predicate = kCmpLe; break;
+          case ComparisonDirection::kGt: predicate = kCmpGtAvx; break;
+          case ComparisonDirection::kGe: predicate = kCmpGeAvx; break;
+        }
+        x86::Vec d = NewVec();
+        cc_.emit(Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd), d, VecReg(a), VecSource(b),
+                 imm(predicate));
+        SetVec(id, d);
+        return absl::OkStatus();
+      }
       if (op.comparison == ComparisonType::kFloat) {
         SetVec(id, FloatCompareMask(op.direction, f64, vals_[op.a].vec, vals_[op.b].vec));
       } else {

@@ -3,6 +3,8 @@
 // x64_lowering.h).
 #include "jit/x64/x64_lowering.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 
@@ -10,6 +12,19 @@ namespace xjit::jit::x64 {
 
 using namespace asmjit;  // NOLINT: asmjit's API is designed for this.
 namespace Inst = x86::Inst;
+
+namespace {
+
+// Vector loops of non-reduction programs: bodies per iteration, and how
+// many loop-invariant values (constants, broadcasts) are kept in registers
+// across the loop (of 16 vector registers). Unrolling by 2 or 4 measured
+// no faster than 1 for tanh(a*x+b)*c (out-of-order execution already
+// overlaps iterations; jit_benchmark Chain, AVX2), so it is off.
+constexpr int kVectorUnroll = 1;
+constexpr int kHoistBudgetAvx = 10;
+constexpr int kHoistBudgetSse = 8;
+
+}  // namespace
 
 KernelLowering::KernelLowering(x86::Compiler* cc, const KernelProgram& program,
                                const Features& features)
@@ -332,6 +347,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   if (!vectorize_) lanes_ = 1;
   lane_bits_ = vectorize_ ? (features_.avx2 ? 256 : 128) / lanes_ : 32;
   *lanes = lanes_;
+  PlanVectorLoop();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -402,12 +418,9 @@ absl::Status KernelLowering::EmitInnerLoop() {
   if (vectorize_) {
     const int64_t vector_count = extent / lanes_;
     scalar_start = vector_count * lanes_;
-    Label head = cc_.newLabel();
-    cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kVector));
-    cc_.add(i, lanes_);
-    cc_.cmp(i, scalar_start);
-    cc_.jl(head);
+    x86::Gp vector_end = cc_.newGpq();
+    cc_.mov(vector_end, scalar_start);
+    XJIT_RETURN_IF_ERROR(EmitVectorLoop(static_cast<int>(level), i, vector_end));
   }
   if (scalar_start < extent) {
     Label head = cc_.newLabel();
@@ -431,16 +444,7 @@ absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
     cc_.sub(vector_end, begin_);
     cc_.and_(vector_end, -static_cast<int64_t>(lanes_));  // lanes_ is a power of 2.
     cc_.add(vector_end, begin_);
-    Label skip = cc_.newLabel();
-    Label head = cc_.newLabel();
-    cc_.cmp(i, vector_end);
-    cc_.jge(skip);
-    cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kVector));
-    cc_.add(i, lanes_);
-    cc_.cmp(i, vector_end);
-    cc_.jl(head);
-    cc_.bind(skip);
+    XJIT_RETURN_IF_ERROR(EmitVectorLoop(0, i, vector_end));
   }
   Label done = cc_.newLabel();
   Label head = cc_.newLabel();
@@ -455,10 +459,190 @@ absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
   return absl::OkStatus();
 }
 
+absl::Status KernelLowering::EmitVectorLoop(int level, x86::Gp i, x86::Gp vector_end) {
+  Label done = cc_.newLabel();
+  cc_.cmp(i, vector_end);
+  cc_.jge(done);
+  XJIT_RETURN_IF_ERROR(EmitHoisted());
+  if (kVectorUnroll > 1) {
+    // Independent bodies per iteration (every element still runs the same
+    // operations; only the schedule changes).
+    x86::Gp last = cc_.newGpq();
+    cc_.lea(last, x86::ptr(vector_end, -kVectorUnroll * lanes_));
+    Label skip = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, last);
+    cc_.jg(skip);
+    cc_.bind(head);
+    for (int u = 0; u < kVectorUnroll; ++u) {
+      if (u > 0) {
+        x86::Gp next = cc_.newGpq();
+        cc_.lea(next, x86::ptr(i, u * lanes_));
+        loop_vars_[level] = next;
+      }
+      absl::Status status = EmitOpsAtLevel(level, Mode::kVector);
+      loop_vars_[level] = i;
+      XJIT_RETURN_IF_ERROR(status);
+    }
+    cc_.add(i, kVectorUnroll * lanes_);
+    cc_.cmp(i, last);
+    cc_.jle(head);
+    cc_.bind(skip);
+    cc_.cmp(i, vector_end);
+    cc_.jge(done);
+  }
+  Label head = cc_.newLabel();
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(level, Mode::kVector));
+  cc_.add(i, lanes_);
+  cc_.cmp(i, vector_end);
+  cc_.jl(head);
+  cc_.bind(done);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Operations whose vector result is always a register of their own, and
+// which never return an operand's register as theirs.
+bool FreshVectorResult(const KOp& op) {
+  const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+  switch (op.kind) {
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
+      return true;
+    case KOpKind::kLoad: case KOpKind::kBinary: case KOpKind::kUnary:
+      return is_float;
+    default:
+      return false;
+  }
+}
+
+// Operations that read their vector operands without aliasing them.
+bool NonAliasingUser(const KOp& op) {
+  const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+  switch (op.kind) {
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kStore:
+      return true;
+    case KOpKind::kBinary: case KOpKind::kUnary: case KOpKind::kSelect: case KOpKind::kClamp:
+      return is_float;
+    case KOpKind::kCompare:
+      return op.comparison == ComparisonType::kFloat &&
+             (op.operand_type == ElementType::kF32 || op.operand_type == ElementType::kF64);
+    default:
+      return false;
+  }
+}
+
+// Users that take a constant as a VEX memory operand (see VecSource).
+bool MemSourceUser(const KOp& op) {
+  const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+  switch (op.kind) {
+    case KOpKind::kFma: case KOpKind::kBits:
+      return true;
+    case KOpKind::kBinary:
+      return is_float && (op.opcode == Opcode::kAdd || op.opcode == Opcode::kSubtract ||
+                          op.opcode == Opcode::kMultiply || op.opcode == Opcode::kDivide);
+    case KOpKind::kCompare:
+      return op.comparison == ComparisonType::kFloat &&
+             (op.operand_type == ElementType::kF32 || op.operand_type == ElementType::kF64);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void KernelLowering::PlanVectorLoop() {
+  const size_t n = program_.ops.size();
+  hoisted_.assign(n, false);
+  deferred_.assign(n, false);
+  deferred_mem_.assign(n, x86::Mem());
+  last_user_.assign(n, -1);
+  fresh_.assign(n, false);
+  if (program_.reduction_loops > 0 || strategy_ != Strategy::kInner) return;
+  std::vector<int> uses(n, 0);
+  std::vector<bool> mem_users(n, true);
+  std::vector<bool> plain_users(n, true);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (IsIndexOp(op.kind)) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || IsIndexOp(program_.ops[operand].kind)) continue;
+      ++uses[operand];
+      last_user_[operand] = static_cast<int>(id);
+      if (!MemSourceUser(op)) mem_users[operand] = false;
+      if (!NonAliasingUser(op)) plain_users[operand] = false;
+    }
+  }
+  // Loop-invariant values: constants and broadcast loads (their position
+  // is computed outside the innermost loop). The most used first, up to a
+  // register budget; the rest of the constants, where every user takes a
+  // memory operand, stay in the constant pool.
+  std::vector<int> invariant;
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+    const bool broadcast = op.kind == KOpKind::kLoad && is_float && strides_[op.a] == 0;
+    if ((op.kind == KOpKind::kConst || broadcast) && uses[id] > 0) {
+      invariant.push_back(static_cast<int>(id));
+    }
+  }
+  std::stable_sort(invariant.begin(), invariant.end(),
+                   [&](int x, int y) { return uses[x] > uses[y]; });
+  const int budget = features_.avx2 ? kHoistBudgetAvx : kHoistBudgetSse;
+  int hoisted = 0;
+  for (int id : invariant) {
+    // A constant read once by an instruction that takes a memory operand
+    // costs no register and no extra instruction.
+    const bool fold = features_.avx2 && program_.ops[id].kind == KOpKind::kConst &&
+                      mem_users[id] && uses[id] == 1;
+    if (!fold && hoisted < budget) {
+      hoisted_[id] = true;
+      ++hoisted;
+    } else if (features_.avx2 && program_.ops[id].kind == KOpKind::kConst && mem_users[id]) {
+      deferred_[id] = true;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    fresh_[id] = !hoisted_[id] && plain_users[id] && FreshVectorResult(program_.ops[id]);
+  }
+}
+
+absl::Status KernelLowering::EmitHoisted() {
+  if (hoisted_.empty()) return absl::OkStatus();
+  mode_ = Mode::kVector;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (hoisted_[id]) XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+  }
+  return absl::OkStatus();
+}
+
+bool KernelLowering::IsMemSource(int id) const {
+  return mode_ == Mode::kVector && !deferred_.empty() && deferred_[id];
+}
+
+Operand KernelLowering::VecSource(int id) {
+  if (IsMemSource(id)) return deferred_mem_[id];
+  return vals_[id].vec;
+}
+
+x86::Vec KernelLowering::VecReg(int id) {
+  if (!IsMemSource(id)) return vals_[id].vec;
+  x86::Vec d = NewVec();
+  V2(Inst::kIdMovups, Inst::kIdVmovups, d, deferred_mem_[id]);
+  return d;
+}
+
+bool KernelLowering::Killable(int operand, int user) const {
+  return mode_ == Mode::kVector && !fresh_.empty() && fresh_[operand] &&
+         last_user_[operand] == user;
+}
+
 absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   mode_ = mode;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level) continue;
+    if (mode == Mode::kVector && !hoisted_.empty() && hoisted_[id]) continue;
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
   }
   return absl::OkStatus();

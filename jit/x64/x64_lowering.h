@@ -29,7 +29,19 @@
 //
 // The primitive float operations of vector math (kConst, kFma, kBits,
 // kBitShift) use packed instructions in both representations; kFma exists
-// only with AVX2 (FMA3).
+// only with AVX2 (FMA3), in whichever of the 132/213/231 forms overwrites
+// an operand that dies there (vector mode), so it needs no register copy.
+//
+// Vector loops of non-reduction programs: loop-invariant values (constants,
+// broadcast loads), most used first, are computed once before the loop and
+// kept in registers (asmjit spills if it must); with AVX, a constant read
+// only by instructions that accept a memory source (add, subtract,
+// multiply, divide, fma, bit operations, compare) stays in the constant
+// pool as their memory operand instead. Only scheduling and register use
+// change: every element runs the same operations in the same order.
+//
+// Float remainder (scalar code only) is exact: an integer division of the
+// significands over the exponent difference (see FloatRemainder).
 //
 // Float operations use packed instructions in both representations (the
 // scalar one just ignores lanes other than 0), so the two share code.
@@ -127,6 +139,27 @@ class KernelLowering {
   // caller's range, with the vector/scalar split computed at run time.
   absl::Status EmitRangedInnerLoop(asmjit::x86::Gp i);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
+  // Vector loop of a non-reduction program (strategy kInner): decides which
+  // loop-invariant values live in registers across the loop (hoisted_) and
+  // which constants stay in the constant pool as instruction memory
+  // operands (deferred_); computes each value's last user.
+  void PlanVectorLoop();
+  // Emits the hoisted values (vector mode), before the vector loop.
+  absl::Status EmitHoisted();
+  // The vector loop over [i, vector_end) (a multiple of lanes_ long):
+  // several independent bodies per iteration while that many vectors are
+  // left, then one.
+  absl::Status EmitVectorLoop(int level, asmjit::x86::Gp i, asmjit::x86::Gp vector_end);
+  // Op `id`'s vector value as an instruction source: the constant pool
+  // entry of a deferred constant (AVX only: VEX memory operands need no
+  // alignment), else its register.
+  asmjit::Operand VecSource(int id);
+  bool IsMemSource(int id) const;
+  // Op `id`'s vector value in a register (loads a deferred constant).
+  asmjit::x86::Vec VecReg(int id);
+  // Whether `user` may overwrite op `operand`'s register: the operand is a
+  // fresh register computed in this loop body and `user` is its last use.
+  bool Killable(int operand, int user) const;
   // Only operations of `section` (index operations count as kPre at output
   // levels and kBody at reduction levels); kAccWrite is left to
   // EmitAccumulatorWrites.
@@ -159,6 +192,9 @@ class KernelLowering {
   // Rounds an f32 value to f16 or bf16 (result still an f32).
   asmjit::x86::Vec Quantize(asmjit::x86::Vec f32, ElementType type);
   asmjit::x86::Vec F64ToF32RoundToOdd(asmjit::x86::Vec x);
+  // std::fmod(a, b) of f32 or f64 values in lane 0 (exact: an integer
+  // long division of the significands).
+  asmjit::x86::Vec FloatRemainder(bool f64, asmjit::x86::Vec a, asmjit::x86::Vec b);
   asmjit::x86::Vec IntegerToF32RoundToOdd(asmjit::x86::Gp g, ElementType from);
   asmjit::x86::Vec IntegerToFloat(asmjit::x86::Gp g, ElementType from, bool to_f64);
   asmjit::x86::Gp FloatToInteger(asmjit::x86::Vec x_f64, ElementType to);
@@ -176,14 +212,19 @@ class KernelLowering {
   // Float unary/binary/compare shared by both representations; `f64`
   // chooses the element width.
   absl::Status FloatUnary(Opcode opcode, bool f64, asmjit::x86::Vec x, asmjit::x86::Vec* out);
+  // `b_source`, when a memory operand, replaces b (add/subtract/multiply/
+  // divide only).
   absl::Status FloatBinary(Opcode opcode, bool f64, asmjit::x86::Vec a, asmjit::x86::Vec b,
-                           asmjit::x86::Vec* out);
+                           asmjit::x86::Vec* out, asmjit::Operand b_source = asmjit::Operand());
   asmjit::x86::Vec FloatCompareMask(ComparisonDirection direction, bool f64, asmjit::x86::Vec a,
                                     asmjit::x86::Vec b);
   asmjit::x86::Vec FloatMaxMin(bool max, bool f64, asmjit::x86::Vec a, asmjit::x86::Vec b);
   asmjit::x86::Vec NewVec();  // Full width in vector mode, xmm otherwise.
   asmjit::x86::Vec Const(bool f64, uint64_t lane_bits);
   asmjit::x86::Vec Copy(asmjit::x86::Vec a);
+  // A constant as a source operand: the constant pool entry with AVX (VEX
+  // memory operands need no alignment), a register with SSE.
+  asmjit::Operand ConstSource(bool f64, uint64_t lane_bits);
   void V2(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::Operand& a);
   void V3(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::x86::Vec& a,
           const asmjit::Operand& b);
@@ -251,6 +292,12 @@ class KernelLowering {
   asmjit::x86::Gp begin_;  // The outermost loop's range.
   asmjit::x86::Gp end_;
   std::vector<Val> vals_;
+  // See PlanVectorLoop (empty when not planned).
+  std::vector<bool> hoisted_;
+  std::vector<bool> deferred_;
+  std::vector<asmjit::x86::Mem> deferred_mem_;
+  std::vector<int> last_user_;
+  std::vector<bool> fresh_;  // Value always in a register of its own.
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
   // The float type of a vector program with floats, else an integer type of

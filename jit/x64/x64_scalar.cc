@@ -12,6 +12,7 @@
 namespace xjit::jit::x64 {
 
 using namespace asmjit;  // NOLINT
+namespace Inst = x86::Inst;
 
 namespace {
 
@@ -753,11 +754,178 @@ absl::Status KernelLowering::EmitScalarBinary(int id) {
   const x86::Vec a = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
   const x86::Vec b = narrow ? AsF32(op.b, type) : vals_[op.b].vec;
   x86::Vec r;
-  XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a, b, &r));
-  const bool exact = op.opcode == Opcode::kMaximum || op.opcode == Opcode::kMinimum;
+  if (op.opcode == Opcode::kRemainder) {
+    r = FloatRemainder(f64, a, b);  // Exact, so already of the narrow type.
+  } else {
+    XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a, b, &r));
+  }
+  const bool exact = op.opcode == Opcode::kMaximum || op.opcode == Opcode::kMinimum ||
+                     op.opcode == Opcode::kRemainder;
   if (narrow && !exact) r = Quantize(r, type);
   SetVec(id, r);
   return absl::OkStatus();
+}
+
+x86::Vec KernelLowering::FloatRemainder(bool f64, x86::Vec a, x86::Vec b) {
+  // fmod(x, y) = x - n*y with n = trunc(x/y), always representable: with
+  // x = mx * 2^ex, y = my * 2^ey (integer significands, ex >= ey), the
+  // result is ((mx * 2^(ex-ey)) mod my) * 2^ey, computed by dividing
+  // r * 2^s (128 bits, s <= 63 at a time) by my while r < my. Sign of x;
+  // NaN for x infinite, y zero or a NaN operand; x itself when |x| < |y|.
+  const int m = f64 ? 52 : 23;
+  const int sign_bit = f64 ? 63 : 31;
+  const uint64_t inf = f64 ? 0x7FF0000000000000ull : 0x7F800000ull;
+  x86::Vec result = cc_.newXmm();
+  x86::Gp xa = NewGp();
+  x86::Gp xb = NewGp();
+  const uint32_t move = f64 ? (features_.avx2 ? Inst::kIdVmovq : Inst::kIdMovq)
+                            : (features_.avx2 ? Inst::kIdVmovd : Inst::kIdMovd);
+  if (f64) {
+    cc_.emit(move, xa, a.xmm());
+    cc_.emit(move, xb, b.xmm());
+  } else {
+    cc_.emit(move, xa.r32(), a.xmm());  // Zero-extends.
+    cc_.emit(move, xb.r32(), b.xmm());
+  }
+  x86::Gp ux = NewGp();
+  x86::Gp uy = NewGp();
+  x86::Gp sx = NewGp();
+  cc_.mov(ux, xa);
+  cc_.btr(ux, sign_bit);
+  cc_.mov(uy, xb);
+  cc_.btr(uy, sign_bit);
+  cc_.mov(sx, xa);
+  cc_.xor_(sx, ux);
+  Label nan = cc_.newLabel();
+  Label keep_x = cc_.newLabel();
+  Label zero = cc_.newLabel();
+  Label to_xmm = cc_.newLabel();
+  Label done = cc_.newLabel();
+  x86::Gp bits = NewGp();
+  x86::Gp limit = NewGp();
+  cc_.mov(limit, inf);
+  cc_.cmp(ux, limit);
+  cc_.jae(nan);  // x is infinite or NaN.
+  cc_.cmp(uy, limit);
+  cc_.ja(nan);  // y is NaN.
+  cc_.test(uy, uy);
+  cc_.jz(nan);
+  cc_.cmp(ux, uy);
+  cc_.jb(keep_x);  // Also x = 0 and y infinite.
+  cc_.je(zero);
+  // Both finite and nonzero, |x| > |y|: significands and exponents
+  // (subnormals: exponent 1, no implicit bit).
+  x86::Gp one = NewGp();
+  cc_.mov(one, 1);
+  x86::Gp mant_mask = NewGp();
+  cc_.mov(mant_mask, (uint64_t{1} << m) - 1);
+  auto split = [&](x86::Gp u, x86::Gp e, x86::Gp mant) {
+    cc_.mov(e, u);
+    cc_.shr(e, m);
+    cc_.mov(mant, u);
+    cc_.and_(mant, mant_mask);
+    x86::Gp implicit = NewGp();
+    cc_.xor_(implicit.r32(), implicit.r32());
+    cc_.test(e, e);
+    cc_.setnz(implicit.r8());
+    cc_.shl(implicit, m);
+    cc_.or_(mant, implicit);
+    cc_.test(e, e);
+    cc_.cmovz(e, one);
+  };
+  x86::Gp ex = NewGp();
+  x86::Gp mx = NewGp();
+  x86::Gp ey = NewGp();
+  x86::Gp my = NewGp();
+  split(ux, ex, mx);
+  split(uy, ey, my);
+  // r = mx mod my (quotient < 2^(m+1): fits).
+  x86::Gp r = NewGp();
+  {
+    x86::Gp hi = NewGp();
+    x86::Gp lo = NewGp();
+    cc_.mov(lo, mx);
+    cc_.xor_(hi.r32(), hi.r32());
+    cc_.div(hi, lo, my);
+    cc_.mov(r, hi);
+  }
+  x86::Gp left = NewGp();  // Exponent difference still to divide out.
+  cc_.mov(left, ex);
+  cc_.sub(left, ey);
+  Label loop = cc_.newLabel();
+  Label loop_end = cc_.newLabel();
+  cc_.bind(loop);
+  cc_.test(left, left);
+  cc_.jz(loop_end);
+  {
+    // r < my, so (r * 2^s) / my < 2^s fits the quotient register.
+    x86::Gp s = NewGp();
+    x86::Gp max_step = NewGp();
+    cc_.mov(s, left);
+    cc_.mov(max_step, 63);
+    cc_.cmp(s, max_step);
+    cc_.cmova(s, max_step);
+    x86::Gp hi = NewGp();
+    x86::Gp lo = NewGp();
+    cc_.mov(lo, r);
+    cc_.xor_(hi.r32(), hi.r32());
+    cc_.shld(hi, lo, s.r8());
+    cc_.shl(lo, s.r8());
+    cc_.div(hi, lo, my);
+    cc_.mov(r, hi);
+    cc_.sub(left, s);
+  }
+  cc_.jmp(loop);
+  cc_.bind(loop_end);
+  cc_.test(r, r);
+  cc_.jz(zero);
+  // r * 2^(ey - 1) in the format's units: normalise the top bit to bit m
+  // unless that needs an exponent below 1 (a subnormal result).
+  {
+    x86::Gp top = NewGp();
+    cc_.bsr(top, r);
+    x86::Gp shift = NewGp();
+    cc_.mov(shift, m);
+    cc_.sub(shift, top);
+    x86::Gp room = NewGp();
+    cc_.mov(room, ey);
+    cc_.sub(room, 1);
+    cc_.cmp(shift, room);
+    cc_.cmova(shift, room);
+    cc_.shl(r, shift.r8());
+    x86::Gp e = NewGp();
+    cc_.mov(e, ey);
+    cc_.sub(e, shift);
+    cc_.sub(e, 1);
+    cc_.shl(e, m);
+    cc_.mov(bits, r);
+    cc_.add(bits, e);
+    cc_.or_(bits, sx);
+  }
+  cc_.jmp(to_xmm);
+  cc_.bind(keep_x);
+  cc_.mov(bits, xa);
+  cc_.jmp(to_xmm);
+  cc_.bind(zero);
+  cc_.mov(bits, sx);
+  cc_.bind(to_xmm);
+  if (f64) {
+    cc_.emit(move, result, bits);
+  } else {
+    cc_.emit(move, result, bits.r32());
+  }
+  cc_.jmp(done);
+  cc_.bind(nan);
+  {
+    // x*y / (x*y): NaN for every case that reaches here, quiet, keeping a
+    // NaN operand's payload.
+    x86::Vec product = NewVec();
+    FloatBinary(Opcode::kMultiply, f64, a, b, &product).IgnoreError();
+    V3(f64 ? Inst::kIdDivpd : Inst::kIdDivps, f64 ? Inst::kIdVdivpd : Inst::kIdVdivps, result,
+       product, product);
+  }
+  cc_.bind(done);
+  return result;
 }
 
 absl::Status KernelLowering::EmitScalarCompare(int id) {

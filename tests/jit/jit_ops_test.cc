@@ -104,7 +104,8 @@ TEST_P(JitOps, FloatBinary) {
   for (const char* t : kFloatTypes) {
     for (const std::string& d : Dims()) {
       const std::string s = absl::StrCat(t, d);
-      for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+      for (const char* op :
+           {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum"}) {
         Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       }
     }
