@@ -12,8 +12,10 @@
 //   ChainEvaluator/.../N    the same module run by the reference evaluator.
 //   ChainScalar/.../N       the same chain as a scalar C++ loop calling libm's
 //                           tanhf per element.
-//   Compile100/{unfused,fused}  jit::Compile of a 100-instruction elementwise
-//                           module (parsed once, outside the timed loop).
+//   Compile100/fused:F/passes:P  jit::Compile of a 100-instruction elementwise
+//                           module (parsed once, outside the timed loop): as
+//                           100 entry instructions (F=0) or one loop fusion
+//                           (F=1), with the pass pipeline on (P=1) or off.
 //   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
 //                           (Execute) and host literals (Run).
 //   IntKernel/kind/isa      integer kernels of 16M elements, one thread:
@@ -241,10 +243,12 @@ std::string HundredOpModule(bool fused) {
 
 void BM_Compile100(benchmark::State& state) {
   std::unique_ptr<Module> module = ParseOrDie(HundredOpModule(state.range(0) != 0));
+  jit::CompileOptions options;
+  options.run_passes = state.range(1) != 0;
   jit::CompileReport report;
   for (auto _ : state) {
     absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-        jit::Compile(*module, jit::CompileOptions(), &report);
+        jit::Compile(*module, options, &report);
     if (!executable.ok()) {
       state.SkipWithError(std::string(executable.status().message()).c_str());
       return;
@@ -430,7 +434,12 @@ BENCHMARK(BM_ChainEvaluator)
     ->Args({kSmall, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_Compile100)->ArgName("fused")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_Compile100)
+    ->ArgNames({"fused", "passes"})
+    ->Args({0, 1})
+    ->Args({0, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
