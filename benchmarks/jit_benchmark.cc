@@ -43,8 +43,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/evaluator.h"
-#include "ir/hlo_parser.h"
 #include "ir/literal.h"
+#include "benchmarks/parse_or_die.h"
 #include "ir/module.h"
 #include "jit/compile.h"
 #include "runtime/executable.h"
@@ -57,16 +57,6 @@ constexpr int64_t kLarge = int64_t{16} << 20;  // 16M elements, 64 MiB per f32 a
 constexpr int64_t kSmall = int64_t{1} << 20;   // 1M elements: the evaluator's size.
 constexpr float kB = 0.25f;
 constexpr float kC = 1.5f;
-
-std::unique_ptr<Module> ParseOrDie(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "benchmark");
-  if (!module.ok()) {
-    std::fprintf(stderr, "benchmark module does not parse: %s\n%s\n",
-                 std::string(module.status().message()).c_str(), text.c_str());
-    std::abort();
-  }
-  return *std::move(module);
-}
 
 // One loop fusion computing tanh(a*x+b)*c, or (a*x+b)*c without tanh.
 std::string ChainModule(int64_t n, bool with_tanh) {

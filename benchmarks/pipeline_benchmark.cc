@@ -30,8 +30,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "ir/hlo_parser.h"
 #include "ir/layout_util.h"
+#include "benchmarks/parse_or_die.h"
 #include "ir/module.h"
 #include "jit/compile.h"
 #include "runtime/blas/blas_threads.h"
@@ -39,16 +39,6 @@
 
 namespace xjit {
 namespace {
-
-std::unique_ptr<Module> ParseOrDie(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "benchmark");
-  if (!module.ok()) {
-    std::fprintf(stderr, "benchmark module does not parse: %s\n%s\n",
-                 std::string(module.status().message()).c_str(), text.c_str());
-    std::abort();
-  }
-  return *std::move(module);
-}
 
 std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -169,35 +169,33 @@ class MathBuilder {
   const TypeInfo& info() const { return info_; }
   bool f64() const { return f64_; }
 
-  int Convert(int x, ElementType from, ElementType to) {
+  // One operation; opcode kAdd (KOp's default) where the kind has none.
+  int Make(KOpKind kind, ElementType type, ElementType operand_type, Opcode opcode, int a,
+           int b = -1, int c = -1, int64_t imm = 0) {
     KOp op;
-    op.kind = KOpKind::kConvert;
-    op.type = to;
-    op.operand_type = from;
-    op.a = x;
+    op.kind = kind;
+    op.type = type;
+    op.operand_type = operand_type;
+    op.opcode = opcode;
+    op.a = a;
+    op.b = b;
+    op.c = c;
+    op.imm = imm;
     return Add(op);
+  }
+  // The same on values of type_.
+  int Make(KOpKind kind, Opcode opcode, int a, int b = -1, int c = -1, int64_t imm = 0) {
+    return Make(kind, type_, type_, opcode, a, b, c, imm);
+  }
+
+  int Convert(int x, ElementType from, ElementType to) {
+    return Make(KOpKind::kConvert, to, from, Opcode::kAdd, x);
   }
 
   // ---- Constants ----
-  int C(double v) {
-    uint64_t bits;
-    if (f64_) {
-      std::memcpy(&bits, &v, 8);
-    } else {
-      const float f = static_cast<float>(v);
-      uint32_t b32;
-      std::memcpy(&b32, &f, 4);
-      bits = b32;
-    }
-    return Bits(bits);
-  }
+  int C(double v) { return Bits(BitsOf(v)); }
   int Bits(uint64_t bits) {
-    KOp op;
-    op.kind = KOpKind::kConst;
-    op.type = type_;
-    op.operand_type = type_;
-    op.imm = static_cast<int64_t>(bits);
-    return Add(op);
+    return Make(KOpKind::kConst, Opcode::kAdd, -1, -1, -1, static_cast<int64_t>(bits));
   }
   int Inf() { return C(HUGE_VAL); }
   int NaN() { return Bits(f64_ ? 0x7FF8000000000000ull : 0x7FC00000u); }
@@ -216,25 +214,8 @@ class MathBuilder {
   }
 
   // ---- Arithmetic ----
-  int Binary(Opcode opcode, int a, int b) {
-    KOp op;
-    op.kind = KOpKind::kBinary;
-    op.opcode = opcode;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = a;
-    op.b = b;
-    return Add(op);
-  }
-  int Unary(Opcode opcode, int a) {
-    KOp op;
-    op.kind = KOpKind::kUnary;
-    op.opcode = opcode;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = a;
-    return Add(op);
-  }
+  int Binary(Opcode opcode, int a, int b) { return Make(KOpKind::kBinary, opcode, a, b); }
+  int Unary(Opcode opcode, int a) { return Make(KOpKind::kUnary, opcode, a); }
   int Sum(int a, int b) { return Binary(Opcode::kAdd, a, b); }
   int Sub(int a, int b) { return Binary(Opcode::kSubtract, a, b); }
   int Mul(int a, int b) { return Binary(Opcode::kMultiply, a, b); }
@@ -249,25 +230,9 @@ class MathBuilder {
   // a * b + c: one rounding with a native FMA, two otherwise.
   int Fma(int a, int b, int c) {
     if (!fma_) return Sum(Mul(a, b), c);
-    KOp op;
-    op.kind = KOpKind::kFma;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = a;
-    op.b = b;
-    op.c = c;
-    return Add(op);
+    return Make(KOpKind::kFma, Opcode::kAdd, a, b, c);
   }
-  int Clamp(int lo, int x, int hi) {
-    KOp op;
-    op.kind = KOpKind::kClamp;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = lo;
-    op.b = x;
-    op.c = hi;
-    return Add(op);
-  }
+  int Clamp(int lo, int x, int hi) { return Make(KOpKind::kClamp, Opcode::kAdd, lo, x, hi); }
   // min/max/clamp against constant bounds (never NaN): a compare and a
   // select each, NaN x kept (the compare is false), zero signs not ordered.
   int MinC(int x, double hi) { return Sel(Gt(x, C(hi)), C(hi), x); }
@@ -316,50 +281,20 @@ class MathBuilder {
   int Eq(int a, int b) { return Cmp(ComparisonDirection::kEq, a, b); }
   int Ne(int a, int b) { return Cmp(ComparisonDirection::kNe, a, b); }
   int Sel(int p, int if_true, int if_false) {
-    KOp op;
-    op.kind = KOpKind::kSelect;
-    op.type = type_;
-    op.operand_type = ElementType::kPred;
-    op.a = p;
-    op.b = if_true;
-    op.c = if_false;
-    return Add(op);
+    return Make(KOpKind::kSelect, type_, ElementType::kPred, Opcode::kAdd, p, if_true, if_false);
   }
   int PAnd(int p, int q) {
-    KOp op;
-    op.kind = KOpKind::kBinary;
-    op.opcode = Opcode::kAnd;
-    op.type = ElementType::kPred;
-    op.operand_type = ElementType::kPred;
-    op.a = p;
-    op.b = q;
-    return Add(op);
+    return Make(KOpKind::kBinary, ElementType::kPred, ElementType::kPred, Opcode::kAnd, p, q);
   }
 
   // ---- Bits ----
-  int BitOp(Opcode opcode, int a, int b) {
-    KOp op;
-    op.kind = KOpKind::kBits;
-    op.opcode = opcode;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = a;
-    op.b = b;
-    return Add(op);
-  }
+  int BitOp(Opcode opcode, int a, int b) { return Make(KOpKind::kBits, opcode, a, b); }
   int And(int a, int b) { return BitOp(Opcode::kAnd, a, b); }
   int Or(int a, int b) { return BitOp(Opcode::kOr, a, b); }
   int Xor(int a, int b) { return BitOp(Opcode::kXor, a, b); }
   int IAdd(int a, int b) { return BitOp(Opcode::kAdd, a, b); }
   int Shift(Opcode opcode, int a, int amount) {
-    KOp op;
-    op.kind = KOpKind::kBitShift;
-    op.opcode = opcode;
-    op.type = type_;
-    op.operand_type = type_;
-    op.a = a;
-    op.imm = amount;
-    return Add(op);
+    return Make(KOpKind::kBitShift, opcode, a, -1, -1, amount);
   }
   int Shl(int a, int amount) { return Shift(Opcode::kShiftLeft, a, amount); }
   int Shr(int a, int amount) { return Shift(Opcode::kShiftRightLogical, a, amount); }
@@ -905,14 +840,7 @@ int ExpandIntegerPower(MathBuilder& b, ElementType type, int x, int y) {
     return b.Add(op);
   };
   auto binary = [&](Opcode opcode, int l, int r) {
-    KOp op;
-    op.kind = KOpKind::kBinary;
-    op.opcode = opcode;
-    op.type = type;
-    op.operand_type = type;
-    op.a = l;
-    op.b = r;
-    return b.Add(op);
+    return b.Make(KOpKind::kBinary, type, type, opcode, l, r);
   };
   auto compare = [&](ComparisonDirection direction, int l, int r) {
     KOp op;
@@ -926,14 +854,7 @@ int ExpandIntegerPower(MathBuilder& b, ElementType type, int x, int y) {
     return b.Add(op);
   };
   auto select = [&](int p, int t, int f) {
-    KOp op;
-    op.kind = KOpKind::kSelect;
-    op.type = type;
-    op.operand_type = ElementType::kPred;
-    op.a = p;
-    op.b = t;
-    op.c = f;
-    return b.Add(op);
+    return b.Make(KOpKind::kSelect, type, ElementType::kPred, Opcode::kAdd, p, t, f);
   };
   const int zero = constant(0);
   const int one = constant(1);

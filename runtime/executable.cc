@@ -15,29 +15,18 @@
 namespace xjit::runtime {
 namespace {
 
-void FlattenInto(const Literal& literal, std::vector<uint8_t>* out) {
-  if (literal.shape().IsTuple()) {
-    for (const Literal& element : literal.elements()) FlattenInto(element, out);
-    return;
-  }
-  if (!literal.shape().IsArray()) return;  // Tokens and opaques hold no bytes.
-  absl::Span<const uint8_t> data = literal.data();
-  out->insert(out->end(), data.begin(), data.end());
-}
+const std::vector<Literal>& Elements(const Literal& literal) { return literal.elements(); }
+std::vector<Literal>& Elements(Literal& literal) { return *literal.mutable_elements(); }
 
-// Reads `shape` from `data`; returns the number of bytes consumed.
-int64_t UnflattenInto(const uint8_t* data, Literal* literal) {
+// Visits the array leaves of `literal` (a Literal or const Literal) depth
+// first: the flattened order of buffer_plan.h. Tokens and opaques hold none.
+template <typename L, typename Visit>
+void ForEachArrayLeaf(L* literal, Visit&& visit) {
   if (literal->shape().IsTuple()) {
-    int64_t used = 0;
-    for (Literal& element : *literal->mutable_elements()) {
-      used += UnflattenInto(data + used, &element);
-    }
-    return used;
+    for (auto& element : Elements(*literal)) ForEachArrayLeaf(&element, visit);
+  } else if (literal->shape().IsArray()) {
+    visit(literal);
   }
-  if (!literal->shape().IsArray()) return 0;
-  absl::Span<uint8_t> bytes = literal->data();
-  if (!bytes.empty()) std::memcpy(bytes.data(), data, bytes.size());
-  return static_cast<int64_t>(bytes.size());
 }
 
 // The addresses of the places a run uses.
@@ -123,16 +112,6 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   });
 }
 
-// Visits the array leaves of `literal` depth first.
-template <typename Visit>
-void ForEachArrayLeaf(Literal* literal, Visit&& visit) {
-  if (literal->shape().IsTuple()) {
-    for (Literal& element : *literal->mutable_elements()) ForEachArrayLeaf(&element, visit);
-  } else if (literal->shape().IsArray()) {
-    visit(literal);
-  }
-}
-
 // Runs an interpreted step: its operands are read from their leaves' slots
 // and its result is written to its leaves' slots.
 absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slots,
@@ -214,13 +193,20 @@ int64_t ArrayLeafCount(const Shape& shape) {
 
 std::vector<uint8_t> FlattenLiteral(const Literal& literal) {
   std::vector<uint8_t> out;
-  FlattenInto(literal, &out);
+  ForEachArrayLeaf(&literal, [&](const Literal* leaf) {
+    absl::Span<const uint8_t> data = leaf->data();
+    out.insert(out.end(), data.begin(), data.end());
+  });
   return out;
 }
 
 Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
   Literal literal(shape);
-  UnflattenInto(data, &literal);
+  ForEachArrayLeaf(&literal, [&](Literal* leaf) {
+    absl::Span<uint8_t> bytes = leaf->data();
+    if (!bytes.empty()) std::memcpy(bytes.data(), data, bytes.size());
+    data += bytes.size();
+  });
   return literal;
 }
 

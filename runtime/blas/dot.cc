@@ -433,36 +433,32 @@ void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* opera
   const int64_t w = copy.element_bytes;
   int64_t zero[kMaxLoopDims] = {};
   uint8_t* image = scratch + copy.scratch_offset;
-  if (to_image) {
-    auto src = static_cast<const uint8_t*>(operand_in);
-    auto body = [&](auto width) {
-      ForEachOffset(nd, copy.sizes.data(), copy.operand_strides.data(),
-                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
-                    [&](int64_t s, int64_t d, int64_t) {
+  auto src = static_cast<const uint8_t*>(operand_in);
+  auto dst = static_cast<uint8_t*>(operand_out);
+  // The element width and the direction are template arguments, so that
+  // each loop is a plain fixed-size copy.
+  auto body = [&](auto width, auto into_image) {
+    ForEachOffset(nd, copy.sizes.data(), copy.operand_strides.data(), copy.scratch_strides.data(),
+                  zero, copy.operand_offset, 0, 0, [&](int64_t s, int64_t d, int64_t) {
+                    if constexpr (decltype(into_image)::value) {
                       std::memcpy(image + d * width, src + s * width, width);
-                    });
-    };
-    switch (w) {
-      case 4: body(std::integral_constant<int64_t, 4>()); break;
-      case 8: body(std::integral_constant<int64_t, 8>()); break;
-      case 16: body(std::integral_constant<int64_t, 16>()); break;
-      default: body(w);
-    }
-  } else {
-    auto dst = static_cast<uint8_t*>(operand_out);
-    auto body = [&](auto width) {
-      ForEachOffset(nd, copy.sizes.data(), copy.operand_strides.data(),
-                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
-                    [&](int64_t s, int64_t d, int64_t) {
+                    } else {
                       std::memcpy(dst + s * width, image + d * width, width);
-                    });
-    };
+                    }
+                  });
+  };
+  auto with_width = [&](auto into_image) {
     switch (w) {
-      case 4: body(std::integral_constant<int64_t, 4>()); break;
-      case 8: body(std::integral_constant<int64_t, 8>()); break;
-      case 16: body(std::integral_constant<int64_t, 16>()); break;
-      default: body(w);
+      case 4: body(std::integral_constant<int64_t, 4>(), into_image); break;
+      case 8: body(std::integral_constant<int64_t, 8>(), into_image); break;
+      case 16: body(std::integral_constant<int64_t, 16>(), into_image); break;
+      default: body(w, into_image);
     }
+  };
+  if (to_image) {
+    with_width(std::true_type());
+  } else {
+    with_width(std::false_type());
   }
 }
 
