@@ -283,6 +283,7 @@ class ElementEmitter {
   absl::StatusOr<int> EmitConcatenate(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicSlice(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicUpdateSlice(const Instruction& instr, const Index& index);
+  absl::StatusOr<int> EmitGather(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReshape(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitComplex(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitComplexMultiply(int x, int y, ElementType component);
@@ -392,7 +393,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       case Opcode::kCopy: case Opcode::kBroadcast: case Opcode::kTranspose:
       case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kSlice: case Opcode::kReverse:
       case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kDynamicSlice:
-      case Opcode::kDynamicUpdateSlice: case Opcode::kSelect:
+      case Opcode::kDynamicUpdateSlice: case Opcode::kSelect: case Opcode::kGather:
         break;
       default:
         return EmitComplex(instr, index);
@@ -521,6 +522,12 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       return EmitDynamicSlice(instr, index);
     case Opcode::kDynamicUpdateSlice:
       return EmitDynamicUpdateSlice(instr, index);
+    case Opcode::kGather:
+      return EmitGather(instr, index);
+    case Opcode::kReplicaId: case Opcode::kPartitionId:
+      // An executable runs one replica of one partition (the evaluator's
+      // interpreted steps see the same).
+      return b_.Value(KOpKind::kFromIndex, type, b_.Const(0));
     default:
       break;
   }
@@ -985,6 +992,74 @@ absl::StatusOr<Index> ElementEmitter::ClampedStarts(const Instruction& instr,
     starts[d] = b_.IClamp(start, 0, std::max<int64_t>(operand.dimensions(d) - sizes[d], 0));
   }
   return starts;
+}
+
+// Output element `index` of a gather: its batch dimensions pick an index
+// vector, whose entries (clamped so that the slice fits, as dynamic-slice
+// does) give the slice's start in the start_index_map dimensions; operand
+// batching dimensions take the matching batch index; offset dimensions add
+// the position inside the slice. Every operand index stays in bounds.
+absl::StatusOr<int> ElementEmitter::EmitGather(const Instruction& instr, const Index& index) {
+  const Instruction& operand = *instr.operand(0);
+  const Instruction& indices = *instr.operand(1);
+  const GatherDimensionNumbers& dn = instr.attrs().gather_dimension_numbers;
+  const std::vector<int64_t>& slice_sizes = instr.attrs().slice_sizes;
+  const int64_t operand_rank = operand.shape().rank();
+  const int64_t indices_rank = indices.shape().rank();
+  const int64_t out_rank = instr.shape().rank();
+  if (!IsInteger(indices.shape().element_type())) {
+    return Unsupported(instr, "start indices are not integers");
+  }
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  // The shape checks the verifier made, restated where a violation would
+  // index out of range here.
+  if (static_cast<int64_t>(slice_sizes.size()) != operand_rank || dn.index_vector_dim < 0 ||
+      dn.index_vector_dim > indices_rank ||
+      dn.operand_batching_dims.size() != dn.start_indices_batching_dims.size()) {
+    return Unsupported(instr, "malformed gather dimension numbers");
+  }
+  Index batch;  // Output batch dimensions in order = indices dims without index_vector_dim.
+  for (int64_t d = 0; d < out_rank; ++d) {
+    if (!contains(dn.offset_dims, d)) batch.push_back(index[d]);
+  }
+  if (static_cast<int64_t>(batch.size()) !=
+      indices_rank - (dn.index_vector_dim < indices_rank ? 1 : 0)) {
+    return Unsupported(instr, "result rank does not match the indices");
+  }
+  Index operand_index(operand_rank, b_.Const(0));
+  Index indices_index(indices_rank);
+  for (int64_t d = 0, b = 0; d < indices_rank; ++d) {
+    if (d != dn.index_vector_dim) indices_index[d] = batch[b++];
+  }
+  for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
+    const int64_t d = dn.start_index_map[k];
+    if (d < 0 || d >= operand_rank) return Unsupported(instr, "start_index_map out of range");
+    if (dn.index_vector_dim < indices_rank) {
+      indices_index[dn.index_vector_dim] = b_.Const(static_cast<int64_t>(k));
+    }
+    XJIT_ASSIGN_OR_RETURN(int value, Emit(indices, indices_index));
+    const int64_t largest = std::max<int64_t>(operand.shape().dimensions(d) - slice_sizes[d], 0);
+    const int start = b_.Value(KOpKind::kToIndex, ElementType::kS64, value);
+    operand_index[d] = b_.IAdd(operand_index[d], b_.IClamp(start, 0, largest));
+  }
+  for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i) {
+    const int64_t d = dn.start_indices_batching_dims[i];
+    if (d < 0 || d >= indices_rank || d == dn.index_vector_dim) {
+      return Unsupported(instr, "start_indices_batching_dims out of range");
+    }
+    const int64_t od = dn.operand_batching_dims[i];
+    operand_index[od] = b_.IAdd(operand_index[od], indices_index[d]);
+  }
+  for (int64_t d = 0, k = 0; d < operand_rank; ++d) {
+    if (contains(dn.collapsed_slice_dims, d) || contains(dn.operand_batching_dims, d)) continue;
+    if (k >= static_cast<int64_t>(dn.offset_dims.size())) {
+      return Unsupported(instr, "offset_dims do not match the slice");
+    }
+    operand_index[d] = b_.IAdd(operand_index[d], index[dn.offset_dims[k++]]);
+  }
+  return Emit(operand, operand_index);
 }
 
 absl::StatusOr<int> ElementEmitter::EmitDynamicSlice(const Instruction& instr,

@@ -244,6 +244,36 @@ TEST_P(JitOps, DynamicSlices) {
   }
 }
 
+// Gather (clamped starts, collapsed and offset dimensions, a trailing
+// implicit index vector, batching dimensions) and replica-id, which a
+// single-replica executable computes as 0.
+TEST_P(JitOps, GatherAndReplicaId) {
+  for (const char* t : {"f32", "s8", "c64"}) {
+    auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
+    for (const char* index_type : {"s32", "u8", "s64", "u64"}) {
+      auto i = [&](const std::string& dims) { return absl::StrCat(index_type, dims); };
+      Check(One({s("[5,4]"), i("[3,2]")},
+                s("[3,2,3] gather(p0, p1), offset_dims={1,2}, collapsed_slice_dims={}, "
+                  "start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}")));
+      Check(One({s("[7,3]{0,1}"), i("[4]")},
+                s("[4,3] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, "
+                  "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}")));
+      Check(One({s("[6]"), i("[2,3]")},
+                s("[2,3] gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, "
+                  "start_index_map={0}, index_vector_dim=2, slice_sizes={1}")));
+      Check(One({s("[3,8]"), i("[3,1]")},
+                s("[3,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={}, "
+                  "start_index_map={1}, index_vector_dim=1, slice_sizes={1,2}, "
+                  "operand_batching_dims={0}, start_indices_batching_dims={0}")));
+      Check(One({s("[0,4]"), i("[0,1]")},
+                s("[0,4] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, "
+                  "start_index_map={0}, index_vector_dim=1, slice_sizes={0,4}")));
+    }
+  }
+  Check(One({}, "u32[] replica-id()"));
+  Check(One({}, "u32[] partition-id()"));
+}
+
 TEST_P(JitOps, VectorizedF32F64) {
   // Big enough for the vector loop; odd sizes for the tails.
   for (const char* t : {"f32", "f64"}) {
