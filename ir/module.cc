@@ -30,10 +30,16 @@ void Module::RemoveComputation(Computation* computation) {
 
 std::unique_ptr<Module> Module::Clone() const {
   auto clone = std::make_unique<Module>(name_);
+  // Every computation first, then their instructions: passes append the
+  // computations they create (fused computations) after their callers.
   absl::flat_hash_map<const Computation*, Computation*> computation_map;
   for (const auto& computation : computations_) {
     auto copy = std::make_unique<Computation>(computation->name());
     copy->set_execution_thread(computation->execution_thread());
+    computation_map[computation.get()] = clone->AddComputation(std::move(copy));
+  }
+  for (const auto& computation : computations_) {
+    Computation* copy = computation_map.at(computation.get());
     absl::flat_hash_map<const Instruction*, Instruction*> instruction_map;
     for (const auto& instruction : computation->instructions()) {
       auto new_instruction = std::make_unique<Instruction>(instruction->opcode(), instruction->shape());
@@ -53,7 +59,6 @@ std::unique_ptr<Module> Module::Clone() const {
       instruction_map[instruction.get()] = copy->AddInstruction(std::move(new_instruction));
     }
     if (computation->root() != nullptr) copy->set_root(instruction_map.at(computation->root()));
-    computation_map[computation.get()] = clone->AddComputation(std::move(copy));
   }
   if (entry_ != nullptr) clone->entry_ = computation_map.at(entry_);
   clone->entry_parameter_layouts_ = entry_parameter_layouts_;

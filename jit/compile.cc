@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/layout_util.h"
@@ -25,6 +27,7 @@
 #include "jit/split_output_fusions.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"
+#include "passes/rewrite_util.h"
 
 namespace xjit::jit {
 namespace {
@@ -78,6 +81,34 @@ bool HasDynamicShape(const Computation& computation) {
     if (instruction->shape().is_dynamic()) return true;
   }
   return false;
+}
+
+// `computation` (of `module`) as the entry of a module of its own that holds
+// only the computations it calls.
+std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& computation) {
+  std::unique_ptr<Module> copy = module.Clone();
+  Computation* entry = copy->FindComputation(computation.name());
+  copy->set_entry(entry);
+  std::vector<Shape> parameters;
+  for (const Instruction* parameter : entry->parameters()) parameters.push_back(parameter->shape());
+  copy->set_entry_computation_layout(std::move(parameters), entry->root()->shape());
+  absl::flat_hash_set<const Computation*> reachable = {entry};
+  std::vector<const Computation*> work = {entry};
+  while (!work.empty()) {
+    const Computation* current = work.back();
+    work.pop_back();
+    for (const auto& instruction : current->instructions()) {
+      for (const Computation* callee : instruction->called_computations()) {
+        if (reachable.insert(callee).second) work.push_back(callee);
+      }
+    }
+  }
+  std::vector<Computation*> unreachable;
+  for (const auto& candidate : copy->computations()) {
+    if (!reachable.contains(candidate.get())) unreachable.push_back(candidate.get());
+  }
+  for (Computation* computation : unreachable) copy->RemoveComputation(computation);
+  return copy;
 }
 
 // Builds the steps and slots of the entry computation from its buffer plan
@@ -265,9 +296,14 @@ class ExecutableBuilder {
     }
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
     if (target_ != nullptr) {
-      kernel_status = IsLibraryCall(instruction.opcode())
-                          ? AddLibraryCall(instruction, outputs)
-                          : AddKernel(instruction, outputs);
+      const Opcode opcode = instruction.opcode();
+      if (IsLibraryCall(opcode)) {
+        kernel_status = AddLibraryCall(instruction, outputs);
+      } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
+        kernel_status = AddControlFlow(instruction, outputs);
+      } else {
+        kernel_status = AddKernel(instruction, outputs);
+      }
     }
     if (kernel_status.ok()) return absl::OkStatus();
     runtime::Step step;
@@ -330,6 +366,76 @@ class ExecutableBuilder {
     step.library_call = std::move(call);
     spec_->steps.push_back(std::move(step));
     return absl::OkStatus();
+  }
+
+  // A while or conditional whose called computations are compiled as
+  // executables of their own (runtime::Step::Kind::kWhile, kConditional),
+  // from the module the pipeline already optimised (their fusions are made).
+  // The loop state (a branch operand) must have one layout in every
+  // computation, as the step passes flattened bytes; and nothing inside may
+  // have a side effect: each run of an executable interprets with a fresh
+  // evaluator, which would restart an rng sequence at every iteration.
+  absl::Status AddControlFlow(const Instruction& instruction, const std::vector<int>& outputs) {
+    if (HasSideEffectDeep(instruction)) {
+      return absl::UnimplementedError("side effects inside the called computations");
+    }
+    const bool is_while = instruction.opcode() == Opcode::kWhile;
+    const std::vector<Computation*>& callees = instruction.called_computations();
+    if (is_while) {
+      const Shape& state = instruction.shape();
+      if (callees.size() != 2 || !(instruction.operand(0)->shape() == state) ||
+          !(callees[0]->parameter(0)->shape() == state) ||
+          !(callees[1]->parameter(0)->shape() == state) ||
+          !(callees[1]->root()->shape() == state)) {
+        return absl::UnimplementedError("loop state layouts differ between the computations");
+      }
+    } else {
+      for (size_t k = 0; k < callees.size(); ++k) {
+        if (callees[k]->parameter_count() != 1 ||
+            !(callees[k]->parameter(0)->shape() == instruction.operand(k + 1)->shape()) ||
+            !(callees[k]->root()->shape() == instruction.shape())) {
+          return absl::UnimplementedError("branch layouts differ from the operands or result");
+        }
+      }
+    }
+    runtime::Step step;
+    step.kind = is_while ? runtime::Step::Kind::kWhile : runtime::Step::Kind::kConditional;
+    step.name = instruction.name();
+    CompileOptions options = options_;
+    options.run_passes = false;
+    options.dump_dir.clear();
+    for (const Computation* callee : callees) {
+      CompileReport report;
+      XJIT_ASSIGN_OR_RETURN(
+          std::unique_ptr<runtime::Executable> executable,
+          Compile(*ModuleFor(*instruction.parent()->parent(), *callee), options, &report));
+      step.subprograms.push_back(std::move(executable));
+      if (report_ != nullptr) MergeReport(absl::StrCat(instruction.name(), "/", callee->name()),
+                                          std::move(report));
+    }
+    for (int64_t k = 0; k < instruction.operand_count(); ++k) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*instruction.operand(k)));
+      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
+      if (!is_while && k > 0) step.operand_leaves.push_back(static_cast<int>(leaves.size()));
+    }
+    step.outputs = outputs;
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // Adds what a called computation's compile reported, its names prefixed.
+  void MergeReport(const std::string& prefix, CompileReport report) {
+    for (KernelInfo& kernel : report.kernels) {
+      kernel.name = absl::StrCat(prefix, "/", kernel.name);
+      report_->kernels.push_back(std::move(kernel));
+    }
+    for (LibraryCallInfo& call : report.library_calls) {
+      call.name = absl::StrCat(prefix, "/", call.name);
+      report_->library_calls.push_back(std::move(call));
+    }
+    for (std::string& line : report.interpreted_steps) {
+      report_->interpreted_steps.push_back(absl::StrCat(prefix, "/", line));
+    }
   }
 
   absl::Status AddKernel(const Instruction& instruction, const std::vector<int>& outputs) {
@@ -470,16 +576,21 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     spec.parameter_shapes.push_back(parameter->shape());
   }
   spec.result_shape = entry.root()->shape();
-  // The caller's buffers are in the layouts the module was written with;
-  // the pipeline keeps them at the entry (passes/assign_layouts.h).
+  // The caller's buffers are in the layouts the module was written with: its
+  // parameters' and root's, or its entry_computation_layout, which layout
+  // assignment applies to the entry (passes/assign_layouts.h).
+  const std::optional<std::vector<Shape>>& entry_layouts = module.entry_parameter_layouts();
   for (size_t i = 0; i < spec.parameter_shapes.size(); ++i) {
-    if (!(spec.parameter_shapes[i] == module.entry()->parameter(i)->shape())) {
+    const Shape& shape = spec.parameter_shapes[i];
+    if (!(shape == module.entry()->parameter(i)->shape()) &&
+        !(entry_layouts.has_value() && shape == (*entry_layouts)[i])) {
       return absl::InternalError(absl::StrCat("the pass pipeline changed parameter ", i,
-                                              "'s shape to ",
-                                              spec.parameter_shapes[i].ToString(true)));
+                                              "'s shape to ", shape.ToString(true)));
     }
   }
-  if (!(spec.result_shape == module.entry()->root()->shape())) {
+  const std::optional<Shape>& result_layout = module.entry_result_layout();
+  if (!(spec.result_shape == module.entry()->root()->shape()) &&
+      !(result_layout.has_value() && spec.result_shape == *result_layout)) {
     return absl::InternalError(absl::StrCat("the pass pipeline changed the result shape to ",
                                             spec.result_shape.ToString(true)));
   }

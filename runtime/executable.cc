@@ -156,6 +156,76 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
 }
 
 // Whether `argument` may stand for a parameter of shape `parameter`.
+// The bytes of `leaves` one after another (the flattened layout of
+// buffer_plan.h), copied into `flat` or, with `from_flat`, out of it.
+void CopyLeaves(absl::Span<const int> leaves, const std::vector<BufferSlot>& slots,
+                const RunPlaces& places, uint8_t* flat, bool from_flat) {
+  for (int leaf : leaves) {
+    const BufferSlot& slot = slots[leaf];
+    if (slot.size == 0) continue;
+    uint8_t* address = SlotAddress(slot, places);
+    if (from_flat) {
+      std::memcpy(address, flat, slot.size);
+    } else {
+      std::memcpy(flat, address, slot.size);
+    }
+    flat += slot.size;
+  }
+}
+
+int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& slots) {
+  int64_t bytes = 0;
+  for (int leaf : leaves) bytes += slots[leaf].size;
+  return bytes;
+}
+
+// The loop state lives in two flat buffers: the body reads one and writes
+// the other (its parameter is only read), then they swap.
+absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
+                      const RunPlaces& places) {
+  const Executable& condition = *step.subprograms[0];
+  const Executable& body = *step.subprograms[1];
+  const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
+  std::vector<uint8_t> state(bytes), next(bytes);
+  CopyLeaves(step.inputs, slots, places, state.data(), /*from_flat=*/false);
+  for (;;) {
+    uint8_t keep_going = 0;
+    const void* argument = state.data();
+    XJIT_RETURN_IF_ERROR(condition.Execute({&argument, 1}, &keep_going));
+    if (keep_going == 0) break;
+    XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data()));
+    state.swap(next);
+  }
+  CopyLeaves(step.outputs, slots, places, state.data(), /*from_flat=*/true);
+  return absl::OkStatus();
+}
+
+absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slots,
+                            const RunPlaces& places) {
+  const BufferSlot& selector = slots[step.inputs[0]];
+  const uint8_t* selector_address = SlotAddress(selector, places);
+  const int64_t n = static_cast<int64_t>(step.subprograms.size());
+  int64_t branch;
+  if (selector.shape.element_type() == ElementType::kPred) {
+    branch = *selector_address != 0 ? 0 : 1;
+  } else {
+    int32_t index;  // The verifier allows pred or s32 selectors only.
+    std::memcpy(&index, selector_address, sizeof(index));
+    branch = index < 0 || index >= n ? n - 1 : index;
+  }
+  size_t first = 1;
+  for (int64_t k = 0; k < branch; ++k) first += step.operand_leaves[k];
+  const absl::Span<const int> operand =
+      absl::MakeConstSpan(step.inputs).subspan(first, step.operand_leaves[branch]);
+  std::vector<uint8_t> argument_bytes(static_cast<size_t>(LeafBytes(operand, slots)));
+  CopyLeaves(operand, slots, places, argument_bytes.data(), /*from_flat=*/false);
+  std::vector<uint8_t> result(static_cast<size_t>(LeafBytes(step.outputs, slots)));
+  const void* argument = argument_bytes.data();
+  XJIT_RETURN_IF_ERROR(step.subprograms[branch]->Execute({&argument, 1}, result.data()));
+  CopyLeaves(step.outputs, slots, places, result.data(), /*from_flat=*/true);
+  return absl::OkStatus();
+}
+
 absl::Status CheckArgument(const Shape& parameter, const Literal& argument, int64_t i) {
   if (!parameter.Compatible(argument.shape())) {
     return absl::InvalidArgumentError(
@@ -309,6 +379,12 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
       }
       case Step::Kind::kInterpreted:
         XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator));
+        break;
+      case Step::Kind::kWhile:
+        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places));
+        break;
+      case Step::Kind::kConditional:
+        XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places));
         break;
     }
   }

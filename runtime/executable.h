@@ -57,6 +57,8 @@ struct LibraryCall {
   int64_t scratch_bytes = 0;
 };
 
+class Executable;
+
 // One step of the program. Kinds:
 //   kKernel: calls `function` with the addresses of `inputs` then `outputs`
 //     (several outputs for a multi-output fusion);
@@ -68,11 +70,23 @@ struct LibraryCall {
 //     `inputs` holds the array leaves of its operands, operand after operand,
 //     each operand's leaves depth first (see ArrayLeafCount); `outputs` the
 //     leaves of its result;
-//   kCopy: copies `inputs[0]` to `outputs[0]` (same size).
+//   kCopy: copies `inputs[0]` to `outputs[0]` (same size);
+//   kWhile: a while loop whose condition and body were compiled as
+//     executables of their own, `subprograms` = {condition, body}, each
+//     taking the loop state as its one (flattened) parameter: `inputs` (the
+//     operand's leaves) are copied into a state buffer, the body maps state to
+//     state while the condition gives true, and the final state is copied to
+//     `outputs`;
+//   kConditional: `subprograms` holds the compiled branches; `inputs` the
+//     selector's leaf, then each branch operand's leaves (`operand_leaves[k]`
+//     of them for branch k). A pred selector picks branch 0 when true, 1 when
+//     false; an integer one outside [0, N) the last branch (XLA's rule).
 // An output may be the same range as an input: buffer allocation lets an
 // elementwise kernel write over an operand that dies there.
 struct Step {
-  enum class Kind : uint8_t { kKernel, kLibraryCall, kInterpreted, kCopy };
+  enum class Kind : uint8_t {
+    kKernel, kLibraryCall, kInterpreted, kCopy, kWhile, kConditional
+  };
   Kind kind = Kind::kCopy;
   std::string name;  // The instruction (or fusion) the step computes.
   KernelFunction function = nullptr;
@@ -86,6 +100,9 @@ struct Step {
   const Instruction* instruction = nullptr;
   std::vector<int> inputs;   // Slot numbers.
   std::vector<int> outputs;  // Slot numbers.
+  // kWhile and kConditional.
+  std::vector<std::shared_ptr<const Executable>> subprograms;
+  std::vector<int> operand_leaves;
 };
 
 // Everything an Executable is made of; the compile driver fills it in.

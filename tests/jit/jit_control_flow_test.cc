@@ -1,0 +1,236 @@
+// While loops and conditionals compiled as steps that run executables of
+// their own (runtime::Step::Kind::kWhile, kConditional), against the
+// evaluator on every instruction set the host supports, with the pass
+// pipeline on and off; and the cases the driver leaves to the evaluator.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+// Counts i from 0 to n (a parameter: the random arguments give negative,
+// zero and large counts, so zero-trip loops are covered), updating an array
+// and a nested tuple on the way.
+constexpr char kCountedLoop[] = R"(
+HloModule counted
+
+cond {
+  s = (s32[], f32[37], (s32[], f32[37])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  inner = (s32[], f32[37]) get-tuple-element(s), index=2
+  n = s32[] get-tuple-element(inner), index=0
+  clamped = s32[] clamp(s32[] constant(-1), n, s32[] constant(20))
+  ROOT lt = pred[] compare(i, clamped), direction=LT
+}
+
+body {
+  s = (s32[], f32[37], (s32[], f32[37])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[37] get-tuple-element(s), index=1
+  inner = (s32[], f32[37]) get-tuple-element(s), index=2
+  n = s32[] get-tuple-element(inner), index=0
+  y = f32[37] get-tuple-element(inner), index=1
+  i1 = s32[] add(i, s32[] constant(1))
+  h = f32[37] broadcast(f32[] constant(0.5)), dimensions={}
+  t = f32[37] multiply(x, h)
+  x1 = f32[37] add(t, y)
+  y1 = f32[37] subtract(y, x)
+  inner1 = (s32[], f32[37]) tuple(n, y1)
+  ROOT next = (s32[], f32[37], (s32[], f32[37])) tuple(i1, x1, inner1)
+}
+
+ENTRY e {
+  x = f32[37] parameter(0)
+  y = f32[37] parameter(1)
+  n = s32[] parameter(2)
+  inner = (s32[], f32[37]) tuple(n, y)
+  init = (s32[], f32[37], (s32[], f32[37])) tuple(s32[] constant(0), x, inner)
+  ROOT w = (s32[], f32[37], (s32[], f32[37])) while(init), condition=cond, body=body
+}
+)";
+
+// A while in a while's body: a triangle of sums.
+constexpr char kNestedLoops[] = R"(
+HloModule nested
+
+inner_cond {
+  s = (s32[], s32[], s64[5]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  i = s32[] get-tuple-element(s), index=1
+  ROOT lt = pred[] compare(j, i), direction=LT
+}
+
+inner_body {
+  s = (s32[], s32[], s64[5]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  i = s32[] get-tuple-element(s), index=1
+  a = s64[5] get-tuple-element(s), index=2
+  jc = s64[] convert(j)
+  jb = s64[5] broadcast(jc), dimensions={}
+  ROOT next = (s32[], s32[], s64[5]) tuple(add(j, s32[] constant(1)), i, add(a, jb))
+}
+
+outer_cond {
+  s = (s32[], s64[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(6)), direction=LT
+}
+
+outer_body {
+  s = (s32[], s64[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[5] get-tuple-element(s), index=1
+  start = (s32[], s32[], s64[5]) tuple(s32[] constant(0), i, a)
+  done = (s32[], s32[], s64[5]) while(start), condition=inner_cond, body=inner_body
+  a1 = s64[5] get-tuple-element(done), index=2
+  ROOT next = (s32[], s64[5]) tuple(add(i, s32[] constant(1)), a1)
+}
+
+ENTRY e {
+  a = s64[5] parameter(0)
+  init = (s32[], s64[5]) tuple(s32[] constant(0), a)
+  w = (s32[], s64[5]) while(init), condition=outer_cond, body=outer_body
+  ROOT r = s64[5] get-tuple-element(w), index=1
+}
+)";
+
+// Three branches on an s32 index (random values: negative and large ones
+// select the last branch), with operands of different shapes.
+constexpr char kIndexedConditional[] = R"(
+HloModule indexed
+
+b0 {
+  p = f32[3,5]{0,1} parameter(0)
+  ROOT r = f32[3,5]{1,0} exponential(p)
+}
+
+b1 {
+  p = s32[] parameter(0)
+  c = f32[] convert(p)
+  ROOT r = f32[3,5]{1,0} broadcast(c), dimensions={}
+}
+
+b2 {
+  p = (f32[3,5]{1,0}, f32[3,5]{1,0}) parameter(0)
+  a = f32[3,5]{1,0} get-tuple-element(p), index=0
+  b = f32[3,5]{1,0} get-tuple-element(p), index=1
+  ROOT r = f32[3,5]{1,0} maximum(a, b)
+}
+
+ENTRY e {
+  k = s32[] parameter(0)
+  x = f32[3,5]{0,1} parameter(1)
+  n = s32[] parameter(2)
+  a = f32[3,5]{1,0} parameter(3)
+  b = f32[3,5]{1,0} parameter(4)
+  t = (f32[3,5]{1,0}, f32[3,5]{1,0}) tuple(a, b)
+  ROOT c = f32[3,5]{1,0} conditional(k, x, n, t), branch_computations={b0, b1, b2}
+}
+)";
+
+constexpr char kPredConditional[] = R"(
+HloModule pred
+
+on_true {
+  p = (u8[9], u8[9]) parameter(0)
+  a = u8[9] get-tuple-element(p), index=0
+  b = u8[9] get-tuple-element(p), index=1
+  ROOT r = (u8[9], u8[9]) tuple(add(a, b), b)
+}
+
+on_false {
+  p = u8[9] parameter(0)
+  ROOT r = (u8[9], u8[9]) tuple(p, not(p))
+}
+
+ENTRY e {
+  c = pred[] parameter(0)
+  a = u8[9] parameter(1)
+  b = u8[9] parameter(2)
+  t = (u8[9], u8[9]) tuple(a, b)
+  ROOT r = (u8[9], u8[9]) conditional(c, t, a), true_computation=on_true, false_computation=on_false
+}
+)";
+
+class JitControlFlow : public ::testing::TestWithParam<Isa> {
+ protected:
+  void Check(const char* hlo) {
+    for (bool passes : {true, false}) {
+      for (uint64_t seed = 1; seed <= 6; ++seed) {
+        CheckOptions options;
+        options.isa = GetParam();
+        options.seed = seed;
+        options.run_passes = passes;
+        EXPECT_TRUE(MatchesEvaluator(hlo, options)) << "passes " << passes << " seed " << seed;
+      }
+    }
+  }
+};
+
+TEST_P(JitControlFlow, CountedLoop) { Check(kCountedLoop); }
+TEST_P(JitControlFlow, NestedLoops) { Check(kNestedLoops); }
+TEST_P(JitControlFlow, IndexedConditional) { Check(kIndexedConditional); }
+TEST_P(JitControlFlow, PredConditional) { Check(kPredConditional); }
+
+// The loop body's kernels are reported under the loop's name.
+TEST_P(JitControlFlow, ReportsKernelsOfCalledComputations) {
+  CompileReport report;
+  CheckOptions options;
+  options.isa = GetParam();
+  options.report = &report;
+  ASSERT_TRUE(MatchesEvaluator(kCountedLoop, options));
+  EXPECT_TRUE(report.interpreted_steps.empty());
+  bool body_kernel = false;
+  for (const KernelInfo& kernel : report.kernels) {
+    body_kernel = body_kernel || kernel.name.rfind("w/body/", 0) == 0;
+  }
+  EXPECT_TRUE(body_kernel);
+}
+
+// A body with an rng stays one interpreted step (an evaluator per run would
+// restart the rng sequence every iteration); results still match.
+TEST_P(JitControlFlow, SideEffectsStayInterpreted) {
+  constexpr char kRngLoop[] = R"(
+HloModule rng_loop
+
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  r = f32[4] rng(f32[] constant(0), f32[] constant(1)), distribution=rng_uniform
+  ROOT next = (s32[], f32[4]) tuple(add(i, s32[] constant(1)), add(x, r))
+}
+
+ENTRY e {
+  x = f32[4] parameter(0)
+  init = (s32[], f32[4]) tuple(s32[] constant(0), x)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)";
+  CompileReport report;
+  CheckOptions options;
+  options.isa = GetParam();
+  options.report = &report;
+  options.require_all_compiled = false;
+  EXPECT_TRUE(MatchesEvaluator(kRngLoop, options));
+  ASSERT_EQ(report.interpreted_steps.size(), 1u);
+  EXPECT_NE(report.interpreted_steps[0].find("side effects"), std::string::npos)
+      << report.interpreted_steps[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitControlFlow, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing
