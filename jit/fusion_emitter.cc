@@ -266,6 +266,13 @@ class ElementEmitter {
     return b_.IAdd(b_.IMul(offset, b_.Const(2)), b_.Const(part));
   }
 
+  // on_true or on_false by an index value (0/1), values of `type`.
+  int Select(int predicate_index, int on_true, int on_false, ElementType type) {
+    if (b_.IsConst(predicate_index)) return b_.Value(predicate_index) != 0 ? on_true : on_false;
+    const int predicate = b_.Value(KOpKind::kFromIndex, ElementType::kPred, predicate_index);
+    return SelectValue(predicate, on_true, on_false, type);
+  }
+
   // The physical position of `index` in an array of `shape`.
   int Offset(const Shape& shape, const Index& index) {
     int offset = b_.Const(0);
@@ -313,11 +320,6 @@ class ElementEmitter {
   absl::StatusOr<int> EmitMaybeScalar(const Instruction& operand, const Index& index) {
     if (operand.shape().rank() == 0) return Emit(operand, {});
     return Emit(operand, index);
-  }
-  int Select(int predicate_index, int on_true, int on_false, ElementType type) {
-    if (b_.IsConst(predicate_index)) return b_.Value(predicate_index) != 0 ? on_true : on_false;
-    const int predicate = b_.Value(KOpKind::kFromIndex, ElementType::kPred, predicate_index);
-    return SelectValue(predicate, on_true, on_false, type);
   }
 
   KernelSpec* spec_;
@@ -1161,7 +1163,9 @@ class KernelAssembler {
         break;
       }
     }
-    if (reduce == nullptr) {
+    if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
+      XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
+    } else if (reduce == nullptr) {
       XJIT_RETURN_IF_ERROR(RunLoop(outputs));
     } else {
       XJIT_RETURN_IF_ERROR(RunReduce(outputs, *reduce));
@@ -1282,6 +1286,153 @@ class KernelAssembler {
     return results;
   }
 
+  // Folds `values()` (the N values at the current iteration of the
+  // reduction loops) into accumulators that start at `inits`, with the
+  // reducer of `reduce` (a reduce or reduce-window, N inputs then N inits);
+  // `count` iterations in all. Returns the N results: the inits for no
+  // iteration, the reducer applied once (no accumulator) for one. `slot` is
+  // the next free accumulator slot.
+  template <typename Values>
+  absl::StatusOr<std::vector<int>> Fold(const Instruction& reduce, const std::vector<int>& inits,
+                                        int64_t count, int* slot, Values values) {
+    const int64_t n = reduce.operand_count() / 2;
+    if (count == 0) return inits;
+    if (count == 1) {
+      std::vector<int> args = inits;
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> xs, values());
+      args.insert(args.end(), xs.begin(), xs.end());
+      return ApplyReducer(reduce, args);
+    }
+    // One slot per accumulator; a complex accumulator has two (re, im).
+    std::vector<int> args;
+    std::vector<int> first_slot(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const ElementType type = reduce.operand(i)->shape().element_type();
+      first_slot[i] = *slot;
+      if (IsComplex(type)) {
+        const ElementType c = ComplexComponentType(type);
+        Acc(KOpKind::kAccInit, c, *slot, emitter_.Re(inits[i]));
+        Acc(KOpKind::kAccInit, c, *slot + 1, emitter_.Im(inits[i]));
+        args.push_back(emitter_.Pair(Acc(KOpKind::kAccRead, c, *slot),
+                                     Acc(KOpKind::kAccRead, c, *slot + 1)));
+        *slot += 2;
+      } else {
+        Acc(KOpKind::kAccInit, type, *slot, inits[i]);
+        args.push_back(Acc(KOpKind::kAccRead, type, *slot));
+        *slot += 1;
+      }
+    }
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> xs, values());
+    args.insert(args.end(), xs.begin(), xs.end());
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> updated, ApplyReducer(reduce, args));
+    std::vector<int> results(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const ElementType type = reduce.operand(i)->shape().element_type();
+      const int s = first_slot[i];
+      if (IsComplex(type)) {
+        const ElementType c = ComplexComponentType(type);
+        Acc(KOpKind::kAccWrite, c, s, emitter_.Re(updated[i]));
+        Acc(KOpKind::kAccWrite, c, s + 1, emitter_.Im(updated[i]));
+        results[i] =
+            emitter_.Pair(Acc(KOpKind::kAccResult, c, s), Acc(KOpKind::kAccResult, c, s + 1));
+      } else {
+        Acc(KOpKind::kAccWrite, type, s, updated[i]);
+        results[i] = Acc(KOpKind::kAccResult, type, s);
+      }
+    }
+    return results;
+  }
+
+  // A reduce-window alone (variadic: one output per result): output loops
+  // over its result, reduction loops over the window in row-major order (the
+  // evaluator's), and every window coordinate contributes one reducer call,
+  // padding and base-dilation holes with the init value (ir/evaluator/
+  // reduce_window.cc); loads are clamped into the operand.
+  absl::Status RunReduceWindow(const std::vector<OutputPlan>& outputs) {
+    const Instruction& rw = *outputs[0].value;
+    XJIT_RETURN_IF_ERROR(CheckReduce(rw));
+    const int64_t n = rw.operand_count() / 2;
+    const Shape& input = rw.operand(0)->shape();
+    const Window& window = rw.attrs().window;
+    const int64_t rank = input.rank();
+    if (static_cast<int64_t>(window.size()) != rank ||
+        static_cast<int64_t>(outputs.size()) != n) {
+      return Unsupported(rw, "window rank or result count");
+    }
+    for (const OutputPlan& output : outputs) {
+      if (output.value != &rw || output.shape.dimensions() != outputs[0].shape.dimensions()) {
+        return Unsupported(kernel_, "reduce-window with other outputs");
+      }
+    }
+    const Index out_index = LoopNest(outputs[0].shape, &builder_, &spec_->program, true);
+    Index window_index(rank);
+    int64_t window_count = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (window[d].size < 0 || window[d].stride < 1 || window[d].base_dilation < 1 ||
+          window[d].window_dilation < 1) {
+        return Unsupported(rw, "invalid window");
+      }
+      window_count *= window[d].size;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (window[d].size <= 1 || window_count == 0) {
+        window_index[d] = builder_.Const(0);
+        continue;
+      }
+      const int level = static_cast<int>(spec_->program.loop_extents.size());
+      spec_->program.loop_extents.push_back(window[d].size);
+      ++spec_->program.reduction_loops;
+      window_index[d] = builder_.LoopIndex(level, window[d].size);
+    }
+    // The padded coordinate p of each dimension, whether every p is on a base
+    // element, and the operand index there.
+    int inside = builder_.Const(1);
+    Index in_index(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      const WindowDimension& w = window[d];
+      int k = window_index[d];
+      if (w.window_reversal) k = builder_.ISub(builder_.Const(w.size - 1), k);
+      const int p = builder_.ISub(
+          builder_.IAdd(builder_.IMul(out_index[d], builder_.Const(w.stride)),
+                        builder_.IMul(k, builder_.Const(w.window_dilation))),
+          builder_.Const(w.padding_low));
+      const int64_t size = input.dimensions(d);
+      const int64_t dilated = size == 0 ? 0 : (size - 1) * w.base_dilation + 1;
+      int ok = builder_.IAnd(builder_.IGe(p, builder_.Const(0)),
+                             builder_.ILt(p, builder_.Const(dilated)));
+      const int clamped = builder_.IClamp(p, 0, std::max<int64_t>(dilated - 1, 0));
+      if (w.base_dilation > 1) {
+        ok = builder_.IAnd(ok, builder_.IEq(builder_.IRem(clamped, w.base_dilation),
+                                            builder_.Const(0)));
+      }
+      inside = builder_.IAnd(inside, ok);
+      in_index[d] = builder_.IClamp(builder_.IDiv(clamped, w.base_dilation), 0,
+                                    std::max<int64_t>(size - 1, 0));
+    }
+    std::vector<int> inits;
+    for (int64_t i = 0; i < n; ++i) {
+      XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*rw.operand(n + i), {}));
+      inits.push_back(init);
+    }
+    bool empty_input = input.element_count() == 0;
+    auto values = [&]() -> absl::StatusOr<std::vector<int>> {
+      if (empty_input || builder_.IsConst(inside, 0)) return inits;
+      std::vector<int> xs;
+      for (int64_t i = 0; i < n; ++i) {
+        XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*rw.operand(i), in_index));
+        xs.push_back(emitter_.Select(inside, x, inits[i],
+                                          rw.operand(i)->shape().element_type()));
+      }
+      return xs;
+    };
+    int slot = 0;
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> results, Fold(rw, inits, window_count, &slot, values));
+    for (int64_t i = 0; i < n; ++i) {
+      Store(static_cast<int>(i), outputs[i].shape, out_index, results[i]);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status RunReduce(const std::vector<OutputPlan>& outputs, const Instruction& first) {
     XJIT_RETURN_IF_ERROR(CheckReduce(first));
     const Shape& input = first.operand(0)->shape();
@@ -1363,54 +1514,16 @@ class KernelAssembler {
         XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*reduce->operand(n + i), {}));
         inits.push_back(init);
       }
-      std::vector<int> results = inits;
-      if (reduced_count == 1) {
-        std::vector<int> args = inits;
+      auto values = [&]() -> absl::StatusOr<std::vector<int>> {
+        std::vector<int> xs;
         for (int64_t i = 0; i < n; ++i) {
           XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*reduce->operand(i), in_index));
-          args.push_back(x);
+          xs.push_back(x);
         }
-        XJIT_ASSIGN_OR_RETURN(results, ApplyReducer(*reduce, args));
-      } else if (reduced_count > 1) {
-        // One slot per accumulator; a complex accumulator has two (re, im).
-        std::vector<int> args;
-        std::vector<int> first_slot(n);
-        for (int64_t i = 0; i < n; ++i) {
-          const ElementType type = reduce->operand(i)->shape().element_type();
-          first_slot[i] = slot;
-          if (IsComplex(type)) {
-            const ElementType c = ComplexComponentType(type);
-            Acc(KOpKind::kAccInit, c, slot, emitter_.Re(inits[i]));
-            Acc(KOpKind::kAccInit, c, slot + 1, emitter_.Im(inits[i]));
-            args.push_back(
-                emitter_.Pair(Acc(KOpKind::kAccRead, c, slot), Acc(KOpKind::kAccRead, c, slot + 1)));
-            slot += 2;
-          } else {
-            Acc(KOpKind::kAccInit, type, slot, inits[i]);
-            args.push_back(Acc(KOpKind::kAccRead, type, slot));
-            slot += 1;
-          }
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*reduce->operand(i), in_index));
-          args.push_back(x);
-        }
-        XJIT_ASSIGN_OR_RETURN(std::vector<int> updated, ApplyReducer(*reduce, args));
-        for (int64_t i = 0; i < n; ++i) {
-          const ElementType type = reduce->operand(i)->shape().element_type();
-          const int s = first_slot[i];
-          if (IsComplex(type)) {
-            const ElementType c = ComplexComponentType(type);
-            Acc(KOpKind::kAccWrite, c, s, emitter_.Re(updated[i]));
-            Acc(KOpKind::kAccWrite, c, s + 1, emitter_.Im(updated[i]));
-            results[i] = emitter_.Pair(Acc(KOpKind::kAccResult, c, s),
-                                       Acc(KOpKind::kAccResult, c, s + 1));
-          } else {
-            Acc(KOpKind::kAccWrite, type, s, updated[i]);
-            results[i] = Acc(KOpKind::kAccResult, type, s);
-          }
-        }
-      }
+        return xs;
+      };
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> results,
+                            Fold(*reduce, inits, reduced_count, &slot, values));
       for (int64_t i = 0; i < n; ++i) {
         result_of[{reduce, reduce->shape().IsTuple() ? static_cast<int>(i) : -1}] = results[i];
       }
@@ -1446,7 +1559,7 @@ absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
   std::vector<OutputPlan> outputs;
   auto add = [&](const Instruction& value) -> absl::Status {
     if (value.shape().IsTuple()) {
-      if (value.opcode() != Opcode::kReduce) {
+      if (value.opcode() != Opcode::kReduce && value.opcode() != Opcode::kReduceWindow) {
         return Unsupported(kernel, "nested tuple result");
       }
       for (int64_t i = 0; i < value.shape().tuple_size(); ++i) {
@@ -1495,7 +1608,8 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     default:
       break;
   }
-  if (instruction.shape().IsTuple() && instruction.opcode() != Opcode::kReduce) {
+  if (instruction.shape().IsTuple() && instruction.opcode() != Opcode::kReduce &&
+      instruction.opcode() != Opcode::kReduceWindow) {
     return Unsupported(instruction,
                        absl::StrCat("unsupported result shape ", instruction.shape().ToString()));
   }

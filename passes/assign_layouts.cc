@@ -296,6 +296,26 @@ class Assigner {
     if (operand->opcode() == Opcode::kConstant) {
       converted = AddConstant(computation, operand->literal().Relayout(shape), operand->name());
       relaid_constants_.push_back({converted, operand});
+    } else if (shape.IsTuple()) {
+      // Element by element (the kernels copy arrays, not tuples).
+      NewInstruction tuple;
+      tuple.opcode = Opcode::kTuple;
+      tuple.shape = shape;
+      for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+        NewInstruction element;
+        element.opcode = Opcode::kGetTupleElement;
+        element.operands = {operand};
+        element.attrs.tuple_index = i;
+        element.shape = operand->shape().tuple_shapes(i);
+        XJIT_ASSIGN_OR_RETURN(Instruction* gte, AddInstruction(computation, std::move(element)));
+        if (gte->shape() == shape.tuple_shapes(i)) {
+          tuple.operands.push_back(gte);
+        } else {
+          XJIT_ASSIGN_OR_RETURN(Instruction* copy, Convert(gte, shape.tuple_shapes(i)));
+          tuple.operands.push_back(copy);
+        }
+      }
+      XJIT_ASSIGN_OR_RETURN(converted, AddInstruction(computation, std::move(tuple)));
     } else {
       NewInstruction spec;
       spec.opcode = Opcode::kCopy;

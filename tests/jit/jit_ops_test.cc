@@ -274,6 +274,49 @@ TEST_P(JitOps, GatherAndReplicaId) {
   Check(One({}, "u32[] partition-id()"));
 }
 
+// reduce-window: strides, padding (also negative), base and window
+// dilation, reversal, size-0 and size-1 windows, non-identity init values
+// (padding contributes the init value), variadic windows, any layout.
+TEST_P(JitOps, ReduceWindow) {
+  const std::string add_f32 = "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                              "  ROOT r = f32[] add(a, b)\n}\n";
+  const std::string max_s8 = "max_s8 {\n  a = s8[] parameter(0)\n  b = s8[] parameter(1)\n"
+                             "  ROOT r = s8[] maximum(a, b)\n}\n";
+  const std::string argmax =
+      "argmax {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n"
+      "  b = f32[] parameter(2)\n  j = s32[] parameter(3)\n"
+      "  ge = pred[] compare(a, b), direction=GE\n"
+      "  m = f32[] select(ge, a, b)\n  k = s32[] select(ge, i, j)\n"
+      "  ROOT r = (f32[], s32[]) tuple(m, k)\n}\n";
+  auto with = [](const std::string& computation, const std::string& module) {
+    return absl::StrReplaceAll(module, {{"HloModule m\n", "HloModule m\n" + computation}});
+  };
+  const std::pair<const char*, const char*> cases[] = {
+      {"[4,5]", "size=3x2 stride=2x1 pad=1_1x0_1"},
+      {"[13,2]", "size=2x3 stride=1x2 pad=-1_2x1_0 lhs_dilate=2x1"},
+      {"[7,5]", "size=3x1 pad=2_2x0_0 rhs_dilate=2x1"},
+      {"[7,5]", "size=1x1"},
+      {"[7,5]{0,1}", "size=2x2 pad=1_0x0_1 rhs_reversal=1x0"},
+  };
+  for (const auto& [result, window] : cases) {
+    const std::string attrs = absl::StrCat("window={", window, "}");
+    Check(with(add_f32, One({"f32[7,5]{0,1}", "f32[]"},
+                            absl::StrCat("f32", result, " reduce-window(p0, p1), ", attrs,
+                                         ", to_apply=add_f32"))));
+    Check(with(max_s8, One({"s8[7,5]", "s8[]"},
+                           absl::StrCat("s8", result, " reduce-window(p0, p1), ", attrs,
+                                        ", to_apply=max_s8"))));
+    Check(with(argmax, One({"f32[7,5]", "s32[7,5]", "f32[]", "s32[]"},
+                           absl::StrCat("(f32", result, ", s32", result,
+                                        ") reduce-window(p0, p1, p2, p3), ", attrs,
+                                        ", to_apply=argmax"))));
+  }
+  // Empty operand: every window is padding.
+  Check(with(add_f32, One({"f32[0,3]", "f32[]"},
+                          "f32[2,3] reduce-window(p0, p1), window={size=1x1 pad=1_1x0_0}, "
+                          "to_apply=add_f32")));
+}
+
 TEST_P(JitOps, VectorizedF32F64) {
   // Big enough for the vector loop; odd sizes for the tails.
   for (const char* t : {"f32", "f64"}) {
