@@ -473,6 +473,15 @@ class ExecutableBuilder {
     const std::vector<int64_t>& extents = kernel->program.loop_extents;
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
+    // A scatter's kernel updates its output, which starts as the operand.
+    if (instruction.opcode() == Opcode::kScatter) {
+      XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(0)));
+      const BufferSlot& from = spec_->plan.slots[operand];
+      const BufferSlot& to = spec_->plan.slots[outputs[0]];
+      if (from.kind != to.kind || from.index != to.index || from.offset != to.offset) {
+        spec_->steps.push_back(CopyStep(operand, outputs[0]));
+      }
+    }
     spec_->steps.push_back(std::move(step));
 
     const std::string perf_name =

@@ -1165,6 +1165,8 @@ class KernelAssembler {
     }
     if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
       XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
+    } else if (outputs[0].value->opcode() == Opcode::kScatter) {
+      XJIT_RETURN_IF_ERROR(RunScatter(outputs));
     } else if (reduce == nullptr) {
       XJIT_RETURN_IF_ERROR(RunLoop(outputs));
     } else {
@@ -1433,6 +1435,127 @@ class KernelAssembler {
     return absl::OkStatus();
   }
 
+  // A scatter alone (one operand): the driver first copies the operand into
+  // the output (a no-op when the buffer plan puts them in one place), and
+  // the kernel, which also reads the output as an input (the scatter's own
+  // value), applies the update computation window by window in the
+  // evaluator's order (ir/evaluator/gather_scatter.cc): scatter indices in
+  // row-major order, then window elements. A window whose start is out of
+  // bounds in some dimension is skipped: its stores write back the value
+  // they read. Loop 0 has one iteration, so the kernel is never split
+  // between threads (updates to one element must stay in order).
+  absl::Status RunScatter(const std::vector<OutputPlan>& outputs) {
+    const Instruction& scatter = *outputs[0].value;
+    if (scatter.operand_count() != 3 || outputs.size() != 1 ||
+        scatter.called_computations().size() != 1) {
+      return Unsupported(scatter, "variadic scatter");
+    }
+    const Shape& shape = scatter.shape();
+    const Instruction& indices = *scatter.operand(1);
+    const Instruction& updates = *scatter.operand(2);
+    const ScatterDimensionNumbers& dn = scatter.attrs().scatter_dimension_numbers;
+    const int64_t operand_rank = shape.rank();
+    const int64_t indices_rank = indices.shape().rank();
+    const int64_t update_rank = updates.shape().rank();
+    const Computation& combiner = *scatter.to_apply();
+    const ElementType type = shape.element_type();
+    if (!IsInteger(indices.shape().element_type()) || combiner.parameter_count() != 2 ||
+        combiner.root() == nullptr || !combiner.root()->shape().IsArray() ||
+        combiner.root()->shape().rank() != 0 || combiner.root()->shape().element_type() != type ||
+        updates.shape().element_type() != type) {
+      return Unsupported(scatter, "scatter types or update computation");
+    }
+    auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+      return std::find(v.begin(), v.end(), x) != v.end();
+    };
+    if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices_rank ||
+        dn.input_batching_dims.size() != dn.scatter_indices_batching_dims.size()) {
+      return Unsupported(scatter, "malformed scatter dimension numbers");
+    }
+    std::vector<int64_t> window_operand_dims;
+    for (int64_t d = 0; d < operand_rank; ++d) {
+      if (!contains(dn.inserted_window_dims, d) && !contains(dn.input_batching_dims, d)) {
+        window_operand_dims.push_back(d);
+      }
+    }
+    std::vector<int64_t> scatter_dims;  // Update dimensions that pick an index vector.
+    for (int64_t d = 0; d < update_rank; ++d) {
+      if (!contains(dn.update_window_dims, d)) scatter_dims.push_back(d);
+    }
+    if (window_operand_dims.size() != dn.update_window_dims.size() ||
+        static_cast<int64_t>(scatter_dims.size()) !=
+            indices_rank - (dn.index_vector_dim < indices_rank ? 1 : 0)) {
+      return Unsupported(scatter, "scatter dimension numbers do not match the shapes");
+    }
+    // Loop 0 (one iteration), then the scatter dimensions, then the window's.
+    spec_->program.loop_extents.push_back(1);
+    builder_.LoopIndex(0, 1);
+    Index update_index(update_rank);
+    for (int64_t d : scatter_dims) update_index[d] = Loop(updates.shape().dimensions(d));
+    for (int64_t d : dn.update_window_dims) update_index[d] = Loop(updates.shape().dimensions(d));
+    Index start(operand_rank, builder_.Const(0));
+    Index indices_index(indices_rank);
+    for (size_t b = 0, d = 0; d < static_cast<size_t>(indices_rank); ++d) {
+      if (static_cast<int64_t>(d) != dn.index_vector_dim) {
+        indices_index[d] = update_index[scatter_dims[b++]];
+      }
+    }
+    for (size_t k = 0; k < dn.scatter_dims_to_operand_dims.size(); ++k) {
+      const int64_t d = dn.scatter_dims_to_operand_dims[k];
+      if (d < 0 || d >= operand_rank) return Unsupported(scatter, "bad scatter_dims_to_operand_dims");
+      if (dn.index_vector_dim < indices_rank) {
+        indices_index[dn.index_vector_dim] = builder_.Const(static_cast<int64_t>(k));
+      }
+      XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(indices, indices_index));
+      start[d] = builder_.IAdd(start[d], builder_.Value(KOpKind::kToIndex, ElementType::kS64, value));
+    }
+    for (size_t i = 0; i < dn.input_batching_dims.size(); ++i) {
+      const int64_t d = dn.scatter_indices_batching_dims[i];
+      if (d < 0 || d >= indices_rank || d == dn.index_vector_dim) {
+        return Unsupported(scatter, "bad scatter_indices_batching_dims");
+      }
+      const int64_t od = dn.input_batching_dims[i];
+      start[od] = builder_.IAdd(start[od], indices_index[d]);
+    }
+    std::vector<int64_t> window_size(operand_rank, 1);
+    for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+      window_size[window_operand_dims[k]] = updates.shape().dimensions(dn.update_window_dims[k]);
+    }
+    int inside = builder_.Const(1);
+    Index operand_index(operand_rank);
+    for (int64_t d = 0; d < operand_rank; ++d) {
+      const int64_t last_start = shape.dimensions(d) - window_size[d];
+      inside = builder_.IAnd(inside, builder_.IAnd(builder_.IGe(start[d], builder_.Const(0)),
+                                                   builder_.ILt(start[d],
+                                                                builder_.Const(last_start + 1))));
+      operand_index[d] = builder_.IClamp(start[d], 0, std::max<int64_t>(last_start, 0));
+    }
+    for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+      const int64_t d = window_operand_dims[k];
+      operand_index[d] = builder_.IAdd(operand_index[d], update_index[dn.update_window_dims[k]]);
+    }
+    if (updates.shape().element_count() == 0 || builder_.IsConst(inside, 0)) return absl::OkStatus();
+    XJIT_ASSIGN_OR_RETURN(int current, emitter_.Emit(scatter, operand_index));
+    XJIT_ASSIGN_OR_RETURN(int update, emitter_.Emit(updates, update_index));
+    std::vector<int> combined;
+    XJIT_RETURN_IF_ERROR(emitter_.WithFixedParameters(combiner, {current, update},
+                                                      [&]() -> absl::Status {
+      XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*combiner.root(), {}));
+      combined.push_back(value);
+      return absl::OkStatus();
+    }));
+    Store(0, shape, operand_index, emitter_.Select(inside, combined[0], current, type));
+    return absl::OkStatus();
+  }
+
+  // A new loop (after the existing ones) of `extent`; extent 1 needs none.
+  int Loop(int64_t extent) {
+    if (extent == 1) return builder_.Const(0);
+    const int level = static_cast<int>(spec_->program.loop_extents.size());
+    spec_->program.loop_extents.push_back(extent);
+    return builder_.LoopIndex(level, extent);
+  }
+
   absl::Status RunReduce(const std::vector<OutputPlan>& outputs, const Instruction& first) {
     XJIT_RETURN_IF_ERROR(CheckReduce(first));
     const Shape& input = first.operand(0)->shape();
@@ -1618,6 +1741,10 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     bool seen = false;
     for (const Instruction* input : spec.inputs) seen = seen || input == operand;
     if (!seen) XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*operand, operand));
+  }
+  // A scatter updates its output where it stands (see RunScatter).
+  if (instruction.opcode() == Opcode::kScatter) {
+    XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(instruction, &instruction));
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));

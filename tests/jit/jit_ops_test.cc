@@ -317,6 +317,49 @@ TEST_P(JitOps, ReduceWindow) {
                           "to_apply=add_f32")));
 }
 
+// scatter: windows of updates applied in order (indices repeat: the random
+// arguments are rich in 0, 1 and -1), out-of-bounds windows skipped,
+// implicit index vectors, batching dimensions, any layout and index type.
+TEST_P(JitOps, Scatter) {
+  for (const char* t : {"f32", "s16", "c64"}) {
+    const std::string combiners = absl::StrCat(
+        "add {\n  a = ", t, "[] parameter(0)\n  b = ", t, "[] parameter(1)\n",
+        "  ROOT r = ", t, "[] add(a, b)\n}\n",
+        "second {\n  a = ", t, "[] parameter(0)\n  ROOT b = ", t, "[] parameter(1)\n}\n");
+    auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
+    auto with = [&](const std::string& module) {
+      return absl::StrReplaceAll(module, {{"HloModule m\n", "HloModule m\n" + combiners}});
+    };
+    for (const char* index_type : {"s32", "u8", "u64"}) {
+      auto i = [&](const std::string& dims) { return absl::StrCat(index_type, dims); };
+      for (const char* combiner : {"add", "second"}) {
+        const std::string apply = absl::StrCat(", to_apply=", combiner);
+        Check(with(One({s("[6,4]{0,1}"), i("[3,1]"), s("[3,2,4]")},
+                       s("[6,4]{0,1} scatter(p0, p1, p2), update_window_dims={1,2}, "
+                         "inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+                         "index_vector_dim=1" + apply))));
+        Check(with(One({s("[9]"), i("[5]"), s("[5]")},
+                       s("[9] scatter(p0, p1, p2), update_window_dims={}, "
+                         "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                         "index_vector_dim=1" + apply))));
+        Check(with(One({s("[5,7]"), i("[2,2]"), s("[2,3,2]")},
+                       s("[5,7] scatter(p0, p1, p2), update_window_dims={1,2}, "
+                         "inserted_window_dims={}, scatter_dims_to_operand_dims={1,0}, "
+                         "index_vector_dim=1" + apply))));
+        Check(with(One({s("[3,8]"), i("[3,1]"), s("[3,2]")},
+                       s("[3,8] scatter(p0, p1, p2), update_window_dims={1}, "
+                         "inserted_window_dims={}, scatter_dims_to_operand_dims={1}, "
+                         "index_vector_dim=1, input_batching_dims={0}, "
+                         "scatter_indices_batching_dims={0}" + apply))));
+        Check(with(One({s("[4]"), i("[0,1]"), s("[0]")},
+                       s("[4] scatter(p0, p1, p2), update_window_dims={}, "
+                         "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                         "index_vector_dim=1" + apply))));
+      }
+    }
+  }
+}
+
 TEST_P(JitOps, VectorizedF32F64) {
   // Big enough for the vector loop; odd sizes for the tails.
   for (const char* t : {"f32", "f64"}) {
