@@ -799,6 +799,12 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
                                   ? instr.operand(0)->shape().element_type()
                                   : type;
   switch (opcode) {
+    case Opcode::kIota: {  // (index, +0).
+      const int64_t dim = instr.attrs().iota_dimension;
+      if (dim < 0 || dim >= instr.shape().rank()) return Unsupported(instr, "bad iota dimension");
+      const ElementType c = ComplexComponentType(type);
+      return Pair(b_.Value(KOpKind::kFromIndex, c, index[dim]), FConst(c, 0.0));
+    }
     case Opcode::kConvert: {
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
       if (IsComplex(in_type) && IsComplex(type)) {

@@ -270,6 +270,8 @@ TEST_P(JitOps, GatherAndReplicaId) {
                   "start_index_map={0}, index_vector_dim=1, slice_sizes={0,4}")));
     }
   }
+  Check(One({}, "c64[3,70]{0,1} iota(), iota_dimension=1"));
+  Check(One({}, "c128[5] iota(), iota_dimension=0"));
   Check(One({}, "u32[] replica-id()"));
   Check(One({}, "u32[] partition-id()"));
 }
