@@ -12,6 +12,11 @@
 //   Softmax/passes:{1,0}      softmax over the rows of f32[256,1024].
 //   LayerNorm/passes:{1,0}    layer normalisation over the rows of
 //                             f32[256,1024] (mean, variance, scale, shift).
+//   WhileLoop/compiled:{1,0}  100 iterations of x = tanh(x * 0.5) + x over
+//                             f32[4096] in a while loop: the loop compiled
+//                             (a while step running the body's executable)
+//                             vs the same executable with the loop left to
+//                             the evaluator (an interpreted step).
 //
 // Counters: peak_KiB and temp_KiB are the compile report's peak and temp
 // bytes; kernels, library_calls and interpreted say what ran. One thread
@@ -49,10 +54,8 @@ std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
 }
 
 // Compiles `hlo` and times Execute on random f32 parameters.
-void RunModule(benchmark::State& state, const std::string& hlo, bool run_passes) {
+void RunModule(benchmark::State& state, const std::string& hlo, jit::CompileOptions options) {
   std::unique_ptr<Module> module = ParseOrDie(hlo);
-  jit::CompileOptions options;
-  options.run_passes = run_passes;
   jit::CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options, &report);
@@ -80,6 +83,12 @@ void RunModule(benchmark::State& state, const std::string& hlo, bool run_passes)
   state.counters["kernels"] = static_cast<double>(report.kernels.size());
   state.counters["library_calls"] = static_cast<double>(report.library_calls.size());
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+void RunModule(benchmark::State& state, const std::string& hlo, bool run_passes) {
+  jit::CompileOptions options;
+  options.run_passes = run_passes;
+  RunModule(state, hlo, options);
 }
 
 constexpr int kBatch = 64;
@@ -236,6 +245,49 @@ void BM_LayerNorm(benchmark::State& state) {
 BENCHMARK(BM_LayerNorm)
     ->Name("LayerNorm")
     ->ArgName("passes")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMicrosecond);
+
+constexpr char kWhileLoop[] = R"(HloModule while_loop
+cond {
+  s = (s32[], f32[4096]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(100)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4096]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4096] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next_i = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[4096] broadcast(half), dimensions={}
+  scaled = f32[4096] multiply(x, halves)
+  t = f32[4096] tanh(scaled)
+  next_x = f32[4096] add(t, x)
+  ROOT next = (s32[], f32[4096]) tuple(next_i, next_x)
+}
+ENTRY e {
+  x = f32[4096] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4096]) tuple(zero, x)
+  w = (s32[], f32[4096]) while(init), condition=cond, body=body
+  ROOT out = f32[4096] get-tuple-element(w), index=1
+}
+)";
+
+void BM_WhileLoop(benchmark::State& state) {
+  jit::CompileOptions options;
+  // Without a target every instruction is an interpreted step: the loop
+  // runs in the evaluator, as it did before loops were compiled.
+  options.interpret_only = state.range(0) == 0;
+  RunModule(state, kWhileLoop, options);
+}
+BENCHMARK(BM_WhileLoop)
+    ->Name("WhileLoop")
+    ->ArgName("compiled")
     ->Arg(1)
     ->Arg(0)
     ->Unit(benchmark::kMicrosecond);
