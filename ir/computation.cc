@@ -78,4 +78,32 @@ void Computation::SortTopologically() {
   instructions_ = std::move(sorted);
 }
 
+void Computation::MoveInstructionBefore(Instruction* instruction, const Instruction* before) {
+  if (instruction == before) return;
+  auto find = [&](const Instruction* target) {
+    return std::find_if(instructions_.begin(), instructions_.end(),
+                        [target](const std::unique_ptr<Instruction>& i) { return i.get() == target; });
+  };
+  auto from = find(instruction);
+  auto to = before == nullptr ? instructions_.end() : find(before);
+  XJIT_CHECK(from != instructions_.end());
+  XJIT_CHECK(before == nullptr || to != instructions_.end());
+  // One rotation either way keeps everything else in order.
+  if (from < to) {
+    std::rotate(from, from + 1, to);
+  } else {
+    std::rotate(to, from, from + 1);
+  }
+}
+
+void Computation::SetParameters(std::vector<Instruction*> parameters) {
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    Instruction* parameter = parameters[i];
+    XJIT_CHECK(parameter != nullptr && parameter->parent() == this &&
+               parameter->opcode() == Opcode::kParameter);
+    parameter->mutable_attrs()->parameter_number = static_cast<int64_t>(i);
+  }
+  parameters_ = std::move(parameters);
+}
+
 }  // namespace xjit

@@ -55,6 +55,18 @@ class Computation {
   // users (a stable topological sort); used after rewrites that append.
   void SortTopologically();
 
+  // Moves `instruction` to just before `before` (both of this computation;
+  // null `before`: to the end), the others keeping their order. For rewrites
+  // that place what they add themselves instead of sorting afterwards.
+  void MoveInstructionBefore(Instruction* instruction, const Instruction* before);
+
+  // Renumbers the parameters: `parameters` (parameter instructions of this
+  // computation, each once, all that remain) become parameters 0, 1, ... in
+  // that order, their parameter_number included. For rewrites that add or
+  // remove parameters (a fusion whose operands change); a parameter added
+  // with parameter_number -1 is registered only by this call.
+  void SetParameters(std::vector<Instruction*> parameters);
+
  private:
   friend class Module;
   std::string name_;

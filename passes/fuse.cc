@@ -41,6 +41,17 @@
 //    get-tuple-element. The shared input is then read once.
 // Fusions never cross computations: the entry and every while / conditional
 // / call body are fused separately; reducers and comparators are untouched.
+//
+// Building. A fusion is first made by copying its instructions into a new
+// computation (Rebuild); after that, a fusion this pass made grows in place
+// (GrowConsumer, GrowProducer): only the joining producer or epilogue is
+// copied, so a chain of n instructions costs n copies, not n^2. Growing in
+// place gives exactly what rebuilding the body would: the same parameter
+// numbering (operands numbered as a walk of the body in order first meets
+// them), body order, names, and orders of the computation's instructions,
+// of each instruction's users and of the module's computations. The rules
+// above try producers and siblings in those orders, so the groups formed do
+// not depend on how the fusions were built.
 #include "passes/fuse.h"
 
 #include <algorithm>
@@ -51,8 +62,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "ir/hlo_printer.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
@@ -100,16 +111,6 @@ bool IsEpilogueOp(Opcode opcode) {
 
 bool IsContraction(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution;
-}
-
-// Pure, static, array-shaped, free of control edges: the precondition of
-// every fusion decision.
-bool IsPlainPure(const Instruction& instruction) {
-  if (!instruction.shape().IsArray() || instruction.shape().is_dynamic()) return false;
-  for (const Instruction* operand : instruction.operands()) {
-    if (operand->shape().is_dynamic()) return false;
-  }
-  return !HasSideEffectDeep(instruction) && !HasControlEdges(instruction);
 }
 
 Computation* FusedComputation(const Instruction& fusion) {
@@ -196,16 +197,35 @@ class Fuser {
 
   absl::Status Run() {
     for (Computation* computation : SequentialComputations()) {
+      // The pass adds no control edges, so a computation without any keeps
+      // none, and HasControlEdges (a scan of the computation) can be skipped.
+      control_free_ = computation;
+      for (const auto& instruction : computation->instructions()) {
+        if (!instruction->control_predecessors().empty()) control_free_ = nullptr;
+      }
       if (options_.output_fusion) XJIT_RETURN_IF_ERROR(FuseEpilogues(computation));
       XJIT_RETURN_IF_ERROR(FuseProducers(computation));
       if (options_.wrap_single_instructions) XJIT_RETURN_IF_ERROR(WrapSingles(computation));
       if (options_.multi_output_min_bytes >= 0) XJIT_RETURN_IF_ERROR(FuseSiblings(computation));
+      const std::vector<Instruction*> before = InstructionsOf(*computation);
       computation->SortTopologically();
+      if (InstructionsOf(*computation) != before) changed_ = true;
     }
+    for (Computation* body : grown_) Finish(body);
     return absl::OkStatus();
   }
 
+  bool changed() const { return changed_; }
+
  private:
+  // Growing in place keeps a body in definition order (the sort is a
+  // safeguard and leaves it as it is); the parameters get the names a
+  // rebuild gives them (NameInOrder).
+  static void Finish(Computation* body) {
+    body->SortTopologically();
+    NameInOrder(body);
+  }
+
   // The entry and, transitively, the computations control flow runs as
   // sequences of steps.
   std::vector<Computation*> SequentialComputations() {
@@ -228,6 +248,33 @@ class Fuser {
       }
     }
     return out;
+  }
+
+  bool HasControlEdgesFast(const Instruction& instruction) const {
+    return instruction.parent() != control_free_ && HasControlEdges(instruction);
+  }
+
+  // Pure, static, array-shaped, free of control edges: the precondition of
+  // every fusion decision. A body this pass made holds only instructions
+  // that passed this test (or were inside a fusion that did), so its fusion
+  // needs no walk for side effects (which growing fusions would repeat at
+  // every step).
+  bool IsPlainPure(const Instruction& instruction) const {
+    if (!instruction.shape().IsArray() || instruction.shape().is_dynamic()) return false;
+    for (const Instruction* operand : instruction.operands()) {
+      if (operand->shape().is_dynamic()) return false;
+    }
+    const bool made_here = instruction.opcode() == Opcode::kFusion &&
+                           created_.contains(FusedComputation(instruction));
+    return (made_here || !HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
+  }
+
+  // IsRemovable, with IsPlainPure's shortcuts.
+  bool IsRemovableFast(const Instruction& instruction) const {
+    if (instruction.opcode() == Opcode::kParameter || IsRoot(&instruction)) return false;
+    const bool made_here = instruction.opcode() == Opcode::kFusion &&
+                           created_.contains(FusedComputation(instruction));
+    return (made_here || !HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
   }
 
   bool IsRoot(const Instruction* instruction) const {
@@ -357,20 +404,24 @@ class Fuser {
     absl::flat_hash_map<Instruction*, Instruction*> parameter_of_;
   };
 
-  // Removes a fused computation that no instruction of `caller` calls any
-  // more, if this pass made it (input modules may share theirs).
+  // Removes a fused computation that no instruction calls any more, if this
+  // pass made it (input modules may share theirs).
   void DropComputation(Computation* body) {
     if (body == nullptr || !created_.contains(body)) return;
     created_.erase(body);
+    grown_.erase(body);
+    irregular_.erase(body);
     module_->RemoveComputation(body);
   }
 
-  void Remove(Instruction* instruction) {
+  // Removes `instruction` and, if it is a fusion, its fused computation
+  // unless that is `keep` (a body that another fusion took over).
+  void Remove(Instruction* instruction, const Computation* keep = nullptr) {
     Computation* body =
         instruction->opcode() == Opcode::kFusion ? FusedComputation(*instruction) : nullptr;
     instruction->parent()->RemoveInstruction(instruction);
     removed_.insert(instruction);
-    DropComputation(body);
+    if (body != keep) DropComputation(body);
   }
 
   // Adds the fusion instruction for a finished body to `parent` and points
@@ -382,14 +433,19 @@ class Fuser {
     body->set_root(body_root);
     body->SortTopologically();
     const FusionKind kind = KindOf(*body);
-    body->set_name(body_name.empty() ? UniqueComputationName(*module_, "fused_computation")
+    body->set_name(body_name.empty() ? UniqueComputationNameOnePass(*module_, "fused_computation")
                                      : std::move(body_name));
     Computation* installed = module_->AddComputation(std::move(body));
     created_.insert(installed);
+    for (const auto& instruction : installed->instructions()) {
+      if (instruction->opcode() != Opcode::kParameter && LooksLikeParameter(instruction->name())) {
+        irregular_.insert(installed);
+      }
+    }
     auto owned = std::make_unique<Instruction>(Opcode::kFusion, shape);
     owned->mutable_attrs()->fusion_kind = kind;
     owned->set_called_computations({installed});
-    owned->set_name(name.empty() ? UniqueInstructionName(*parent, "fusion") : std::move(name));
+    owned->set_name(name.empty() ? UniqueInstructionNameOnePass(*parent, "fusion") : std::move(name));
     Instruction* fusion = parent->AddInstruction(std::move(owned));
     for (Instruction* operand : builder.operands()) fusion->AppendOperand(operand);
     return fusion;
@@ -398,6 +454,236 @@ class Fuser {
   // Makes `consumer` (a fusion or a plain instruction) into a fusion that
   // also computes `producer` (one of its operands; null: just wrap).
   Instruction* FuseInto(Instruction* consumer, Instruction* producer) {
+    changed_ = true;
+    if (producer != nullptr) {
+      if (consumer->opcode() == Opcode::kFusion && IsLatestBody(FusedComputation(*consumer))) {
+        return GrowConsumer(consumer, producer);
+      }
+      if (consumer->opcode() != Opcode::kFusion && producer->opcode() == Opcode::kFusion &&
+          IsLatestBody(FusedComputation(*producer)) && producer->users().size() == 1 &&
+          !IsRoot(producer) && IsRemovableFast(*producer)) {
+        return GrowProducer(consumer, producer);
+      }
+    }
+    return Rebuild(consumer, producer);
+  }
+
+  // Whether `body` was made by this pass and is the module's last
+  // computation. Only such a body grows in place: a rebuild appends the body
+  // it makes to the module, and growing an earlier one in place would leave
+  // the computations (and so the printed module) in another order. Bodies
+  // grow one after the other, so this costs one rebuild only when a body
+  // from an earlier phase grows again (a kOutput fusion taking a bias).
+  bool IsLatestBody(const Computation* body) const {
+    return created_.contains(body) && module_->computations().back().get() == body;
+  }
+
+  // Instructions copied into a body, with what they copy.
+  using Copies = std::vector<std::pair<Instruction*, const Instruction*>>;
+
+  // A rebuild names a body's instructions afresh, in order: each keeps its
+  // name (a parameter gets param_<number>) unless an earlier one has it
+  // (then the next free `.N` form).
+  static void NameInOrder(Computation* body) {
+    absl::flat_hash_set<std::string> taken;
+    for (const auto& instruction : body->instructions()) {
+      std::string name = UniqueNameAmong(
+          instruction->opcode() == Opcode::kParameter
+              ? absl::StrCat("param_", instruction->attrs().parameter_number)
+              : instruction->name(),
+          taken);
+      instruction->set_name(name);
+      taken.insert(std::move(name));
+    }
+  }
+
+  static bool LooksLikeParameter(absl::string_view name) {
+    return absl::StartsWith(name, "param_");
+  }
+
+  // Growing in place leaves the names a rebuild would give, except when a
+  // copy's name was taken or may meet a parameter's: then (and from then on
+  // for that body) NameInOrder redoes them, so that names do not depend on
+  // which way the body was made. Finish names the parameters.
+  void NameCopies(Computation* body, const Copies& copies) {
+    bool redo = irregular_.contains(body);
+    for (const auto& [copy, source] : copies) {
+      if (copy->name() != source->name() || LooksLikeParameter(source->name())) redo = true;
+    }
+    if (!redo) return;
+    irregular_.insert(body);
+    for (const auto& [copy, source] : copies) copy->set_name(source->name());
+    NameInOrder(body);
+  }
+
+  // A fresh parameter for `body`, numbered by the caller's SetParameters
+  // (the name is temporary: NameInOrder, at the latest in Finish, gives the
+  // final one).
+  Instruction* NewParameter(Computation* body, const Shape& shape) {
+    auto owned = std::make_unique<Instruction>(Opcode::kParameter, shape);
+    owned->mutable_attrs()->parameter_number = -1;
+    owned->set_name(absl::StrCat("param.new.", next_parameter_++));
+    return body->AddInstruction(std::move(owned));
+  }
+
+  // A new fusion instruction calling the grown `body` with `operands` takes
+  // over from `consumer` (and `producer`, if that is now unused): it is
+  // appended, then the users move, then the old instructions go, the same
+  // steps as Rebuild. Later decisions iterate the computation's instructions
+  // and each instruction's users in order, so the orders must come out as a
+  // rebuild would leave them. `named` lends its name.
+  Instruction* Reinstall(Instruction* consumer, Instruction* producer, Instruction* named,
+                         Computation* body, const std::vector<Instruction*>& operands) {
+    Computation* parent = consumer->parent();
+    std::string name = named->name();
+    named->set_name(absl::StrCat(name, ".replaced"));
+    auto owned = std::make_unique<Instruction>(Opcode::kFusion, consumer->shape());
+    owned->mutable_attrs()->fusion_kind = KindOf(*body);
+    owned->set_called_computations({body});
+    owned->set_name(std::move(name));
+    Instruction* fusion = parent->AddInstruction(std::move(owned));
+    for (Instruction* operand : operands) fusion->AppendOperand(operand);
+    consumer->ReplaceAllUsesWith(fusion);
+    Remove(consumer, body);
+    if (producer->users().empty() && IsRemovableFast(*producer)) Remove(producer, body);
+    grown_.insert(body);
+    return fusion;
+  }
+
+  // FuseInto for a consumer fusion this pass made: the producer is copied
+  // into the consumer's body where the parameter it fed was, instead of
+  // copying the whole body again (which made a chain of n instructions cost
+  // n^2 copies). Rebuild walks the old body in order and numbers parameters
+  // as it first meets their operands; the body's order has the parameters in
+  // number order, so the walk is reproduced by placing the producer's
+  // parameters and copy before the replaced parameter: operands already met
+  // (lower numbers) are reused, operands met later (higher numbers) move up,
+  // new ones are added there. Fusion operands, and so the order later
+  // producers are tried in, come out as a rebuild makes them.
+  Instruction* GrowConsumer(Instruction* consumer, Instruction* producer) {
+    Computation* body = FusedComputation(*consumer);
+    const std::vector<Instruction*> outer = consumer->operands();
+    const int64_t p = std::find(outer.begin(), outer.end(), producer) - outer.begin();
+    XJIT_CHECK(p < static_cast<int64_t>(outer.size()));
+    Instruction* replaced = body->parameter(p);
+    // Parameters the producer's copy enters through, in the order met.
+    std::vector<Instruction*> met_outer, met;
+    std::vector<bool> moved(outer.size(), false);
+    auto parameter_for = [&](Instruction* operand) -> Instruction* {
+      for (size_t i = 0; i < met_outer.size(); ++i) {
+        if (met_outer[i] == operand) return met[i];
+      }
+      const int64_t q = std::find(outer.begin(), outer.end(), operand) - outer.begin();
+      if (q < p) return body->parameter(q);
+      Instruction* parameter;
+      if (q < static_cast<int64_t>(outer.size())) {
+        parameter = body->parameter(q);
+        moved[q] = true;
+      } else {
+        parameter = NewParameter(body, operand->shape());
+      }
+      body->MoveInstructionBefore(parameter, replaced);
+      met_outer.push_back(operand);
+      met.push_back(parameter);
+      return parameter;
+    };
+    Instruction* copy;
+    Copies copies;
+    if (producer->opcode() == Opcode::kFusion) {
+      const Computation& source = *FusedComputation(*producer);
+      absl::flat_hash_map<const Instruction*, Instruction*> map;
+      for (const auto& instruction : source.instructions()) {
+        if (instruction->opcode() == Opcode::kParameter) {
+          map[instruction.get()] =
+              parameter_for(producer->operand(instruction->attrs().parameter_number));
+          continue;
+        }
+        std::vector<Instruction*> operands;
+        for (const Instruction* operand : instruction->operands()) operands.push_back(map.at(operand));
+        Instruction* clone = CloneInstruction(*instruction, body, operands);
+        body->MoveInstructionBefore(clone, replaced);
+        map[instruction.get()] = clone;
+        copies.push_back({clone, instruction.get()});
+      }
+      copy = map.at(source.root());
+    } else {
+      std::vector<Instruction*> operands;
+      for (Instruction* operand : producer->operands()) operands.push_back(parameter_for(operand));
+      copy = CloneInstruction(*producer, body, operands);
+      body->MoveInstructionBefore(copy, replaced);
+      copies.push_back({copy, producer});
+    }
+    replaced->ReplaceAllUsesWith(copy);
+    std::vector<Instruction*> parameters, operands;
+    for (int64_t q = 0; q < p; ++q) {
+      parameters.push_back(body->parameter(q));
+      operands.push_back(outer[q]);
+    }
+    parameters.insert(parameters.end(), met.begin(), met.end());
+    operands.insert(operands.end(), met_outer.begin(), met_outer.end());
+    for (int64_t q = p + 1; q < static_cast<int64_t>(outer.size()); ++q) {
+      if (moved[q]) continue;
+      parameters.push_back(body->parameter(q));
+      operands.push_back(outer[q]);
+    }
+    body->RemoveInstruction(replaced);
+    body->SetParameters(std::move(parameters));
+    NameCopies(body, copies);
+    return Reinstall(consumer, producer, consumer, body, operands);
+  }
+
+  // FuseInto for a plain consumer of a fusion this pass made whose only user
+  // it is (an epilogue joining a kOutput fusion): the consumer's copy becomes
+  // the body's new root. Rebuild would walk the consumer's operands, meeting
+  // those before the producer first (their parameters go to the front), then
+  // the producer's body in order, then the rest (new parameters at the end).
+  Instruction* GrowProducer(Instruction* consumer, Instruction* producer) {
+    Computation* body = FusedComputation(*producer);
+    const std::vector<Instruction*> inner = producer->operands();
+    std::vector<Instruction*> met_outer, met;
+    auto parameter_for = [&](Instruction* operand) -> Instruction* {
+      for (size_t i = 0; i < met_outer.size(); ++i) {
+        if (met_outer[i] == operand) return met[i];
+      }
+      const size_t q = std::find(inner.begin(), inner.end(), operand) - inner.begin();
+      Instruction* parameter =
+          q < inner.size() ? body->parameter(q) : NewParameter(body, operand->shape());
+      met_outer.push_back(operand);
+      met.push_back(parameter);
+      return parameter;
+    };
+    const std::vector<Instruction*>& consumer_operands = consumer->operands();
+    const size_t first_use =
+        std::find(consumer_operands.begin(), consumer_operands.end(), producer) -
+        consumer_operands.begin();
+    XJIT_CHECK(first_use < consumer_operands.size());
+    std::vector<Instruction*> operands(consumer_operands.size(), nullptr);
+    for (size_t i = 0; i < first_use; ++i) operands[i] = parameter_for(consumer_operands[i]);
+    // What was met before the producer stands before the old body, in order.
+    for (size_t i = met.size(); i-- > 0;) {
+      body->MoveInstructionBefore(met[i], body->instructions().front().get());
+    }
+    // Only known operands are met here, so the instruction list stays put.
+    for (const auto& instruction : body->instructions()) {
+      const int64_t number = instruction->attrs().parameter_number;
+      if (instruction->opcode() == Opcode::kParameter && number >= 0) {
+        parameter_for(inner[number]);
+      }
+    }
+    Instruction* old_root = body->root();
+    for (size_t i = first_use; i < consumer_operands.size(); ++i) {
+      operands[i] = consumer_operands[i] == producer ? old_root : parameter_for(consumer_operands[i]);
+    }
+    Instruction* root = CloneInstruction(*consumer, body, operands);
+    body->set_root(root);
+    body->SetParameters(met);
+    NameCopies(body, {{root, consumer}});
+    return Reinstall(consumer, producer, producer, body, met_outer);
+  }
+
+  // FuseInto by building the fused computation anew: wrapping a plain
+  // instruction, or a consumer fusion this pass did not make.
+  Instruction* Rebuild(Instruction* consumer, Instruction* producer) {
     Computation* parent = consumer->parent();
     BodyBuilder builder(std::make_unique<Computation>("fused_computation.tmp"));
     Instruction* producer_copy = nullptr;
@@ -444,7 +730,7 @@ class Fuser {
     Instruction* fusion = Install(parent, std::move(builder), root, shape, name, body_name);
     consumer->ReplaceAllUsesWith(fusion);
     Remove(consumer);
-    if (producer != nullptr && producer->users().empty() && IsRemovable(*producer)) Remove(producer);
+    if (producer != nullptr && producer->users().empty() && IsRemovableFast(*producer)) Remove(producer);
     return fusion;
   }
 
@@ -531,7 +817,7 @@ class Fuser {
     }
     const FusionKind kind = instruction.attrs().fusion_kind;
     if (kind != FusionKind::kLoop && kind != FusionKind::kInput) return false;
-    if (HasSideEffectDeep(instruction) || HasControlEdges(instruction)) return false;
+    if (HasSideEffectDeep(instruction) || HasControlEdgesFast(instruction)) return false;
     if (instruction.shape().IsTuple()) {
       for (const Instruction* user : instruction.users()) {
         if (user->opcode() != Opcode::kGetTupleElement) return false;
@@ -571,6 +857,7 @@ class Fuser {
     tuple->set_name(UniqueInstructionName(*builder.body(), "tuple"));
     Instruction* root = builder.body()->AddInstruction(std::move(tuple));
     for (Instruction* value : values) root->AppendOperand(value);
+    changed_ = true;
     Instruction* fusion = Install(parent, std::move(builder), root, shape, "", "");
     const Instruction* siblings[2] = {a, b};
     for (int s = 0; s < 2; ++s) {
@@ -585,7 +872,7 @@ class Fuser {
       } else {
         auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement, sibling->shape());
         gte->mutable_attrs()->tuple_index = offsets[s];
-        gte->set_name(UniqueInstructionName(*parent, "get-tuple-element"));
+        gte->set_name(UniqueInstructionNameOnePass(*parent, "get-tuple-element"));
         Instruction* element = parent->AddInstruction(std::move(gte));
         element->AppendOperand(fusion);
         sibling->ReplaceAllUsesWith(element);
@@ -624,6 +911,18 @@ class Fuser {
   // Instructions deleted during the current sweep (compared, never read).
   absl::flat_hash_set<const Instruction*> removed_;
   absl::flat_hash_set<const Computation*> created_;
+  // Bodies grown in place (GrowConsumer, GrowProducer): Finish renames their
+  // parameters.
+  absl::flat_hash_set<Computation*> grown_;
+  // Bodies whose names NameCopies redoes at every step.
+  absl::flat_hash_set<const Computation*> irregular_;
+  // Numbers the temporary names of new parameters (NewParameter).
+  int64_t next_parameter_ = 0;
+  // The computation being fused if it has no control edges, else null.
+  const Computation* control_free_ = nullptr;
+  // Whether the module changed (a fusion made, grown or merged, or an
+  // instruction list reordered).
+  bool changed_ = false;
 };
 
 }  // namespace
@@ -632,10 +931,9 @@ absl::StatusOr<bool> Fuse::Run(Module* module) {
   if (module->entry() == nullptr || module->entry()->root() == nullptr) {
     return absl::InvalidArgumentError("fuse: the module has no entry computation");
   }
-  const std::string before = PrintModule(*module);
   Fuser fuser(module, options_);
   XJIT_RETURN_IF_ERROR(fuser.Run());
-  return PrintModule(*module) != before;
+  return fuser.changed();
 }
 
 }  // namespace xjit

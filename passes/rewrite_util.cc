@@ -52,8 +52,8 @@ bool HasSideEffectDeep(const Instruction& instruction) {
   // Walk the called computations iteratively; the call graph is acyclic but
   // may be shared, so remember what was seen.
   absl::flat_hash_set<const Computation*> seen;
-  std::vector<const Computation*> work(instruction.called_computations().begin(),
-                                       instruction.called_computations().end());
+  std::vector<const Computation*> work;
+  for (const Computation* callee : instruction.called_computations()) work.push_back(callee);
   while (!work.empty()) {
     const Computation* computation = work.back();
     work.pop_back();
@@ -126,6 +126,57 @@ std::string UniqueComputationName(const Module& module, absl::string_view base) 
   return UniqueName(base, [&](const std::string& name) {
     return module.FindComputation(name) != nullptr;
   });
+}
+
+namespace {
+
+// UniqueName's answer for the `count` names `for_each_name` visits, in one
+// pass: the smallest free `stem.N` is at most count + 1.
+template <typename ForEachName>
+std::string UniqueNameOnePass(absl::string_view base, int64_t count,
+                              const ForEachName& for_each_name) {
+  const absl::string_view stem = StripNumericSuffix(base);
+  bool base_taken = false;
+  std::vector<bool> suffix_taken(count + 2, false);
+  for_each_name([&](absl::string_view name) {
+    if (name == base) base_taken = true;
+    if (name.size() <= stem.size() + 1 || name[stem.size()] != '.' ||
+        name.substr(0, stem.size()) != stem) {
+      return;
+    }
+    // Only canonical numbers: "stem.01" is not a candidate's spelling.
+    const absl::string_view digits = name.substr(stem.size() + 1);
+    if (digits[0] == '0' || digits.size() > 18) return;
+    int64_t n = 0;
+    for (char c : digits) {
+      if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return;
+      n = n * 10 + (c - '0');
+    }
+    if (n <= count + 1) suffix_taken[n] = true;
+  });
+  if (!base_taken) return std::string(base);
+  int64_t n = 1;
+  while (suffix_taken[n]) ++n;
+  return absl::StrCat(stem, ".", n);
+}
+
+}  // namespace
+
+std::string UniqueInstructionNameOnePass(const Computation& computation, absl::string_view base) {
+  return UniqueNameOnePass(base, computation.instruction_count(), [&](const auto& visit) {
+    for (const auto& instruction : computation.instructions()) visit(instruction->name());
+  });
+}
+
+std::string UniqueComputationNameOnePass(const Module& module, absl::string_view base) {
+  const int64_t count = static_cast<int64_t>(module.computations().size());
+  return UniqueNameOnePass(base, count, [&](const auto& visit) {
+    for (const auto& computation : module.computations()) visit(computation->name());
+  });
+}
+
+std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<std::string>& taken) {
+  return UniqueName(base, [&](const std::string& name) { return taken.contains(name); });
 }
 
 absl::StatusOr<Instruction*> AddInstruction(Computation* computation, NewInstruction spec) {

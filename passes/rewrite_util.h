@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -61,6 +62,14 @@ std::vector<Instruction*> InstructionsOf(const Computation& computation);
 std::string UniqueInstructionName(const Computation& computation, absl::string_view base);
 // The same for computation names within a module.
 std::string UniqueComputationName(const Module& module, absl::string_view base);
+// The same for a set of names in use (for code that names many instructions
+// at once and keeps the set itself instead of searching the computation).
+std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<std::string>& taken);
+// The same results as UniqueInstructionName and UniqueComputationName, from
+// one pass over the names: those search once per candidate, which is
+// quadratic when many names share a base (fusion, fusion.1, ...).
+std::string UniqueInstructionNameOnePass(const Computation& computation, absl::string_view base);
+std::string UniqueComputationNameOnePass(const Module& module, absl::string_view base);
 
 struct NewInstruction {
   Opcode opcode = Opcode::kTuple;

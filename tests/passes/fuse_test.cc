@@ -1,0 +1,230 @@
+// Unit tests of what the fuse pass's in-place growth relies on: the
+// Computation methods that reorder instructions and renumber parameters, the
+// one-pass unique names (same answers as UniqueInstructionName and
+// UniqueComputationName), the pass's `changed` result, and a long chain
+// (where the pass used to copy the fused body at every step).
+#include "passes/fuse.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/hlo_parser.h"
+#include "ir/hlo_printer.h"
+#include "ir/verifier.h"
+#include "passes/rewrite_util.h"
+
+namespace xjit {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+std::vector<std::string> Names(const Computation& computation) {
+  std::vector<std::string> names;
+  for (const auto& instruction : computation.instructions()) names.push_back(instruction->name());
+  return names;
+}
+
+Instruction* Named(const Computation& computation, const std::string& name) {
+  Instruction* instruction = computation.FindInstruction(name);
+  EXPECT_NE(instruction, nullptr) << name;
+  return instruction;
+}
+
+constexpr char kThreeParameters[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = f32[2] parameter(2)
+  s = f32[2] add(a, b)
+  ROOT t = f32[2] multiply(s, c)
+}
+)";
+
+TEST(FuseSupportTest, MoveInstructionBefore) {
+  auto module = Parse(kThreeParameters);
+  ASSERT_NE(module, nullptr);
+  Computation& entry = *module->entry();
+  entry.MoveInstructionBefore(Named(entry, "c"), Named(entry, "a"));
+  EXPECT_EQ(Names(entry), (std::vector<std::string>{"c", "a", "b", "s", "t"}));
+  entry.MoveInstructionBefore(Named(entry, "c"), Named(entry, "t"));
+  EXPECT_EQ(Names(entry), (std::vector<std::string>{"a", "b", "s", "c", "t"}));
+  entry.MoveInstructionBefore(Named(entry, "a"), nullptr);
+  EXPECT_EQ(Names(entry), (std::vector<std::string>{"b", "s", "c", "t", "a"}));
+  entry.MoveInstructionBefore(Named(entry, "s"), Named(entry, "s"));
+  EXPECT_EQ(Names(entry), (std::vector<std::string>{"b", "s", "c", "t", "a"}));
+}
+
+TEST(FuseSupportTest, SetParametersRenumbers) {
+  auto module = Parse(kThreeParameters);
+  ASSERT_NE(module, nullptr);
+  Computation& entry = *module->entry();
+  Instruction* a = Named(entry, "a");
+  Instruction* b = Named(entry, "b");
+  Instruction* c = Named(entry, "c");
+  entry.SetParameters({c, a, b});
+  ASSERT_EQ(entry.parameter_count(), 3);
+  EXPECT_EQ(entry.parameter(0), c);
+  EXPECT_EQ(entry.parameter(1), a);
+  EXPECT_EQ(entry.parameter(2), b);
+  EXPECT_EQ(c->attrs().parameter_number, 0);
+  EXPECT_EQ(a->attrs().parameter_number, 1);
+  EXPECT_EQ(b->attrs().parameter_number, 2);
+  // A parameter added unnumbered is registered by SetParameters only.
+  auto owned = std::make_unique<Instruction>(Opcode::kParameter, a->shape());
+  owned->mutable_attrs()->parameter_number = -1;
+  owned->set_name("d");
+  Instruction* d = entry.AddInstruction(std::move(owned));
+  EXPECT_EQ(entry.parameter_count(), 3);
+  entry.SetParameters({a, b, c, d});
+  EXPECT_EQ(entry.parameter_count(), 4);
+  EXPECT_EQ(entry.parameter(3), d);
+  EXPECT_EQ(d->attrs().parameter_number, 3);
+}
+
+TEST(FuseSupportTest, OnePassNamesMatchUniqueInstructionName) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  fusion = f32[2] parameter(0)
+  fusion.1 = f32[2] negate(fusion)
+  fusion.3 = f32[2] negate(fusion.1)
+  fusion.01 = f32[2] negate(fusion.3)
+  fusion.x = f32[2] negate(fusion.01)
+  fusionA = f32[2] negate(fusion.x)
+  fusion.2.1 = f32[2] negate(fusionA)
+  ROOT other.7 = f32[2] negate(fusion.2.1)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const Computation& entry = *module->entry();
+  // Expected by hand: "fusion" is taken, and of fusion.N only 1 and 3 are
+  // (fusion.01 and fusion.2.1 are other spellings).
+  EXPECT_EQ(UniqueInstructionNameOnePass(entry, "fusion"), "fusion.2");
+  EXPECT_EQ(UniqueInstructionNameOnePass(entry, "fusion.3"), "fusion.2");
+  EXPECT_EQ(UniqueInstructionNameOnePass(entry, "fusion.5"), "fusion.5");
+  EXPECT_EQ(UniqueInstructionNameOnePass(entry, "other.7"), "other.1");
+  EXPECT_EQ(UniqueInstructionNameOnePass(entry, "fresh"), "fresh");
+  for (const char* base : {"fusion", "fusion.3", "fusion.5", "other.7", "fresh", "fusion.2"}) {
+    EXPECT_EQ(UniqueInstructionNameOnePass(entry, base), UniqueInstructionName(entry, base))
+        << base;
+  }
+  EXPECT_EQ(UniqueComputationNameOnePass(*module, "e"), "e.1");
+  EXPECT_EQ(UniqueComputationNameOnePass(*module, "e"), UniqueComputationName(*module, "e"));
+  EXPECT_EQ(UniqueComputationNameOnePass(*module, "f"), "f");
+}
+
+TEST(FuseSupportTest, UniqueNameAmong) {
+  const absl::flat_hash_set<std::string> taken = {"x", "x.1", "y.2"};
+  EXPECT_EQ(UniqueNameAmong("x", taken), "x.2");
+  EXPECT_EQ(UniqueNameAmong("y.2", taken), "y.1");
+  EXPECT_EQ(UniqueNameAmong("z", taken), "z");
+}
+
+TEST(FuseTest, ReportsChangeOnlyWhenItFuses) {
+  auto module = Parse(kThreeParameters);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  ASSERT_TRUE(VerifyModule(*module).ok());
+  // Everything is fused: a second run finds nothing to do.
+  const std::string once = PrintModule(*module);
+  changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(PrintModule(*module), once);
+
+  auto nothing = Parse(R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT t = (f32[2], f32[2]) tuple(a, b)
+}
+)");
+  ASSERT_NE(nothing, nullptr);
+  changed = Fuse().Run(nothing.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+}
+
+// v(i) = op(v(i-1), v(i-2)) for i = 2..n+1 over two parameters: every value
+// but the last has two users.
+std::string Chain(int n) {
+  std::string text = "HloModule chain\nENTRY e {\n  v0 = f32[16] parameter(0)\n"
+                     "  v1 = f32[16] parameter(1)\n";
+  const char* ops[] = {"add", "multiply", "subtract", "maximum"};
+  for (int i = 2; i < n + 2; ++i) {
+    absl::StrAppend(&text, i == n + 1 ? "  ROOT " : "  ", "v", i, " = f32[16] ", ops[i % 4], "(v",
+                    i - 1, ", v", i - 2, ")\n");
+  }
+  return absl::StrCat(text, "}\n");
+}
+
+// Checks the fusion contract on every fusion of the entry; returns how many
+// fusions there are and how many instructions they hold in all.
+std::pair<int64_t, int64_t> CheckFusions(const Module& module, const FuseOptions& options) {
+  int64_t fusions = 0, fused = 0;
+  for (const auto& instruction : module.entry()->instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) continue;
+    EXPECT_EQ(instruction->opcode(), Opcode::kFusion) << instruction->name();
+    if (instruction->opcode() != Opcode::kFusion) continue;
+    ++fusions;
+    const Computation& body = *instruction->called_computations()[0];
+    EXPECT_EQ(instruction->attrs().fusion_kind, FusionKind::kLoop);
+    EXPECT_EQ(body.parameter_count(), instruction->operand_count());
+    for (int64_t i = 0; i < body.parameter_count(); ++i) {
+      EXPECT_EQ(body.parameter(i)->name(), absl::StrCat("param_", i));
+      EXPECT_EQ(body.parameter(i)->attrs().parameter_number, i);
+      EXPECT_EQ(body.parameter(i)->shape(), instruction->operand(i)->shape());
+    }
+    const int64_t size = body.instruction_count() - body.parameter_count();
+    EXPECT_LE(size, options.max_fusion_size);
+    fused += size;
+  }
+  return {fusions, fused};
+}
+
+TEST(FuseTest, ChainBecomesOneFusion) {
+  auto module = Parse(Chain(100));
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
+  EXPECT_EQ(fusions, 1);
+  EXPECT_EQ(fused, 100);
+  const Instruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  ASSERT_EQ(root->operand_count(), 2);
+  EXPECT_EQ(root->operand(0)->name(), "v1");
+  EXPECT_EQ(root->operand(1)->name(), "v0");
+}
+
+// Past max_fusion_size the chain splits; the cheap values at the cuts are
+// recomputed in the fusions on both sides, so more than n instructions are
+// fused. Every fusion keeps the contract.
+TEST(FuseTest, LongChainSplitsIntoFusions) {
+  auto module = Parse(Chain(1000));
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
+  EXPECT_GE(fusions, 8);
+  EXPECT_GE(fused, 1000);
+}
+
+}  // namespace
+}  // namespace xjit
