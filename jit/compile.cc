@@ -18,6 +18,7 @@
 #include "ir/verifier.h"
 #include "jit/fusion_emitter.h"
 #include "jit/perf_map.h"
+#include "jit/sort_call.h"
 #include "jit/target.h"
 #include "jit/vector_math.h"
 #include "runtime/blas/blas_threads.h"
@@ -60,7 +61,7 @@ void RunConvolutionCall(const void* plan, void* const* buffers, void* scratch) {
 }
 
 bool IsLibraryCall(Opcode opcode) {
-  return opcode == Opcode::kDot || opcode == Opcode::kConvolution;
+  return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort;
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -330,7 +331,9 @@ class ExecutableBuilder {
   absl::Status AddLibraryCall(const Instruction& instruction, const std::vector<int>& outputs) {
     runtime::LibraryCall call;
     std::string description;
-    if (instruction.opcode() == Opcode::kDot) {
+    if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
+      XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, &description));
+    } else if (instruction.opcode() == Opcode::kDot) {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
       call.routine = "dot";
       call.function = &RunDotCall;

@@ -1788,4 +1788,28 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion) {
   return spec;
 }
 
+absl::StatusOr<KernelSpec> EmitComputationKernel(const Computation& computation) {
+  KernelSpec spec;
+  spec.program.name = computation.name();
+  if (computation.root() == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("no kernel for ", computation.name(),
+                                                 ": empty computation"));
+  }
+  const Instruction& root = *computation.root();
+  KernelAssembler assembler(&spec, root);
+  for (int64_t k = 0; k < computation.parameter_count(); ++k) {
+    const Instruction* parameter = computation.parameter(k);
+    XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*parameter, parameter));
+  }
+  for (const auto& instruction : computation.instructions()) {
+    if (instruction->opcode() == Opcode::kConstant) {
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
+    }
+  }
+  XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(root, root));
+  XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  spec.output_count = spec.program.output_count;
+  return spec;
+}
+
 }  // namespace xjit::jit

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/computation.h"
 #include "ir/instruction.h"
 #include "jit/kernel_program.h"
 
@@ -61,6 +62,12 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
 // kLoop or kInput): its fused computation's parameter k reads the fusion's
 // operand k.
 absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion);
+
+// The kernel of a computation on its own (a sort's comparator): parameter k
+// is input buffer k (spec.inputs[k] is the parameter instruction), constants
+// it reads come after the parameters, then the root's outputs (a tuple root:
+// one per element). A rank-0 root gives a kernel without loops.
+absl::StatusOr<KernelSpec> EmitComputationKernel(const Computation& computation);
 
 // Whether the emitter accepts arrays of this shape as kernel inputs/outputs.
 bool IsKernelCompatibleShape(const Shape& shape);

@@ -81,13 +81,14 @@ void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
     return staged.back().get();
   };
   for (int slot : step.inputs) addresses.push_back(address(slot, false));
-  addresses.push_back(address(step.outputs[0], true));
+  for (int slot : step.outputs) addresses.push_back(address(slot, true));
   const LibraryCall& call = step.library_call;
   call.function(call.plan.get(), addresses.data(), call.scratch_bytes > 0 ? scratch : nullptr);
-  const BufferSlot& output = slots[step.outputs[0]];
-  uint8_t* place = SlotAddress(output, places);
-  if (addresses.back() != place && output.size > 0) {
-    std::memcpy(place, addresses.back(), output.size);
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    const BufferSlot& output = slots[step.outputs[k]];
+    uint8_t* place = SlotAddress(output, places);
+    void* written = addresses[step.inputs.size() + k];
+    if (written != place && output.size > 0) std::memcpy(place, written, output.size);
   }
 }
 

@@ -42,7 +42,7 @@ namespace xjit::runtime {
 using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
 
 // A library routine as a step calls it: `plan` (read only, shared by
-// concurrent runs), the addresses of the step's inputs then its output (as
+// concurrent runs), the addresses of the step's inputs then its outputs (as
 // for kernels), and `scratch`, per-run memory of at least the call's
 // scratch_bytes (null when that is 0). It must not allocate or keep state.
 using LibraryFunction = void (*)(const void* plan, void* const* buffers, void* scratch);
@@ -51,7 +51,7 @@ using LibraryFunction = void (*)(const void* plan, void* const* buffers, void* s
 // the compile driver pairs each plan with the function that reads it, so
 // this library stays independent of the libraries it calls.
 struct LibraryCall {
-  std::string routine;  // "dot", "convolution": for reports.
+  std::string routine;  // "dot", "convolution", "sort": for reports.
   LibraryFunction function = nullptr;
   std::shared_ptr<const void> plan;
   int64_t scratch_bytes = 0;
@@ -62,7 +62,8 @@ class Executable;
 // One step of the program. Kinds:
 //   kKernel: calls `function` with the addresses of `inputs` then `outputs`
 //     (several outputs for a multi-output fusion);
-//   kLibraryCall: calls `library_call` on `inputs` then `outputs` (one), with
+//   kLibraryCall: calls `library_call` on `inputs` then `outputs` (one, or
+//     one per result leaf for a routine with several, as sort's), with
 //     the plan's scratch range (BufferPlan::scratch_offset); a buffer that is
 //     not aligned to its element type (an unaligned caller buffer) is staged
 //     through an aligned copy;

@@ -1,11 +1,12 @@
 // Evaluation of sort (variadic, any dimension) and topk.
 //
-// sort: every 1-D slice along `dimensions={d}` is sorted with a stable merge
-// sort (so is_stable=false results are one of the allowed orders). The
-// comparator is called with 2N scalars: (operand0[i], operand0[j],
-// operand1[i], operand1[j], ...) and returns PRED "i before j". The merge sort
-// is written here rather than taken from <algorithm> so that a comparator that
-// is not a strict weak order (a user can write one) cannot make it misbehave.
+// sort: every 1-D slice along `dimensions={d}` is sorted with the stable merge
+// sort of ir/merge_sort.h, which the JIT's runtime shares (so is_stable=false
+// results are one of the allowed orders). The comparator is called with 2N
+// scalars: (operand0[i], operand0[j], operand1[i], operand1[j], ...) and
+// returns PRED "i before j". The merge sort is ours rather than
+// <algorithm>'s so that a comparator that is not a strict weak order (a user
+// can write one) cannot make it misbehave.
 //
 // topk: along the last dimension, the k largest (or smallest) elements in
 // XLA CPU's order: floats by their total order (-NaN < -inf < ... < -0 < +0 <
@@ -21,6 +22,7 @@
 #include "ir/element_type.h"
 #include "ir/evaluator/ops.h"
 #include "ir/evaluator/ops_internal.h"
+#include "ir/merge_sort.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {
@@ -28,30 +30,6 @@ namespace xjit::eval {
 using internal::Index;
 
 namespace {
-
-// Stable bottom-up merge sort of `order` under `less`; stops at the first
-// error the comparator returns.
-template <typename Less>
-absl::Status MergeSort(std::vector<int64_t>& order, Less less) {
-  const size_t n = order.size();
-  std::vector<int64_t> buffer(n);
-  for (size_t width = 1; width < n; width *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * width) {
-      size_t mid = std::min(lo + width, n);
-      size_t hi = std::min(lo + 2 * width, n);
-      size_t a = lo, b = mid, out = lo;
-      while (a < mid && b < hi) {
-        // Take from the right run only when it is strictly before the left.
-        XJIT_ASSIGN_OR_RETURN(bool right_first, less(order[b], order[a]));
-        buffer[out++] = right_first ? order[b++] : order[a++];
-      }
-      while (a < mid) buffer[out++] = order[a++];
-      while (b < hi) buffer[out++] = order[b++];
-    }
-    order.swap(buffer);
-  }
-  return absl::OkStatus();
-}
 
 // A key whose unsigned order is the total order of a float's bit pattern.
 uint64_t FloatTotalOrderKey(uint64_t bits, int bit_width) {
@@ -134,7 +112,8 @@ absl::StatusOr<Literal> EvalSort(const Instruction& instruction, Operands operan
                             internal::CallScalars(context, comparator, args, 1));
       return internal::ScalarIsTrue(r[0]);
     };
-    XJIT_RETURN_IF_ERROR(MergeSort(order, less));
+    std::vector<int64_t> buffer(length);
+    XJIT_RETURN_IF_ERROR(MergeSort(order.data(), buffer.data(), length, less));
     for (int64_t p = 0; p < length; ++p) {
       if (rank > 0) index[dimension] = p;
       for (int64_t i = 0; i < n; ++i) {
