@@ -24,7 +24,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "ir/hlo_printer.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
@@ -438,14 +437,39 @@ std::optional<DotGemmForm> ComputeDotGemmForm(const Instruction& dot) {
   return form;
 }
 
+namespace {
+
+// What the pass may change of an instruction: its shape (layouts included),
+// its operands, and which instructions there are. Comparing these is much
+// cheaper than printing the module.
+struct InstructionState {
+  const Instruction* instruction;
+  Shape shape;
+  std::vector<const Instruction*> operands;
+  bool operator==(const InstructionState&) const = default;
+};
+
+std::vector<InstructionState> Snapshot(const Module& module) {
+  std::vector<InstructionState> out;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      out.push_back({instruction.get(), instruction->shape(),
+                     {instruction->operands().begin(), instruction->operands().end()}});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<bool> AssignLayouts::Run(Module* module) {
   if (module->entry() == nullptr || module->entry()->root() == nullptr) {
     return absl::InvalidArgumentError("assign-layouts: the module has no entry computation");
   }
-  const std::string before = PrintModule(*module);
+  const std::vector<InstructionState> before = Snapshot(*module);
   Assigner assigner(module, options_);
   XJIT_RETURN_IF_ERROR(assigner.Run());
-  return PrintModule(*module) != before;
+  return Snapshot(*module) != before;
 }
 
 }  // namespace xjit
