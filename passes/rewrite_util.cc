@@ -381,7 +381,13 @@ absl::Status InlineCall(Instruction* call) {
     map[instruction.get()] = clone;
   }
   Instruction* result = map.at(callee->root());
-  XJIT_CHECK(ReplaceInstruction(call, result));
+  XJIT_CHECK(ReplaceAllUses(call, result));
+  // The call goes even when its callee has side effects (RemoveIfDead would
+  // keep it): they now happen in the inlined copy, and a call left behind
+  // would be inlined again, forever.
+  std::vector<Instruction*> operands = call->operands();
+  caller->RemoveInstruction(call);
+  RemoveIfDead(operands);
   return absl::OkStatus();
 }
 
