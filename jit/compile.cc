@@ -622,7 +622,10 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   spec.threads = std::max(options.threads, 1);
   // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
   // only a module that calls it changes it.
-  if (!report->library_calls.empty() && runtime::blas::BlasThreads() != options.threads) {
+  const bool calls_blas =
+      std::any_of(report->library_calls.begin(), report->library_calls.end(),
+                  [](const LibraryCallInfo& call) { return call.routine != "sort"; });
+  if (calls_blas && runtime::blas::BlasThreads() != options.threads) {
     runtime::blas::SetBlasThreads(options.threads);
   }
 
