@@ -16,6 +16,7 @@ absl::string_view IsaName(Isa isa) {
     case Isa::kAuto: return "auto";
     case Isa::kSse4: return "sse4";
     case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
   }
   return "?";
 }
@@ -24,6 +25,7 @@ std::optional<Isa> ParseIsa(absl::string_view name) {
   if (name == "auto") return Isa::kAuto;
   if (name == "sse4" || name == "sse4.1") return Isa::kSse4;
   if (name == "avx2") return Isa::kAvx2;
+  if (name == "avx512") return Isa::kAvx512;
   return std::nullopt;
 }
 
@@ -36,6 +38,7 @@ bool HostSupportsIsa(Isa isa) {
 }
 
 Isa BestHostIsa() {
+  if (HostSupportsIsa(Isa::kAvx512)) return Isa::kAvx512;
   if (HostSupportsIsa(Isa::kAvx2)) return Isa::kAvx2;
   return Isa::kSse4;
 }

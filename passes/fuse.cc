@@ -91,7 +91,7 @@ bool IsDataMovement(Opcode opcode) {
   switch (opcode) {
     case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kTranspose: case Opcode::kSlice:
     case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kIota: case Opcode::kBitcast:
-    case Opcode::kReverse: case Opcode::kDynamicSlice: case Opcode::kCopy:
+    case Opcode::kReverse: case Opcode::kDynamicSlice: case Opcode::kCopy: case Opcode::kGather:
       return true;
     default:
       return false;

@@ -621,7 +621,7 @@ typedef struct xjit_compile_options xjit_compile_options;
 xjit_compile_options* xjit_compile_options_create(void);
 void xjit_compile_options_free(xjit_compile_options* options);
 xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend);
-/* "auto", "sse4" or "avx2". */
+/* "auto", "sse4", "avx2" or "avx512". */
 xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa);
 /* >= 1. */
 xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int threads);

@@ -39,22 +39,85 @@ constexpr int kCmpGtAvx = 14;  // GT_OS (VEX only)
 
 }  // namespace
 
+namespace {
+
+// The EVEX instruction that does what VEX-only `id` does, on zmm registers.
+uint32_t EvexEquivalent(uint32_t id) {
+  switch (id) {
+    case Inst::kIdVpand: return Inst::kIdVpandd;
+    case Inst::kIdVpandn: return Inst::kIdVpandnd;
+    case Inst::kIdVpor: return Inst::kIdVpord;
+    case Inst::kIdVpxor: return Inst::kIdVpxord;
+    case Inst::kIdVmovdqu: return Inst::kIdVmovdqu32;
+    case Inst::kIdVmovdqa: return Inst::kIdVmovdqa32;
+    // The same immediate: rounding mode in bits 0-1, MXCSR in bit 2,
+    // inexact suppressed in bit 3; scale (bits 4-7) 0.
+    case Inst::kIdVroundps: return Inst::kIdVrndscaleps;
+    case Inst::kIdVroundpd: return Inst::kIdVrndscalepd;
+    default: return id;
+  }
+}
+
+// Lane width of the mask a compare writes (its EVEX form writes a k
+// register), 0 for other instructions.
+int CompareLaneBits(uint32_t id) {
+  switch (id) {
+    case Inst::kIdVcmpps: case Inst::kIdVpcmpeqd: case Inst::kIdVpcmpgtd:
+      return 32;
+    case Inst::kIdVcmppd: case Inst::kIdVpcmpeqq: case Inst::kIdVpcmpgtq:
+      return 64;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 x86::Vec KernelLowering::NewVec() {
-  if (mode_ == Mode::kVector && features_.avx2) return cc_.newYmm();
+  if (mode_ == Mode::kVector && features_.avx2) return zmm_ ? x86::Vec(cc_.newZmm())
+                                                            : x86::Vec(cc_.newYmm());
   return cc_.newXmm();
 }
 
+int KernelLowering::VecBytes() const {
+  if (mode_ != Mode::kVector) return 16;
+  return zmm_ ? 64 : features_.avx2 ? 32 : 16;
+}
+
+void KernelLowering::EmitZmm(uint32_t avx, const x86::Vec& d, const Operand& a, const Operand& b,
+                             int imm_value) {
+  auto emit = [&](uint32_t id, const Operand& d_operand) {
+    if (b.isNone()) {
+      imm_value < 0 ? cc_.emit(id, d_operand, a) : cc_.emit(id, d_operand, a, imm(imm_value));
+    } else {
+      imm_value < 0 ? cc_.emit(id, d_operand, a, b)
+                    : cc_.emit(id, d_operand, a, b, imm(imm_value));
+    }
+  };
+  const int compare_bits = CompareLaneBits(avx);
+  if (compare_bits == 0) {
+    emit(EvexEquivalent(avx), d);
+    return;
+  }
+  x86::KReg k = cc_.newKq();
+  emit(avx, k);
+  cc_.emit(compare_bits == 32 ? Inst::kIdVpmovm2d : Inst::kIdVpmovm2q, d, k);
+}
+
 void KernelLowering::V2(uint32_t sse, uint32_t avx, const x86::Vec& d, const Operand& a) {
+  if (d.isZmm()) return EmitZmm(avx, d, a, Operand(), -1);
   cc_.emit(features_.avx2 ? avx : sse, d, a);
 }
 
 void KernelLowering::V2i(uint32_t sse, uint32_t avx, const x86::Vec& d, const Operand& a,
                          int imm_value) {
+  if (d.isZmm()) return EmitZmm(avx, d, a, Operand(), imm_value);
   cc_.emit(features_.avx2 ? avx : sse, d, a, imm(imm_value));
 }
 
 void KernelLowering::V3(uint32_t sse, uint32_t avx, const x86::Vec& d, const x86::Vec& a,
                         const Operand& b) {
+  if (d.isZmm()) return EmitZmm(avx, d, a, b, -1);
   if (features_.avx2) {
     cc_.emit(avx, d, a, b);
     return;
@@ -65,6 +128,7 @@ void KernelLowering::V3(uint32_t sse, uint32_t avx, const x86::Vec& d, const x86
 
 void KernelLowering::V3i(uint32_t sse, uint32_t avx, const x86::Vec& d, const x86::Vec& a,
                          const Operand& b, int imm_value) {
+  if (d.isZmm()) return EmitZmm(avx, d, a, b, imm_value);
   if (features_.avx2) {
     cc_.emit(avx, d, a, b, imm(imm_value));
     return;
@@ -80,28 +144,34 @@ x86::Vec KernelLowering::Copy(x86::Vec a) {
 }
 
 x86::Vec KernelLowering::Const(bool f64, uint64_t lane_bits) {
-  uint8_t data[32];
+  uint8_t data[64];
   const int lane = f64 ? 8 : 4;
-  for (int i = 0; i < 32; i += lane) std::memcpy(data + i, &lane_bits, lane);
+  for (int i = 0; i < 64; i += lane) std::memcpy(data + i, &lane_bits, lane);
   x86::Vec d = NewVec();
-  const size_t size = d.isYmm() ? 32 : 16;
-  x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, size);
+  x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, d.size());
   V2(Inst::kIdMovups, Inst::kIdVmovups, d, m);
   return d;
 }
 
 Operand KernelLowering::ConstSource(bool f64, uint64_t lane_bits) {
   if (!features_.avx2) return Const(f64, lane_bits);
-  uint8_t data[32];
+  uint8_t data[64];
   const int lane = f64 ? 8 : 4;
-  for (int i = 0; i < 32; i += lane) std::memcpy(data + i, &lane_bits, lane);
-  const size_t size = mode_ == Mode::kVector ? 32 : 16;
-  return cc_.newConst(ConstPoolScope::kLocal, data, size);
+  for (int i = 0; i < 64; i += lane) std::memcpy(data + i, &lane_bits, lane);
+  return cc_.newConst(ConstPoolScope::kLocal, data, VecBytes());
 }
 
 x86::Vec KernelLowering::Blend(bool f64, x86::Vec if_false, x86::Vec if_true, x86::Vec mask) {
   x86::Vec d = NewVec();
   if (d.size() != if_false.size()) d = cc_.newXmm();
+  if (d.isZmm()) {
+    // No vblendv for zmm: a bit select with the lane mask (all ones or all
+    // zeros per lane), d = mask ? if_true : if_false (truth table 0xCA of
+    // (d, if_true, if_false)).
+    cc_.vmovaps(d, mask);
+    cc_.vpternlogd(d, if_true, if_false, 0xCA);
+    return d;
+  }
   if (features_.avx2) {
     cc_.emit(Pick(f64, Inst::kIdVblendvps, Inst::kIdVblendvpd), d, if_false, if_true, mask);
   } else {
@@ -151,6 +221,17 @@ x86::Vec KernelLowering::FloatMaxMin(bool max, bool f64, x86::Vec a, x86::Vec b)
   }
   const uint32_t cmp_sse = Pick(f64, Inst::kIdCmpps, Inst::kIdCmppd);
   const uint32_t cmp_avx = Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd);
+  if (r.isZmm()) {
+    // The NaN lanes as k masks, patched in by merge-masked moves.
+    const uint32_t move = Pick(f64, Inst::kIdVmovaps, Inst::kIdVmovapd);
+    x86::KReg b_nan = cc_.newKq();
+    cc_.emit(cmp_avx, b_nan, b, b, imm(kCmpUnord));
+    cc_.k(b_nan).emit(move, r, b);
+    x86::KReg a_nan = cc_.newKq();
+    cc_.emit(cmp_avx, a_nan, a, a, imm(kCmpUnord));
+    cc_.k(a_nan).emit(move, r, a);
+    return r;
+  }
   x86::Vec b_nan = NewVec();
   V3i(cmp_sse, cmp_avx, b_nan, b, b, kCmpUnord);
   r = Blend(f64, r, b, b_nan);
@@ -288,11 +369,11 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
     case KOpKind::kConst:
       if (IsMemSource(id)) {
         // Read by its users as a memory operand (see PlanVectorLoop).
-        uint8_t data[32];
+        uint8_t data[64];
         const int lane = f64 ? 8 : 4;
         const uint64_t bits = static_cast<uint64_t>(op.imm);
-        for (int i = 0; i < 32; i += lane) std::memcpy(data + i, &bits, lane);
-        deferred_mem_[id] = cc_.newConst(ConstPoolScope::kLocal, data, 32);
+        for (int i = 0; i < 64; i += lane) std::memcpy(data + i, &bits, lane);
+        deferred_mem_[id] = cc_.newConst(ConstPoolScope::kLocal, data, VecBytes());
         vals_[id] = Val();
         return absl::OkStatus();
       }
@@ -449,6 +530,7 @@ constexpr ByWidth kPsra = {{Inst::kIdNone, Inst::kIdPsraw, Inst::kIdPsrad, Inst:
 
 void KernelLowering::ShiftImm(uint32_t sse, uint32_t avx, const x86::Vec& d, const x86::Vec& a,
                               int count) {
+  if (d.isZmm()) return EmitZmm(avx, d, a, Operand(), count);
   if (features_.avx2) {
     cc_.emit(avx, d, a, imm(count));
     return;
@@ -458,30 +540,43 @@ void KernelLowering::ShiftImm(uint32_t sse, uint32_t avx, const x86::Vec& d, con
 }
 
 x86::Vec KernelLowering::IntConst(int width, uint64_t value) {
-  uint8_t data[32];
+  uint8_t data[64];
   const int bytes = width / 8;
-  for (int i = 0; i < 32; i += bytes) std::memcpy(data + i, &value, bytes);
+  for (int i = 0; i < 64; i += bytes) std::memcpy(data + i, &value, bytes);
   x86::Vec d = NewVec();
-  x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, d.isYmm() ? 32 : 16);
+  x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, data, d.size());
   V2(Inst::kIdMovdqu, Inst::kIdVmovdqu, d, m);
   return d;
 }
 
 x86::Vec KernelLowering::AllOnes() {
   x86::Vec d = NewVec();
+  if (d.isZmm()) {
+    // vpternlogd reads its destination, which asmjit would then load as an
+    // uninitialised value: zero it first (an idiom asmjit knows writes only).
+    cc_.vpxord(d, d, d);
+    cc_.vpternlogd(d, d, d, 0xFF);
+    return d;
+  }
   features_.avx2 ? cc_.vpcmpeqd(d, d, d) : cc_.pcmpeqd(d.xmm(), d.xmm());
   return d;
 }
 
 x86::Vec KernelLowering::Zero() {
   x86::Vec d = NewVec();
+  if (d.isZmm()) {
+    cc_.vpxord(d, d, d);
+    return d;
+  }
   features_.avx2 ? cc_.vpxor(d, d, d) : cc_.pxor(d.xmm(), d.xmm());
   return d;
 }
 
 x86::Vec KernelLowering::IntOp(uint32_t sse, uint32_t avx, x86::Vec a, x86::Vec b) {
   x86::Vec d = NewVec();
-  if (features_.avx2) {
+  if (d.isZmm()) {
+    EmitZmm(avx, d, a, b, -1);
+  } else if (features_.avx2) {
     cc_.emit(avx, d, a, b);
   } else {
     cc_.emit(Inst::kIdMovdqa, d, a);
@@ -527,6 +622,12 @@ x86::Vec KernelLowering::BroadcastGp(x86::Gp g, int width) {
 
 x86::Vec KernelLowering::ByteBlend(x86::Vec if_false, x86::Vec if_true, x86::Vec mask) {
   x86::Vec d = NewVec();
+  if (d.isZmm()) {
+    // A bit select (see Blend): the masks are whole lanes of 32/64 bits.
+    cc_.vmovdqa32(d, mask);
+    cc_.vpternlogd(d, if_true, if_false, 0xCA);
+    return d;
+  }
   if (features_.avx2) {
     cc_.vpblendvb(d, if_false, if_true, mask);
   } else {
@@ -596,6 +697,11 @@ x86::Vec KernelLowering::IntMaxMin(bool max, bool is_signed, int width, x86::Vec
     const ByWidth& table = max ? (is_signed ? kPmaxs : kPmaxu) : (is_signed ? kPmins : kPminu);
     return IntOp(table.sse[w], table.avx[w], a, b);
   }
+  if (mode_ == Mode::kVector && zmm_) {
+    const uint32_t id = max ? (is_signed ? Inst::kIdVpmaxsq : Inst::kIdVpmaxuq)
+                            : (is_signed ? Inst::kIdVpminsq : Inst::kIdVpminuq);
+    return IntOp(id, id, a, b);
+  }
   x86::Vec a_greater = IntGreater(is_signed, width, a, b);
   return max ? ByteBlend(b, a, a_greater) : ByteBlend(a, b, a_greater);
 }
@@ -617,6 +723,8 @@ x86::Vec KernelLowering::IntMultiply(int width, x86::Vec a, x86::Vec b) {
     ShiftImm(Inst::kIdPsllw, Inst::kIdVpsllw, odd, odd_product, 8);
     return IntOp(Inst::kIdPor, Inst::kIdVpor, even, odd);
   }
+  // The low 64 bits of the product (AVX512DQ).
+  if (mode_ == Mode::kVector && zmm_) return IntOp(Inst::kIdVpmullq, Inst::kIdVpmullq, a, b);
   // 64: low(a)*low(b) + ((high(a)*low(b) + low(a)*high(b)) << 32).
   x86::Vec a_high = NewVec();
   x86::Vec b_high = NewVec();
@@ -781,6 +889,59 @@ absl::Status KernelLowering::EmitIntVectorOp(int id) {
   }
 }
 
+x86::KReg KernelLowering::CompareToK(int id) {
+  const KOp& op = program_.ops[id];
+  x86::KReg k = cc_.newKq();
+  ComparisonDirection direction = op.direction;
+  int a = op.a;
+  int b = op.b;
+  // A deferred constant can only be the second operand.
+  if (IsMemSource(a) && !IsMemSource(b)) {
+    std::swap(a, b);
+    switch (direction) {
+      case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
+      case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
+      case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
+      case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
+      default: break;
+    }
+  }
+  if (op.comparison == ComparisonType::kFloat) {
+    // IEEE: ordered and false on NaN except NE (unordered, true).
+    int predicate = kCmpEq;
+    switch (direction) {
+      case ComparisonDirection::kEq: predicate = kCmpEq; break;
+      case ComparisonDirection::kNe: predicate = kCmpNe; break;
+      case ComparisonDirection::kLt: predicate = kCmpLt; break;
+      case ComparisonDirection::kLe: predicate = kCmpLe; break;
+      case ComparisonDirection::kGt: predicate = kCmpGtAvx; break;
+      case ComparisonDirection::kGe: predicate = kCmpGeAvx; break;
+    }
+    const bool f64 = op.operand_type == ElementType::kF64;
+    cc_.emit(Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd), k, VecReg(a), VecSource(b),
+             imm(predicate));
+    return k;
+  }
+  // vpcmp predicates: EQ 0, LT 1, LE 2, NE 4, NLT 5, NLE 6.
+  int predicate = 0;
+  switch (direction) {
+    case ComparisonDirection::kEq: predicate = 0; break;
+    case ComparisonDirection::kLt: predicate = 1; break;
+    case ComparisonDirection::kLe: predicate = 2; break;
+    case ComparisonDirection::kNe: predicate = 4; break;
+    case ComparisonDirection::kGe: predicate = 5; break;
+    case ComparisonDirection::kGt: predicate = 6; break;
+  }
+  const bool is_signed = op.comparison == ComparisonType::kSigned;
+  // Lanes of the program's width (pred operands: lane masks, compared
+  // unsigned, all ones above zero).
+  const bool wide = lane_bits_ == 64;
+  const uint32_t id32 = is_signed ? Inst::kIdVpcmpd : Inst::kIdVpcmpud;
+  const uint32_t id64 = is_signed ? Inst::kIdVpcmpq : Inst::kIdVpcmpuq;
+  cc_.emit(wide ? id64 : id32, k, vals_[a].vec, vals_[b].vec, imm(predicate));
+  return k;
+}
+
 absl::Status KernelLowering::EmitVectorValueOp(int id) {
   const KOp& op = program_.ops[id];
   const bool f64 = vector_type_ == ElementType::kF64;
@@ -797,7 +958,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
           return absl::OkStatus();
         }
         const x86::Mem m = Address(static_cast<int>(op.imm), op.a, 1);
-        const int lanes = (avx ? 256 : 128) / width;
+        const int lanes = VecBytes() * 8 / width;
         x86::Vec wide = NewVec();
         switch (width) {
           case 8:
@@ -824,10 +985,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       if (uniform) {
         if (avx) {
           switch (width) {
-            case 8: cc_.vpbroadcastb(v.ymm(), x86::Mem(m).cloneResized(1)); break;
-            case 16: cc_.vpbroadcastw(v.ymm(), x86::Mem(m).cloneResized(2)); break;
-            case 32: cc_.vbroadcastss(v.ymm(), x86::Mem(m).cloneResized(4)); break;
-            default: cc_.vbroadcastsd(v.ymm(), x86::Mem(m).cloneResized(8)); break;
+            case 8: cc_.vpbroadcastb(v, x86::Mem(m).cloneResized(1)); break;
+            case 16: cc_.vpbroadcastw(v, x86::Mem(m).cloneResized(2)); break;
+            case 32: cc_.vbroadcastss(v, x86::Mem(m).cloneResized(4)); break;
+            default: cc_.vbroadcastsd(v, x86::Mem(m).cloneResized(8)); break;
           }
         } else if (width == 64) {
           cc_.movddup(v.xmm(), x86::Mem(m).cloneResized(8));
@@ -840,7 +1001,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
           v = BroadcastGp(g, width);
         }
       } else {
-        V2(Inst::kIdMovups, Inst::kIdVmovups, v, x86::Mem(m).cloneResized(avx ? 32 : 16));
+        V2(Inst::kIdMovups, Inst::kIdVmovups, v, x86::Mem(m).cloneResized(VecBytes()));
       }
       SetVec(id, v);
       return absl::OkStatus();
@@ -850,12 +1011,24 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       if (op.operand_type != ElementType::kPred) {
         const int bytes = width / 8;
         const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
-        cc_.emit(avx ? Inst::kIdVmovups : Inst::kIdMovups, x86::Mem(m).cloneResized(avx ? 32 : 16),
+        cc_.emit(avx ? Inst::kIdVmovups : Inst::kIdMovups, x86::Mem(m).cloneResized(VecBytes()),
                  value);
         return absl::OkStatus();
       }
       // Lane masks to bytes 0/1.
       const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, 1);
+      if (value.isZmm()) {
+        // 0/1 per lane, truncated to bytes (16 or 8 of them).
+        x86::Vec bits = NewVec();
+        if (width == 32) {
+          cc_.vpsrld(bits, value, 31);
+          cc_.vpmovdb(x86::Mem(m).cloneResized(16), bits);
+        } else {
+          cc_.vpsrlq(bits, value, 63);
+          cc_.vpmovqb(x86::Mem(m).cloneResized(8), bits);
+        }
+        return absl::OkStatus();
+      }
       if (width == 8) {
         x86::Vec bytes = IntOp(Inst::kIdPand, Inst::kIdVpand, value, IntConst(8, 1));
         cc_.emit(avx ? Inst::kIdVmovdqu : Inst::kIdMovdqu, x86::Mem(m).cloneResized(avx ? 32 : 16),
@@ -922,8 +1095,12 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     }
     case KOpKind::kFromIndex: {
       // The index is the same in every lane (or moves by a constant): the
-      // scalar conversion, broadcast, plus the lane offsets.
-      XJIT_RETURN_IF_ERROR(EmitScalarValueOp(id));
+      // scalar conversion, broadcast, plus the lane offsets. With zmm, the
+      // scalar code runs in scalar mode (xmm), as it does in the tail.
+      if (zmm_) mode_ = Mode::kScalar;
+      const absl::Status scalar_status = EmitScalarValueOp(id);
+      mode_ = Mode::kVector;
+      XJIT_RETURN_IF_ERROR(scalar_status);
       const Val scalar = vals_[id];
       x86::Vec v;
       if (op.type == ElementType::kPred) {
@@ -935,15 +1112,15 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       }
       const std::optional<int64_t> step = strides_[op.a];
       if (step && *step != 0) {
-        uint8_t data[32] = {};
+        uint8_t data[64] = {};
         const int bytes = width / 8;
-        for (int lane = 0; lane * bytes < 32; ++lane) {
+        for (int lane = 0; lane * bytes < 64; ++lane) {
           const uint64_t offset = static_cast<uint64_t>(*step) * static_cast<uint64_t>(lane);
           std::memcpy(data + lane * bytes, &offset, bytes);
         }
         x86::Vec offsets = NewVec();
         V2(Inst::kIdMovdqu, Inst::kIdVmovdqu, offsets,
-           cc_.newConst(ConstPoolScope::kLocal, data, offsets.isYmm() ? 32 : 16));
+           cc_.newConst(ConstPoolScope::kLocal, data, offsets.size()));
         v = IntOp(kPadd.sse[w], kPadd.avx[w], v, offsets);
       }
       SetVec(id, v);
@@ -1013,6 +1190,19 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       return absl::OkStatus();
     }
     case KOpKind::kCompare:
+      if (zmm_) {
+        const x86::KReg k = CompareToK(id);
+        if (mask_in_k_[id]) {
+          vals_[id] = Val();
+          vals_[id].in_vec = true;
+          vals_[id].k = k;
+        } else {
+          x86::Vec d = NewVec();
+          cc_.emit(width == 32 ? Inst::kIdVpmovm2d : Inst::kIdVpmovm2q, d, k);
+          SetVec(id, d);
+        }
+        return absl::OkStatus();
+      }
       if (op.comparison == ComparisonType::kFloat && (IsMemSource(op.a) || IsMemSource(op.b))) {
         // AVX: VEX predicates for every direction (no operand swap), so a
         // constant is the memory operand on either side.
@@ -1039,8 +1229,8 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
           case ComparisonDirection::kGe: predicate = kCmpGeAvx; break;
         }
         x86::Vec d = NewVec();
-        cc_.emit(Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd), d, VecReg(a), VecSource(b),
-                 imm(predicate));
+        const uint32_t compare = Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd);
+        V3i(compare, compare, d, VecReg(a), VecSource(b), predicate);
         SetVec(id, d);
         return absl::OkStatus();
       }
@@ -1052,6 +1242,15 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       }
       return absl::OkStatus();
     case KOpKind::kSelect:
+      if (zmm_ && mask_in_k_[op.a]) {
+        // d = c, then b where the compare holds: a merge-masked move (not
+        // vblendmps, whose masked form asmjit takes to read d).
+        x86::Vec d = Copy(vals_[op.c].vec);
+        cc_.k(vals_[op.a].k).emit(width == 32 ? Inst::kIdVmovaps : Inst::kIdVmovapd, d,
+                                  vals_[op.b].vec);
+        SetVec(id, d);
+        return absl::OkStatus();
+      }
       if (op.type == ElementType::kF32 || op.type == ElementType::kF64) {
         SetVec(id, Blend(f64, vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
       } else {

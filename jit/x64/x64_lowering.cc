@@ -17,12 +17,14 @@ namespace {
 
 // Vector loops of non-reduction programs: bodies per iteration, and how
 // many loop-invariant values (constants, broadcasts) are kept in registers
-// across the loop (of 16 vector registers). Unrolling by 2 or 4 measured
-// no faster than 1 for tanh(a*x+b)*c (out-of-order execution already
-// overlaps iterations; jit_benchmark Chain, AVX2), so it is off.
+// across the loop (of 16 vector registers, 32 with AVX-512). Unrolling by 2
+// or 4 measured no faster than 1 for tanh(a*x+b)*c (out-of-order execution
+// already overlaps iterations; jit_benchmark Chain, AVX2), so it is off.
 constexpr int kVectorUnroll = 1;
 constexpr int kHoistBudgetAvx = 10;
 constexpr int kHoistBudgetSse = 8;
+// Of 32 vector registers (AVX-512).
+constexpr int kHoistBudgetAvx512 = 20;
 
 }  // namespace
 
@@ -219,7 +221,8 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
   }
   if (!any_value) return false;
   const int w = width.value_or(8);  // Preds only: byte masks.
-  const int vector_bytes = features_.avx2 ? 32 : 16;
+  if (zmm_ && !ZmmVectorizable(include, w)) return false;
+  const int vector_bytes = zmm_ ? 64 : features_.avx2 ? 32 : 16;
   if (float_type) {
     *type = *float_type;
   } else if (int_type) {
@@ -228,6 +231,30 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     *type = ElementType::kU8;
   }
   *lanes = vector_bytes * 8 / w;
+  return true;
+}
+
+bool KernelLowering::ZmmVectorizable(const std::vector<bool>& include, int width) const {
+  if (!features_.avx512 || (width != 32 && width != 64)) return false;
+  for (size_t i = 0; i < program_.ops.size(); ++i) {
+    const KOp& op = program_.ops[i];
+    if (IsIndexOp(op.kind) || !include[i]) continue;
+    switch (op.kind) {
+      // With lanes of 32 or 64 bits, every form VectorizableOps accepts of
+      // these has zmm code (x64_float.cc: EmitZmm's replacements, the
+      // vpternlogd blends, the pred loads and stores through vpmovzx and
+      // vpmovdb/vpmovqb).
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kStore:
+      case KOpKind::kFromIndex: case KOpKind::kConst: case KOpKind::kBits:
+      case KOpKind::kBitShift: case KOpKind::kFma: case KOpKind::kUnary: case KOpKind::kBinary:
+      case KOpKind::kCompare: case KOpKind::kSelect: case KOpKind::kClamp:
+      case KOpKind::kConvert: case KOpKind::kBitcast:
+        break;
+      default:
+        return false;
+    }
+  }
   return true;
 }
 
@@ -304,6 +331,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
     // vzeroupper on return, so SSE code in the caller pays no transition.
     func->frame().setAvxCleanup();
   }
+  // 32 vector registers and the k registers.
+  if (features_.avx512) func->frame().setAvx512Enabled();
   x86::Gp args = cc_.newIntPtr("buffers");
   func->setArg(0, args);
   begin_ = cc_.newGpq("begin");
@@ -331,23 +360,36 @@ absl::Status KernelLowering::Emit(int* lanes) {
     cc_.mov(pointer, x86::qword_ptr(args, static_cast<int32_t>(8 * b)));
     buffers_.push_back(pointer);
   }
+  // Each strategy with zmm first (AVX-512), then with the AVX2/SSE width.
+  auto fits = [&](auto strategy_fits) {
+    if (features_.avx512) {
+      zmm_ = true;
+      if (strategy_fits()) return true;
+    }
+    zmm_ = false;
+    return strategy_fits();
+  };
   if (program_.reduction_loops == 0) {
-    vectorize_ = Vectorizable(&vector_type_, &lanes_);
+    vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
     strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
-  } else if (ColumnVectorizable(&vector_type_, &lanes_)) {
+  } else if (fits([&] { return ColumnVectorizable(&vector_type_, &lanes_); })) {
     strategy_ = Strategy::kColumn;
     strides_ = StridesAlong(program_, program_.output_loops() - 1);
-  } else if (RowVectorizable(&vector_type_, &lanes_)) {
+  } else if (fits([&] { return RowVectorizable(&vector_type_, &lanes_); })) {
     strategy_ = Strategy::kRow;
     strides_ = StridesAlong(program_, static_cast<int>(program_.loop_extents.size()) - 1);
   } else {
     strategy_ = Strategy::kNone;
   }
   vectorize_ = strategy_ != Strategy::kNone;
-  if (!vectorize_) lanes_ = 1;
-  lane_bits_ = vectorize_ ? (features_.avx2 ? 256 : 128) / lanes_ : 32;
+  if (!vectorize_) {
+    lanes_ = 1;
+    zmm_ = false;
+  }
+  lane_bits_ = vectorize_ ? (zmm_ ? 512 : features_.avx2 ? 256 : 128) / lanes_ : 32;
   *lanes = lanes_;
   PlanVectorLoop();
+  PlanMasks();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -589,13 +631,19 @@ void KernelLowering::PlanVectorLoop() {
   }
   std::stable_sort(invariant.begin(), invariant.end(),
                    [&](int x, int y) { return uses[x] > uses[y]; });
-  const int budget = features_.avx2 ? kHoistBudgetAvx : kHoistBudgetSse;
+  const int budget = features_.avx512 ? kHoistBudgetAvx512
+                     : features_.avx2  ? kHoistBudgetAvx
+                                       : kHoistBudgetSse;
   int hoisted = 0;
   for (int id : invariant) {
     // A constant read once by an instruction that takes a memory operand
-    // costs no register and no extra instruction.
-    const bool fold = features_.avx2 && program_.ops[id].kind == KOpKind::kConst &&
-                      mem_users[id] && uses[id] == 1;
+    // costs no register and no extra instruction. With AVX-512's 32
+    // registers such constants take the registers left over instead of a
+    // 64-byte load in every iteration (tanh(a*x+b)*c over 16M f32 took
+    // about 7% less CPU time that way on Zen 4, jit_benchmark Chain).
+    const bool fold = features_.avx2 && !features_.avx512 &&
+                      program_.ops[id].kind == KOpKind::kConst && mem_users[id] &&
+                      uses[id] == 1;
     if (!fold && hoisted < budget) {
       hoisted_[id] = true;
       ++hoisted;
@@ -605,6 +653,32 @@ void KernelLowering::PlanVectorLoop() {
   }
   for (size_t id = 0; id < n; ++id) {
     fresh_[id] = !hoisted_[id] && plain_users[id] && FreshVectorResult(program_.ops[id]);
+  }
+}
+
+void KernelLowering::PlanMasks() {
+  const size_t n = program_.ops.size();
+  mask_in_k_.assign(n, false);
+  if (!zmm_) return;
+  std::vector<bool> only_select_predicate(n, true);
+  std::vector<int> uses(n, 0);
+  for (size_t user = 0; user < n; ++user) {
+    const KOp& op = program_.ops[user];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0) continue;
+      ++uses[operand];
+      // In the same section, so that both run in vector mode (row
+      // reductions broadcast values from outside the body as lane masks).
+      const bool predicate_use = op.kind == KOpKind::kSelect && operand == op.a &&
+                                 op.b != operand && op.c != operand &&
+                                 sections_[operand] == sections_[user];
+      if (!predicate_use) only_select_predicate[operand] = false;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    mask_in_k_[id] = program_.ops[id].kind == KOpKind::kCompare && uses[id] > 0 &&
+                     only_select_predicate[id] &&
+                     (strategy_ != Strategy::kRow || sections_[id] == KSection::kBody);
   }
 }
 
@@ -883,6 +957,15 @@ absl::Status KernelLowering::FoldIntegerPartials(Opcode opcode, ElementType type
   for (size_t u = 1; u < partial.size(); ++u) {
     XJIT_RETURN_IF_ERROR(IntBinary(opcode, type, v, partial[u], false, &v));
   }
+  if (v.isZmm()) {
+    // Halves in ymm (the AVX2 code: zmm_ off while emitting them).
+    x86::Ymm high = cc_.newYmm();
+    cc_.vextracti64x4(high, v, 1);
+    zmm_ = false;
+    const absl::Status status = IntBinary(opcode, type, v.ymm(), high, false, &v);
+    zmm_ = true;
+    XJIT_RETURN_IF_ERROR(status);
+  }
   mode_ = Mode::kScalar;
   if (v.isYmm()) {
     x86::Xmm high = cc_.newXmm();
@@ -1042,6 +1125,14 @@ absl::Status KernelLowering::EmitRowReduction() {
     x86::Vec v = slot.partial[0];
     for (int u = 1; u < unroll; ++u) {
       XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, slot.partial[u], &v));
+    }
+    if (v.isZmm()) {
+      x86::Ymm high = cc_.newYmm();
+      f64 ? cc_.vextractf64x4(high, v, 1) : cc_.vextractf32x8(high, v, 1);
+      zmm_ = false;
+      const absl::Status status = FloatBinary(slot.opcode, f64, v.ymm(), high, &v);
+      zmm_ = true;
+      XJIT_RETURN_IF_ERROR(status);
     }
     mode_ = Mode::kScalar;
     if (v.isYmm()) {

@@ -23,9 +23,23 @@
 //
 // Vector representation (one lane width W per program: f32/f64 or integers
 // of 8, 16, 32 or 64 bits, signed and unsigned mixed freely; a float type and
-// integers of its width may share a program): values in xmm (SSE4.1) or ymm
-// (AVX2) registers; pred values are lane masks of width W (all ones = true);
-// a program of preds only uses W = 8.
+// integers of its width may share a program): values in xmm (SSE4.1), ymm
+// (AVX2) or zmm (AVX-512) registers; pred values are lane masks of width W
+// (all ones = true), also with AVX-512 (compares write a k register, which
+// vpmovm2d/q turns into a lane mask; selects are vpternlogd bit selects); a
+// program of preds only uses W = 8.
+//
+// AVX-512: a kernel uses zmm when ZmmVectorizable accepts it (W of 32 or 64
+// bits and every operation in its list) and its vectorised loop has at least
+// 16 (W = 32) or 8 (W = 64) elements; every other kernel gets the AVX2 (ymm)
+// code. Both run with 32 vector registers (asmjit keeps VEX-only
+// instructions in the first 16). Instructions without an EVEX form are
+// swapped for their EVEX equivalents where the destination is a zmm register
+// (EmitZmm): vpand -> vpandd, vmovdqu -> vmovdqu32, vroundps -> vrndscaleps,
+// compares -> compare into k + vpmovm2d/q. A compare whose only users are
+// selects stays in its k register and the selects are merge-masked moves
+// (PlanMasks); maximum/minimum patch NaN lanes in the same way. Tails stay
+// scalar, as with AVX2.
 //
 // The primitive float operations of vector math (kConst, kFma, kBits,
 // kBitShift) use packed instructions in both representations; kFma exists
@@ -37,7 +51,8 @@
 // kept in registers (asmjit spills if it must); with AVX, a constant read
 // only by instructions that accept a memory source (add, subtract,
 // multiply, divide, fma, bit operations, compare) stays in the constant
-// pool as their memory operand instead. Only scheduling and register use
+// pool as their memory operand instead (with AVX-512 only once the larger
+// register budget is used up). Only scheduling and register use
 // change: every element runs the same operations in the same order.
 //
 // Float remainder (scalar code only) is exact: an integer division of the
@@ -78,6 +93,9 @@ namespace xjit::jit::x64 {
 
 struct Features {
   bool avx2 = false;  // AVX2 + FMA + F16C
+  // AVX512F/DQ/BW/VL (avx2 is set as well): zmm code for the kernels
+  // ZmmVectorizable accepts, 32 vector registers for every kernel.
+  bool avx512 = false;
   bool f16c = false;
   bool popcnt = false;
   bool lzcnt = false;
@@ -93,7 +111,13 @@ class KernelLowering {
   absl::Status Emit(int* lanes);
 
   // Whether the program has vector code; sets the vector element type.
+  // Width as chosen by zmm_ (see Emit).
   bool Vectorizable(ElementType* type, int* lanes) const;
+  // Whether the operations with `include[i]`, which VectorizableOps accepts
+  // with lanes of `width` bits, all have zmm code: W of 32 or 64 bits and
+  // only the operations listed there. Anything else (8/16-bit lanes, preds
+  // only) keeps the ymm code under AVX-512.
+  bool ZmmVectorizable(const std::vector<bool>& include, int width) const;
 
  private:
   enum class Mode { kScalar, kVector };
@@ -130,6 +154,8 @@ class KernelLowering {
     asmjit::x86::Gp gp;
     asmjit::x86::Vec vec;
     bool in_vec = false;
+    // zmm: a compare in mask_in_k_ (then `vec` is unset).
+    asmjit::x86::KReg k;
   };
 
   // ---- Structure ----
@@ -151,8 +177,8 @@ class KernelLowering {
   // left, then one.
   absl::Status EmitVectorLoop(int level, asmjit::x86::Gp i, asmjit::x86::Gp vector_end);
   // Op `id`'s vector value as an instruction source: the constant pool
-  // entry of a deferred constant (AVX only: VEX memory operands need no
-  // alignment), else its register.
+  // entry of a deferred constant (AVX only: VEX and EVEX memory operands
+  // need no alignment), else its register.
   asmjit::Operand VecSource(int id);
   bool IsMemSource(int id) const;
   // Op `id`'s vector value in a register (loads a deferred constant).
@@ -232,8 +258,22 @@ class KernelLowering {
            int imm);
   void V3i(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& d, const asmjit::x86::Vec& a,
            const asmjit::Operand& b, int imm);
+  // Emits the AVX instruction `avx` (d, a[, b][, imm >= 0]) with a zmm
+  // destination: VEX-only instructions become their EVEX equivalents, and
+  // a compare writes a k register that is widened into the lane mask d.
+  void EmitZmm(uint32_t avx, const asmjit::x86::Vec& d, const asmjit::Operand& a,
+               const asmjit::Operand& b, int imm);
+  // Vector bytes of the current mode (16 in scalar mode).
+  int VecBytes() const;
   asmjit::x86::Vec Blend(bool f64, asmjit::x86::Vec if_false, asmjit::x86::Vec if_true,
                          asmjit::x86::Vec mask);
+  // zmm: compare op `id` into a k register (vcmpps/vcmppd with any
+  // predicate, vpcmp[u]d/q), a memory operand for a deferred constant.
+  asmjit::x86::KReg CompareToK(int id);
+  // zmm: marks the compares whose every user is a select's predicate
+  // (mask_in_k_): they stay in k and the selects blend under it
+  // (vblendmps/pd), without the lane mask in between.
+  void PlanMasks();
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
 
   // ---- Integer vector operations (x64_float.cc; lanes of lane_bits_) ----
@@ -298,6 +338,7 @@ class KernelLowering {
   std::vector<asmjit::x86::Mem> deferred_mem_;
   std::vector<int> last_user_;
   std::vector<bool> fresh_;  // Value always in a register of its own.
+  std::vector<bool> mask_in_k_;  // See PlanMasks.
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
   // The float type of a vector program with floats, else an integer type of
@@ -306,6 +347,8 @@ class KernelLowering {
   int lane_bits_ = 32;
   int lanes_ = 1;
   bool vectorize_ = false;
+  // Vector mode uses zmm registers (AVX-512; see ZmmVectorizable).
+  bool zmm_ = false;
 };
 
 }  // namespace xjit::jit::x64

@@ -37,13 +37,15 @@ class X64Target : public Target {
   explicit X64Target(const TargetOptions& options)
       : options_(options), memory_(std::make_shared<CodeMemory>()) {
     const CpuFeatures::X86& host = CpuInfo::host().features().x86();
-    features_.avx2 = options.isa == Isa::kAvx2;
+    features_.avx512 = options.isa == Isa::kAvx512;
+    features_.avx2 = options.isa == Isa::kAvx2 || features_.avx512;
     features_.f16c = features_.avx2 && host.hasF16C();
     features_.popcnt = host.hasPOPCNT();
     features_.lzcnt = host.hasLZCNT();
   }
 
   std::string name() const override {
+    if (features_.avx512) return "x86-64 avx512";
     return features_.avx2 ? "x86-64 avx2" : "x86-64 sse4.1";
   }
 
@@ -97,6 +99,9 @@ bool HostHas(Isa isa) {
       return sse4;
     case Isa::kAvx2:
       return sse4 && host.hasAVX2() && host.hasFMA() && host.hasF16C();
+    case Isa::kAvx512:
+      return HostHas(Isa::kAvx2) && host.hasAVX512_F() && host.hasAVX512_DQ() &&
+             host.hasAVX512_BW() && host.hasAVX512_VL();
   }
   return false;
 }

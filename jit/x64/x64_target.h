@@ -1,5 +1,6 @@
-// The x86-64 target: KernelPrograms to machine code with asmjit, for SSE4.1
-// or AVX2 + FMA + F16C (see x64_lowering.h for how programs are lowered).
+// The x86-64 target: KernelPrograms to machine code with asmjit, for SSE4.1,
+// AVX2 + FMA + F16C, or that plus AVX-512 F/DQ/BW/VL (see x64_lowering.h for
+// how programs are lowered).
 #ifndef XJIT_JIT_X64_X64_TARGET_H_
 #define XJIT_JIT_X64_X64_TARGET_H_
 

@@ -32,7 +32,8 @@ add {
 less {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
+  ra = f32[] reduce-precision(a), exponent_bits=5, mantissa_bits=10
+  ROOT lt = pred[] compare(ra, b), direction=LT
 }
 ENTRY e {
   p0 = f32[4,3] parameter(0)
@@ -69,7 +70,7 @@ TEST(JitDriver, MixedKernelsInterpretedStepsAndTuples) {
       options.report = &report;
       EXPECT_TRUE(MatchesEvaluator(**module, options));
       // multiply and reduce are kernels (one fusion each with the passes);
-      // sort is interpreted (no kernel for it yet).
+      // sort is interpreted (its comparator's reduce-precision has no kernel).
       EXPECT_EQ(report.kernels.size(), 2u);
       ASSERT_EQ(report.interpreted_steps.size(), 1u);
       EXPECT_TRUE(absl::StartsWith(report.interpreted_steps[0], "sorted (sort)"))
@@ -234,9 +235,11 @@ TEST(JitDriver, AssemblyText) {
     ASSERT_TRUE(Compile(**module, options, &report).ok());
     ASSERT_EQ(report.kernels.size(), 1u);
     const KernelInfo& kernel = report.kernels[0];
-    EXPECT_EQ(kernel.vector_lanes, isa == Isa::kAvx2 ? 8 : 4);
-    EXPECT_TRUE(absl::StrContains(kernel.asm_text, isa == Isa::kAvx2 ? "vaddps ymm" : "addps xmm"))
-        << kernel.asm_text;
+    const int lanes = isa == Isa::kAvx512 ? 16 : isa == Isa::kAvx2 ? 8 : 4;
+    const char* add = isa == Isa::kAvx512 ? "vaddps zmm" : isa == Isa::kAvx2 ? "vaddps ymm"
+                                                                             : "addps xmm";
+    EXPECT_EQ(kernel.vector_lanes, lanes) << IsaName(isa);
+    EXPECT_TRUE(absl::StrContains(kernel.asm_text, add)) << kernel.asm_text;
     EXPECT_GT(kernel.code_size, 0);
   }
 }
@@ -263,8 +266,33 @@ TEST(JitDriver, IsaNames) {
   EXPECT_EQ(ParseIsa("sse4"), Isa::kSse4);
   EXPECT_EQ(ParseIsa("avx2"), Isa::kAvx2);
   EXPECT_EQ(ParseIsa("auto"), Isa::kAuto);
-  EXPECT_EQ(ParseIsa("avx512"), std::nullopt);
+  EXPECT_EQ(ParseIsa("avx512"), Isa::kAvx512);
+  EXPECT_EQ(IsaName(Isa::kAvx512), "avx512");
+  EXPECT_EQ(ParseIsa("avx1024"), std::nullopt);
   EXPECT_TRUE(HostSupportsIsa(Isa::kAuto));
+  // kAuto picks the widest the host has.
+  const Isa best = BestHostIsa();
+  EXPECT_TRUE(HostSupportsIsa(best));
+  if (HostSupportsIsa(Isa::kAvx512)) {
+    EXPECT_EQ(best, Isa::kAvx512);
+  }
+}
+
+TEST(JitDriver, Avx512TargetOrInvalidArgument) {
+  TargetOptions options;
+  options.isa = Isa::kAvx512;
+  absl::StatusOr<std::unique_ptr<Target>> target = CreateHostTarget(options);
+  if (!HostSupportsIsa(Isa::kAvx512)) {
+    EXPECT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument) << target.status();
+    GTEST_SKIP() << "this host has no avx512";
+  }
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ((*target)->name(), "x86-64 avx512");
+  EXPECT_TRUE((*target)->HasFusedMultiplyAdd());
+  TargetOptions automatic;
+  absl::StatusOr<std::unique_ptr<Target>> best = CreateHostTarget(automatic);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ((*best)->name(), "x86-64 avx512");
 }
 
 TEST(JitDriver, DifferenceSeesMismatches) {

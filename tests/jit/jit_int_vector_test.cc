@@ -164,7 +164,7 @@ TEST_P(JitIntVector, Shifts) {
 }
 
 TEST_P(JitIntVector, PerLaneShiftsVectorisedOnAvx2) {
-  if (GetParam() != Isa::kAvx2) GTEST_SKIP() << "per-lane shifts need AVX2";
+  if (GetParam() == Isa::kSse4) GTEST_SKIP() << "per-lane shifts need AVX2";
   for (const char* t : {"s32", "u32", "s64", "u64"}) {
     for (const char* op : {"shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
       const std::string s = absl::StrCat(t, "[67]");

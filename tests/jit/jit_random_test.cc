@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -38,7 +39,9 @@ struct Value {
 
 class ModuleGenerator {
  public:
-  explicit ModuleGenerator(uint64_t seed) : rng_(seed) {}
+  // `wide`: the innermost dimension is 15..70 long, so that vector code of
+  // every width (16 f32 lanes in zmm) runs, with tails.
+  explicit ModuleGenerator(uint64_t seed, bool wide = false) : rng_(seed), wide_(wide) {}
 
   // The ulp tolerance for comparing the last module's result (0: exact).
   int math_tolerance() const { return math_tolerance_; }
@@ -99,6 +102,13 @@ class ModuleGenerator {
   }
 
   std::vector<int64_t> RandomDims() {
+    if (wide_) {
+      std::vector<int64_t> dims;
+      const int rank = Uniform(1, 3);
+      for (int i = 0; i + 1 < rank; ++i) dims.push_back(Uniform(1, 4));
+      dims.push_back(Uniform(15, 70));
+      return dims;
+    }
     const int rank = Uniform(0, 3);
     std::vector<int64_t> dims;
     for (int i = 0; i < rank; ++i) {
@@ -391,6 +401,7 @@ class ModuleGenerator {
   }
 
   std::mt19937_64 rng_;
+  bool wide_ = false;
   std::vector<Value> pool_;
   std::vector<std::string> parameters_;
   std::vector<std::string> body_;
@@ -432,6 +443,52 @@ TEST_P(JitRandom, MatchesEvaluator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitRandom, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+// Modules whose innermost dimension is 15..70 long: most kernels have a
+// vector loop of the ISA's full width (zmm with avx512) and a scalar tail.
+class JitRandomWide : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(JitRandomWide, MatchesEvaluator) {
+  int failures = 0;
+  int64_t kernels = 0;
+  int64_t vectorized = 0;
+  int64_t widest = 0;  // Kernels with the ISA's widest vectors (64 bytes for avx512).
+  const int widest_bits = GetParam() == Isa::kAvx512 ? 512 : GetParam() == Isa::kAvx2 ? 256 : 128;
+  for (uint64_t seed = 1; seed <= kModulesPerIsa && failures < 5; ++seed) {
+    ModuleGenerator generator(seed * 6151, /*wide=*/true);
+    const std::string hlo = generator.Generate(/*fuse=*/seed % 2 == 0);
+    CheckOptions options;
+    options.isa = GetParam();
+    options.seed = seed;
+    options.ulp_tolerance = generator.math_tolerance();
+    CompileReport report;
+    options.report = &report;
+    ::testing::AssertionResult result = MatchesEvaluator(hlo, options);
+    kernels += report.kernels.size();
+    for (const KernelInfo& kernel : report.kernels) {
+      vectorized += kernel.vector_lanes > 1 ? 1 : 0;
+      // 64-bit lanes: f64/s64/u64 in the program's loads or stores.
+      const bool wide_lanes = absl::StrContains(kernel.program, "= f64 ") ||
+                              absl::StrContains(kernel.program, "= s64 load") ||
+                              absl::StrContains(kernel.program, "= u64 load");
+      if (kernel.vector_lanes > 1 && kernel.vector_lanes * (wide_lanes ? 64 : 32) == widest_bits) {
+        ++widest;
+      }
+    }
+    if (!result) {
+      ++failures;
+      ADD_FAILURE() << "module seed " << seed << ":\n" << hlo << "\n" << result.message();
+    }
+  }
+  std::cout << kModulesPerIsa << " wide modules, " << kernels << " kernels (" << vectorized
+            << " vectorised, about " << widest << " at " << widest_bits << " bits)\n";
+  EXPECT_GT(vectorized, kernels / 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitRandomWide, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
                          });

@@ -2,7 +2,9 @@
 #include "tests/jit/jit_test_util.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -93,8 +95,17 @@ uint64_t UlpDistance(ElementType type, uint64_t a, uint64_t b) {
 
 std::vector<Isa> HostIsas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kSse4, Isa::kAvx2}) {
-    if (HostSupportsIsa(isa)) isas.push_back(isa);
+  for (Isa isa : {Isa::kSse4, Isa::kAvx2, Isa::kAvx512}) {
+    if (HostSupportsIsa(isa)) {
+      isas.push_back(isa);
+    } else {
+      static bool reported[4] = {};
+      if (!reported[static_cast<int>(isa)]) {
+        reported[static_cast<int>(isa)] = true;
+        std::printf("[ note     ] this host has no %s: its tests are skipped\n",
+                    std::string(IsaName(isa)).c_str());
+      }
+    }
   }
   return isas;
 }

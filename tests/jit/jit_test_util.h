@@ -20,7 +20,8 @@
 
 namespace xjit::jit::testing {
 
-// The instruction sets this host can run (sse4, and avx2 when present).
+// The instruction sets this host can run (sse4, and avx2 and avx512 when
+// present; a missing one is reported once on stdout).
 std::vector<Isa> HostIsas();
 
 // Parses and verifies.

@@ -733,7 +733,7 @@ TEST_F(XjitCli, JitCommandErrors) {
     ExpectUserError(syntax, ": error: ");
     EXPECT_TRUE(std::regex_search(syntax.err, std::regex("^" + broken + ":[0-9]+:[0-9]+: ")))
         << syntax.err;
-    ExpectUserError(Run({command, m, "--isa=avx512"}), "unknown --isa 'avx512'");
+    ExpectUserError(Run({command, m, "--isa=avx1024"}), "unknown --isa 'avx1024'");
     ExpectUserError(Run({command, m, "--out", "x"}), "unknown flag '--out' for xjit " +
                                                          std::string(command));
     ExpectUserError(Run({command, m, "--threads=0"}), "--threads needs a positive integer");
