@@ -471,8 +471,9 @@ class ExecutableBuilder {
     step.function = lowered.function;
     // A rank-1 kernel's only loop is also its vectorised inner loop: ranges
     // split at multiples of 64 elements (a multiple of every vector width),
-    // so each range but the last has no scalar tail and the elements are
-    // computed by exactly the code a single-threaded run uses.
+    // so each range but the last has no scalar tail and starts at the
+    // alignment the whole buffer has (the scalar and vector code compute the
+    // same bits in any case).
     const std::vector<int64_t>& extents = kernel->program.loop_extents;
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;

@@ -21,6 +21,8 @@ namespace {
 // or 4 measured no faster than 1 for tanh(a*x+b)*c (out-of-order execution
 // already overlaps iterations; jit_benchmark Chain, AVX2), so it is off.
 constexpr int kVectorUnroll = 1;
+// The output alignment the vector loop of a rank-1 kernel starts at.
+constexpr int kAlignBytes = 64;
 constexpr int kHoistBudgetAvx = 10;
 constexpr int kHoistBudgetSse = 8;
 // Of 32 vector registers (AVX-512).
@@ -476,29 +478,60 @@ absl::Status KernelLowering::EmitInnerLoop() {
 }
 
 absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
-  // Vector iterations cover the largest multiple of `lanes_` elements from
-  // begin; the scalar tail the rest. The caller splits ranges at multiples
-  // of the lanes, so every element runs the code it would run unsplit.
+  // Scalar iterations first until the first output's next element is 64-byte
+  // aligned (a vector store that straddles two cache lines costs about twice,
+  // and zmm stores of a misaligned output always do; inputs laid out like the
+  // output get aligned too); then vector iterations over the largest
+  // multiple of `lanes_` elements left; the scalar tail the rest. Scalar and
+  // vector code compute the same bits, so where a range is split (threads)
+  // changes no result.
   cc_.mov(i, begin_);
+  auto scalar_loop = [&](x86::Gp stop) -> absl::Status {
+    Label done = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, stop);
+    cc_.jge(done);
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
+    cc_.inc(i);
+    cc_.cmp(i, stop);
+    cc_.jl(head);
+    cc_.bind(done);
+    return absl::OkStatus();
+  };
   if (vectorize_) {
+    const int output = program_.output_buffer(0);
+    const int bytes = static_cast<int>(ByteWidth(program_.buffers[output].type));
+    if (bytes > 0 && (bytes & (bytes - 1)) == 0 && bytes < kAlignBytes) {
+      // peel_end = min(end, i + ((-address) mod 64) / bytes) when the
+      // address is a multiple of `bytes`, else i.
+      x86::Gp address = cc_.newGpq();
+      x86::Gp peel_end = cc_.newGpq();
+      cc_.lea(address, x86::ptr(buffers_[output], i, __builtin_ctz(bytes)));
+      cc_.mov(peel_end, address);
+      cc_.neg(peel_end);
+      cc_.and_(peel_end, kAlignBytes - 1);
+      x86::Gp unaligned = cc_.newGpq();
+      cc_.mov(unaligned, address);
+      cc_.and_(unaligned, bytes - 1);
+      x86::Gp zero = cc_.newGpq();
+      cc_.xor_(zero.r32(), zero.r32());
+      cc_.test(unaligned, unaligned);
+      cc_.cmovnz(peel_end, zero);
+      cc_.shr(peel_end, __builtin_ctz(bytes));
+      cc_.add(peel_end, i);
+      cc_.cmp(peel_end, end_);
+      cc_.cmovg(peel_end, end_);
+      XJIT_RETURN_IF_ERROR(scalar_loop(peel_end));
+    }
     x86::Gp vector_end = cc_.newGpq();
     cc_.mov(vector_end, end_);
-    cc_.sub(vector_end, begin_);
+    cc_.sub(vector_end, i);
     cc_.and_(vector_end, -static_cast<int64_t>(lanes_));  // lanes_ is a power of 2.
-    cc_.add(vector_end, begin_);
+    cc_.add(vector_end, i);
     XJIT_RETURN_IF_ERROR(EmitVectorLoop(0, i, vector_end));
   }
-  Label done = cc_.newLabel();
-  Label head = cc_.newLabel();
-  cc_.cmp(i, end_);
-  cc_.jge(done);
-  cc_.bind(head);
-  XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
-  cc_.inc(i);
-  cc_.cmp(i, end_);
-  cc_.jl(head);
-  cc_.bind(done);
-  return absl::OkStatus();
+  return scalar_loop(end_);
 }
 
 absl::Status KernelLowering::EmitVectorLoop(int level, x86::Gp i, x86::Gp vector_end) {

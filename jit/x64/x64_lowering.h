@@ -11,7 +11,8 @@
 // elements per iteration with full-width loads and stores; the remaining
 // elements (and every element of a program without vector code) go through
 // the scalar part, one element per iteration, so no access ever leaves a
-// buffer.
+// buffer. A rank-1 kernel's loop also runs scalar iterations first, until
+// its output is 64-byte aligned (EmitRangedInnerLoop).
 //
 // Scalar representation: index values and integers are 64-bit general
 // registers holding the value sign- or zero-extended from its type's width
