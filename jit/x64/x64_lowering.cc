@@ -485,53 +485,65 @@ absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
   // multiple of `lanes_` elements left; the scalar tail the rest. Scalar and
   // vector code compute the same bits, so where a range is split (threads)
   // changes no result.
+  // One copy of the scalar code serves the peel and the tail: after the
+  // peel, the vector loop runs and jumps back to it with the real end.
   cc_.mov(i, begin_);
-  auto scalar_loop = [&](x86::Gp stop) -> absl::Status {
-    Label done = cc_.newLabel();
-    Label head = cc_.newLabel();
-    cc_.cmp(i, stop);
-    cc_.jge(done);
-    cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
-    cc_.inc(i);
-    cc_.cmp(i, stop);
-    cc_.jl(head);
-    cc_.bind(done);
-    return absl::OkStatus();
-  };
+  x86::Gp stop = cc_.newGpq();
+  cc_.mov(stop, end_);
+  x86::Gp tail = cc_.newGpq();  // 1 once the vector part has run.
+  cc_.mov(tail, 1);
   if (vectorize_) {
+    cc_.xor_(tail.r32(), tail.r32());
     const int output = program_.output_buffer(0);
     const int bytes = static_cast<int>(ByteWidth(program_.buffers[output].type));
     if (bytes > 0 && (bytes & (bytes - 1)) == 0 && bytes < kAlignBytes) {
-      // peel_end = min(end, i + ((-address) mod 64) / bytes) when the
-      // address is a multiple of `bytes`, else i.
+      // stop = min(end, i + ((-address) mod 64) / bytes) when the address is
+      // a multiple of `bytes`, else i.
       x86::Gp address = cc_.newGpq();
-      x86::Gp peel_end = cc_.newGpq();
       cc_.lea(address, x86::ptr(buffers_[output], i, __builtin_ctz(bytes)));
-      cc_.mov(peel_end, address);
-      cc_.neg(peel_end);
-      cc_.and_(peel_end, kAlignBytes - 1);
-      x86::Gp unaligned = cc_.newGpq();
-      cc_.mov(unaligned, address);
-      cc_.and_(unaligned, bytes - 1);
+      cc_.mov(stop, address);
+      cc_.neg(stop);
+      cc_.and_(stop, kAlignBytes - 1);
       x86::Gp zero = cc_.newGpq();
       cc_.xor_(zero.r32(), zero.r32());
-      cc_.test(unaligned, unaligned);
-      cc_.cmovnz(peel_end, zero);
-      cc_.shr(peel_end, __builtin_ctz(bytes));
-      cc_.add(peel_end, i);
-      cc_.cmp(peel_end, end_);
-      cc_.cmovg(peel_end, end_);
-      XJIT_RETURN_IF_ERROR(scalar_loop(peel_end));
+      cc_.test(address, bytes - 1);
+      cc_.cmovnz(stop, zero);
+      cc_.shr(stop, __builtin_ctz(bytes));
+      cc_.add(stop, i);
+      cc_.cmp(stop, end_);
+      cc_.cmovg(stop, end_);
+    } else {
+      cc_.mov(stop, i);
     }
+  }
+  Label check = cc_.newLabel();
+  Label head = cc_.newLabel();
+  Label after = cc_.newLabel();
+  Label done = cc_.newLabel();
+  cc_.bind(check);
+  cc_.cmp(i, stop);
+  cc_.jge(after);
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
+  cc_.inc(i);
+  cc_.cmp(i, stop);
+  cc_.jl(head);
+  cc_.bind(after);
+  if (vectorize_) {
+    cc_.test(tail, tail);
+    cc_.jnz(done);
+    cc_.mov(tail, 1);
     x86::Gp vector_end = cc_.newGpq();
     cc_.mov(vector_end, end_);
     cc_.sub(vector_end, i);
     cc_.and_(vector_end, -static_cast<int64_t>(lanes_));  // lanes_ is a power of 2.
     cc_.add(vector_end, i);
     XJIT_RETURN_IF_ERROR(EmitVectorLoop(0, i, vector_end));
+    cc_.mov(stop, end_);
+    cc_.jmp(check);
   }
-  return scalar_loop(end_);
+  cc_.bind(done);
+  return absl::OkStatus();
 }
 
 absl::Status KernelLowering::EmitVectorLoop(int level, x86::Gp i, x86::Gp vector_end) {
