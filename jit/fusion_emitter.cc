@@ -12,6 +12,7 @@
 #include "ir/computation.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "jit/complex_calls.h"
 
 namespace xjit::jit {
 namespace {
@@ -295,6 +296,8 @@ class ElementEmitter {
   absl::StatusOr<int> EmitComplex(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitComplexMultiply(int x, int y, ElementType component);
   absl::StatusOr<int> EmitComplexDivide(int x, int y, ElementType component);
+  // Math without component code: a kCall of its complex helper.
+  absl::StatusOr<int> EmitComplexCall(const Instruction& instr, const Index& index);
   // Component-type helpers for complex arithmetic.
   int FConst(ElementType type, double value);
   int FUnary(Opcode opcode, ElementType type, int a);
@@ -792,6 +795,53 @@ absl::StatusOr<int> ElementEmitter::EmitComplexDivide(int x, int y, ElementType 
               Convert(component, sel(both_nan, y_rec, y0)));
 }
 
+// One kCall per element of the helper computing the operation as the
+// evaluator does (jit/complex_calls.h); abs's real result is the call's
+// real part, a complex result adds its kCallImag.
+absl::StatusOr<int> ElementEmitter::EmitComplexCall(const Instruction& instr,
+                                                    const Index& index) {
+  const int arity = ComplexCallArity(instr.opcode());
+  const ElementType type = instr.shape().element_type();
+  const ElementType in_type = instr.operand(0)->shape().element_type();
+  if (arity != instr.operand_count() || !IsComplex(in_type)) {
+    return Unsupported(instr, "complex operand types");
+  }
+  for (const Instruction* operand : instr.operands()) {
+    if (operand->shape().element_type() != in_type) {
+      return Unsupported(instr, "complex operand types");
+    }
+  }
+  const ElementType c = ComplexComponentType(in_type);
+  const bool real_result = instr.opcode() == Opcode::kAbs;
+  if (type != (real_result ? c : in_type)) return Unsupported(instr, "complex result type");
+  XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+  KOp call;
+  call.kind = KOpKind::kCall;
+  call.opcode = instr.opcode();
+  call.type = c;
+  call.operand_type = c;
+  call.a = Re(x);
+  call.b = Im(x);
+  if (arity == 2) {
+    XJIT_ASSIGN_OR_RETURN(int y, Emit(*instr.operand(1), index));
+    KOp args;
+    args.kind = KOpKind::kCallArgs;
+    args.type = c;
+    args.operand_type = c;
+    args.a = Re(y);
+    args.b = Im(y);
+    call.c = b_.Add(args);
+  }
+  const int re = b_.Add(call);
+  if (real_result) return re;
+  KOp imag;
+  imag.kind = KOpKind::kCallImag;
+  imag.type = c;
+  imag.operand_type = c;
+  imag.a = re;
+  return Pair(re, b_.Add(imag));
+}
+
 absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const Index& index) {
   const ElementType type = instr.shape().element_type();
   const Opcode opcode = instr.opcode();
@@ -909,6 +959,7 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
       }
     }
     default:
+      if (ComplexCallArity(opcode) > 0) return EmitComplexCall(instr, index);
       return Unsupported(instr, "complex operation without a kernel");
   }
 }
@@ -1457,6 +1508,12 @@ class KernelAssembler {
       return Unsupported(scatter, "variadic scatter");
     }
     const Shape& shape = scatter.shape();
+    // The driver's copy moves the operand's bytes: they must be in the
+    // result's layout (layout assignment makes them so; with passes off,
+    // a different layout leaves the scatter to the evaluator).
+    if (!(scatter.operand(0)->shape() == shape)) {
+      return Unsupported(scatter, "operand layout differs from the result's");
+    }
     const Instruction& indices = *scatter.operand(1);
     const Instruction& updates = *scatter.operand(2);
     const ScatterDimensionNumbers& dn = scatter.attrs().scatter_dimension_numbers;

@@ -36,6 +36,9 @@ const char* KindName(KOpKind kind) {
     case KOpKind::kClamp: return "clamp";
     case KOpKind::kConvert: return "convert";
     case KOpKind::kBitcast: return "bitcast";
+    case KOpKind::kCall: return "call";
+    case KOpKind::kCallArgs: return "call_args";
+    case KOpKind::kCallImag: return "call_imag";
     case KOpKind::kConst: return "const";
     case KOpKind::kFma: return "fma";
     case KOpKind::kBits: return "bits";
@@ -84,6 +87,7 @@ std::string KernelProgram::ToString() const {
         break;
       case KOpKind::kBits:
       case KOpKind::kBitShift:
+      case KOpKind::kCall:
         absl::StrAppend(&line, KindName(op.kind), " ", OpcodeName(op.opcode));
         break;
       default:
@@ -278,6 +282,10 @@ absl::Status ValidateProgram(const KernelProgram& program) {
     const KOp& op = program.ops[i];
     for (int operand : {op.a, op.b, op.c}) {
       if (operand >= i) return bad("operand after its user");
+      if (operand >= 0 && program.ops[operand].kind == KOpKind::kCallArgs &&
+          (op.kind != KOpKind::kCall || operand != op.c)) {
+        return bad("call arguments read by something other than their call");
+      }
     }
     switch (op.kind) {
       case KOpKind::kLoad:
@@ -303,6 +311,20 @@ absl::Status ValidateProgram(const KernelProgram& program) {
         }
         break;
       }
+      case KOpKind::kCall:
+        if (op.a < 0 || op.b < 0 ||
+            (op.c >= 0 && program.ops[op.c].kind != KOpKind::kCallArgs)) {
+          return bad("bad call operands");
+        }
+        break;
+      case KOpKind::kCallArgs:
+        if (op.a < 0 || op.b < 0) return bad("bad call arguments");
+        break;
+      case KOpKind::kCallImag:
+        if (op.a < 0 || program.ops[op.a].kind != KOpKind::kCall) {
+          return bad("imaginary part of a non-call");
+        }
+        break;
       default:
         break;
     }

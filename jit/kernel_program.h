@@ -18,7 +18,9 @@
 //   - primitive float operations (constants, fused multiply-add, integer
 //     arithmetic and shifts on the bits of float lanes), into which
 //     ExpandMath (jit/vector_math.h) rewrites the transcendental opcodes, so
-//     that a target only implements these few operations to get vector math.
+//     that a target only implements these few operations to get vector math;
+//   - calls of complex helpers (kCall, kCallArgs, kCallImag): complex math
+//     without component code, one C++ call per element.
 // Memory addresses are element positions in a buffer's physical order, so
 // a target sees only "load element k of buffer b". A target lowers a program
 // one element at a time or, where the innermost loop index moves the loads
@@ -78,6 +80,18 @@ enum class KOpKind : uint8_t {
   kClamp,      // min(max(b, a), c), i.e. clamp(lo = a, x = b, hi = c).
   kConvert,    // a converted from operand_type to type.
   kBitcast,    // a's bits reinterpreted (same width).
+  // ---- Calls of complex helpers (jit/complex_calls.h) ----
+  // Complex math the emitter does not expand into component code is one
+  // call of a C++ helper per element, always scalar code (a loop containing
+  // a call is not vectorised). type and operand_type: the component type (f32 for c64, f64 for
+  // c128).
+  kCall,       // ComplexCallFunction(opcode, operand_type) applied to the complex
+               // value (a, b) and, for a binary opcode, to the second operand
+               // (c: a kCallArgs). The value: the result's real part (abs:
+               // the result).
+  kCallArgs,   // (a, b): the second complex operand of the kCall that names this
+               // op as its c; read by nothing else, no value of its own.
+  kCallImag,   // The imaginary part of the result of the kCall a.
   // ---- Primitive float operations (f32 and f64 only) ----
   // Produced by ExpandMath (jit/vector_math.h) from the math opcodes; the
   // fusion emitter never creates them from HLO directly.
@@ -104,7 +118,7 @@ struct KOp {
   ElementType type = ElementType::kS64;
   // The type of operand a (for value operations that read values).
   ElementType operand_type = ElementType::kS64;
-  Opcode opcode = Opcode::kAdd;  // kUnary, kBinary.
+  Opcode opcode = Opcode::kAdd;  // kUnary, kBinary, kCall.
   ComparisonDirection direction = ComparisonDirection::kEq;  // kCompare.
   // kCompare: never kDefault (resolved to kFloat, kTotalOrder, kSigned or
   // kUnsigned when the program is built).

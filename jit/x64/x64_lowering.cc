@@ -217,6 +217,8 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
       case KOpKind::kBitcast:
         if (!set_type(op.operand_type) || !set_type(op.type)) return false;
         break;
+      case KOpKind::kCall: case KOpKind::kCallArgs: case KOpKind::kCallImag:
+        return false;  // A helper call per element: scalar code only.
       default:
         return false;
     }

@@ -56,6 +56,12 @@
 // register budget is used up). Only scheduling and register use
 // change: every element runs the same operations in the same order.
 //
+// Calls of complex helpers (kCall; scalar code only, Vectorizable refuses
+// them): the operands' components are stored to a stack slot, the helper
+// is invoked through asmjit (which saves the live caller-saved registers
+// around it), and the result's parts are loaded back; kCallImag takes the
+// imaginary part the call left in call_imag_.
+//
 // Float remainder (scalar code only) is exact: an integer division of the
 // significands over the exponent difference (see FloatRemainder).
 //
@@ -201,6 +207,8 @@ class KernelLowering {
   absl::Status EmitScalarCompare(int id);
   absl::Status EmitScalarConvert(int id);
   absl::Status EmitScalarBitcast(int id);
+  // kCall, kCallArgs, kCallImag.
+  absl::Status EmitScalarCall(int id);
   void ScalarLoad(int id);
   void ScalarStore(int id);
   // Converts the canonical integer in `value` (of type `from`, pred included)
@@ -333,6 +341,8 @@ class KernelLowering {
   asmjit::x86::Gp begin_;  // The outermost loop's range.
   asmjit::x86::Gp end_;
   std::vector<Val> vals_;
+  // The imaginary part of each kCall's result, by the call's id (scalar).
+  absl::flat_hash_map<int, asmjit::x86::Vec> call_imag_;
   // See PlanVectorLoop (empty when not planned).
   std::vector<bool> hoisted_;
   std::vector<bool> deferred_;

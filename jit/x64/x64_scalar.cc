@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/float_format.h"
 #include "ir/status_macros.h"
+#include "jit/complex_calls.h"
 #include "jit/x64/x64_lowering.h"
 
 namespace xjit::jit::x64 {
@@ -368,6 +369,10 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
       return EmitScalarConvert(id);
     case KOpKind::kBitcast:
       return EmitScalarBitcast(id);
+    case KOpKind::kCall:
+    case KOpKind::kCallArgs:
+    case KOpKind::kCallImag:
+      return EmitScalarCall(id);
     case KOpKind::kConst:
     case KOpKind::kFma:
     case KOpKind::kBits:
@@ -415,6 +420,74 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
     default:
       return NoCode(op, "operation");
   }
+}
+
+absl::Status KernelLowering::EmitScalarCall(int id) {
+  const KOp& op = program_.ops[id];
+  if (op.kind == KOpKind::kCallArgs) return absl::OkStatus();  // Read by its kCall.
+  if (op.kind == KOpKind::kCallImag) {
+    auto it = call_imag_.find(op.a);
+    if (it == call_imag_.end()) return absl::InternalError("call_imag before its call");
+    SetVec(id, it->second);
+    return absl::OkStatus();
+  }
+  const ElementType component = op.operand_type;
+  const ComplexCallFn fn = ComplexCallFunction(op.opcode, component);
+  const int arity = ComplexCallArity(op.opcode);
+  if (fn == nullptr || op.type != component || arity != (op.c >= 0 ? 2 : 1)) {
+    return NoCode(op, absl::StrCat("complex ", OpcodeName(op.opcode)));
+  }
+  const bool f64 = component == ElementType::kF64;
+  const int bytes = f64 ? 8 : 4;
+  std::vector<int> parts = {op.a, op.b};
+  if (op.c >= 0) {
+    parts.push_back(program_.ops[op.c].a);
+    parts.push_back(program_.ops[op.c].b);
+  }
+  for (int part : parts) {
+    if (!vals_[part].in_vec) return NoCode(op, "complex call operand not in a register");
+  }
+  auto store = [&](const x86::Mem& m, const x86::Vec& v) {
+    if (features_.avx2) {
+      f64 ? cc_.vmovsd(m, v.xmm()) : cc_.vmovss(m, v.xmm());
+    } else {
+      f64 ? cc_.movsd(m, v.xmm()) : cc_.movss(m, v.xmm());
+    }
+  };
+  auto load = [&](const x86::Mem& m) {
+    x86::Xmm v = cc_.newXmm();
+    if (features_.avx2) {
+      f64 ? cc_.vmovsd(v, m) : cc_.vmovss(v, m);
+    } else {
+      f64 ? cc_.movsd(v, m) : cc_.movss(v, m);
+    }
+    return v;
+  };
+  x86::Mem in = cc_.newStack(4 * bytes, 16);
+  x86::Mem out = cc_.newStack(2 * bytes, 16);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    x86::Mem m = in;
+    m.addOffset(static_cast<int64_t>(k) * bytes);
+    m.setSize(bytes);
+    store(m, vals_[parts[k]].vec);
+  }
+  x86::Gp in_ptr = cc_.newIntPtr();
+  x86::Gp out_ptr = cc_.newIntPtr();
+  cc_.lea(in_ptr, in);
+  cc_.lea(out_ptr, out);
+  InvokeNode* call = nullptr;
+  cc_.invoke(&call, reinterpret_cast<uint64_t>(fn),
+             FuncSignatureT<void, const void*, void*>(CallConvId::kHost));
+  call->setArg(0, in_ptr);
+  call->setArg(1, out_ptr);
+  x86::Mem re = out;
+  re.setSize(bytes);
+  x86::Mem im = out;
+  im.addOffset(bytes);
+  im.setSize(bytes);
+  SetVec(id, load(re));
+  call_imag_[id] = load(im);
+  return absl::OkStatus();
 }
 
 absl::Status KernelLowering::EmitScalarUnary(int id) {

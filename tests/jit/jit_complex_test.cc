@@ -1,11 +1,15 @@
 // Complex (c64, c128) kernels against the evaluator: every compiled complex
 // operation (add, subtract, multiply, divide, negate, maximum, minimum, real,
 // imag, complex, compare EQ/NE, select, converts, bitcast-converts, data
-// movement, constants, c64 reductions) on odd shapes and non-default
+// movement, constants, c64 reductions, and the math done by calls of
+// jit/complex_calls.h helpers: abs, sqrt, rsqrt, cbrt, exp, expm1, log,
+// log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
+// functions, power, atan2) on odd shapes and non-default
 // layouts, with components rich in edge values (±0, ±inf, NaN, huge values
 // whose products overflow, subnormals), fused chains, and an all-pairs table
 // of edge values for multiply and divide (libgcc's scaling and C99 Annex G's
-// recovery). Results must match bit for bit (any NaN equals any NaN, per
+// recovery), every edge value through each math call and all pairs through
+// power and atan2. Results must match bit for bit (any NaN equals any NaN, per
 // component) on every host ISA, with no interpreted step; unsupported
 // operations must still be interpreted and correct.
 //
@@ -305,10 +309,134 @@ TEST_P(JitComplex, MultiplyEdgeTable) {
   }
 }
 
+// The complex math the kernels call helpers for (jit/complex_calls.h).
+const char* kMathUnary[] = {"abs",  "sqrt",  "rsqrt", "cbrt",     "exponential",
+                            "exponential-minus-one", "log", "log-plus-one", "sign",
+                            "sine", "cosine", "tan",  "tanh",     "logistic",
+                            "acos", "acosh", "asin",  "asinh",    "atan",  "atanh",
+                            "cosh", "sinh"};
+const char* kMathBinary[] = {"power", "atan2"};
+
+TEST_P(JitComplex, MathCalls) {
+  for (const std::string t : kComplexTypes) {
+    const std::string f = Component(t);
+    for (const char* d : {"[]", "[0]", "[1]", "[7]", "[19]", "[3,5]{0,1}"}) {
+      const std::string s = t + d;
+      for (const char* op : kMathUnary) {
+        const std::string result = std::string(op) == "abs" ? f + d : s;
+        Check(One({s}, absl::StrCat(result, " ", op, "(p0)")));
+      }
+      for (const char* op : kMathBinary) {
+        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+        Check(One({s}, absl::StrCat(s, " ", op, "(p0, p0)")));
+      }
+    }
+  }
+}
+
+// Every edge value (all pairs of edge components) through each unary call,
+// every pair of them through power and atan2.
+TEST_P(JitComplex, MathEdgeTable) {
+  for (const ElementType type : {ElementType::kC64, ElementType::kC128}) {
+    const std::vector<double> edges = EdgeComponents(type);
+    std::vector<C> values;
+    for (double re : edges) {
+      for (double im : edges) values.push_back(C(re, im));
+    }
+    const int64_t n = static_cast<int64_t>(values.size());
+    const std::string name(ElementTypeName(type));
+    const std::string f = type == ElementType::kC64 ? "f32" : "f64";
+    {
+      Literal x(Shape::Array(type, {n}));
+      for (int64_t i = 0; i < n; ++i) x.SetComplex({i}, values[i]);
+      const std::string s = absl::StrCat(name, "[", n, "]");
+      for (const char* op : kMathUnary) {
+        const std::string result =
+            std::string(op) == "abs" ? absl::StrCat(f, "[", n, "]") : s;
+        absl::StatusOr<std::unique_ptr<Module>> module =
+            ParseVerified(One({s}, absl::StrCat(result, " ", op, "(p0)")));
+        ASSERT_TRUE(module.ok()) << module.status();
+        std::vector<Literal> arguments;
+        arguments.push_back(x);
+        EXPECT_TRUE(MatchesOn(**module, arguments, GetParam())) << s << " " << op;
+      }
+    }
+    const Shape shape = Shape::Array(type, {n, n});
+    Literal x(shape), y(shape);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        x.SetComplex({i, j}, values[i]);
+        y.SetComplex({i, j}, values[j]);
+      }
+    }
+    const std::string s = absl::StrCat(name, "[", n, ",", n, "]");
+    for (const char* op : kMathBinary) {
+      absl::StatusOr<std::unique_ptr<Module>> module =
+          ParseVerified(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::vector<Literal> arguments;
+      arguments.push_back(x);
+      arguments.push_back(y);
+      EXPECT_TRUE(MatchesOn(**module, arguments, GetParam())) << s << " " << op;
+    }
+  }
+}
+
+// Calls among component code in one kernel, in a reduction's body (a kInput
+// fusion) and before it (a per-row value).
+TEST_P(JitComplex, MathCallsFused) {
+  for (const std::string t : kComplexTypes) {
+    const std::string f = Component(t);
+    for (const char* d : {"[7]", "[4,33]", "[2,1,9]{1,0,2}"}) {
+      const std::string s = t + d;
+      const std::string hlo = absl::StrCat(
+          "HloModule m\nENTRY e {\n"
+          "  p0 = ", s, " parameter(0)\n"
+          "  p1 = ", s, " parameter(1)\n"
+          "  a = ", s, " exponential(p0)\n"
+          "  b = ", s, " sqrt(p1)\n"
+          "  c = ", s, " multiply(a, b)\n"
+          "  g = ", s, " power(c, p0)\n"
+          "  h = ", f, d, " abs(g)\n"
+          "  z = ", s, " convert(h)\n"
+          "  l = ", s, " log(p1)\n"
+          "  k = ", s, " atan2(l, z)\n"
+          "  n = ", s, " sign(k)\n"
+          "  ROOT r = ", s, " add(n, b)\n}\n");
+      Check(hlo);
+      Check(hlo, false);
+      CompileReport report;
+      EXPECT_TRUE(Matches(hlo, GetParam(), 7, true, &report)) << hlo;
+      EXPECT_EQ(report.kernels.size(), 1u) << hlo;
+    }
+    // Sum of exp over rows (the call in the reduction body), each row scaled
+    // by sqrt of its own value (a call before the reduction loop).
+    const std::string reduce = absl::StrCat(
+        "HloModule m\nr {\n  a = ", t, "[] parameter(0)\n  b = ", t,
+        "[] parameter(1)\n  ROOT s = ", t, "[] add(a, b)\n}\nENTRY e {\n  p0 = ", t,
+        "[5,9] parameter(0)\n  p1 = ", t, "[5] parameter(1)\n  q = ", t,
+        "[5] sqrt(p1)\n  w = ", t, "[5,9] broadcast(q), dimensions={0}\n  x = ", t,
+        "[5,9] exponential(p0)\n  m = ", t, "[5,9] multiply(x, w)\n  z = ", t,
+        "[] constant((0, 0))\n  ROOT y = ", t,
+        "[5] reduce(m, z), dimensions={1}, to_apply=r\n}\n");
+    Check(reduce);
+    // A call before a row-vectorised real reduction (maximum reassociates
+    // exactly): the scalar |p1| broadcast into the vector body.
+    const std::string row = absl::StrCat(
+        "HloModule m\nr {\n  a = ", f, "[] parameter(0)\n  b = ", f,
+        "[] parameter(1)\n  ROOT s = ", f, "[] maximum(a, b)\n}\nENTRY e {\n  p0 = ", f,
+        "[5,64] parameter(0)\n  p1 = ", t, "[5] parameter(1)\n  q = ", f,
+        "[5] abs(p1)\n  w = ", f, "[5,64] broadcast(q), dimensions={0}\n  m = ", f,
+        "[5,64] multiply(p0, w)\n  z = ", f, "[] constant(0)\n  ROOT y = ", f,
+        "[5] reduce(m, z), dimensions={1}, to_apply=r\n}\n");
+    Check(row);
+  }
+}
+
 // Operations still interpreted stay correct (the driver falls back), and are
 // reported as interpreted.
 TEST_P(JitComplex, UnsupportedFallsBack) {
-  for (const char* root : {"c64[5] power(p0, p0)", "f32[5] abs(p0)", "c64[5] sqrt(p0)"}) {
+  for (const char* root : {"c64[5] fft(p0), fft_type=FFT, fft_length={5}"}) {
     absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(One({"c64[5]"}, root));
     ASSERT_TRUE(module.ok()) << module.status();
     CheckOptions options;

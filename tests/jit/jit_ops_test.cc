@@ -362,6 +362,30 @@ TEST_P(JitOps, Scatter) {
   }
 }
 
+// A scatter whose result layout differs from its operand's: with the
+// pipeline on, layout assignment copies the operand first; with it off, the
+// scatter is an interpreted step (its kernel starts from the operand's
+// bytes). Both match the evaluator.
+TEST_P(JitOps, ScatterChangingLayout) {
+  const std::string hlo =
+      "HloModule m\nsecond {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"
+      "ENTRY e {\n  p0 = f32[2,3]{0,1} parameter(0)\n  p1 = s32[1] parameter(1)\n"
+      "  p2 = f32[1,1]{1,0} parameter(2)\n"
+      "  ROOT s = f32[2,3]{1,0} scatter(p0, p1, p2), update_window_dims={0,1}, "
+      "inserted_window_dims={}, scatter_dims_to_operand_dims={1}, index_vector_dim=0, "
+      "to_apply=second\n}\n";
+  for (bool passes : {true, false}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = seed;
+      options.run_passes = passes;
+      options.require_all_compiled = passes;
+      EXPECT_TRUE(MatchesEvaluator(hlo, options)) << "passes " << passes;
+    }
+  }
+}
+
 TEST_P(JitOps, VectorizedF32F64) {
   // Big enough for the vector loop; odd sizes for the tails.
   for (const char* t : {"f32", "f64"}) {

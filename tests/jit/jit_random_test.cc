@@ -8,13 +8,20 @@
 // stated ulp (MathUlpTolerance: 4 for f32/f64, 1 for f16/bf16). Half the
 // modules are wrapped in one loop fusion, which exercises
 // the emitter on whole chains; the pass pipeline is on, and a second test
-// runs the modules with it off and with each pass alone. A failure prints
-// the module and its seed.
+// runs the modules with it off and with each pass alone. A third test
+// (JitRandomSteps) builds modules around the operations compiled as steps of
+// their own (gather, scatter, reduce-window, sort, while, conditional) and
+// complex iota, with the pipeline on and off. A failure prints the module
+// and its seed.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -147,11 +154,17 @@ class ModuleGenerator {
     return matches.empty() ? nullptr : matches[Uniform(0, matches.size() - 1)];
   }
 
-  void Emit(Value v, const std::string& op) {
+  void Emit(Value v, const std::string& op) { pool_.push_back(EmitAside(std::move(v), op)); }
+
+  // Emits `v` (a random layout unless `text` is given) without adding it to
+  // the pool; returns it named.
+  Value EmitAside(Value v, const std::string& op, std::string text = "") {
     v.name = absl::StrCat("v", counter_++);
-    last_shape_text_ = ShapeText(v);
-    body_.push_back(absl::StrCat("   ", v.name, " = ", last_shape_text_, " ", op));
-    pool_.push_back(v);
+    if (text.empty()) text = ShapeText(v);
+    last_shape_text_ = text;
+    texts_[v.name] = text;
+    body_.push_back(absl::StrCat("   ", v.name, " = ", text, " ", op));
+    return v;
   }
 
   std::string Scalar(ElementType type) {
@@ -196,13 +209,18 @@ class ModuleGenerator {
   bool Step() {
     // Mostly extend the newest value, so that chains grow deep.
     const Value x = Uniform(0, 9) < 7 ? pool_.back() : Pick(pool_);
+    return StepOn(x, Uniform(0, 16));
+  }
+
+  // One operation of kind `kind` (0..16) on `x`; false when it does not apply.
+  bool StepOn(const Value x, int kind) {
     const ElementType t = x.type;
     const bool is_float = IsFloat(t);
     const bool is_pred = IsPred(t);
     const int64_t rank = x.dims.size();
     int64_t count = 1;
     for (int64_t d : x.dims) count *= d;
-    switch (Uniform(0, 16)) {
+    switch (kind) {
       case 0: {  // unary
         std::vector<std::string> ops;
         if (is_pred) ops = {"not"};
@@ -377,6 +395,7 @@ class ModuleGenerator {
         return true;
       }
       case 16: {  // bitcast-convert between same-width types
+        if (no_float_bitcast_ && IsFloat(t)) return false;
         ElementType to;
         switch (t) {
           case ElementType::kF32: to = ElementType::kS32; break;
@@ -400,12 +419,778 @@ class ModuleGenerator {
     return false;
   }
 
+ public:
+  // The operations compiled as steps of their own (gather, scatter,
+  // reduce-window, sort, while, conditional) and complex iota, which
+  // GenerateAround puts between a producer and a consumer chain.
+  enum Feature { kGather, kScatter, kReduceWindow, kSort, kWhile, kConditional, kComplexIota,
+                 kFeatureCount };
+
+  static const char* FeatureName(int feature) {
+    static const char* const kNames[] = {"gather", "scatter", "reduce-window", "sort",
+                                         "while", "conditional", "complex iota"};
+    return kNames[feature];
+  }
+
+  // A module (never wrapped in a fusion, exact results): a random producer
+  // chain, then `feature` with random valid attributes on its newest value,
+  // then a random consumer chain extending the feature's result. Complex
+  // values never enter the pool (most chain operations do not compile for
+  // them): the feature's complex results are turned real (real, imag or
+  // convert) before the consumer chain.
+  std::string GenerateAround(Feature feature) {
+    no_float_bitcast_ = true;
+    const ElementType type = RandomType();
+    const std::vector<int64_t> dims = RandomDims();
+    const int parameter_count = 1 + Uniform(0, 1);
+    for (int i = 0; i < parameter_count; ++i) {
+      AddParameter(Value{"", Uniform(0, 3) == 0 ? RandomType() : type, dims}, /*pool=*/true);
+    }
+    const int producers = Uniform(0, 4);
+    for (int s = 0; s < producers; ++s) {
+      for (int attempt = 0; attempt < 20 && !Step(); ++attempt) {
+      }
+    }
+    for (int attempt = 0; attempt < 20 && !feature_emitted_; ++attempt) {
+      switch (feature) {
+        case kGather: feature_emitted_ = GatherStep(); break;
+        case kScatter: feature_emitted_ = ScatterStep(); break;
+        case kReduceWindow: feature_emitted_ = ReduceWindowStep(); break;
+        case kSort: feature_emitted_ = SortStep(); break;
+        case kWhile: feature_emitted_ = WhileStep(); break;
+        case kConditional: feature_emitted_ = ConditionalStep(); break;
+        default: feature_emitted_ = ComplexIotaStep(); break;
+      }
+    }
+    // Each consumer extends the newest value (iota, case 13, would not), so
+    // the root depends on the feature.
+    const int consumers = Uniform(0, 3);
+    for (int s = 0; s < consumers; ++s) {
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        const int kind = Uniform(0, 15);
+        if (StepOn(pool_.back(), kind == 13 ? 16 : kind)) break;
+      }
+    }
+    static const char* const kModuleNames[] = {"gather", "scatter", "reduce_window", "sort",
+                                               "while", "conditional", "complex_iota"};
+    std::string text = absl::StrCat("HloModule random_", kModuleNames[feature], "\n\n");
+    for (const std::string& computation : computations_) absl::StrAppend(&text, computation, "\n");
+    absl::StrAppend(&text, "ENTRY e {\n", absl::StrJoin(parameters_, "\n"), "\n");
+    for (size_t i = 0; i < body_.size(); ++i) {
+      absl::StrAppend(&text, i + 1 == body_.size() ? "  ROOT" : " ", body_[i].substr(1), "\n");
+    }
+    absl::StrAppend(&text, "}\n");
+    return text;
+  }
+
+  // Whether GenerateAround managed to place its feature (a generator bug if not).
+  bool feature_emitted() const { return feature_emitted_; }
+
+ private:
+  Value AddParameter(Value v, bool pool) {
+    const size_t index = parameters_.size();
+    v.name = absl::StrCat("p", index);
+    const std::string text = ShapeText(v);
+    texts_[v.name] = text;
+    parameters_.push_back(absl::StrCat("  ", v.name, " = ", text, " parameter(", index, ")"));
+    if (pool) pool_.push_back(v);
+    return v;
+  }
+
+  std::string Text(const Value& v) const { return texts_.at(v.name); }
+
+  // A line of a tuple-shaped (or otherwise fixed-text) value; returns its name.
+  std::string EmitLine(const std::string& text, const std::string& op) {
+    const std::string name = absl::StrCat("v", counter_++);
+    body_.push_back(absl::StrCat("   ", name, " = ", text, " ", op));
+    return name;
+  }
+
+  std::string Constant(ElementType type, const std::string& literal) {
+    const std::string name = absl::StrCat("c", counter_++);
+    body_.push_back(absl::StrCat("   ", name, " = ", ElementTypeName(type), "[] constant(",
+                                 literal, ")"));
+    return name;
+  }
+
+  static int64_t Count(const std::vector<int64_t>& dims) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    return count;
+  }
+
+  // k distinct numbers of [0, n), sorted.
+  std::vector<int64_t> SortedSubset(int64_t n, int64_t k) {
+    std::vector<int64_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng_);
+    all.resize(k);
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+
+  // The element type of a feature's operand.
+  ElementType FeatureType(bool complex) {
+    static const std::vector<ElementType> types = {
+        ElementType::kF32, ElementType::kF32, ElementType::kF64, ElementType::kS32,
+        ElementType::kS32, ElementType::kS8,  ElementType::kU8,  ElementType::kF16,
+        ElementType::kBF16, ElementType::kPred, ElementType::kC64, ElementType::kC64};
+    for (;;) {
+      const ElementType t = Pick(types);
+      if (complex || !IsComplex(t)) return t;
+    }
+  }
+
+  // The newest value, made an array (with `need_rank`, of rank >= 1) of at
+  // most 1000 elements, so that the evaluator stays quick.
+  Value Operand(bool need_rank) {
+    Value x = pool_.back();
+    if (need_rank && x.dims.empty()) {
+      Value y = x;
+      y.dims = {Uniform(1, 6)};
+      Emit(y, absl::StrCat("broadcast(", x.name, "), dimensions={}"));
+      x = pool_.back();
+    }
+    // Mostly nonempty: an empty operand leaves little to check.
+    if (Count(x.dims) == 0 && Uniform(0, 4) != 0) {
+      std::vector<int64_t> dims;
+      do {
+        dims = RandomDims();
+      } while (Count(dims) == 0 || (need_rank && dims.empty()));
+      x = AddParameter(Value{"", x.type, dims}, /*pool=*/true);
+    }
+    if (Count(x.dims) > 1000) {
+      Value y = x;
+      std::vector<std::string> parts;
+      for (int64_t& d : y.dims) {
+        d = std::min<int64_t>(d, 9);
+        parts.push_back(absl::StrCat("[0:", d, "]"));
+      }
+      Emit(y, absl::StrCat("slice(", x.name, "), slice={", absl::StrJoin(parts, ", "), "}"));
+      x = pool_.back();
+    }
+    return x;
+  }
+
+  // `x` converted to `type`; a complex value is complex(re, im) of two real
+  // values of the part type, and stays out of the pool.
+  Value ToType(const Value& x, ElementType type) {
+    if (x.type == type) return x;
+    if (IsComplex(type)) {
+      const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+      const Value re = ToType(x, part);
+      std::string im = re.name;
+      if (Uniform(0, 1)) {
+        Emit(re, absl::StrCat("negate(", re.name, ")"));
+        im = pool_.back().name;
+      }
+      Value c = x;
+      c.type = type;
+      return EmitAside(c, absl::StrCat("complex(", re.name, ", ", im, ")"));
+    }
+    Value y = x;
+    y.type = type;
+    Emit(y, absl::StrCat("convert(", x.name, ")"));
+    return pool_.back();
+  }
+
+  // Puts a feature's result in the pool: real values as they are, complex
+  // ones through real, imag or a convert.
+  void Finish(const Value& v) {
+    if (!IsComplex(v.type)) {
+      pool_.push_back(v);
+      return;
+    }
+    Value y = v;
+    y.type = v.type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    switch (Uniform(0, 2)) {
+      case 0: Emit(y, absl::StrCat("real(", v.name, ")")); break;
+      case 1: Emit(y, absl::StrCat("imag(", v.name, ")")); break;
+      default:
+        y.type = Pick(std::vector<ElementType>{ElementType::kF32, ElementType::kF64,
+                                               ElementType::kS32});
+        Emit(y, absl::StrCat("convert(", v.name, ")"));
+    }
+  }
+
+  // Gather and scatter indices: a parameter of a random integer type (the
+  // random arguments are rich in 0, +-1, small values and extremes, so
+  // starts repeat and are often out of range), sometimes doubled.
+  Value Indices(const std::vector<int64_t>& dims) {
+    const ElementType t = Pick(std::vector<ElementType>{ElementType::kS32, ElementType::kS32,
+                                                        ElementType::kU8, ElementType::kS64,
+                                                        ElementType::kU64});
+    const Value p = AddParameter(Value{"", t, dims}, /*pool=*/false);
+    if (Uniform(0, 2) == 0) return EmitAside(p, absl::StrCat("add(", p.name, ", ", p.name, ")"));
+    return p;
+  }
+
+  static std::string Dims(const std::vector<int64_t>& dims) {
+    return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
+  }
+
+  // A binary computation `name` on scalars of `type` applying `op`
+  // ("second": returns its second parameter).
+  std::string Binary(ElementType type, const std::string& op) {
+    const std::string name = absl::StrCat("comb", computations_.size());
+    const std::string t = absl::StrCat(ElementTypeName(type), "[]");
+    computations_.push_back(
+        op == "second"
+            ? absl::StrCat(name, " {\n  a = ", t, " parameter(0)\n  ROOT b = ", t,
+                           " parameter(1)\n}\n")
+            : absl::StrCat(name, " {\n  a = ", t, " parameter(0)\n  b = ", t,
+                           " parameter(1)\n  ROOT r = ", t, " ", op, "(a, b)\n}\n"));
+    return name;
+  }
+
+  // A reducer or combiner operation for `type`.
+  std::string ReducerOp(ElementType type, bool overwrite) {
+    std::vector<std::string> ops;
+    if (IsPred(type)) {
+      ops = {"or", "and", "xor"};
+    } else if (IsComplex(type)) {
+      ops = {"add", "add", "multiply"};
+    } else {
+      ops = {"add", "add", "maximum", "minimum", "multiply"};
+    }
+    if (overwrite) ops.push_back("second");
+    return Pick(ops);
+  }
+
+  bool GatherStep() {
+    const ElementType type = FeatureType(/*complex=*/true);
+    const Value x = ToType(Operand(true), type);
+    const int64_t rank = x.dims.size();
+    std::vector<int64_t> map(rank);
+    std::iota(map.begin(), map.end(), 0);
+    std::shuffle(map.begin(), map.end(), rng_);
+    map.resize(Uniform(1, rank));
+    // Batch dimensions of the indices; one of them may pair with an operand
+    // batching dimension (outside the index map, slice size 1).
+    std::vector<int64_t> batch;
+    const int batch_rank = Uniform(0, 2);
+    for (int i = 0; i < batch_rank; ++i) batch.push_back(Uniform(0, 9) == 0 ? 0 : Uniform(1, 4));
+    int64_t operand_batching = -1;
+    int64_t batch_position = -1;
+    if (batch_rank > 0 && static_cast<int64_t>(map.size()) < rank && Uniform(0, 3) == 0) {
+      for (int64_t d = 0; d < rank; ++d) {
+        if (std::find(map.begin(), map.end(), d) == map.end() && x.dims[d] >= 1) {
+          operand_batching = d;
+        }
+      }
+      if (operand_batching >= 0) {
+        batch_position = Uniform(0, batch_rank - 1);
+        batch[batch_position] = x.dims[operand_batching];
+      }
+    }
+    std::vector<int64_t> collapsed;
+    std::vector<int64_t> slice_sizes(rank);
+    std::vector<int64_t> offset_sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t size = x.dims[d];
+      if (d == operand_batching) {
+        slice_sizes[d] = 1;
+      } else if (size >= 1 && Uniform(0, 2) == 0) {
+        collapsed.push_back(d);
+        slice_sizes[d] = 1;
+      } else {
+        slice_sizes[d] = Uniform(0, 2) == 0 ? size : Uniform(0, size);
+        offset_sizes.push_back(slice_sizes[d]);
+      }
+    }
+    const bool implicit = map.size() == 1 && Uniform(0, 1) == 1;
+    const int64_t index_vector_dim = implicit ? batch_rank : Uniform(0, batch_rank);
+    std::vector<int64_t> index_dims = batch;
+    if (!implicit) index_dims.insert(index_dims.begin() + index_vector_dim, map.size());
+    const Value indices = Indices(index_dims);
+    const int64_t out_rank = batch_rank + offset_sizes.size();
+    const std::vector<int64_t> offset_dims = SortedSubset(out_rank, offset_sizes.size());
+    Value result{"", type, {}};
+    size_t offset_i = 0;
+    size_t batch_i = 0;
+    for (int64_t i = 0; i < out_rank; ++i) {
+      const bool is_offset = std::find(offset_dims.begin(), offset_dims.end(), i) !=
+                             offset_dims.end();
+      result.dims.push_back(is_offset ? offset_sizes[offset_i++] : batch[batch_i++]);
+    }
+    std::string batching;
+    if (operand_batching >= 0) {
+      const int64_t indices_dim =
+          !implicit && batch_position >= index_vector_dim ? batch_position + 1 : batch_position;
+      batching = absl::StrCat(", operand_batching_dims={", operand_batching,
+                              "}, start_indices_batching_dims={", indices_dim, "}");
+    }
+    const Value g = EmitAside(
+        result, absl::StrCat("gather(", x.name, ", ", indices.name, "), offset_dims=",
+                             Dims(offset_dims), ", collapsed_slice_dims=", Dims(collapsed),
+                             ", start_index_map=", Dims(map), ", index_vector_dim=",
+                             index_vector_dim, ", slice_sizes=", Dims(slice_sizes), batching));
+    Finish(g);
+    return true;
+  }
+
+  bool ScatterStep() {
+    const ElementType type = FeatureType(/*complex=*/true);
+    const Value x = ToType(Operand(true), type);
+    const int64_t rank = x.dims.size();
+    std::vector<int64_t> map(rank);
+    std::iota(map.begin(), map.end(), 0);
+    std::shuffle(map.begin(), map.end(), rng_);
+    map.resize(Uniform(1, rank));
+    std::vector<int64_t> inserted;
+    std::vector<int64_t> windows;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t size = x.dims[d];
+      if (Uniform(0, 2) == 0) {
+        inserted.push_back(d);
+      } else {
+        // Full-size windows fit only at start 0: most windows are then out of bounds.
+        const int r = Uniform(0, 3);
+        windows.push_back(r == 0 ? size : r == 1 ? Uniform(0, size)
+                                                 : std::min<int64_t>(size, Uniform(1, 2)));
+      }
+    }
+    std::vector<int64_t> batch;
+    const int batch_rank = Uniform(0, 2);
+    for (int i = 0; i < batch_rank; ++i) batch.push_back(Uniform(0, 9) == 0 ? 0 : Uniform(1, 5));
+    const bool implicit = map.size() == 1 && Uniform(0, 1) == 1;
+    const int64_t index_vector_dim = implicit ? batch_rank : Uniform(0, batch_rank);
+    std::vector<int64_t> index_dims = batch;
+    if (!implicit) index_dims.insert(index_dims.begin() + index_vector_dim, map.size());
+    const Value indices = Indices(index_dims);
+    const int64_t update_rank = batch_rank + windows.size();
+    const std::vector<int64_t> window_dims = SortedSubset(update_rank, windows.size());
+    Value updates{"", type, {}};
+    size_t window_i = 0;
+    size_t batch_i = 0;
+    for (int64_t i = 0; i < update_rank; ++i) {
+      const bool is_window = std::find(window_dims.begin(), window_dims.end(), i) !=
+                             window_dims.end();
+      updates.dims.push_back(is_window ? windows[window_i++] : batch[batch_i++]);
+    }
+    updates = AddParameter(updates, /*pool=*/false);
+    const std::string combiner = Binary(type, ReducerOp(type, /*overwrite=*/true));
+    // The result keeps the operand's layout: with the pass pipeline off, a
+    // scatter whose layouts differ is an interpreted step (its kernel starts
+    // from the operand's bytes; layout assignment makes the layouts equal),
+    // and this test requires every step compiled. (Found by this test: the
+    // kernel used to run on the unpermuted bytes.)
+    const std::string result_text = Text(x);
+    const Value s = EmitAside(
+        x, absl::StrCat("scatter(", x.name, ", ", indices.name, ", ", updates.name,
+                        "), update_window_dims=", Dims(window_dims), ", inserted_window_dims=",
+                        Dims(inserted), ", scatter_dims_to_operand_dims=", Dims(map),
+                        ", index_vector_dim=", index_vector_dim, ", to_apply=", combiner),
+        result_text);
+    // Reading the operand after the scatter keeps it alive: the scatter
+    // cannot update it in place and copies it first.
+    if (Uniform(0, 2) == 0) {
+      const std::string op = IsPred(type) ? "xor" : "subtract";
+      Finish(EmitAside(x, absl::StrCat(op, "(", s.name, ", ", x.name, ")")));
+    } else {
+      Finish(s);
+    }
+    return true;
+  }
+
+  // The window of one dimension of size `size` and the number of window
+  // positions along it, as ir/evaluator/reduce_window.cc computes it.
+  int64_t RandomWindowDimension(int64_t size, std::vector<int64_t>* parts) {
+    const int64_t window = Uniform(1, 4);
+    const int64_t stride = Uniform(0, 2) == 0 ? Uniform(2, 3) : 1;
+    const int64_t base_dilation = Uniform(0, 3) == 0 ? Uniform(2, 3) : 1;
+    const int64_t window_dilation = Uniform(0, 3) == 0 ? Uniform(2, 3) : 1;
+    int64_t low = Uniform(0, 2) == 0 ? Uniform(-2, 3) : 0;
+    int64_t high = Uniform(0, 2) == 0 ? Uniform(-2, 3) : 0;
+    const int64_t reversal = Uniform(0, 3) == 0 ? 1 : 0;
+    const int64_t dilated = size == 0 ? 0 : (size - 1) * base_dilation + 1;
+    if (dilated + low + high < 0) low = high = 0;  // The padded size must not be negative.
+    const int64_t padded = dilated + low + high;
+    const int64_t dilated_window = (window - 1) * window_dilation + 1;
+    const int64_t out = padded < dilated_window ? 0 : (padded - dilated_window) / stride + 1;
+    *parts = {window, stride, low, high, base_dilation, window_dilation, reversal};
+    return out;
+  }
+
+  bool ReduceWindowStep() {
+    const ElementType type = FeatureType(/*complex=*/true);
+    const Value x = ToType(Operand(true), type);
+    const int64_t rank = x.dims.size();
+    std::vector<std::vector<int64_t>> parts(7);
+    std::vector<int64_t> out_dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      std::vector<int64_t> w;
+      out_dims.push_back(RandomWindowDimension(x.dims[d], &w));
+      for (int i = 0; i < 7; ++i) parts[i].push_back(w[i]);
+    }
+    std::vector<std::string> pads;
+    for (int64_t d = 0; d < rank; ++d) pads.push_back(absl::StrCat(parts[2][d], "_", parts[3][d]));
+    const std::string window = absl::StrCat(
+        "window={size=", absl::StrJoin(parts[0], "x"), " stride=", absl::StrJoin(parts[1], "x"),
+        " pad=", absl::StrJoin(pads, "x"), " lhs_dilate=", absl::StrJoin(parts[4], "x"),
+        " rhs_dilate=", absl::StrJoin(parts[5], "x"), " rhs_reversal=",
+        absl::StrJoin(parts[6], "x"), "}");
+    // The init value: a constant (often not the reducer's identity, so
+    // padding and dilation holes show) or a scalar parameter.
+    auto init = [&](ElementType t) {
+      if (IsComplex(t)) {
+        const ElementType part = t == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+        const std::string re = Constant(part, Pick(std::vector<std::string>{"0", "1", "-2.5"}));
+        const std::string im = Constant(part, Pick(std::vector<std::string>{"0", "-0", "0.5"}));
+        return EmitLine(absl::StrCat(ElementTypeName(t), "[]"),
+                        absl::StrCat("complex(", re, ", ", im, ")"));
+      }
+      if (Uniform(0, 3) == 0) return AddParameter(Value{"", t, {}}, /*pool=*/false).name;
+      return Constant(t, ConstantText(t));
+    };
+    if (IsComplex(type) || Uniform(0, 2) != 0) {
+      const std::string reducer = Binary(type, ReducerOp(type, /*overwrite=*/false));
+      const std::string init_value = init(type);
+      Finish(EmitAside(Value{"", type, out_dims},
+                       absl::StrCat("reduce-window(", x.name, ", ", init_value, "), ", window,
+                                    ", to_apply=", reducer)));
+      return true;
+    }
+    // Variadic: the value with an s32 iota (argmax-like, or independent
+    // reductions), or with another value of the same dimensions.
+    Value y{"", ElementType::kS32, x.dims};
+    if (Uniform(0, 1) == 0) {
+      y = EmitAside(y, absl::StrCat("iota(), iota_dimension=", Uniform(0, rank - 1)));
+    } else {
+      const Value* other = nullptr;
+      for (const Value& v : pool_) {
+        if (v.dims == x.dims && !IsComplex(v.type)) other = &v;
+      }
+      y = *other;  // x itself at least.
+    }
+    const std::string a = absl::StrCat(ElementTypeName(type), "[]");
+    const std::string i = absl::StrCat(ElementTypeName(y.type), "[]");
+    const std::string name = absl::StrCat("reducer", computations_.size());
+    std::string text = absl::StrCat(name, " {\n  a = ", a, " parameter(0)\n  i = ", i,
+                                    " parameter(1)\n  b = ", a, " parameter(2)\n  j = ", i,
+                                    " parameter(3)\n");
+    if (Uniform(0, 1) == 0) {
+      const std::string direction = Pick(std::vector<std::string>{"GE", "GT", "LE", "LT"});
+      const std::string total = IsFloat(type) && Uniform(0, 1) ? ", type=TOTALORDER" : "";
+      absl::StrAppend(&text, "  ge = pred[] compare(a, b), direction=", direction, total, "\n",
+                      "  m = ", a, " select(ge, a, b)\n  k = ", i, " select(ge, i, j)\n");
+    } else {
+      absl::StrAppend(&text, "  m = ", a, " ", ReducerOp(type, false), "(a, b)\n  k = ", i, " ",
+                      ReducerOp(y.type, false), "(i, j)\n");
+    }
+    absl::StrAppend(&text, "  ROOT r = (", a, ", ", i, ") tuple(m, k)\n}\n");
+    computations_.push_back(text);
+    const std::string init0 = init(type);
+    const std::string init1 = init(y.type);
+    Value r0{"", type, out_dims};
+    Value r1{"", y.type, out_dims};
+    const std::string t0 = ShapeText(r0);
+    const std::string t1 = ShapeText(r1);
+    const std::string tuple =
+        EmitLine(absl::StrCat("(", t0, ", ", t1, ")"),
+                 absl::StrCat("reduce-window(", x.name, ", ", y.name, ", ", init0, ", ", init1,
+                              "), ", window, ", to_apply=", name));
+    const Value g1 = EmitAside(r1, absl::StrCat("get-tuple-element(", tuple, "), index=1"), t1);
+    const Value g0 = EmitAside(r0, absl::StrCat("get-tuple-element(", tuple, "), index=0"), t0);
+    Finish(g1);
+    Finish(g0);
+    return true;
+  }
+
+  bool SortStep() {
+    const ElementType key_type = FeatureType(/*complex=*/false);
+    const Value x = ToType(Operand(true), key_type);
+    const int64_t rank = x.dims.size();
+    const int64_t dimension = Uniform(0, rank - 1);
+    std::vector<Value> operands = {x};
+    const int payloads = Uniform(0, 2);
+    for (int k = 0; k < payloads; ++k) {
+      switch (Uniform(0, 2)) {
+        case 0:  // The permutation itself.
+          operands.push_back(EmitAside(Value{"", ElementType::kS32, x.dims},
+                                       absl::StrCat("iota(), iota_dimension=", dimension)));
+          break;
+        case 1: {  // Another value, perhaps complex.
+          Value other = x;  // A copy: ToType grows the pool.
+          for (const Value& v : pool_) {
+            if (v.dims == x.dims) other = v;
+          }
+          operands.push_back(ToType(other, FeatureType(/*complex=*/true)));
+          break;
+        }
+        default:
+          operands.push_back(AddParameter(Value{"", FeatureType(true), x.dims}, false));
+      }
+    }
+    // The key is any real operand (the others ride along).
+    std::vector<size_t> real;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (!IsComplex(operands[k].type)) real.push_back(k);
+    }
+    const size_t key = Pick(real);
+    const ElementType kt = operands[key].type;
+    const std::string name = absl::StrCat("cmp", computations_.size());
+    std::string text = absl::StrCat(name, " {\n");
+    for (size_t k = 0; k < 2 * operands.size(); ++k) {
+      absl::StrAppend(&text, "  x", k, " = ", ElementTypeName(operands[k / 2].type),
+                      "[] parameter(", k, ")\n");
+    }
+    const std::string direction = Pick(std::vector<std::string>{"LT", "GT"});
+    std::string type_attr;
+    if (IsFloat(kt) && Uniform(0, 1)) type_attr = ", type=TOTALORDER";
+    absl::StrAppend(&text, "  ROOT r = pred[] compare(x", 2 * key, ", x", 2 * key + 1,
+                    "), direction=", direction, type_attr, "\n}\n");
+    computations_.push_back(text);
+    std::vector<std::string> names;
+    std::vector<std::string> texts;
+    for (const Value& v : operands) {
+      names.push_back(v.name);
+      texts.push_back(ShapeText(v));
+    }
+    const std::string attrs = absl::StrCat("), dimensions={", dimension, "}",
+                                           Uniform(0, 1) ? ", is_stable=true" : "",
+                                           ", to_apply=", name);
+    if (operands.size() == 1) {
+      Finish(EmitAside(x, absl::StrCat("sort(", x.name, attrs), texts[0]));
+      return true;
+    }
+    const std::string sorted =
+        EmitLine(absl::StrCat("(", absl::StrJoin(texts, ", "), ")"),
+                 absl::StrCat("sort(", absl::StrJoin(names, ", "), attrs));
+    // The key last, so that the consumers extend it.
+    std::vector<size_t> order;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (k != key) order.push_back(k);
+    }
+    order.push_back(key);
+    for (size_t k : order) {
+      Finish(EmitAside(operands[k], absl::StrCat("get-tuple-element(", sorted, "), index=", k),
+                       texts[k]));
+    }
+    return true;
+  }
+
+  // A step that keeps shapes (for loop bodies and branches): unary, binary,
+  // compare+select, clamp, reverse, or a convert there and back; complex
+  // values get the complex operations that compile.
+  bool SameShapeStep() {
+    const Value x = Uniform(0, 9) < 7 ? pool_.back() : Pick(pool_);
+    if (IsComplex(x.type)) {
+      const std::string y = Find(x.type, x.dims)->name;
+      switch (Uniform(0, 3)) {
+        case 0: Emit(x, absl::StrCat("negate(", x.name, ")")); return true;
+        case 1:
+          Emit(x, absl::StrCat(Pick(std::vector<std::string>{"add", "subtract", "multiply",
+                                                             "divide"}),
+                               "(", x.name, ", ", y, ")"));
+          return true;
+        case 2: {
+          const Value p = EmitAside(Value{"", ElementType::kPred, x.dims},
+                                    absl::StrCat("compare(", x.name, ", ", y, "), direction=",
+                                                 Uniform(0, 1) ? "EQ" : "NE"));
+          Emit(x, absl::StrCat("select(", p.name, ", ", x.name, ", ", y, ")"));
+          return true;
+        }
+        default: {
+          Value part = x;
+          part.type = x.type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+          const Value re = EmitAside(part, absl::StrCat("real(", x.name, ")"));
+          const Value im = EmitAside(part, absl::StrCat("imag(", x.name, ")"));
+          Emit(x, absl::StrCat("complex(", im.name, ", ", re.name, ")"));
+          return true;
+        }
+      }
+    }
+    const int kind = Pick(std::vector<int>{0, 1, 2, 3, 4, 7, 17});
+    if (kind != 17) return StepOn(x, kind);
+    Value y = x;
+    y.type = RandomType();
+    const Value there = EmitAside(y, absl::StrCat("convert(", x.name, ")"));
+    Emit(x, absl::StrCat("convert(", there.name, ")"));
+    return true;
+  }
+
+  // Appends to `lines` (a called computation's body after its parameter
+  // lines, which define `inputs`) a random chain of shape-keeping steps,
+  // ending in a value of `result`'s type and dims written as `result_text`
+  // (a binary operation of the newest such value and another); returns its
+  // name.
+  std::string SameShapeChain(std::vector<std::string>* lines, const std::vector<Value>& inputs,
+                             const Value& result, const std::string& result_text) {
+    ModuleGenerator sub(rng_());
+    sub.no_float_bitcast_ = no_float_bitcast_;
+    sub.counter_ = 1000 * ++sub_generators_;
+    sub.pool_ = inputs;
+    const int steps = Uniform(0, 4);
+    for (int s = 0; s < steps; ++s) {
+      for (int attempt = 0; attempt < 20 && !sub.SameShapeStep(); ++attempt) {
+      }
+    }
+    const Value* last = nullptr;
+    for (const Value& v : sub.pool_) {
+      if (v.type == result.type && v.dims == result.dims) last = &v;
+    }
+    const std::string other = sub.Find(result.type, result.dims)->name;
+    std::vector<std::string> ops;
+    if (IsPred(result.type)) ops = {"and", "or", "xor"};
+    else if (IsComplex(result.type)) ops = {"add", "subtract", "multiply"};
+    else ops = {"add", "subtract", "multiply", "maximum", "minimum"};
+    const std::string op = absl::StrCat(sub.Pick(ops), "(", last->name, ", ", other, ")");
+    const Value final_value = sub.EmitAside(result, op, result_text);
+    for (const std::string& line : sub.body_) lines->push_back(line);
+    return final_value.name;
+  }
+
+  // A feature operand of a random type (complex too), any rank.
+  Value ControlFlowOperand() { return ToType(Operand(false), FeatureType(/*complex=*/true)); }
+
+  bool WhileStep() {
+    const Value x = ControlFlowOperand();
+    const std::string x_text = Text(x);
+    std::optional<Value> y;
+    if (Uniform(0, 1)) y = Pick(pool_);
+    const Value n = AddParameter(Value{"", ElementType::kS32, {}}, /*pool=*/false);
+    std::string state = absl::StrCat("(s32[], s32[], ", x_text);
+    if (y) absl::StrAppend(&state, ", ", Text(*y));
+    absl::StrAppend(&state, ")");
+    const std::string id = absl::StrCat(computations_.size());
+    // Condition: i < clamp(-1, n, max), so loops run 0 to 5 times.
+    computations_.push_back(absl::StrCat(
+        "cond", id, " {\n  s = ", state, " parameter(0)\n",
+        "  i = s32[] get-tuple-element(s), index=0\n",
+        "  n = s32[] get-tuple-element(s), index=1\n  lo = s32[] constant(-1)\n",
+        "  hi = s32[] constant(", Uniform(1, 5), ")\n  m = s32[] clamp(lo, n, hi)\n",
+        "  ROOT lt = pred[] compare(i, m), direction=LT\n}\n"));
+    std::vector<std::string> lines = {
+        absl::StrCat("  s = ", state, " parameter(0)"),
+        "  i = s32[] get-tuple-element(s), index=0",
+        "  n = s32[] get-tuple-element(s), index=1",
+        absl::StrCat("  x = ", x_text, " get-tuple-element(s), index=2"),
+        "  one = s32[] constant(1)",
+        "  i1 = s32[] add(i, one)"};
+    std::vector<Value> inputs = {Value{"x", x.type, x.dims}};
+    if (y) {
+      lines.push_back(absl::StrCat("  y = ", Text(*y), " get-tuple-element(s), index=3"));
+      inputs.insert(inputs.begin(), Value{"y", y->type, y->dims});
+    }
+    if (!IsPred(x.type) && Uniform(0, 1)) {  // The counter as a value of x's type.
+      const std::string t = ElementTypeName(x.type).data();
+      lines.push_back(absl::StrCat("  ic = ", t, "[] convert(i)"));
+      lines.push_back(absl::StrCat("  ib = ", ShapeText(x), " broadcast(ic), dimensions={}"));
+      inputs.insert(inputs.end() - 1, Value{"ib", x.type, x.dims});
+    }
+    const std::string x1 = SameShapeChain(&lines, inputs, x, x_text);
+    std::string y1 = "y";
+    if (y && Uniform(0, 1)) y1 = SameShapeChain(&lines, {inputs.back(), Value{"y", y->type, y->dims}},
+                                           *y, Text(*y));
+    std::vector<std::string> next = {"i1", "n", x1};
+    if (y) next.push_back(y1);
+    lines.push_back(absl::StrCat("  ROOT next = ", state, " tuple(", absl::StrJoin(next, ", "),
+                                 ")"));
+    computations_.push_back(absl::StrCat("body", id, " {\n", absl::StrJoin(lines, "\n"), "\n}\n"));
+    const std::string zero = Constant(ElementType::kS32, Uniform(0, 3) ? "0" : "-2");
+    std::vector<std::string> init = {zero, n.name, x.name};
+    if (y) init.push_back(y->name);
+    const std::string start = EmitLine(state, absl::StrCat("tuple(", absl::StrJoin(init, ", "), ")"));
+    const std::string loop = EmitLine(state, absl::StrCat("while(", start, "), condition=cond", id,
+                                                          ", body=body", id));
+    if (y && Uniform(0, 1)) {
+      Finish(EmitAside(*y, absl::StrCat("get-tuple-element(", loop, "), index=3"), Text(*y)));
+    }
+    Finish(EmitAside(x, absl::StrCat("get-tuple-element(", loop, "), index=2"), x_text));
+    return true;
+  }
+
+  bool ConditionalStep() {
+    const Value x = ControlFlowOperand();
+    const std::string result_text = ShapeText(x);
+    std::string selector;
+    int branches = 2;
+    const bool pred_selector = Uniform(0, 1);
+    if (pred_selector) {  // pred: a parameter or a comparison.
+      const Value p = AddParameter(
+          Value{"", Uniform(0, 1) ? ElementType::kPred : ElementType::kS32, {}}, false);
+      selector = p.type == ElementType::kPred
+                     ? p.name
+                     : EmitLine("pred[]", absl::StrCat("compare(", p.name, ", ",
+                                                       Constant(ElementType::kS32, "0"),
+                                                       "), direction=LT"));
+    } else {  // s32: negative and large values pick the last branch.
+      selector = AddParameter(Value{"", ElementType::kS32, {}}, false).name;
+      branches = Uniform(1, 3);
+    }
+    std::vector<std::string> names;
+    std::vector<std::string> operands;
+    for (int k = 0; k < branches; ++k) {
+      const std::string name = absl::StrCat("branch", computations_.size());
+      names.push_back(name);
+      std::vector<std::string> lines;
+      std::vector<Value> inputs;
+      // The branch operand: x, another value like x, or a tuple of x and any value.
+      const int kind = Uniform(0, 2);
+      if (kind < 2) {
+        Value operand = x;
+        if (kind == 1 && !IsComplex(x.type)) operand = *Find(x.type, x.dims);
+        operands.push_back(operand.name);
+        lines.push_back(absl::StrCat("  p = ", Text(operand), " parameter(0)"));
+        inputs.push_back(Value{"p", x.type, x.dims});
+      } else {
+        const Value y = Pick(pool_);
+        const std::string tuple_text = absl::StrCat("(", Text(x), ", ", Text(y), ")");
+        operands.push_back(EmitLine(tuple_text, absl::StrCat("tuple(", x.name, ", ", y.name, ")")));
+        lines.push_back(absl::StrCat("  p = ", tuple_text, " parameter(0)"));
+        lines.push_back(absl::StrCat("  a = ", Text(x), " get-tuple-element(p), index=0"));
+        lines.push_back(absl::StrCat("  b = ", Text(y), " get-tuple-element(p), index=1"));
+        inputs.push_back(Value{"b", y.type, y.dims});
+        inputs.push_back(Value{"a", x.type, x.dims});
+      }
+      const std::string root = SameShapeChain(&lines, inputs, x, result_text);
+      // SameShapeChain's last line is the root.
+      lines.back().replace(0, 3 + root.size(), absl::StrCat("  ROOT ", root));
+      computations_.push_back(absl::StrCat(name, " {\n", absl::StrJoin(lines, "\n"), "\n}\n"));
+    }
+    const std::string attrs =
+        pred_selector ? absl::StrCat("true_computation=", names[0], ", false_computation=",
+                                     names[1])
+                      : absl::StrCat("branch_computations={", absl::StrJoin(names, ", "), "}");
+    Finish(EmitAside(x, absl::StrCat("conditional(", selector, ", ",
+                                     absl::StrJoin(operands, ", "), "), ", attrs),
+                     result_text));
+    return true;
+  }
+
+  bool ComplexIotaStep() {
+    const Value x = Operand(true);
+    const ElementType type = Uniform(0, 2) == 0 ? ElementType::kC128 : ElementType::kC64;
+    const Value iota = EmitAside(Value{"", type, x.dims},
+                                 absl::StrCat("iota(), iota_dimension=", Uniform(0, x.dims.size() - 1)));
+    if (Uniform(0, 2) == 0) {
+      Finish(iota);
+      return true;
+    }
+    const Value w = ToType(x, type);
+    const std::string op = Pick(std::vector<std::string>{"add", "subtract", "multiply"});
+    Finish(EmitAside(iota, absl::StrCat(op, "(", iota.name, ", ", w.name, ")")));
+    return true;
+  }
+
+  bool feature_emitted_ = false;
+  // No bitcast-convert from floats: it shows NaN payloads and signs, where
+  // the JIT and the evaluator differ (not covered by NaN == NaN; reported):
+  // f16 negate/abs/floor/sign of a signalling NaN is quieted by the JIT and
+  // kept by the evaluator, f32 negate/abs/sign the other way round.
+  bool no_float_bitcast_ = false;
+  int sub_generators_ = 0;
+
+ private:
   std::mt19937_64 rng_;
   bool wide_ = false;
   std::vector<Value> pool_;
   std::vector<std::string> parameters_;
   std::vector<std::string> body_;
   std::string last_shape_text_;
+  std::map<std::string, std::string> texts_;  // Value name -> its shape text.
+  std::vector<std::string> computations_;     // Called computations, before ENTRY.
   int counter_ = 0;
   int math_tolerance_ = 0;
 };
@@ -533,6 +1318,85 @@ INSTANTIATE_TEST_SUITE_P(Passes, JitRandomPasses, ::testing::ValuesIn(PassConfig
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
+                         });
+
+// Modules around the operations compiled as steps of their own (gather,
+// scatter with one operand, reduce-window also variadic, sort also
+// variadic, while loops and conditionals run as executables of their own)
+// and complex iota: ModuleGenerator::GenerateAround, one feature per seed in
+// turn, each module with the pass pipeline on and off. Every instruction
+// must compile (no interpreted step) and the results must be bit-identical.
+// XJIT_RANDOM_SEED=N runs seed N alone; XJIT_PRINT_MODULES prints them.
+constexpr int kFeatureModulesPerIsa = 700;
+
+class JitRandomSteps : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(JitRandomSteps, MatchesEvaluator) {
+  int failures = 0;
+  std::vector<int> modules(ModuleGenerator::kFeatureCount);
+  int64_t kernels = 0;
+  int64_t library_calls = 0;
+  uint64_t first = 1;
+  uint64_t last = kFeatureModulesPerIsa;
+  if (const char* count = std::getenv("XJIT_RANDOM_MODULES")) last = std::atoll(count);
+  if (const char* only = std::getenv("XJIT_RANDOM_SEED")) first = last = std::atoll(only);
+  // XJIT_RANDOM_HLO=FILE checks that module instead (to reduce a failure by hand).
+  if (const char* path = std::getenv("XJIT_RANDOM_HLO")) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    for (bool passes : {true, false}) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = first;
+      options.run_passes = passes;
+      EXPECT_TRUE(MatchesEvaluator(text.str(), options)) << "passes " << passes;
+    }
+    return;
+  }
+  for (uint64_t seed = first; seed <= last && failures < 5; ++seed) {
+    const auto feature = static_cast<ModuleGenerator::Feature>(seed % ModuleGenerator::kFeatureCount);
+    ModuleGenerator generator(seed * 3571);
+    const std::string hlo = generator.GenerateAround(feature);
+    if (std::getenv("XJIT_PRINT_MODULES") != nullptr) std::cout << "seed " << seed << "\n" << hlo;
+    if (!generator.feature_emitted()) {
+      ++failures;
+      ADD_FAILURE() << "seed " << seed << ": no " << ModuleGenerator::FeatureName(feature)
+                    << " placed:\n" << hlo;
+      continue;
+    }
+    ++modules[feature];
+    for (bool passes : {true, false}) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = seed;
+      options.run_passes = passes;
+      options.require_all_compiled = true;
+      CompileReport report;
+      options.report = &report;
+      ::testing::AssertionResult result = MatchesEvaluator(hlo, options);
+      kernels += report.kernels.size();
+      library_calls += report.library_calls.size();
+      if (!result) {
+        ++failures;
+        ADD_FAILURE() << "module seed " << seed << " (" << ModuleGenerator::FeatureName(feature)
+                      << ", passes " << (passes ? "on" : "off") << "):\n" << hlo << "\n"
+                      << result.message();
+        break;
+      }
+    }
+  }
+  std::vector<std::string> counts;
+  for (int f = 0; f < ModuleGenerator::kFeatureCount; ++f) {
+    counts.push_back(absl::StrCat(modules[f], " ", ModuleGenerator::FeatureName(f)));
+  }
+  std::cout << absl::StrJoin(counts, ", ") << " modules (each with passes on and off), "
+            << kernels << " kernels, " << library_calls << " library calls\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitRandomSteps, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
                          });
 
 }  // namespace

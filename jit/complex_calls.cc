@@ -1,0 +1,166 @@
+// Complex helpers for compiled kernels (see complex_calls.h).
+//
+// The formulas below are the evaluator's (ir/evaluator_elementwise.cc:
+// EvalUnary's and EvalBinary's complex branches), expression for expression:
+// GCC lowers std::complex<double> arithmetic differently for different
+// expressions (a constant operand's zero parts, the __muldc3/__divdc3
+// fallbacks), so a rearranged but "equal" formula could round differently.
+// jit_complex_test compares every helper with the evaluator bit for bit.
+#include "jit/complex_calls.h"
+
+#include <cmath>
+#include <complex>
+
+namespace xjit::jit {
+namespace {
+
+using Complex = std::complex<double>;
+
+template <Opcode kOp>
+Complex Unary(Complex z) {
+  Complex r;
+  switch (kOp) {
+    case Opcode::kAbs: r = std::abs(z); break;
+    case Opcode::kAcos: r = std::acos(z); break;
+    case Opcode::kAcosh: r = std::acosh(z); break;
+    case Opcode::kAsin: r = std::asin(z); break;
+    case Opcode::kAsinh: r = std::asinh(z); break;
+    case Opcode::kAtan: r = std::atan(z); break;
+    case Opcode::kAtanh: r = std::atanh(z); break;
+    case Opcode::kCbrt:  // The principal cube root.
+      r = z == Complex(0, 0) ? z : std::exp(std::log(z) / 3.0);
+      break;
+    case Opcode::kCos: r = std::cos(z); break;
+    case Opcode::kCosh: r = std::cosh(z); break;
+    case Opcode::kExp: r = std::exp(z); break;
+    case Opcode::kLogistic: r = Complex(1, 0) / (Complex(1, 0) + std::exp(-z)); break;
+    case Opcode::kExpm1: {
+      // exp(z) - 1 without cancellation for small z.
+      const double half_sin = std::sin(z.imag() / 2);
+      r = Complex(std::expm1(z.real()) * std::cos(z.imag()) - 2 * half_sin * half_sin,
+                  std::exp(z.real()) * std::sin(z.imag()));
+      break;
+    }
+    case Opcode::kLog: r = std::log(z); break;
+    case Opcode::kLog1p: r = std::log(Complex(1.0, 0.0) + z); break;
+    case Opcode::kRsqrt: r = Complex(1.0, 0.0) / std::sqrt(z); break;
+    case Opcode::kSign: r = (z == Complex(0, 0)) ? z : z / std::abs(z); break;
+    case Opcode::kSin: r = std::sin(z); break;
+    case Opcode::kSinh: r = std::sinh(z); break;
+    case Opcode::kSqrt: r = std::sqrt(z); break;
+    case Opcode::kTan: r = std::tan(z); break;
+    case Opcode::kTanh: r = std::tanh(z); break;
+    default: break;
+  }
+  return r;
+}
+
+template <Opcode kOp>
+Complex Binary(Complex a, Complex b) {
+  Complex r;
+  switch (kOp) {
+    case Opcode::kPower:
+      if (a == Complex(0, 0)) {
+        r = b == Complex(0, 0) ? Complex(1, 0) : Complex(0, 0);
+      } else {
+        r = std::pow(a, b);
+      }
+      break;
+    case Opcode::kAtan2: {
+      // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)).
+      const Complex i(0, 1);
+      r = -i * std::log((b + i * a) / std::sqrt(b * b + a * a));
+      break;
+    }
+    default: break;
+  }
+  return r;
+}
+
+// Operand k's components (T = float: widened exactly, as Literal::GetComplex).
+template <typename T>
+Complex Read(const void* in, int k) {
+  const T* p = static_cast<const T*>(in);
+  return Complex(static_cast<double>(p[2 * k]), static_cast<double>(p[2 * k + 1]));
+}
+
+// Each part rounded once to T, as Literal::SetComplex (and, for abs's real
+// result, DoubleToFloatBits) do.
+template <typename T>
+void Write(void* out, Complex r) {
+  T* p = static_cast<T*>(out);
+  p[0] = static_cast<T>(r.real());
+  p[1] = static_cast<T>(r.imag());
+}
+
+template <Opcode kOp, typename T>
+void UnaryCall(const void* in, void* out) {
+  Write<T>(out, Unary<kOp>(Read<T>(in, 0)));
+}
+
+template <Opcode kOp, typename T>
+void BinaryCall(const void* in, void* out) {
+  Write<T>(out, Binary<kOp>(Read<T>(in, 0), Read<T>(in, 1)));
+}
+
+template <Opcode kOp>
+ComplexCallFn UnaryFor(bool f64) {
+  return f64 ? &UnaryCall<kOp, double> : &UnaryCall<kOp, float>;
+}
+
+template <Opcode kOp>
+ComplexCallFn BinaryFor(bool f64) {
+  return f64 ? &BinaryCall<kOp, double> : &BinaryCall<kOp, float>;
+}
+
+}  // namespace
+
+int ComplexCallArity(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
+    case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCbrt:
+    case Opcode::kCos: case Opcode::kCosh: case Opcode::kExp: case Opcode::kExpm1:
+    case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic: case Opcode::kRsqrt:
+    case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh: case Opcode::kSqrt:
+    case Opcode::kTan: case Opcode::kTanh:
+      return 1;
+    case Opcode::kPower: case Opcode::kAtan2:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {
+  if (component != ElementType::kF32 && component != ElementType::kF64) return nullptr;
+  const bool f64 = component == ElementType::kF64;
+  switch (opcode) {
+    case Opcode::kAbs: return UnaryFor<Opcode::kAbs>(f64);
+    case Opcode::kAcos: return UnaryFor<Opcode::kAcos>(f64);
+    case Opcode::kAcosh: return UnaryFor<Opcode::kAcosh>(f64);
+    case Opcode::kAsin: return UnaryFor<Opcode::kAsin>(f64);
+    case Opcode::kAsinh: return UnaryFor<Opcode::kAsinh>(f64);
+    case Opcode::kAtan: return UnaryFor<Opcode::kAtan>(f64);
+    case Opcode::kAtanh: return UnaryFor<Opcode::kAtanh>(f64);
+    case Opcode::kCbrt: return UnaryFor<Opcode::kCbrt>(f64);
+    case Opcode::kCos: return UnaryFor<Opcode::kCos>(f64);
+    case Opcode::kCosh: return UnaryFor<Opcode::kCosh>(f64);
+    case Opcode::kExp: return UnaryFor<Opcode::kExp>(f64);
+    case Opcode::kExpm1: return UnaryFor<Opcode::kExpm1>(f64);
+    case Opcode::kLog: return UnaryFor<Opcode::kLog>(f64);
+    case Opcode::kLog1p: return UnaryFor<Opcode::kLog1p>(f64);
+    case Opcode::kLogistic: return UnaryFor<Opcode::kLogistic>(f64);
+    case Opcode::kRsqrt: return UnaryFor<Opcode::kRsqrt>(f64);
+    case Opcode::kSign: return UnaryFor<Opcode::kSign>(f64);
+    case Opcode::kSin: return UnaryFor<Opcode::kSin>(f64);
+    case Opcode::kSinh: return UnaryFor<Opcode::kSinh>(f64);
+    case Opcode::kSqrt: return UnaryFor<Opcode::kSqrt>(f64);
+    case Opcode::kTan: return UnaryFor<Opcode::kTan>(f64);
+    case Opcode::kTanh: return UnaryFor<Opcode::kTanh>(f64);
+    case Opcode::kPower: return BinaryFor<Opcode::kPower>(f64);
+    case Opcode::kAtan2: return BinaryFor<Opcode::kAtan2>(f64);
+    default: return nullptr;
+  }
+}
+
+}  // namespace xjit::jit

@@ -1,0 +1,39 @@
+// Complex math that compiled kernels do by calling a runtime helper
+// (KOpKind::kCall): one C++ function per (opcode, component type), each
+// computing the operation exactly as the evaluator does
+// (ir/evaluator_elementwise.cc): the same std::complex<double> expression
+// and std:: functions (so the same libm calls), c64 parts widened exactly
+// to double and each result part rounded once to float as the evaluator's
+// Literal::SetComplex does. Kernels therefore match the evaluator bit for
+// bit, NaN payloads included.
+//
+// Covered: the evaluator's complex unary operations other than negate,
+// real and imag (which are plain component code): abs, acos, acosh, asin,
+// asinh, atan, atanh, cbrt, cos, cosh, exp, expm1, log, log1p, logistic,
+// rsqrt, sign, sin, sinh, sqrt, tan, tanh; and the binary power and atan2.
+#ifndef XJIT_JIT_COMPLEX_CALLS_H_
+#define XJIT_JIT_COMPLEX_CALLS_H_
+
+#include "ir/element_type.h"
+#include "ir/opcode.h"
+
+namespace xjit::jit {
+
+// `in` holds the operands' components as `component` values (float for
+// c64, double for c128): re, im of the first operand, then re, im of the
+// second for binary operations. `out` receives the result's re, im (abs:
+// |z| and +0). Both arrays are 16-byte aligned in kernels; the helpers do
+// not rely on it.
+using ComplexCallFn = void (*)(const void* in, void* out);
+
+// The number of complex operands of `opcode`'s helper (1 or 2), 0 when it
+// has none.
+int ComplexCallArity(Opcode opcode);
+
+// The helper for `opcode` on complex numbers with components of type
+// `component` (kF32 for c64, kF64 for c128); nullptr when there is none.
+ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component);
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_COMPLEX_CALLS_H_
