@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/complex_math.h"
 #include "ir/element_type.h"
 #include "ir/evaluator_internal.h"
 #include "ir/float_format.h"
@@ -295,57 +296,9 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& instruction, const Literal&
 
   if (kind == Kind::kComplex) {
     const ElementType out_type = result.shape().element_type();
-    switch (opcode) {
-      case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
-      case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCbrt:
-      case Opcode::kCos: case Opcode::kCosh: case Opcode::kExp: case Opcode::kExpm1:
-      case Opcode::kImag: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic:
-      case Opcode::kNegate: case Opcode::kReal:
-      case Opcode::kRsqrt: case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh:
-      case Opcode::kSqrt: case Opcode::kTan: case Opcode::kTanh:
-        break;
-      default:
-        return TypeError(instruction, in_type);
-    }
+    if (!HasComplexUnary(opcode)) return TypeError(instruction, in_type);
     ForEachIndex(operand.shape().dimensions(), [&](Index index) {
-      const Complex z = ReadComplex(operand, index);
-      Complex r;
-      switch (opcode) {
-        case Opcode::kAbs: r = std::abs(z); break;
-        case Opcode::kAcos: r = std::acos(z); break;
-        case Opcode::kAcosh: r = std::acosh(z); break;
-        case Opcode::kAsin: r = std::asin(z); break;
-        case Opcode::kAsinh: r = std::asinh(z); break;
-        case Opcode::kAtan: r = std::atan(z); break;
-        case Opcode::kAtanh: r = std::atanh(z); break;
-        case Opcode::kCbrt:  // The principal cube root.
-          r = z == Complex(0, 0) ? z : std::exp(std::log(z) / 3.0);
-          break;
-        case Opcode::kCos: r = std::cos(z); break;
-        case Opcode::kCosh: r = std::cosh(z); break;
-        case Opcode::kExp: r = std::exp(z); break;
-        case Opcode::kLogistic: r = Complex(1, 0) / (Complex(1, 0) + std::exp(-z)); break;
-        case Opcode::kExpm1: {
-          // exp(z) - 1 without cancellation for small z.
-          const double half_sin = std::sin(z.imag() / 2);
-          r = Complex(std::expm1(z.real()) * std::cos(z.imag()) - 2 * half_sin * half_sin,
-                      std::exp(z.real()) * std::sin(z.imag()));
-          break;
-        }
-        case Opcode::kImag: r = z.imag(); break;
-        case Opcode::kLog: r = std::log(z); break;
-        case Opcode::kLog1p: r = std::log(Complex(1.0, 0.0) + z); break;
-        case Opcode::kNegate: r = -z; break;
-        case Opcode::kReal: r = z.real(); break;
-        case Opcode::kRsqrt: r = Complex(1.0, 0.0) / std::sqrt(z); break;
-        case Opcode::kSign: r = (z == Complex(0, 0)) ? z : z / std::abs(z); break;
-        case Opcode::kSin: r = std::sin(z); break;
-        case Opcode::kSinh: r = std::sinh(z); break;
-        case Opcode::kSqrt: r = std::sqrt(z); break;
-        case Opcode::kTan: r = std::tan(z); break;
-        case Opcode::kTanh: r = std::tanh(z); break;
-        default: break;
-      }
+      const Complex r = ComplexUnary(opcode, ReadComplex(operand, index));
       if (IsComplex(out_type)) {
         WriteComplex(result, index, r);
       } else {
@@ -607,44 +560,10 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& instruction, const Literal
   }
 
   if (kind == Kind::kComplex) {
-    switch (opcode) {
-      case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
-      case Opcode::kPower: case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kAtan2:
-        break;
-      default:
-        return TypeError(instruction, type);
-    }
-    // maximum/minimum order complex numbers lexicographically (real part,
-    // then imaginary part), as StableHLO does.
-    auto less = [](Complex a, Complex b) {
-      return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
-    };
+    if (!HasComplexBinary(opcode)) return TypeError(instruction, type);
     ForEachIndex(dims, [&](Index index) {
-      const Complex a = ReadComplex(lhs, index);
-      const Complex b = ReadComplex(rhs, index);
-      Complex r;
-      switch (opcode) {
-        case Opcode::kAdd: r = a + b; break;
-        case Opcode::kSubtract: r = a - b; break;
-        case Opcode::kMultiply: r = a * b; break;
-        case Opcode::kDivide: r = a / b; break;
-        case Opcode::kPower:
-          if (a == Complex(0, 0)) {
-            r = b == Complex(0, 0) ? Complex(1, 0) : Complex(0, 0);
-          } else {
-            r = std::pow(a, b);
-          }
-          break;
-        case Opcode::kMaximum: r = less(a, b) ? b : a; break;
-        case Opcode::kMinimum: r = less(b, a) ? b : a; break;
-        case Opcode::kAtan2: {
-          // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)).
-          const Complex i(0, 1);
-          r = -i * std::log((b + i * a) / std::sqrt(b * b + a * a));
-          break;
-        }
-        default: break;
-      }
+      const Complex r =
+          ComplexBinary(opcode, ReadComplex(lhs, index), ReadComplex(rhs, index));
       WriteComplex(result, index, r);
     });
     return result;

@@ -1,81 +1,17 @@
-// Complex helpers for compiled kernels (see complex_calls.h).
-//
-// The formulas below are the evaluator's (ir/evaluator_elementwise.cc:
-// EvalUnary's and EvalBinary's complex branches), expression for expression:
-// GCC lowers std::complex<double> arithmetic differently for different
-// expressions (a constant operand's zero parts, the __muldc3/__divdc3
-// fallbacks), so a rearranged but "equal" formula could round differently.
-// jit_complex_test compares every helper with the evaluator bit for bit.
+// Complex helpers for compiled kernels (see complex_calls.h). They call the
+// evaluator's own functions (ir/complex_math.h), so a compiled kernel
+// computes exactly the evaluator's values; jit_complex_test checks every
+// helper against the evaluator bit for bit.
 #include "jit/complex_calls.h"
 
-#include <cmath>
 #include <complex>
+
+#include "ir/complex_math.h"
 
 namespace xjit::jit {
 namespace {
 
 using Complex = std::complex<double>;
-
-template <Opcode kOp>
-Complex Unary(Complex z) {
-  Complex r;
-  switch (kOp) {
-    case Opcode::kAbs: r = std::abs(z); break;
-    case Opcode::kAcos: r = std::acos(z); break;
-    case Opcode::kAcosh: r = std::acosh(z); break;
-    case Opcode::kAsin: r = std::asin(z); break;
-    case Opcode::kAsinh: r = std::asinh(z); break;
-    case Opcode::kAtan: r = std::atan(z); break;
-    case Opcode::kAtanh: r = std::atanh(z); break;
-    case Opcode::kCbrt:  // The principal cube root.
-      r = z == Complex(0, 0) ? z : std::exp(std::log(z) / 3.0);
-      break;
-    case Opcode::kCos: r = std::cos(z); break;
-    case Opcode::kCosh: r = std::cosh(z); break;
-    case Opcode::kExp: r = std::exp(z); break;
-    case Opcode::kLogistic: r = Complex(1, 0) / (Complex(1, 0) + std::exp(-z)); break;
-    case Opcode::kExpm1: {
-      // exp(z) - 1 without cancellation for small z.
-      const double half_sin = std::sin(z.imag() / 2);
-      r = Complex(std::expm1(z.real()) * std::cos(z.imag()) - 2 * half_sin * half_sin,
-                  std::exp(z.real()) * std::sin(z.imag()));
-      break;
-    }
-    case Opcode::kLog: r = std::log(z); break;
-    case Opcode::kLog1p: r = std::log(Complex(1.0, 0.0) + z); break;
-    case Opcode::kRsqrt: r = Complex(1.0, 0.0) / std::sqrt(z); break;
-    case Opcode::kSign: r = (z == Complex(0, 0)) ? z : z / std::abs(z); break;
-    case Opcode::kSin: r = std::sin(z); break;
-    case Opcode::kSinh: r = std::sinh(z); break;
-    case Opcode::kSqrt: r = std::sqrt(z); break;
-    case Opcode::kTan: r = std::tan(z); break;
-    case Opcode::kTanh: r = std::tanh(z); break;
-    default: break;
-  }
-  return r;
-}
-
-template <Opcode kOp>
-Complex Binary(Complex a, Complex b) {
-  Complex r;
-  switch (kOp) {
-    case Opcode::kPower:
-      if (a == Complex(0, 0)) {
-        r = b == Complex(0, 0) ? Complex(1, 0) : Complex(0, 0);
-      } else {
-        r = std::pow(a, b);
-      }
-      break;
-    case Opcode::kAtan2: {
-      // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)).
-      const Complex i(0, 1);
-      r = -i * std::log((b + i * a) / std::sqrt(b * b + a * a));
-      break;
-    }
-    default: break;
-  }
-  return r;
-}
 
 // Operand k's components (T = float: widened exactly, as Literal::GetComplex).
 template <typename T>
@@ -95,12 +31,12 @@ void Write(void* out, Complex r) {
 
 template <Opcode kOp, typename T>
 void UnaryCall(const void* in, void* out) {
-  Write<T>(out, Unary<kOp>(Read<T>(in, 0)));
+  Write<T>(out, ComplexUnary(kOp, Read<T>(in, 0)));
 }
 
 template <Opcode kOp, typename T>
 void BinaryCall(const void* in, void* out) {
-  Write<T>(out, Binary<kOp>(Read<T>(in, 0), Read<T>(in, 1)));
+  Write<T>(out, ComplexBinary(kOp, Read<T>(in, 0), Read<T>(in, 1)));
 }
 
 template <Opcode kOp>

@@ -1,10 +1,8 @@
 // Complex math that compiled kernels do by calling a runtime helper
 // (KOpKind::kCall): one C++ function per (opcode, component type), each
-// computing the operation exactly as the evaluator does
-// (ir/evaluator_elementwise.cc): the same std::complex<double> expression
-// and std:: functions (so the same libm calls), c64 parts widened exactly
-// to double and each result part rounded once to float as the evaluator's
-// Literal::SetComplex does. Kernels therefore match the evaluator bit for
+// calling the evaluator's own function (ir/complex_math.h), c64 parts
+// widened exactly to double and each result part rounded once to float as
+// the evaluator's Literal::SetComplex does. Kernels therefore match the evaluator bit for
 // bit, NaN payloads included.
 //
 // Covered: the evaluator's complex unary operations other than negate,
