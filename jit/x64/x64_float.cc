@@ -889,23 +889,25 @@ absl::Status KernelLowering::EmitIntVectorOp(int id) {
   }
 }
 
+void KernelLowering::MemSourceSecond(int* a, int* b, ComparisonDirection* direction) const {
+  if (!IsMemSource(*a) || IsMemSource(*b)) return;
+  std::swap(*a, *b);
+  switch (*direction) {
+    case ComparisonDirection::kLt: *direction = ComparisonDirection::kGt; break;
+    case ComparisonDirection::kLe: *direction = ComparisonDirection::kGe; break;
+    case ComparisonDirection::kGt: *direction = ComparisonDirection::kLt; break;
+    case ComparisonDirection::kGe: *direction = ComparisonDirection::kLe; break;
+    default: break;
+  }
+}
+
 x86::KReg KernelLowering::CompareToK(int id) {
   const KOp& op = program_.ops[id];
   x86::KReg k = cc_.newKq();
   ComparisonDirection direction = op.direction;
   int a = op.a;
   int b = op.b;
-  // A deferred constant can only be the second operand.
-  if (IsMemSource(a) && !IsMemSource(b)) {
-    std::swap(a, b);
-    switch (direction) {
-      case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
-      case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
-      case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
-      case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
-      default: break;
-    }
-  }
+  MemSourceSecond(&a, &b, &direction);
   if (op.comparison == ComparisonType::kFloat) {
     // IEEE: ordered and false on NaN except NE (unordered, true).
     int predicate = kCmpEq;
@@ -1209,16 +1211,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         ComparisonDirection direction = op.direction;
         int a = op.a;
         int b = op.b;
-        if (IsMemSource(a) && !IsMemSource(b)) {
-          std::swap(a, b);
-          switch (direction) {
-            case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
-            case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
-            case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
-            case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
-            default: break;
-          }
-        }
+        MemSourceSecond(&a, &b, &direction);
         int predicate = kCmpEq;
         switch (direction) {
           case ComparisonDirection::kEq: predicate = kCmpEq; break;

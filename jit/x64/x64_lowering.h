@@ -188,6 +188,9 @@ class KernelLowering {
   // need no alignment), else its register.
   asmjit::Operand VecSource(int id);
   bool IsMemSource(int id) const;
+  // A compare's operands with a deferred constant (memory operand) second:
+  // swaps them and mirrors the direction when it is first.
+  void MemSourceSecond(int* a, int* b, ComparisonDirection* direction) const;
   // Op `id`'s vector value in a register (loads a deferred constant).
   asmjit::x86::Vec VecReg(int id);
   // Whether `user` may overwrite op `operand`'s register: the operand is a
