@@ -363,6 +363,27 @@ bool NextIndex(absl::Span<const int64_t> dimensions, absl::Span<int64_t> index) 
   return false;
 }
 
+bool IsPlainLayout(const Shape& shape) {
+  if (!shape.IsArray() || shape.is_dynamic() || !shape.has_layout()) return false;
+  const Layout& layout = shape.layout();
+  if (!layout.tiles.empty() || !layout.padded_dimensions.empty()) return false;
+  if (layout.element_size_in_bits != 0 &&
+      layout.element_size_in_bits != 8 * ByteWidth(shape.element_type())) {
+    return false;
+  }
+  return ValidateLayout(shape).ok();
+}
+
+std::vector<int64_t> PlainStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.rank(), 0);
+  int64_t stride = 1;
+  for (int64_t d : shape.layout().minor_to_major) {
+    strides[d] = stride;
+    stride *= shape.dimensions(d);
+  }
+  return strides;
+}
+
 // Element size counts too: a packed sub-byte layout is not the plain array
 // callers of this function expect.
 bool IsDefaultLayout(const Shape& shape) {

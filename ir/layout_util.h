@@ -48,6 +48,14 @@ bool NextIndex(absl::Span<const int64_t> dimensions, absl::Span<int64_t> index);
 // physical order is the logical row-major order).
 bool IsDefaultLayout(const Shape& shape);
 
+// Whether `shape` is a static array whose elements lie one per element
+// width at the positions its minor_to_major gives: a valid layout without
+// tiles, padding or packed sub-byte elements.
+bool IsPlainLayout(const Shape& shape);
+
+// For a plain layout: each logical dimension's stride in elements.
+std::vector<int64_t> PlainStrides(const Shape& shape);
+
 // `shape` with every array given the default layout where it has none.
 Shape WithDefaultLayouts(Shape shape);
 

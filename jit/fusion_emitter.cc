@@ -1771,18 +1771,7 @@ absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
 }  // namespace
 
 bool IsKernelCompatibleShape(const Shape& shape) {
-  if (!shape.IsArray() || shape.is_dynamic() || !IsKernelElementType(shape.element_type())) {
-    return false;
-  }
-  if (!shape.has_layout()) return false;
-  const Layout& layout = shape.layout();
-  if (!layout.tiles.empty() || !layout.padded_dimensions.empty()) return false;
-  if (layout.element_size_in_bits != 0 &&
-      layout.element_size_in_bits != 8 * ByteWidth(shape.element_type())) {
-    return false;
-  }
-  if (!ValidateLayout(shape).ok()) return false;
-  return true;
+  return shape.IsArray() && IsKernelElementType(shape.element_type()) && IsPlainLayout(shape);
 }
 
 absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {

@@ -20,16 +20,6 @@ struct Run {
   bool operator==(const Run&) const = default;
 };
 
-// Physical strides of a plain layout, per logical dimension.
-std::vector<int64_t> PhysicalStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.rank(), 0);
-  int64_t stride = 1;
-  for (int64_t d : shape.layout().minor_to_major) {
-    strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
-  return strides;
-}
 
 // Runs ordered by decreasing logical stride, size-1 dimensions dropped, and
 // neighbours contiguous in both orders merged: a canonical description of
@@ -76,8 +66,8 @@ bool IsNoOpMove(const Instruction& instruction) {
     in_logical[d] = stride;
     stride *= in.dimensions(d);
   }
-  const std::vector<int64_t> in_physical = PhysicalStrides(in);
-  const std::vector<int64_t> out_physical = PhysicalStrides(out);
+  const std::vector<int64_t> in_physical = PlainStrides(in);
+  const std::vector<int64_t> out_physical = PlainStrides(out);
   std::vector<Run> in_runs, out_runs;
   for (int64_t d = 0; d < in.rank(); ++d) {
     in_runs.push_back({in.dimensions(d), in_logical[d], in_physical[d]});

@@ -20,28 +20,10 @@ int64_t AlignUp(int64_t n, int64_t alignment) {
 // Whether elements of `shape` lie one per ByteWidth bytes at the positions
 // its minor_to_major gives (no tiles, padding or packing).
 bool IsPlainArray(const Shape& shape) {
-  if (!shape.IsArray() || shape.is_dynamic() || !shape.has_layout()) return false;
-  const Layout& layout = shape.layout();
-  if (!layout.tiles.empty() || !layout.padded_dimensions.empty()) return false;
-  if (layout.element_size_in_bits != 0 &&
-      layout.element_size_in_bits != 8 * ByteWidth(shape.element_type())) {
-    return false;
-  }
-  if (!ValidateLayout(shape).ok()) return false;
-  return ByteWidth(shape.element_type()) > 0 &&
+  return IsPlainLayout(shape) && ByteWidth(shape.element_type()) > 0 &&
          ByteSize(shape) == PhysicalElementCount(shape) * ByteWidth(shape.element_type());
 }
 
-// Element strides of each dimension under the layout.
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.rank(), 0);
-  int64_t stride = 1;
-  for (int64_t d : shape.layout().minor_to_major) {
-    strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
-  return strides;
-}
 
 // Copies one element of `width` bytes; the common widths as single moves.
 inline void CopyElement(uint8_t* to, const uint8_t* from, int64_t width) {
@@ -102,8 +84,8 @@ absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
   plan.input_outer_strides.resize(n);
   plan.output_outer_strides.resize(n);
   for (int64_t i = 0; i < n; ++i) {
-    const std::vector<int64_t> in = Strides(operands[i]);
-    const std::vector<int64_t> out = Strides(results[i]);
+    const std::vector<int64_t> in = PlainStrides(operands[i]);
+    const std::vector<int64_t> out = PlainStrides(results[i]);
     for (int64_t d = 0; d < rank; ++d) {
       if (d == dimension) continue;
       plan.input_outer_strides[i].push_back(in[d]);
