@@ -52,19 +52,10 @@ ComplexCallFn BinaryFor(bool f64) {
 }  // namespace
 
 int ComplexCallArity(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
-    case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCbrt:
-    case Opcode::kCos: case Opcode::kCosh: case Opcode::kExp: case Opcode::kExpm1:
-    case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic: case Opcode::kRsqrt:
-    case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh: case Opcode::kSqrt:
-    case Opcode::kTan: case Opcode::kTanh:
-      return 1;
-    case Opcode::kPower: case Opcode::kAtan2:
-      return 2;
-    default:
-      return 0;
-  }
+  // negate, real and imag are component code in kernels.
+  if (opcode == Opcode::kNegate || opcode == Opcode::kReal || opcode == Opcode::kImag) return 0;
+  if (HasComplexUnary(opcode)) return 1;
+  return opcode == Opcode::kPower || opcode == Opcode::kAtan2 ? 2 : 0;
 }
 
 ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {

@@ -889,6 +889,24 @@ absl::Status KernelLowering::EmitIntVectorOp(int id) {
   }
 }
 
+namespace {
+
+// The VEX/EVEX vcmpps predicate of an IEEE comparison: ordered and false on
+// NaN, except NE (unordered, true).
+int AvxFloatPredicate(ComparisonDirection direction) {
+  switch (direction) {
+    case ComparisonDirection::kEq: return kCmpEq;
+    case ComparisonDirection::kNe: return kCmpNe;
+    case ComparisonDirection::kLt: return kCmpLt;
+    case ComparisonDirection::kLe: return kCmpLe;
+    case ComparisonDirection::kGt: return kCmpGtAvx;
+    case ComparisonDirection::kGe: return kCmpGeAvx;
+  }
+  return kCmpEq;
+}
+
+}  // namespace
+
 void KernelLowering::MemSourceSecond(int* a, int* b, ComparisonDirection* direction) const {
   if (!IsMemSource(*a) || IsMemSource(*b)) return;
   std::swap(*a, *b);
@@ -909,16 +927,7 @@ x86::KReg KernelLowering::CompareToK(int id) {
   int b = op.b;
   MemSourceSecond(&a, &b, &direction);
   if (op.comparison == ComparisonType::kFloat) {
-    // IEEE: ordered and false on NaN except NE (unordered, true).
-    int predicate = kCmpEq;
-    switch (direction) {
-      case ComparisonDirection::kEq: predicate = kCmpEq; break;
-      case ComparisonDirection::kNe: predicate = kCmpNe; break;
-      case ComparisonDirection::kLt: predicate = kCmpLt; break;
-      case ComparisonDirection::kLe: predicate = kCmpLe; break;
-      case ComparisonDirection::kGt: predicate = kCmpGtAvx; break;
-      case ComparisonDirection::kGe: predicate = kCmpGeAvx; break;
-    }
+    const int predicate = AvxFloatPredicate(direction);
     const bool f64 = op.operand_type == ElementType::kF64;
     cc_.emit(Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd), k, VecReg(a), VecSource(b),
              imm(predicate));
@@ -1212,15 +1221,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         int a = op.a;
         int b = op.b;
         MemSourceSecond(&a, &b, &direction);
-        int predicate = kCmpEq;
-        switch (direction) {
-          case ComparisonDirection::kEq: predicate = kCmpEq; break;
-          case ComparisonDirection::kNe: predicate = kCmpNe; break;
-          case ComparisonDirection::kLt: predicate = kCmpLt; break;
-          case ComparisonDirection::kLe: predicate = kCmpLe; break;
-          case ComparisonDirection::kGt: predicate = kCmpGtAvx; break;
-          case ComparisonDirection::kGe: predicate = kCmpGeAvx; break;
-        }
+        const int predicate = AvxFloatPredicate(direction);
         x86::Vec d = NewVec();
         const uint32_t compare = Pick(f64, Inst::kIdVcmpps, Inst::kIdVcmppd);
         V3i(compare, compare, d, VecReg(a), VecSource(b), predicate);
