@@ -248,6 +248,19 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& instruction, const Literal&
       default:
         break;
     }
+    const bool ieee = in_type == ElementType::kF16 || in_type == ElementType::kBF16 ||
+                      in_type == ElementType::kF32 || in_type == ElementType::kF64;
+    if ((opcode == Opcode::kNegate || opcode == Opcode::kAbs) && out_type == in_type && ieee) {
+      // The sign bit alone, as XLA's (LLVM's) fneg and fabs: a NaN keeps its
+      // payload, signalling or not (arithmetic through double would quiet an
+      // f32 one).
+      const uint64_t sign = uint64_t{1} << (BitWidth(in_type) - 1);
+      ForEachIndex(operand.shape().dimensions(), [&](Index index) {
+        const uint64_t bits = operand.GetBits(index);
+        result.SetBits(index, opcode == Opcode::kNegate ? bits ^ sign : bits & ~sign);
+      });
+      return result;
+    }
     ForEachIndex(operand.shape().dimensions(), [&](Index index) {
       const double x = ReadFloat(operand, index);
       double r = 0;

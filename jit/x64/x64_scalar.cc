@@ -610,6 +610,20 @@ absl::Status KernelLowering::EmitScalarUnary(int id) {
   if (!narrow && type != ElementType::kF32 && type != ElementType::kF64) {
     return NoCode(op, OpcodeName(op.opcode));
   }
+  if (narrow && op.type == type &&
+      (op.opcode == Opcode::kNegate || op.opcode == Opcode::kAbs)) {
+    // The sign bit of the raw 16 bits, as XLA's fneg/fabs: a NaN keeps its
+    // payload (converted to f32, a signalling one would be quieted).
+    x86::Gp d = NewGp();
+    cc_.mov(d, AsRaw16(op.a, type));
+    if (op.opcode == Opcode::kNegate) {
+      cc_.xor_(d.r32(), 0x8000);
+    } else {
+      cc_.and_(d.r32(), 0x7FFF);
+    }
+    SetGp(id, d);
+    return absl::OkStatus();
+  }
   const bool f64 = type == ElementType::kF64;
   const x86::Vec x = narrow ? AsF32(op.a, type) : vals_[op.a].vec;
   if (op.opcode == Opcode::kIsFinite) {

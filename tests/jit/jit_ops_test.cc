@@ -386,6 +386,22 @@ TEST_P(JitOps, ScatterChangingLayout) {
   }
 }
 
+// negate and abs change the sign bit alone (XLA's fneg/fabs): NaN payloads,
+// signalling ones included, survive; random integer bits reinterpreted as
+// floats hit signalling NaNs, and the integer results compare bit for bit.
+TEST_P(JitOps, NegateAbsKeepNanPayloads) {
+  const std::pair<const char*, const char*> types[] = {
+      {"f16", "u16"}, {"bf16", "u16"}, {"f32", "u32"}, {"f64", "u64"}};
+  for (const auto& [f, u] : types) {
+    for (const char* op : {"negate", "abs"}) {
+      const std::string s = "[20000]";
+      Check(absl::StrCat("HloModule m\nENTRY e {\n  p0 = ", u, s, " parameter(0)\n  x = ", f, s,
+                         " bitcast-convert(p0)\n  y = ", f, s, " ", op, "(x)\n  ROOT r = ", u,
+                         s, " bitcast-convert(y)\n}\n"));
+    }
+  }
+}
+
 TEST_P(JitOps, VectorizedF32F64) {
   // Big enough for the vector loop; odd sizes for the tails.
   for (const char* t : {"f32", "f64"}) {
