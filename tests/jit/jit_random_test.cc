@@ -625,6 +625,33 @@ class ModuleGenerator {
     return p;
   }
 
+  // The index vector of `vector_size` entries for `batch`: implicit (a
+  // trailing size-1 dimension) or inserted at a random position, returned
+  // in `index_vector_dim`; the indices parameter of those dimensions.
+  Value IndexVector(const std::vector<int64_t>& batch, size_t vector_size,
+                    int64_t* index_vector_dim) {
+    const int64_t batch_rank = static_cast<int64_t>(batch.size());
+    const bool implicit = vector_size == 1 && Uniform(0, 1) == 1;
+    *index_vector_dim = implicit ? batch_rank : Uniform(0, batch_rank);
+    std::vector<int64_t> index_dims = batch;
+    if (!implicit) index_dims.insert(index_dims.begin() + *index_vector_dim, vector_size);
+    return Indices(index_dims);
+  }
+
+  // Dimensions of rank chosen.size() + others.size(): chosen_sizes at the
+  // positions `chosen` (sorted), `others` in order elsewhere.
+  static std::vector<int64_t> Interleave(const std::vector<int64_t>& chosen,
+                                         const std::vector<int64_t>& chosen_sizes,
+                                         const std::vector<int64_t>& others) {
+    std::vector<int64_t> dims;
+    size_t c = 0, o = 0;
+    for (size_t i = 0; i < chosen.size() + others.size(); ++i) {
+      const bool is_chosen = c < chosen.size() && chosen[c] == static_cast<int64_t>(i);
+      dims.push_back(is_chosen ? chosen_sizes[c++] : others[o++]);
+    }
+    return dims;
+  }
+
   static std::string Dims(const std::vector<int64_t>& dims) {
     return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
   }
@@ -698,25 +725,15 @@ class ModuleGenerator {
         offset_sizes.push_back(slice_sizes[d]);
       }
     }
-    const bool implicit = map.size() == 1 && Uniform(0, 1) == 1;
-    const int64_t index_vector_dim = implicit ? batch_rank : Uniform(0, batch_rank);
-    std::vector<int64_t> index_dims = batch;
-    if (!implicit) index_dims.insert(index_dims.begin() + index_vector_dim, map.size());
-    const Value indices = Indices(index_dims);
+    int64_t index_vector_dim = 0;
+    const Value indices = IndexVector(batch, map.size(), &index_vector_dim);
     const int64_t out_rank = batch_rank + offset_sizes.size();
     const std::vector<int64_t> offset_dims = SortedSubset(out_rank, offset_sizes.size());
-    Value result{"", type, {}};
-    size_t offset_i = 0;
-    size_t batch_i = 0;
-    for (int64_t i = 0; i < out_rank; ++i) {
-      const bool is_offset = std::find(offset_dims.begin(), offset_dims.end(), i) !=
-                             offset_dims.end();
-      result.dims.push_back(is_offset ? offset_sizes[offset_i++] : batch[batch_i++]);
-    }
+    Value result{"", type, Interleave(offset_dims, offset_sizes, batch)};
     std::string batching;
     if (operand_batching >= 0) {
       const int64_t indices_dim =
-          !implicit && batch_position >= index_vector_dim ? batch_position + 1 : batch_position;
+          batch_position >= index_vector_dim ? batch_position + 1 : batch_position;
       batching = absl::StrCat(", operand_batching_dims={", operand_batching,
                               "}, start_indices_batching_dims={", indices_dim, "}");
     }
@@ -753,22 +770,12 @@ class ModuleGenerator {
     std::vector<int64_t> batch;
     const int batch_rank = Uniform(0, 2);
     for (int i = 0; i < batch_rank; ++i) batch.push_back(Uniform(0, 9) == 0 ? 0 : Uniform(1, 5));
-    const bool implicit = map.size() == 1 && Uniform(0, 1) == 1;
-    const int64_t index_vector_dim = implicit ? batch_rank : Uniform(0, batch_rank);
-    std::vector<int64_t> index_dims = batch;
-    if (!implicit) index_dims.insert(index_dims.begin() + index_vector_dim, map.size());
-    const Value indices = Indices(index_dims);
+    int64_t index_vector_dim = 0;
+    const Value indices = IndexVector(batch, map.size(), &index_vector_dim);
     const int64_t update_rank = batch_rank + windows.size();
     const std::vector<int64_t> window_dims = SortedSubset(update_rank, windows.size());
-    Value updates{"", type, {}};
-    size_t window_i = 0;
-    size_t batch_i = 0;
-    for (int64_t i = 0; i < update_rank; ++i) {
-      const bool is_window = std::find(window_dims.begin(), window_dims.end(), i) !=
-                             window_dims.end();
-      updates.dims.push_back(is_window ? windows[window_i++] : batch[batch_i++]);
-    }
-    updates = AddParameter(updates, /*pool=*/false);
+    const Value updates =
+        AddParameter(Value{"", type, Interleave(window_dims, windows, batch)}, /*pool=*/false);
     const std::string combiner = Binary(type, ReducerOp(type, /*overwrite=*/true));
     // The result keeps the operand's layout: with the pass pipeline off, a
     // scatter whose layouts differ is an interpreted step (its kernel starts
