@@ -23,18 +23,6 @@
 namespace xjit::jit::testing {
 namespace {
 
-std::string Module(const std::vector<std::string>& parameters,
-                   const std::vector<std::string>& body) {
-  std::string text = "HloModule m\nENTRY e {\n";
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
-  }
-  for (size_t i = 0; i < body.size(); ++i) {
-    absl::StrAppend(&text, i + 1 == body.size() ? "  ROOT " : "  ", body[i], "\n");
-  }
-  return text + "}\n";
-}
-
 // zmm lanes of a type of `width` bits.
 int ZmmLanes(int width) { return 512 / width; }
 
@@ -93,14 +81,16 @@ TEST_F(JitAvx512, FloatCompareSelect) {
       for (int n : kSizes) {
         const std::string s = absl::StrCat(t, "[", n, "]");
         const std::string p = absl::StrCat("pred[", n, "]");
-        const int lanes = Check(Module(
+        const int lanes = Check(ModuleText(
             {s, s, s}, {absl::StrCat("c = ", p, " compare(p0, p1), direction=", dir),
                         absl::StrCat("r = ", s, " select(c, p2, p0)")}));
         if (n >= ZmmLanes(width)) {
           EXPECT_EQ(lanes, ZmmLanes(width)) << t << " " << dir << " " << n;
         }
         // The mask itself as the result (pred stores from zmm masks).
-        Check(Module({s, s}, {absl::StrCat("r = ", p, " compare(p0, p1), direction=", dir)}), 1);
+        Check(ModuleText({s, s},
+                         {absl::StrCat("r = ", p, " compare(p0, p1), direction=", dir)}),
+              1);
       }
     }
   }
@@ -139,7 +129,7 @@ TEST_F(JitAvx512, FloatMaxMinClampSpecialValues) {
   for (const char* op : {"maximum", "minimum"}) {
     const std::string s = absl::StrCat("f32[", n, "]");
     absl::StatusOr<std::unique_ptr<xjit::Module>> module =
-        ParseVerified(Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}));
+        ParseVerified(ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}));
     ASSERT_TRUE(module.ok());
     CompileOptions options;
     options.isa = Isa::kAvx512;
@@ -166,7 +156,7 @@ TEST_F(JitAvx512, FloatMaxMinClampSpecialValues) {
   for (const char* t : {"f32", "f64"}) {
     for (int n2 : {15, 16, 17, 33}) {
       const std::string s = absl::StrCat(t, "[", n2, "]");
-      Check(Module({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")}));
+      Check(ModuleText({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")}));
     }
   }
 }
@@ -177,10 +167,10 @@ TEST_F(JitAvx512, FloatUnaryBinary) {
       const std::string s = absl::StrCat(t, "[", n, "]");
       for (const char* op : {"abs", "negate", "sqrt", "floor", "ceil", "round-nearest-even",
                              "round-nearest-afz", "sign"}) {
-        Check(Module({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")}), 2);
+        Check(ModuleText({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")}), 2);
       }
       for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
-        Check(Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), 2);
+        Check(ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), 2);
       }
     }
   }
@@ -196,31 +186,32 @@ TEST_F(JitAvx512, IntegerOps32And64) {
       for (const char* op : {"add", "subtract", "multiply", "and", "or", "xor", "maximum",
                              "minimum", "shift-left", "shift-right-logical",
                              "shift-right-arithmetic"}) {
-        const int lanes = Check(Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), 2);
+        const int lanes =
+            Check(ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), 2);
         if (n >= ZmmLanes(width)) {
           EXPECT_EQ(lanes, ZmmLanes(width)) << t << " " << op << " " << n;
         }
       }
       // One shift amount for every lane.
       for (const char* op : {"shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
-        Check(Module({s, absl::StrCat(t, "[]")},
+        Check(ModuleText({s, absl::StrCat(t, "[]")},
                      {absl::StrCat("b = ", s, " broadcast(p1), dimensions={}"),
                       absl::StrCat("r = ", s, " ", op, "(p0, b)")}),
               2);
       }
       for (const char* op : {"negate", "not", "abs", "sign"}) {
         if (!is_signed && (std::string(op) == "abs" || std::string(op) == "sign")) continue;
-        Check(Module({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")}), 2);
+        Check(ModuleText({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")}), 2);
       }
       for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
-        Check(Module({s, s, s},
+        Check(ModuleText({s, s, s},
                      {absl::StrCat("c = ", p, " compare(p0, p1), direction=", dir),
                       absl::StrCat("r = ", s, " select(c, p1, p2)")}),
               2);
       }
-      Check(Module({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")}), 2);
+      Check(ModuleText({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")}), 2);
       // Preds loaded from memory, negated and stored.
-      Check(Module({p, p}, {absl::StrCat("x = ", p, " xor(p0, p1)"),
+      Check(ModuleText({p, p}, {absl::StrCat("x = ", p, " xor(p0, p1)"),
                             absl::StrCat("r = ", s, " convert(x)")}),
             2);
     }
@@ -230,9 +221,9 @@ TEST_F(JitAvx512, IntegerOps32And64) {
     const std::string f = absl::StrCat("f32[", n, "]");
     const std::string i = absl::StrCat("s32[", n, "]");
     // 15 elements: too few for zmm, enough for ymm.
-    EXPECT_EQ(Check(Module({f}, {absl::StrCat("r = ", i, " convert(p0)")})),
+    EXPECT_EQ(Check(ModuleText({f}, {absl::StrCat("r = ", i, " convert(p0)")})),
               n >= 16 ? 16 : n >= 8 ? 8 : 1);
-    Check(Module({i}, {absl::StrCat("r = ", f, " convert(p0)")}));
+    Check(ModuleText({i}, {absl::StrCat("r = ", f, " convert(p0)")}));
   }
 }
 
@@ -241,9 +232,9 @@ TEST_F(JitAvx512, IotaAndBroadcastsInZmm) {
   for (int n : {15, 16, 17, 40}) {
     const std::string s = absl::StrCat("s32[3,", n, "]");
     const std::string f = absl::StrCat("f32[3,", n, "]");
-    Check(Module({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=1"),
+    Check(ModuleText({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=1"),
                        absl::StrCat("r = ", s, " add(p0, i)")}));
-    Check(Module({f, "f32[3]"}, {absl::StrCat("b = ", f, " broadcast(p1), dimensions={0}"),
+    Check(ModuleText({f, "f32[3]"}, {absl::StrCat("b = ", f, " broadcast(p1), dimensions={0}"),
                                  absl::StrCat("r = ", f, " multiply(p0, b)")}));
   }
 }
@@ -255,7 +246,7 @@ TEST_F(JitAvx512, ReportsZmmLanes) {
   };
   for (const Case& c : {Case{"f32", 16}, Case{"f64", 8}, Case{"s32", 16}, Case{"u64", 8}}) {
     const std::string s = absl::StrCat(c.type, "[64]");
-    const KernelInfo kernel = Kernel(Module({s, s}, {absl::StrCat("r = ", s, " add(p0, p1)")}));
+    const KernelInfo kernel = Kernel(ModuleText({s, s}, {absl::StrCat("r = ", s, " add(p0, p1)")}));
     EXPECT_EQ(kernel.vector_lanes, c.lanes) << c.type;
     EXPECT_TRUE(absl::StrContains(kernel.asm_text, "zmm")) << kernel.asm_text;
   }
@@ -278,7 +269,7 @@ TEST_F(JitAvx512, SmallKernelsKeepEverythingInRegisters) {
     EXPECT_FALSE(absl::StrContains(kernel.asm_text, "ptr [rsp")) << kernel.asm_text;
   }
   for (const char* op : {"maximum", "minimum"}) {
-    const KernelInfo kernel = Kernel(Module(
+    const KernelInfo kernel = Kernel(ModuleText(
         {"f32[100]", "f32[100]"}, {absl::StrCat("r = f32[100] ", op, "(p0, p1)")}));
     EXPECT_FALSE(absl::StrContains(kernel.asm_text, "ptr [rsp")) << kernel.asm_text;
   }
@@ -292,12 +283,12 @@ TEST_F(JitAvx512, FallsBackToYmm) {
   };
   const std::vector<Case> cases = {
       // 8 and 16-bit lanes have no zmm code.
-      {Module({"s8[100]", "s8[100]"}, {"r = s8[100] add(p0, p1)"}), 32, "s8 lanes"},
-      {Module({"u16[100]", "u16[100]"}, {"r = u16[100] multiply(p0, p1)"}), 16, "u16 lanes"},
+      {ModuleText({"s8[100]", "s8[100]"}, {"r = s8[100] add(p0, p1)"}), 32, "s8 lanes"},
+      {ModuleText({"u16[100]", "u16[100]"}, {"r = u16[100] multiply(p0, p1)"}), 16, "u16 lanes"},
       // Preds only: byte masks.
-      {Module({"pred[100]", "pred[100]"}, {"r = pred[100] and(p0, p1)"}), 32, "preds only"},
+      {ModuleText({"pred[100]", "pred[100]"}, {"r = pred[100] and(p0, p1)"}), 32, "preds only"},
       // Fewer elements in the vectorised loop than 16 f32 lanes.
-      {Module({"f32[9,12]", "f32[9,12]"}, {"r = f32[9,12] add(p0, p1)"}), 8, "12 < 16"},
+      {ModuleText({"f32[9,12]", "f32[9,12]"}, {"r = f32[9,12] add(p0, p1)"}), 8, "12 < 16"},
   };
   for (const Case& c : cases) {
     const KernelInfo kernel = Kernel(c.hlo);
@@ -377,7 +368,7 @@ TEST_F(JitAvx512, Chain) {
   // to the AVX2 code (same operations in the same order).
   for (int n : {1, 15, 16, 17, 33, 1000}) {
     const std::string s = absl::StrCat("f32[", n, "]");
-    const std::string hlo = Module(
+    const std::string hlo = ModuleText(
         {s, "f32[]", "f32[]", "f32[]"},
         {absl::StrCat("a = ", s, " broadcast(p1), dimensions={}"),
          absl::StrCat("b = ", s, " broadcast(p2), dimensions={}"),

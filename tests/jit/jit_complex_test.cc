@@ -148,15 +148,6 @@ std::string ComplexDifference(const Literal& expected, const Literal& actual) {
   return MatchesOn(**module, arguments, isa, run_passes, report);
 }
 
-std::string One(const std::vector<std::string>& parameters, const std::string& root) {
-  std::string text = "HloModule m\nENTRY e {\n";
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
-  }
-  absl::StrAppend(&text, "  ROOT r = ", root, "\n}\n");
-  return text;
-}
-
 const char* kComplexTypes[] = {"c64", "c128"};
 const char* kDims[] = {"[]", "[0]", "[1]", "[7]", "[19]", "[3,5]{0,1}", "[2,1,9]{1,0,2}",
                        "[4,33]"};
@@ -181,18 +172,18 @@ TEST_P(JitComplex, Elementwise) {
       const std::string s = t + d;
       const std::string pred = absl::StrCat("pred", d);
       for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       }
-      Check(One({s}, absl::StrCat(s, " negate(p0)")));
-      Check(One({s}, absl::StrCat(s, " copy(p0)")));
-      Check(One({s}, absl::StrCat(f, d, " real(p0)")));
-      Check(One({s}, absl::StrCat(f, d, " imag(p0)")));
-      Check(One({f + d, f + d}, absl::StrCat(s, " complex(p0, p1)")));
-      Check(One({s, s}, absl::StrCat(pred, " compare(p0, p1), direction=EQ")));
-      Check(One({s, s}, absl::StrCat(pred, " compare(p0, p1), direction=NE")));
-      Check(One({s, s}, absl::StrCat(pred, " compare(p0, p0), direction=EQ")));
-      Check(One({pred, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
-      Check(One({"pred[]", s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(OneOp({s}, absl::StrCat(s, " negate(p0)")));
+      Check(OneOp({s}, absl::StrCat(s, " copy(p0)")));
+      Check(OneOp({s}, absl::StrCat(f, d, " real(p0)")));
+      Check(OneOp({s}, absl::StrCat(f, d, " imag(p0)")));
+      Check(OneOp({f + d, f + d}, absl::StrCat(s, " complex(p0, p1)")));
+      Check(OneOp({s, s}, absl::StrCat(pred, " compare(p0, p1), direction=EQ")));
+      Check(OneOp({s, s}, absl::StrCat(pred, " compare(p0, p1), direction=NE")));
+      Check(OneOp({s, s}, absl::StrCat(pred, " compare(p0, p0), direction=EQ")));
+      Check(OneOp({pred, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(OneOp({"pred[]", s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
     }
   }
 }
@@ -203,16 +194,16 @@ TEST_P(JitComplex, Convert) {
       const std::string s = t + d;
       for (const char* from : {"c64", "c128", "f32", "f64", "f16", "bf16", "s32", "s64", "u64",
                                "u8", "pred"}) {
-        Check(One({absl::StrCat(from, d)}, absl::StrCat(s, " convert(p0)")));
+        Check(OneOp({absl::StrCat(from, d)}, absl::StrCat(s, " convert(p0)")));
       }
       for (const char* to : {"f32", "f64", "f16", "bf16", "s32", "u8", "s64", "pred"}) {
-        Check(One({s}, absl::StrCat(to, d, " convert(p0)")));
+        Check(OneOp({s}, absl::StrCat(to, d, " convert(p0)")));
       }
-      Check(One({s}, absl::StrCat(s, " bitcast-convert(p0)")));
+      Check(OneOp({s}, absl::StrCat(s, " bitcast-convert(p0)")));
       if (t == "c64") {
         for (const char* other : {"s64", "u64", "f64"}) {
-          Check(One({s}, absl::StrCat(other, d, " bitcast-convert(p0)")));
-          Check(One({absl::StrCat(other, d)}, absl::StrCat(s, " bitcast-convert(p0)")));
+          Check(OneOp({s}, absl::StrCat(other, d, " bitcast-convert(p0)")));
+          Check(OneOp({absl::StrCat(other, d)}, absl::StrCat(s, " bitcast-convert(p0)")));
         }
       }
     }
@@ -223,21 +214,21 @@ TEST_P(JitComplex, DataMovement) {
   for (const std::string t : kComplexTypes) {
     const std::string m = t + "[3,5]";
     const std::string ml = t + "[3,5]{0,1}";
-    Check(One({t + "[5]"}, absl::StrCat(t, "[4,3,5] broadcast(p0), dimensions={2}")));
-    Check(One({t + "[]"}, absl::StrCat(t, "[7,3] broadcast(p0), dimensions={}")));
-    Check(One({ml}, absl::StrCat(t, "[5,3] transpose(p0), dimensions={1,0}")));
-    Check(One({m}, absl::StrCat(t, "[15] reshape(p0)")));
-    Check(One({t + "[15]"}, absl::StrCat(t, "[5,3]{0,1} reshape(p0)")));
-    Check(One({m}, absl::StrCat(t, "[3,5] bitcast(p0)")));
-    Check(One({m}, absl::StrCat(t, "[2,2] slice(p0), slice={[1:3], [0:5:3]}")));
-    Check(One({m}, absl::StrCat(t, "[3,5] reverse(p0), dimensions={0,1}")));
-    Check(One({m, t + "[]"},
+    Check(OneOp({t + "[5]"}, absl::StrCat(t, "[4,3,5] broadcast(p0), dimensions={2}")));
+    Check(OneOp({t + "[]"}, absl::StrCat(t, "[7,3] broadcast(p0), dimensions={}")));
+    Check(OneOp({ml}, absl::StrCat(t, "[5,3] transpose(p0), dimensions={1,0}")));
+    Check(OneOp({m}, absl::StrCat(t, "[15] reshape(p0)")));
+    Check(OneOp({t + "[15]"}, absl::StrCat(t, "[5,3]{0,1} reshape(p0)")));
+    Check(OneOp({m}, absl::StrCat(t, "[3,5] bitcast(p0)")));
+    Check(OneOp({m}, absl::StrCat(t, "[2,2] slice(p0), slice={[1:3], [0:5:3]}")));
+    Check(OneOp({m}, absl::StrCat(t, "[3,5] reverse(p0), dimensions={0,1}")));
+    Check(OneOp({m, t + "[]"},
               absl::StrCat(t, "[6,12] pad(p0, p1), padding=1_2x2_1_1")));
-    Check(One({m, t + "[3,2]", t + "[3,1]"},
+    Check(OneOp({m, t + "[3,2]", t + "[3,1]"},
               absl::StrCat(t, "[3,8] concatenate(p0, p1, p2), dimensions={1}")));
-    Check(One({m, "s32[]", "s32[]"},
+    Check(OneOp({m, "s32[]", "s32[]"},
               absl::StrCat(t, "[2,3] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={2,3}")));
-    Check(One({m, t + "[2,2]", "s32[]", "s32[]"},
+    Check(OneOp({m, t + "[2,2]", "s32[]", "s32[]"},
               absl::StrCat(t, "[3,5] dynamic-update-slice(p0, p1, p2, p3)")));
     // Constants, inside a fusion and as their own step.
     Check(absl::StrCat("HloModule m\nENTRY e {\n  p0 = ", t, "[3] parameter(0)\n  c = ", t,
@@ -299,7 +290,7 @@ TEST_P(JitComplex, MultiplyEdgeTable) {
     const std::string s = absl::StrCat(ElementTypeName(type), "[", n, ",", n, "]");
     for (const char* op : {"multiply", "divide", "add", "subtract", "maximum"}) {
       absl::StatusOr<std::unique_ptr<Module>> module =
-          ParseVerified(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+          ParseVerified(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       ASSERT_TRUE(module.ok()) << module.status();
       std::vector<Literal> arguments;
       arguments.push_back(x);
@@ -324,11 +315,11 @@ TEST_P(JitComplex, MathCalls) {
       const std::string s = t + d;
       for (const char* op : kMathUnary) {
         const std::string result = std::string(op) == "abs" ? f + d : s;
-        Check(One({s}, absl::StrCat(result, " ", op, "(p0)")));
+        Check(OneOp({s}, absl::StrCat(result, " ", op, "(p0)")));
       }
       for (const char* op : kMathBinary) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
-        Check(One({s}, absl::StrCat(s, " ", op, "(p0, p0)")));
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+        Check(OneOp({s}, absl::StrCat(s, " ", op, "(p0, p0)")));
       }
     }
   }
@@ -354,7 +345,7 @@ TEST_P(JitComplex, MathEdgeTable) {
         const std::string result =
             std::string(op) == "abs" ? absl::StrCat(f, "[", n, "]") : s;
         absl::StatusOr<std::unique_ptr<Module>> module =
-            ParseVerified(One({s}, absl::StrCat(result, " ", op, "(p0)")));
+            ParseVerified(OneOp({s}, absl::StrCat(result, " ", op, "(p0)")));
         ASSERT_TRUE(module.ok()) << module.status();
         std::vector<Literal> arguments;
         arguments.push_back(x);
@@ -372,7 +363,7 @@ TEST_P(JitComplex, MathEdgeTable) {
     const std::string s = absl::StrCat(name, "[", n, ",", n, "]");
     for (const char* op : kMathBinary) {
       absl::StatusOr<std::unique_ptr<Module>> module =
-          ParseVerified(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+          ParseVerified(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       ASSERT_TRUE(module.ok()) << module.status();
       std::vector<Literal> arguments;
       arguments.push_back(x);
@@ -437,7 +428,7 @@ TEST_P(JitComplex, MathCallsFused) {
 // reported as interpreted.
 TEST_P(JitComplex, UnsupportedFallsBack) {
   for (const char* root : {"c64[5] fft(p0), fft_type=FFT, fft_length={5}"}) {
-    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(One({"c64[5]"}, root));
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(OneOp({"c64[5]"}, root));
     ASSERT_TRUE(module.ok()) << module.status();
     CheckOptions options;
     options.isa = GetParam();

@@ -16,18 +16,6 @@
 namespace xjit::jit::testing {
 namespace {
 
-std::string Module(const std::vector<std::string>& parameters,
-                   const std::vector<std::string>& body) {
-  std::string text = "HloModule m\nENTRY e {\n";
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
-  }
-  for (size_t i = 0; i < body.size(); ++i) {
-    absl::StrAppend(&text, i + 1 == body.size() ? "  ROOT " : "  ", body[i], "\n");
-  }
-  return text + "}\n";
-}
-
 const char* kIntTypes[] = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"};
 
 int Width(const char* type) { return BitWidth(*ParseElementType(type)); }
@@ -63,7 +51,7 @@ TEST_P(JitIntVector, Binary) {
                            "minimum"}) {
       ForDims([&](const std::string& d) {
         const std::string s = absl::StrCat(t, d);
-        return Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")});
+        return ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")});
       });
     }
   }
@@ -76,7 +64,7 @@ TEST_P(JitIntVector, Unary) {
       if (!Signed(t) && (std::string(op) == "abs" || std::string(op) == "sign")) continue;
       ForDims([&](const std::string& d) {
         const std::string s = absl::StrCat(t, d);
-        return Module({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")});
+        return ModuleText({s}, {absl::StrCat("r = ", s, " ", op, "(p0)")});
       });
     }
   }
@@ -88,8 +76,8 @@ TEST_P(JitIntVector, Compare) {
       for (const char* type : {"", ", type=SIGNED", ", type=UNSIGNED"}) {
         ForDims([&](const std::string& d) {
           const std::string s = absl::StrCat(t, d);
-          return Module({s, s}, {absl::StrCat("r = pred", d, " compare(p0, p1), direction=", dir,
-                                              type)});
+          return ModuleText(
+              {s, s}, {absl::StrCat("r = pred", d, " compare(p0, p1), direction=", dir, type)});
         });
       }
     }
@@ -100,22 +88,23 @@ TEST_P(JitIntVector, SelectClamp) {
   for (const char* t : kIntTypes) {
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat(t, d);
-      return Module({s, s, s}, {absl::StrCat("c = pred", d, " compare(p0, p1), direction=LT"),
+      return ModuleText({s, s, s}, {absl::StrCat("c = pred", d, " compare(p0, p1), direction=LT"),
                                 absl::StrCat("r = ", s, " select(c, p1, p2)")});
     });
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat(t, d);
-      return Module({absl::StrCat("pred", d), s, s}, {absl::StrCat("r = ", s, " select(p0, p1, p2)")});
+      return ModuleText({absl::StrCat("pred", d), s, s},
+                        {absl::StrCat("r = ", s, " select(p0, p1, p2)")});
     });
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat(t, d);
-      return Module({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")});
+      return ModuleText({s, s, s}, {absl::StrCat("r = ", s, " clamp(p0, p1, p2)")});
     });
     // Loop-invariant bounds (broadcast scalars).
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat(t, d);
       const std::string dims = "{}";
-      return Module({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
+      return ModuleText({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
                     {absl::StrCat("lo = ", s, " broadcast(p0), dimensions=", dims),
                      absl::StrCat("hi = ", s, " broadcast(p2), dimensions=", dims),
                      absl::StrCat("r = ", s, " clamp(lo, p1, hi)")});
@@ -132,8 +121,8 @@ TEST_P(JitIntVector, Shifts) {
       // `width` occur. Scalar on SSE4.1 and for 8/16-bit lanes.
       for (const char* d : {"[7]", "[67]", "[3,37]"}) {
         const std::string s = absl::StrCat(t, d);
-        Check(Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), false);
-        Check(Module({s, s}, {absl::StrCat("k = ", t, "[] constant(", 2 * width - 1, ")"),
+        Check(ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), false);
+        Check(ModuleText({s, s}, {absl::StrCat("k = ", t, "[] constant(", 2 * width - 1, ")"),
                               absl::StrCat("m = ", s, " broadcast(k), dimensions={}"),
                               absl::StrCat("a = ", s, " and(p1, m)"),
                               absl::StrCat("r = ", s, " ", op, "(p0, a)")}),
@@ -148,14 +137,14 @@ TEST_P(JitIntVector, Shifts) {
       for (const std::string& amount : amounts) {
         ForDims([&](const std::string& d) {
           const std::string s = absl::StrCat(t, d);
-          return Module({s}, {absl::StrCat("k = ", t, "[] constant(", amount, ")"),
+          return ModuleText({s}, {absl::StrCat("k = ", t, "[] constant(", amount, ")"),
                               absl::StrCat("m = ", s, " broadcast(k), dimensions={}"),
                               absl::StrCat("r = ", s, " ", op, "(p0, m)")});
         });
       }
       ForDims([&](const std::string& d) {  // a random scalar amount
         const std::string s = absl::StrCat(t, d);
-        return Module({s, absl::StrCat(t, "[]")},
+        return ModuleText({s, absl::StrCat(t, "[]")},
                       {absl::StrCat("m = ", s, " broadcast(p1), dimensions={}"),
                        absl::StrCat("r = ", s, " ", op, "(p0, m)")});
       });
@@ -168,7 +157,7 @@ TEST_P(JitIntVector, PerLaneShiftsVectorisedOnAvx2) {
   for (const char* t : {"s32", "u32", "s64", "u64"}) {
     for (const char* op : {"shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
       const std::string s = absl::StrCat(t, "[67]");
-      Check(Module({s, s}, {absl::StrCat("k = ", t, "[] constant(", 2 * Width(t) - 1, ")"),
+      Check(ModuleText({s, s}, {absl::StrCat("k = ", t, "[] constant(", 2 * Width(t) - 1, ")"),
                             absl::StrCat("m = ", s, " broadcast(k), dimensions={}"),
                             absl::StrCat("a = ", s, " and(p1, m)"),
                             absl::StrCat("r = ", s, " ", op, "(p0, a)")}),
@@ -185,21 +174,21 @@ TEST_P(JitIntVector, Converts) {
       {"pred", "f64"}, {"f64", "pred"}};
   for (const auto& [from, to] : vectorised) {
     ForDims([&](const std::string& d) {
-      return Module({absl::StrCat(from, d)},
+      return ModuleText({absl::StrCat(from, d)},
                     {absl::StrCat("r = ", to, d, " convert(p0)")});
     });
   }
   // Mixed widths stay scalar but must stay right.
   for (const auto& [from, to] : std::vector<std::pair<const char*, const char*>>{
            {"s32", "s8"}, {"u8", "s64"}, {"f32", "u32"}, {"u32", "f32"}, {"f64", "s64"}}) {
-    Check(Module({absl::StrCat(from, "[67]")}, {absl::StrCat("r = ", to, "[67] convert(p0)")}),
+    Check(ModuleText({absl::StrCat(from, "[67]")}, {absl::StrCat("r = ", to, "[67] convert(p0)")}),
           false);
   }
   // Bitcasts of one width.
   for (const auto& [from, to] : std::vector<std::pair<const char*, const char*>>{
            {"s32", "f32"}, {"f32", "u32"}, {"u64", "f64"}, {"s8", "u8"}}) {
     ForDims([&](const std::string& d) {
-      return Module({absl::StrCat(from, d)},
+      return ModuleText({absl::StrCat(from, d)},
                     {absl::StrCat("r = ", to, d, " bitcast-convert(p0)")});
     });
   }
@@ -208,33 +197,33 @@ TEST_P(JitIntVector, Converts) {
 // f32 -> s32 edge values: NaN, +-inf, +-2^31, the largest f32 below 2^31,
 // the next below -2^31.
 TEST_P(JitIntVector, FloatToS32Edges) {
-  Check(Module({}, {"c = f32[9] constant({nan, inf, -inf, 2147483648, -2147483648, 2147483520, "
+  Check(ModuleText({}, {"c = f32[9] constant({nan, inf, -inf, 2147483648, -2147483648, 2147483520, "
                     "-2147483904, -0.9, 1e10})",
                     "b = f32[4,9] broadcast(c), dimensions={1}",
                     "p = f32[4,9] negate(b)",
                     "r = s32[4,9] convert(p)"}),
         false, 1);
-  Check(Module({"f32[67]"}, {"r = s32[67] convert(p0)"}), true, 4);
+  Check(ModuleText({"f32[67]"}, {"r = s32[67] convert(p0)"}), true, 4);
 }
 
 TEST_P(JitIntVector, Preds) {
   for (const char* op : {"and", "or", "xor"}) {
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat("pred", d);
-      return Module({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")});
+      return ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")});
     });
   }
   ForDims([&](const std::string& d) {
     const std::string s = absl::StrCat("pred", d);
-    return Module({s, s, s}, {absl::StrCat("r = ", s, " select(p0, p1, p2)")});
+    return ModuleText({s, s, s}, {absl::StrCat("r = ", s, " select(p0, p1, p2)")});
   });
   ForDims([&](const std::string& d) {
     const std::string s = absl::StrCat("pred", d);
-    return Module({s}, {absl::StrCat("r = ", s, " not(p0)")});
+    return ModuleText({s}, {absl::StrCat("r = ", s, " not(p0)")});
   });
   ForDims([&](const std::string& d) {
     const std::string s = absl::StrCat("pred", d);
-    return Module({s, s}, {absl::StrCat("r = ", s, " compare(p0, p1), direction=GT")});
+    return ModuleText({s, s}, {absl::StrCat("r = ", s, " compare(p0, p1), direction=GT")});
   });
 }
 
@@ -242,40 +231,41 @@ TEST_P(JitIntVector, InvariantsAndIota) {
   for (const char* t : kIntTypes) {
     ForDims([&](const std::string& d) {
       const std::string s = absl::StrCat(t, d);
-      return Module({s, absl::StrCat(t, "[]")},
+      return ModuleText({s, absl::StrCat(t, "[]")},
                     {absl::StrCat("b = ", s, " broadcast(p1), dimensions={}"),
                      absl::StrCat("r = ", s, " add(p0, b)")});
     });
     for (int dim : {0, 1}) {
       const std::string s = absl::StrCat(t, "[3,45]");
-      Check(Module({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=", dim),
+      Check(ModuleText({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=", dim),
                          absl::StrCat("r = ", s, " multiply(p0, i)")}),
             true);
     }
     // Wrapping iota: 300 elements of an 8-bit type.
     const std::string s = absl::StrCat(t, "[2,300]");
-    Check(Module({}, {absl::StrCat("r = ", s, " iota(), iota_dimension=1")}), true, 1);
+    Check(ModuleText({}, {absl::StrCat("r = ", s, " iota(), iota_dimension=1")}), true, 1);
   }
 }
 
 TEST_P(JitIntVector, DataMovement) {
   for (const char* t : {"s8", "u16", "s32", "u64"}) {
     const std::string s = absl::StrCat(t, "[5,70]");
-    Check(Module({s}, {absl::StrCat("r = ", s, " copy(p0)")}), false);
-    Check(Module({absl::StrCat(t, "[5,100]")},
+    Check(ModuleText({s}, {absl::StrCat("r = ", s, " copy(p0)")}), false);
+    Check(ModuleText({absl::StrCat(t, "[5,100]")},
                  {absl::StrCat("r = ", t, "[3,67] slice(p0), slice={[1:4], [3:70]}")}),
           true);
-    Check(Module({absl::StrCat(t, "[70]")},
+    Check(ModuleText({absl::StrCat(t, "[70]")},
                  {absl::StrCat("r = ", s, " broadcast(p0), dimensions={1}")}),
           true);
-    Check(Module({absl::StrCat(t, "[5]")},
+    Check(ModuleText({absl::StrCat(t, "[5]")},
                  {absl::StrCat("r = ", s, " broadcast(p0), dimensions={0}")}),
           true);
     // Not unit-stride: scalar, still right.
-    Check(Module({s}, {absl::StrCat("r = ", t, "[70,5] transpose(p0), dimensions={1,0}")}),
+    Check(ModuleText({s}, {absl::StrCat("r = ", t, "[70,5] transpose(p0), dimensions={1,0}")}),
           false);
-    Check(Module({s}, {absl::StrCat("r = ", s, " reverse(p0), dimensions={1}")}), false);
-    Check(Module({s, s}, {absl::StrCat("r = ", t, "[10,70] concatenate(p0, p1), dimensions={0}")}),
+    Check(ModuleText({s}, {absl::StrCat("r = ", s, " reverse(p0), dimensions={1}")}), false);
+    Check(ModuleText({s, s},
+                     {absl::StrCat("r = ", t, "[10,70] concatenate(p0, p1), dimensions={0}")}),
           false);
   }
 }
@@ -309,7 +299,7 @@ TEST_P(JitIntVector, MixedFloatAndInteger) {
     ForDims([&](const std::string& d) {
       const std::string fs = absl::StrCat(f, d);
       const std::string is = absl::StrCat(i, d);
-      return Module({is, is, fs, fs},
+      return ModuleText({is, is, fs, fs},
                     {absl::StrCat("c = pred", d, " compare(p0, p1), direction=LT"),
                      absl::StrCat("r = ", fs, " select(c, p2, p3)")});
     });
@@ -318,7 +308,7 @@ TEST_P(JitIntVector, MixedFloatAndInteger) {
       const std::string fs = absl::StrCat(f, d);
       const std::string is = absl::StrCat(i, d);
       const char* mask = std::string(f) == "f32" ? "2147483647" : "9223372036854775807";
-      return Module({fs}, {absl::StrCat("b = ", is, " bitcast-convert(p0)"),
+      return ModuleText({fs}, {absl::StrCat("b = ", is, " bitcast-convert(p0)"),
                            absl::StrCat("k = ", i, "[] constant(", mask, ")"),
                            absl::StrCat("kb = ", is, " broadcast(k), dimensions={}"),
                            absl::StrCat("a = ", is, " and(b, kb)"),
@@ -341,7 +331,7 @@ ENTRY e {
 }
 )",
         true);
-  Check(Module({"f32[67]", "f32[67]", "s32[67]", "s32[67]"},
+  Check(ModuleText({"f32[67]", "f32[67]", "s32[67]", "s32[67]"},
                {"c = pred[67] compare(p0, p1), direction=GE",
                 "r = s32[67] select(c, p2, p3)"}),
         true);
@@ -367,11 +357,11 @@ TEST_P(JitIntVector, ReductionWithRowInvariant) {
 // exponent, subnormals, overflow, NaN) to f16: the inline code on SSE4.1,
 // F16C on AVX2.
 TEST_P(JitIntVector, F16Conversions) {
-  Check(Module({}, {"i = u16[65536] iota(), iota_dimension=0",
+  Check(ModuleText({}, {"i = u16[65536] iota(), iota_dimension=0",
                     "h = f16[65536] bitcast-convert(i)", "r = f32[65536] convert(h)"}),
         false, 1);
   for (const char* low : {"0", "1", "4095"}) {
-    Check(Module({}, {"i = u32[1048576] iota(), iota_dimension=0",
+    Check(ModuleText({}, {"i = u32[1048576] iota(), iota_dimension=0",
                       "k = u32[] constant(12)", "kb = u32[1048576] broadcast(k), dimensions={}",
                       "s = u32[1048576] shift-left(i, kb)",
                       absl::StrCat("l = u32[] constant(", low, ")"),
@@ -381,7 +371,7 @@ TEST_P(JitIntVector, F16Conversions) {
           false, 1);
   }
   // Arithmetic in f16 rounds after every operation.
-  Check(Module({"f16[67]", "f16[67]"}, {"r = f16[67] multiply(p0, p1)"}), false, 3);
+  Check(ModuleText({"f16[67]", "f16[67]"}, {"r = f16[67] multiply(p0, p1)"}), false, 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitIntVector, ::testing::ValuesIn(HostIsas()),

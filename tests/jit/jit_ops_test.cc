@@ -15,16 +15,6 @@
 namespace xjit::jit::testing {
 namespace {
 
-// A module with parameters p0.. of the given shapes and one root.
-std::string One(const std::vector<std::string>& parameters, const std::string& root) {
-  std::string text = "HloModule m\nENTRY e {\n";
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
-  }
-  absl::StrAppend(&text, "  ROOT r = ", root, "\n}\n");
-  return text;
-}
-
 // Dimension strings (with layouts) covering scalars, empty arrays, size-1
 // dimensions, vector tails and non-default layouts.
 const std::vector<std::string>& Dims() {
@@ -56,9 +46,9 @@ TEST_P(JitOps, FloatUnary) {
       const std::string s = absl::StrCat(t, d);
       for (const char* op : {"abs", "negate", "sqrt", "floor", "ceil", "round-nearest-even",
                              "round-nearest-afz", "sign"}) {
-        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")));
+        Check(OneOp({s}, absl::StrCat(s, " ", op, "(p0)")));
       }
-      Check(One({s}, absl::StrCat("pred", d, " is-finite(p0)")));
+      Check(OneOp({s}, absl::StrCat("pred", d, " is-finite(p0)")));
     }
   }
 }
@@ -74,7 +64,7 @@ TEST_P(JitOps, MathFunctions) {
       const std::string s = absl::StrCat(t, d);
       for (const char* op : {"exponential", "exponential-minus-one", "log", "log-plus-one",
                              "tanh", "logistic", "erf", "cbrt", "rsqrt"}) {
-        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")), false, tolerance);
+        Check(OneOp({s}, absl::StrCat(s, " ", op, "(p0)")), false, tolerance);
       }
       for (const char* op : {"sine", "cosine", "tan"}) {
         const std::string clamp = absl::StrCat(
@@ -84,7 +74,7 @@ TEST_P(JitOps, MathFunctions) {
         Check(clamp, false, tolerance);
       }
       for (const char* op : {"atan2", "power"}) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), false, tolerance);
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), false, tolerance);
       }
     }
     // Vectorised (f32/f64) with a tail, fused into one kernel.
@@ -106,7 +96,7 @@ TEST_P(JitOps, FloatBinary) {
       const std::string s = absl::StrCat(t, d);
       for (const char* op :
            {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum"}) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       }
     }
   }
@@ -118,13 +108,13 @@ TEST_P(JitOps, FloatCompareSelectClamp) {
       const std::string s = absl::StrCat(t, d);
       const std::string p = absl::StrCat("pred", d);
       for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
-        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
-        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir,
+        Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+        Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir,
                                        ", type=TOTALORDER")));
       }
-      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
-      Check(One({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
-      Check(One({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
+      Check(OneOp({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(OneOp({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
+      Check(OneOp({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
                 absl::StrCat(s, " clamp(p0, p1, p2)")));
     }
   }
@@ -138,20 +128,20 @@ TEST_P(JitOps, IntegerOps) {
       for (const char* op : {"abs", "negate", "not", "sign", "count-leading-zeros", "popcnt"}) {
         const bool is_signed = t[0] == 's';
         if (!is_signed && (std::string(op) == "abs" || std::string(op) == "sign")) continue;
-        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")));
+        Check(OneOp({s}, absl::StrCat(s, " ", op, "(p0)")));
       }
       for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum",
                              "minimum", "and", "or", "xor", "shift-left",
                              "shift-right-arithmetic", "shift-right-logical"}) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")));
       }
       for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
-        Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+        Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
       }
-      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT, type=UNSIGNED")));
-      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=GE, type=SIGNED")));
-      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
-      Check(One({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
+      Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT, type=UNSIGNED")));
+      Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=GE, type=SIGNED")));
+      Check(OneOp({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")));
+      Check(OneOp({s, s, s}, absl::StrCat(s, " clamp(p0, p1, p2)")));
     }
   }
 }
@@ -159,21 +149,21 @@ TEST_P(JitOps, IntegerOps) {
 TEST_P(JitOps, Mulhi) {
   for (const char* t : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
     const std::string s = absl::StrCat(t, "[11]");
-    Check(One({s, s}, absl::StrCat(s, " mulhi(p0, p1)")));
+    Check(OneOp({s, s}, absl::StrCat(s, " mulhi(p0, p1)")));
   }
 }
 
 TEST_P(JitOps, PredOps) {
   for (const std::string& d : {std::string("[]"), std::string("[21]")}) {
     const std::string p = absl::StrCat("pred", d);
-    Check(One({p}, absl::StrCat(p, " not(p0)")));
+    Check(OneOp({p}, absl::StrCat(p, " not(p0)")));
     for (const char* op : {"and", "or", "xor", "add", "multiply", "maximum", "minimum"}) {
-      Check(One({p, p}, absl::StrCat(p, " ", op, "(p0, p1)")));
+      Check(OneOp({p, p}, absl::StrCat(p, " ", op, "(p0, p1)")));
     }
     for (const char* dir : {"EQ", "NE", "LT", "GE"}) {
-      Check(One({p, p}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
+      Check(OneOp({p, p}, absl::StrCat(p, " compare(p0, p1), direction=", dir)));
     }
-    Check(One({p, p, p}, absl::StrCat(p, " select(p0, p1, p2)")));
+    Check(OneOp({p, p, p}, absl::StrCat(p, " select(p0, p1, p2)")));
   }
 }
 
@@ -182,7 +172,7 @@ TEST_P(JitOps, Convert) {
                          "f16", "bf16", "f32", "f64"};
   for (const char* from : types) {
     for (const char* to : types) {
-      Check(One({absl::StrCat(from, "[23]")}, absl::StrCat(to, "[23] convert(p0)")));
+      Check(OneOp({absl::StrCat(from, "[23]")}, absl::StrCat(to, "[23] convert(p0)")));
     }
   }
 }
@@ -192,43 +182,43 @@ TEST_P(JitOps, BitcastConvert) {
       {"f32", "s32"}, {"s32", "f32"}, {"u32", "f32"}, {"f64", "s64"}, {"u64", "f64"},
       {"f16", "s16"}, {"u16", "f16"}, {"bf16", "u16"}, {"f16", "bf16"}, {"s8", "u8"}};
   for (const auto& [from, to] : pairs) {
-    Check(One({absl::StrCat(from, "[9]")}, absl::StrCat(to, "[9] bitcast-convert(p0)")));
+    Check(OneOp({absl::StrCat(from, "[9]")}, absl::StrCat(to, "[9] bitcast-convert(p0)")));
   }
 }
 
 TEST_P(JitOps, Iota) {
   for (const char* t : {"s32", "u8", "s64", "f32", "f64", "f16", "bf16"}) {
-    Check(One({}, absl::StrCat(t, "[5,7] iota(), iota_dimension=1")));
-    Check(One({}, absl::StrCat(t, "[5,7]{0,1} iota(), iota_dimension=0")));
+    Check(OneOp({}, absl::StrCat(t, "[5,7] iota(), iota_dimension=1")));
+    Check(OneOp({}, absl::StrCat(t, "[5,7]{0,1} iota(), iota_dimension=0")));
   }
 }
 
 TEST_P(JitOps, DataMovement) {
   for (const char* t : {"f32", "s8", "f16", "f64", "pred"}) {
     auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
-    Check(One({s("[]")}, s("[3,5] broadcast(p0), dimensions={}")));
-    Check(One({s("[5]")}, s("[3,5]{0,1} broadcast(p0), dimensions={1}")));
-    Check(One({s("[3]")}, s("[3,1,9] broadcast(p0), dimensions={0}")));
+    Check(OneOp({s("[]")}, s("[3,5] broadcast(p0), dimensions={}")));
+    Check(OneOp({s("[5]")}, s("[3,5]{0,1} broadcast(p0), dimensions={1}")));
+    Check(OneOp({s("[3]")}, s("[3,1,9] broadcast(p0), dimensions={0}")));
     // A size-1 operand dimension repeats along a larger output dimension.
-    Check(One({s("[3,1]")}, s("[3,2,2] broadcast(p0), dimensions={0,2}")));
-    Check(One({s("[1,4]")}, s("[5,4]{0,1} broadcast(p0), dimensions={0,1}")));
-    Check(One({s("[3,5]")}, s("[5,3] transpose(p0), dimensions={1,0}")));
-    Check(One({s("[2,3,4]{0,2,1}")}, s("[4,2,3] transpose(p0), dimensions={2,0,1}")));
-    Check(One({s("[6,4]")}, s("[4,3,2] reshape(p0)")));
-    Check(One({s("[2,3,5]{0,1,2}")}, s("[30] reshape(p0)")));
-    Check(One({s("[30]")}, s("[5,6]{0,1} reshape(p0)")));
-    Check(One({s("[10,9]")}, s("[3,4] slice(p0), slice={[1:10:3], [0:8:2]}")));
-    Check(One({s("[17]")}, s("[13] slice(p0), slice={[2:15]}")));
-    Check(One({s("[4,5]"), s("[]")}, s("[7,6] pad(p0, p1), padding=1_2x0_1")));
-    Check(One({s("[4,5]"), s("[]")}, s("[2,14] pad(p0, p1), padding=-1_-1x1_0_2")));
-    Check(One({s("[3]"), s("[]")}, s("[9] pad(p0, p1), padding=0_0_3")));
-    Check(One({s("[0]"), s("[]")}, s("[4] pad(p0, p1), padding=2_2")));
-    Check(One({s("[2,3]"), s("[2,0]"), s("[2,5]")},
+    Check(OneOp({s("[3,1]")}, s("[3,2,2] broadcast(p0), dimensions={0,2}")));
+    Check(OneOp({s("[1,4]")}, s("[5,4]{0,1} broadcast(p0), dimensions={0,1}")));
+    Check(OneOp({s("[3,5]")}, s("[5,3] transpose(p0), dimensions={1,0}")));
+    Check(OneOp({s("[2,3,4]{0,2,1}")}, s("[4,2,3] transpose(p0), dimensions={2,0,1}")));
+    Check(OneOp({s("[6,4]")}, s("[4,3,2] reshape(p0)")));
+    Check(OneOp({s("[2,3,5]{0,1,2}")}, s("[30] reshape(p0)")));
+    Check(OneOp({s("[30]")}, s("[5,6]{0,1} reshape(p0)")));
+    Check(OneOp({s("[10,9]")}, s("[3,4] slice(p0), slice={[1:10:3], [0:8:2]}")));
+    Check(OneOp({s("[17]")}, s("[13] slice(p0), slice={[2:15]}")));
+    Check(OneOp({s("[4,5]"), s("[]")}, s("[7,6] pad(p0, p1), padding=1_2x0_1")));
+    Check(OneOp({s("[4,5]"), s("[]")}, s("[2,14] pad(p0, p1), padding=-1_-1x1_0_2")));
+    Check(OneOp({s("[3]"), s("[]")}, s("[9] pad(p0, p1), padding=0_0_3")));
+    Check(OneOp({s("[0]"), s("[]")}, s("[4] pad(p0, p1), padding=2_2")));
+    Check(OneOp({s("[2,3]"), s("[2,0]"), s("[2,5]")},
               s("[2,8] concatenate(p0, p1, p2), dimensions={1}")));
-    Check(One({s("[1,4]"), s("[3,4]{0,1}")}, s("[4,4] concatenate(p0, p1), dimensions={0}")));
-    Check(One({s("[4,6]{0,1}")}, s("[4,6] reverse(p0), dimensions={0,1}")));
-    Check(One({s("[9]")}, s("[9] reverse(p0), dimensions={0}")));
-    Check(One({s("[3,5]")}, s("[3,5]{0,1} copy(p0)")));
+    Check(OneOp({s("[1,4]"), s("[3,4]{0,1}")}, s("[4,4] concatenate(p0, p1), dimensions={0}")));
+    Check(OneOp({s("[4,6]{0,1}")}, s("[4,6] reverse(p0), dimensions={0,1}")));
+    Check(OneOp({s("[9]")}, s("[9] reverse(p0), dimensions={0}")));
+    Check(OneOp({s("[3,5]")}, s("[3,5]{0,1} copy(p0)")));
   }
 }
 
@@ -237,8 +227,9 @@ TEST_P(JitOps, DynamicSlices) {
     auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
     for (const char* index_type : {"s32", "u8", "s64", "u64"}) {
       const std::string i = absl::StrCat(index_type, "[]");
-      Check(One({s("[7,9]"), i, i}, s("[3,4] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={3,4}")));
-      Check(One({s("[7,9]{0,1}"), s("[2,5]"), i, i},
+      Check(OneOp({s("[7,9]"), i, i},
+                  s("[3,4] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={3,4}")));
+      Check(OneOp({s("[7,9]{0,1}"), s("[2,5]"), i, i},
                 s("[7,9]{0,1} dynamic-update-slice(p0, p1, p2, p3)")));
     }
   }
@@ -252,28 +243,28 @@ TEST_P(JitOps, GatherAndReplicaId) {
     auto s = [&](const std::string& dims) { return absl::StrCat(t, dims); };
     for (const char* index_type : {"s32", "u8", "s64", "u64"}) {
       auto i = [&](const std::string& dims) { return absl::StrCat(index_type, dims); };
-      Check(One({s("[5,4]"), i("[3,2]")},
+      Check(OneOp({s("[5,4]"), i("[3,2]")},
                 s("[3,2,3] gather(p0, p1), offset_dims={1,2}, collapsed_slice_dims={}, "
                   "start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}")));
-      Check(One({s("[7,3]{0,1}"), i("[4]")},
+      Check(OneOp({s("[7,3]{0,1}"), i("[4]")},
                 s("[4,3] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, "
                   "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}")));
-      Check(One({s("[6]"), i("[2,3]")},
+      Check(OneOp({s("[6]"), i("[2,3]")},
                 s("[2,3] gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, "
                   "start_index_map={0}, index_vector_dim=2, slice_sizes={1}")));
-      Check(One({s("[3,8]"), i("[3,1]")},
+      Check(OneOp({s("[3,8]"), i("[3,1]")},
                 s("[3,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={}, "
                   "start_index_map={1}, index_vector_dim=1, slice_sizes={1,2}, "
                   "operand_batching_dims={0}, start_indices_batching_dims={0}")));
-      Check(One({s("[0,4]"), i("[0,1]")},
+      Check(OneOp({s("[0,4]"), i("[0,1]")},
                 s("[0,4] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, "
                   "start_index_map={0}, index_vector_dim=1, slice_sizes={0,4}")));
     }
   }
-  Check(One({}, "c64[3,70]{0,1} iota(), iota_dimension=1"));
-  Check(One({}, "c128[5] iota(), iota_dimension=0"));
-  Check(One({}, "u32[] replica-id()"));
-  Check(One({}, "u32[] partition-id()"));
+  Check(OneOp({}, "c64[3,70]{0,1} iota(), iota_dimension=1"));
+  Check(OneOp({}, "c128[5] iota(), iota_dimension=0"));
+  Check(OneOp({}, "u32[] replica-id()"));
+  Check(OneOp({}, "u32[] partition-id()"));
 }
 
 // reduce-window: strides, padding (also negative), base and window
@@ -302,19 +293,19 @@ TEST_P(JitOps, ReduceWindow) {
   };
   for (const auto& [result, window] : cases) {
     const std::string attrs = absl::StrCat("window={", window, "}");
-    Check(with(add_f32, One({"f32[7,5]{0,1}", "f32[]"},
+    Check(with(add_f32, OneOp({"f32[7,5]{0,1}", "f32[]"},
                             absl::StrCat("f32", result, " reduce-window(p0, p1), ", attrs,
                                          ", to_apply=add_f32"))));
-    Check(with(max_s8, One({"s8[7,5]", "s8[]"},
+    Check(with(max_s8, OneOp({"s8[7,5]", "s8[]"},
                            absl::StrCat("s8", result, " reduce-window(p0, p1), ", attrs,
                                         ", to_apply=max_s8"))));
-    Check(with(argmax, One({"f32[7,5]", "s32[7,5]", "f32[]", "s32[]"},
+    Check(with(argmax, OneOp({"f32[7,5]", "s32[7,5]", "f32[]", "s32[]"},
                            absl::StrCat("(f32", result, ", s32", result,
                                         ") reduce-window(p0, p1, p2, p3), ", attrs,
                                         ", to_apply=argmax"))));
   }
   // Empty operand: every window is padding.
-  Check(with(add_f32, One({"f32[0,3]", "f32[]"},
+  Check(with(add_f32, OneOp({"f32[0,3]", "f32[]"},
                           "f32[2,3] reduce-window(p0, p1), window={size=1x1 pad=1_1x0_0}, "
                           "to_apply=add_f32")));
 }
@@ -336,24 +327,24 @@ TEST_P(JitOps, Scatter) {
       auto i = [&](const std::string& dims) { return absl::StrCat(index_type, dims); };
       for (const char* combiner : {"add", "second"}) {
         const std::string apply = absl::StrCat(", to_apply=", combiner);
-        Check(with(One({s("[6,4]{0,1}"), i("[3,1]"), s("[3,2,4]")},
+        Check(with(OneOp({s("[6,4]{0,1}"), i("[3,1]"), s("[3,2,4]")},
                        s("[6,4]{0,1} scatter(p0, p1, p2), update_window_dims={1,2}, "
                          "inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
                          "index_vector_dim=1" + apply))));
-        Check(with(One({s("[9]"), i("[5]"), s("[5]")},
+        Check(with(OneOp({s("[9]"), i("[5]"), s("[5]")},
                        s("[9] scatter(p0, p1, p2), update_window_dims={}, "
                          "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
                          "index_vector_dim=1" + apply))));
-        Check(with(One({s("[5,7]"), i("[2,2]"), s("[2,3,2]")},
+        Check(with(OneOp({s("[5,7]"), i("[2,2]"), s("[2,3,2]")},
                        s("[5,7] scatter(p0, p1, p2), update_window_dims={1,2}, "
                          "inserted_window_dims={}, scatter_dims_to_operand_dims={1,0}, "
                          "index_vector_dim=1" + apply))));
-        Check(with(One({s("[3,8]"), i("[3,1]"), s("[3,2]")},
+        Check(with(OneOp({s("[3,8]"), i("[3,1]"), s("[3,2]")},
                        s("[3,8] scatter(p0, p1, p2), update_window_dims={1}, "
                          "inserted_window_dims={}, scatter_dims_to_operand_dims={1}, "
                          "index_vector_dim=1, input_batching_dims={0}, "
                          "scatter_indices_batching_dims={0}" + apply))));
-        Check(with(One({s("[4]"), i("[0,1]"), s("[0]")},
+        Check(with(OneOp({s("[4]"), i("[0,1]"), s("[0]")},
                        s("[4] scatter(p0, p1, p2), update_window_dims={}, "
                          "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
                          "index_vector_dim=1" + apply))));
@@ -409,17 +400,17 @@ TEST_P(JitOps, VectorizedF32F64) {
       const std::string s = absl::StrCat(t, d);
       const std::string p = absl::StrCat("pred", d);
       for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
-        Check(One({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), true);
+        Check(OneOp({s, s}, absl::StrCat(s, " ", op, "(p0, p1)")), true);
       }
       for (const char* op : {"abs", "negate", "sqrt", "floor", "round-nearest-afz", "sign"}) {
-        Check(One({s}, absl::StrCat(s, " ", op, "(p0)")), true);
+        Check(OneOp({s}, absl::StrCat(s, " ", op, "(p0)")), true);
       }
-      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT")), true);
-      Check(One({s, s}, absl::StrCat(p, " compare(p0, p1), direction=NE")), true);
-      Check(One({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")), true);
-      Check(One({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
+      Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=LT")), true);
+      Check(OneOp({s, s}, absl::StrCat(p, " compare(p0, p1), direction=NE")), true);
+      Check(OneOp({p, s, s}, absl::StrCat(s, " select(p0, p1, p2)")), true);
+      Check(OneOp({absl::StrCat(t, "[]"), s, absl::StrCat(t, "[]")},
                 absl::StrCat(s, " clamp(p0, p1, p2)")), true);
-      Check(One({absl::StrCat(t, "[]")}, absl::StrCat(s, " broadcast(p0), dimensions={}")), true);
+      Check(OneOp({absl::StrCat(t, "[]")}, absl::StrCat(s, " broadcast(p0), dimensions={}")), true);
     }
   }
 }

@@ -110,6 +110,23 @@ std::vector<Isa> HostIsas() {
   return isas;
 }
 
+std::string ModuleText(const std::vector<std::string>& parameters,
+                       const std::vector<std::string>& body) {
+  std::string text = "HloModule m\nENTRY e {\n";
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    absl::StrAppend(&text, "  p", i, " = ", parameters[i], " parameter(", i, ")\n");
+  }
+  for (size_t i = 0; i < body.size(); ++i) {
+    absl::StrAppend(&text, i + 1 == body.size() ? "  ROOT " : "  ", body[i], "\n");
+  }
+  return text + "}\n";
+}
+
+std::string OneOp(const std::vector<std::string>& parameters,
+                                 const std::string& root) {
+  return ModuleText(parameters, {"r = " + root});
+}
+
 absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(hlo);
   if (!module.ok()) return module.status();

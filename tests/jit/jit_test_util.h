@@ -24,6 +24,14 @@ namespace xjit::jit::testing {
 // present; a missing one is reported once on stdout).
 std::vector<Isa> HostIsas();
 
+// HLO text of a module whose entry has parameters p0.. of the given shapes
+// and the instructions `body` ("name = shape op(...)"), the last the root.
+std::string ModuleText(const std::vector<std::string>& parameters,
+                       const std::vector<std::string>& body);
+// The same with one instruction, "ROOT r = " + `root`.
+std::string OneOp(const std::vector<std::string>& parameters,
+                                 const std::string& root);
+
 // Parses and verifies.
 absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo);
 
