@@ -42,7 +42,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/literal.h"
 #include "benchmarks/parse_or_die.h"
 #include "ir/module.h"

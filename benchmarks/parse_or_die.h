@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/module.h"
 
 namespace xjit {

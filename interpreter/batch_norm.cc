@@ -12,8 +12,8 @@
 #include <cmath>
 #include <vector>
 
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator/ops_internal.h"
+#include "interpreter/ops.h"
+#include "interpreter/ops_internal.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {

@@ -6,14 +6,14 @@
 // Reductions fold the participants' values in group order,
 // f(...f(f(v0, v1), v2)..., vn), element by element, calling the reducer on
 // scalars, so any reducer works and the order is defined.
-#include "ir/evaluator/collectives.h"
+#include "interpreter/collectives.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/evaluator/ops_internal.h"
+#include "interpreter/ops_internal.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {

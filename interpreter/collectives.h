@@ -1,5 +1,5 @@
 // Collectives across in-process replicas, for the evaluator's replicated runs
-// (RunModuleReplicated in ir/evaluator.h). Internal to the evaluator.
+// (RunModuleReplicated in interpreter/evaluator.h). Internal to the evaluator.
 //
 // Every replica runs the module on its own thread with its own evaluator. At
 // a collective each replica computes its group of participants (replica ids,
@@ -17,8 +17,8 @@
 // collective that cannot complete (a participant finished, or waits at
 // another collective) they all fail with FailedPrecondition naming the
 // collective.
-#ifndef XJIT_IR_EVALUATOR_COLLECTIVES_H_
-#define XJIT_IR_EVALUATOR_COLLECTIVES_H_
+#ifndef XJIT_INTERPRETER_COLLECTIVES_H_
+#define XJIT_INTERPRETER_COLLECTIVES_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -33,7 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "ir/evaluator/ops.h"
+#include "interpreter/ops.h"
 #include "ir/instruction.h"
 #include "ir/literal.h"
 
@@ -117,4 +117,4 @@ absl::StatusOr<Literal> AllToAllResult(const Instruction& instruction,
 
 }  // namespace xjit::eval
 
-#endif  // XJIT_IR_EVALUATOR_COLLECTIVES_H_
+#endif  // XJIT_INTERPRETER_COLLECTIVES_H_

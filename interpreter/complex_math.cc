@@ -1,5 +1,5 @@
 // The evaluator's complex elementwise functions (see complex_math.h).
-#include "ir/complex_math.h"
+#include "interpreter/complex_math.h"
 
 #include <cmath>
 

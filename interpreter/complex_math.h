@@ -3,8 +3,8 @@
 // exactly the evaluator's values: both call these very functions. Each
 // takes and returns std::complex<double> (c64 operands are widened exactly
 // by the caller and the result rounded once per part).
-#ifndef XJIT_IR_COMPLEX_MATH_H_
-#define XJIT_IR_COMPLEX_MATH_H_
+#ifndef XJIT_INTERPRETER_COMPLEX_MATH_H_
+#define XJIT_INTERPRETER_COMPLEX_MATH_H_
 
 #include <complex>
 
@@ -30,4 +30,4 @@ std::complex<double> ComplexBinary(Opcode opcode, std::complex<double> a,
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_COMPLEX_MATH_H_
+#endif  // XJIT_INTERPRETER_COMPLEX_MATH_H_

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "ir/element_type.h"
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator/ops_internal.h"
+#include "interpreter/ops.h"
+#include "interpreter/ops_internal.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {

@@ -1,5 +1,5 @@
 // The evaluator's data-movement operations and the element helpers shared by
-// the driver's files (see ir/evaluator_internal.h). Every operation is written
+// the driver's files (see interpreter/evaluator_internal.h). Every operation is written
 // as "for each result index, which operand element (or padding value) goes
 // there", the direct reading of the operation semantics.
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ir/evaluator_internal.h"
+#include "interpreter/evaluator_internal.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 

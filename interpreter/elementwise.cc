@@ -1,6 +1,6 @@
 // The evaluator's elementwise operations: unary and binary arithmetic,
 // compare, select, clamp, convert, bitcast-convert, reduce-precision and
-// stochastic-convert. The edge-case semantics are listed in ir/evaluator.h.
+// stochastic-convert. The edge-case semantics are listed in interpreter/evaluator.h.
 //
 // Every element is decoded into one of three host representations (integers
 // and pred as 64-bit two's complement, real floats as double, complex as
@@ -15,9 +15,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/complex_math.h"
+#include "interpreter/complex_math.h"
 #include "ir/element_type.h"
-#include "ir/evaluator_internal.h"
+#include "interpreter/evaluator_internal.h"
 #include "ir/float_format.h"
 #include "ir/status_macros.h"
 

@@ -1,15 +1,15 @@
 // The evaluator's driver: checks and relayouts the entry arguments, walks a
 // computation's instructions in definition order (operands first), and
 // dispatches each instruction to the family that evaluates it: elementwise
-// and data movement (ir/evaluator_*.cc), the involved operations of
-// ir/evaluator/ (ops.h), and here control flow, tuples, custom calls, host
+// and data movement (interpreter/elementwise.cc, interpreter/data_movement.cc), the involved operations of
+// interpreter/ (ops.h), and here control flow, tuples, custom calls, host
 // transfers and collectives (single-replica here; across replica threads
-// through ir/evaluator/collectives.h in RunModuleReplicated).
+// through interpreter/collectives.h in RunModuleReplicated).
 //
 // Only instructions the root depends on, or that have side effects (directly
 // or through a called computation), and their operands, are evaluated, so an
 // unused instruction of an unsupported opcode does not fail a program.
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 
 #include <algorithm>
 #include <deque>
@@ -22,9 +22,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/evaluator/collectives.h"
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator_internal.h"
+#include "interpreter/collectives.h"
+#include "interpreter/ops.h"
+#include "interpreter/evaluator_internal.h"
 #include "ir/status_macros.h"
 
 namespace xjit {

@@ -61,12 +61,12 @@
 //     collective that needs more than one replica is Unimplemented there;
 //     RunModuleReplicated runs such programs (see below).
 //   - ragged-dot, scaled-dot, scan and shuffle follow XLA's expansions of
-//     them, stated in ir/evaluator/newer_ops.cc.
+//     them, stated in interpreter/newer_ops.cc.
 //
 // Anything the evaluator cannot do yet returns absl::UnimplementedError naming
 // the opcode; it never returns a wrong answer instead.
-#ifndef XJIT_IR_EVALUATOR_H_
-#define XJIT_IR_EVALUATOR_H_
+#ifndef XJIT_INTERPRETER_EVALUATOR_H_
+#define XJIT_INTERPRETER_EVALUATOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -75,8 +75,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/computation.h"
-#include "ir/custom_call_registry.h"
-#include "ir/host_queues.h"
+#include "runtime/host/custom_call_registry.h"
+#include "runtime/host/host_queues.h"
 #include "ir/instruction.h"
 #include "ir/literal.h"
 #include "ir/module.h"
@@ -178,4 +178,4 @@ absl::StatusOr<Literal> EvaluateModule(const Module& module, absl::Span<const Li
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_EVALUATOR_H_
+#endif  // XJIT_INTERPRETER_EVALUATOR_H_

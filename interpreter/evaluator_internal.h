@@ -1,12 +1,12 @@
-// Private to the evaluator's driver (ir/evaluator.cc) and its helper files
-// ir/evaluator_elementwise.cc and ir/evaluator_data_movement.cc: the entry
+// Private to the evaluator's driver (interpreter/evaluator.cc) and its helper files
+// interpreter/elementwise.cc and interpreter/data_movement.cc: the entry
 // points for the operation families the driver evaluates itself, and the
-// element-access helpers they share. Same conventions as ir/evaluator/ops.h:
+// element-access helpers they share. Same conventions as interpreter/ops.h:
 // each function takes the instruction and its evaluated operands and returns
 // the result in the instruction's shape and layout (with runtime sizes for
 // dynamic dimensions).
-#ifndef XJIT_IR_EVALUATOR_INTERNAL_H_
-#define XJIT_IR_EVALUATOR_INTERNAL_H_
+#ifndef XJIT_INTERPRETER_EVALUATOR_INTERNAL_H_
+#define XJIT_INTERPRETER_EVALUATOR_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "ir/evaluator/ops.h"
+#include "interpreter/ops.h"
 #include "ir/instruction.h"
 #include "ir/literal.h"
 
@@ -82,4 +82,4 @@ std::string Describe(const Instruction& instruction);
 
 }  // namespace xjit::eval
 
-#endif  // XJIT_IR_EVALUATOR_INTERNAL_H_
+#endif  // XJIT_INTERPRETER_EVALUATOR_INTERNAL_H_

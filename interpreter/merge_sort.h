@@ -1,5 +1,5 @@
 // MergeSort: the stable sort of HLO `sort`, shared by the reference
-// evaluator (ir/evaluator/sort.cc) and the JIT's runtime routine
+// evaluator (interpreter/sort.cc) and the JIT's runtime routine
 // (runtime/sort/sort.h) so that both call the comparator on the same pairs
 // in the same order and so give the same permutation bit for bit, also for
 // a comparator that is not a strict weak order (a user can write one; a
@@ -12,8 +12,8 @@
 //
 // `less(a, b)` returns bool, or absl::StatusOr<bool>: then the sort stops at
 // the first error and returns it (`order` is then unspecified).
-#ifndef XJIT_IR_MERGE_SORT_H_
-#define XJIT_IR_MERGE_SORT_H_
+#ifndef XJIT_INTERPRETER_MERGE_SORT_H_
+#define XJIT_INTERPRETER_MERGE_SORT_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -57,4 +57,4 @@ absl::Status MergeSort(int64_t* order, int64_t* buffer, int64_t n, Less&& less) 
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_MERGE_SORT_H_
+#endif  // XJIT_INTERPRETER_MERGE_SORT_H_

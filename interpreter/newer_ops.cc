@@ -52,9 +52,9 @@
 #include "absl/strings/strip.h"
 #include "ir/computation.h"
 #include "ir/element_type.h"
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator/ops_internal.h"
-#include "ir/hlo_parser.h"
+#include "interpreter/ops.h"
+#include "interpreter/ops_internal.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/module.h"
 #include "ir/status_macros.h"
 

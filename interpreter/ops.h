@@ -1,4 +1,4 @@
-// Internal interface between the evaluator's driver (ir/evaluator.cc: walks
+// Internal interface between the evaluator's driver (interpreter/evaluator.cc: walks
 // computations, dispatches on opcode, evaluates the simple and elementwise
 // operations) and the per-family files in this folder, which evaluate the
 // operations with more involved semantics. Every function takes the
@@ -6,8 +6,8 @@
 // evaluated operands, and returns the result in the instruction's shape and
 // layout. Errors are user-visible statuses (e.g. Unimplemented); operands are
 // already verified to have the shapes the verifier requires.
-#ifndef XJIT_IR_EVALUATOR_OPS_H_
-#define XJIT_IR_EVALUATOR_OPS_H_
+#ifndef XJIT_INTERPRETER_OPS_H_
+#define XJIT_INTERPRETER_OPS_H_
 
 #include <cstdint>
 #include <functional>
@@ -59,4 +59,4 @@ absl::StatusOr<Literal> EvalShuffle(const Instruction& instruction, Operands ope
 
 }  // namespace xjit::eval
 
-#endif  // XJIT_IR_EVALUATOR_OPS_H_
+#endif  // XJIT_INTERPRETER_OPS_H_

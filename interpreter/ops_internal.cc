@@ -1,5 +1,5 @@
 // Shared helpers of the evaluator's per-family files; see ops_internal.h.
-#include "ir/evaluator/ops_internal.h"
+#include "interpreter/ops_internal.h"
 
 #include <cmath>
 #include <limits>

@@ -1,9 +1,9 @@
 // Helpers shared by the evaluator's per-family files (dot.cc, reduce.cc, ...):
 // multi-index iteration, element reads and writes that work across element
 // types, scalar literals for calling computations, and the result shape with
-// run-time dimension sizes. Internal to ir/evaluator/.
-#ifndef XJIT_IR_EVALUATOR_OPS_INTERNAL_H_
-#define XJIT_IR_EVALUATOR_OPS_INTERNAL_H_
+// run-time dimension sizes. Internal to interpreter/.
+#ifndef XJIT_INTERPRETER_OPS_INTERNAL_H_
+#define XJIT_INTERPRETER_OPS_INTERNAL_H_
 
 #include <array>
 #include <complex>
@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "ir/evaluator/ops.h"
+#include "interpreter/ops.h"
 #include "ir/literal.h"
 #include "ir/shape.h"
 
@@ -94,4 +94,4 @@ absl::Status OperandError(const Instruction& instruction, absl::string_view what
 
 }  // namespace xjit::eval::internal
 
-#endif  // XJIT_IR_EVALUATOR_OPS_INTERNAL_H_
+#endif  // XJIT_INTERPRETER_OPS_INTERNAL_H_

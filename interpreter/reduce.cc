@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator/ops_internal.h"
+#include "interpreter/ops.h"
+#include "interpreter/ops_internal.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {

@@ -1,7 +1,7 @@
 // Evaluation of sort (variadic, any dimension) and topk.
 //
 // sort: every 1-D slice along `dimensions={d}` is sorted with the stable merge
-// sort of ir/merge_sort.h, which the JIT's runtime shares (so is_stable=false
+// sort of interpreter/merge_sort.h, which the JIT's runtime shares (so is_stable=false
 // results are one of the allowed orders). The comparator is called with 2N
 // scalars: (operand0[i], operand0[j], operand1[i], operand1[j], ...) and
 // returns PRED "i before j". The merge sort is ours rather than
@@ -20,9 +20,9 @@
 #include "absl/status/status.h"
 #include "ir/computation.h"
 #include "ir/element_type.h"
-#include "ir/evaluator/ops.h"
-#include "ir/evaluator/ops_internal.h"
-#include "ir/merge_sort.h"
+#include "interpreter/ops.h"
+#include "interpreter/ops_internal.h"
+#include "interpreter/merge_sort.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {

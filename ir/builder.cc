@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/float_format.h"
 #include "ir/opcode.h"
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 
 namespace xjit {
 

@@ -17,7 +17,7 @@
 //   Op r = Reduce(x, ConstantR0<float>(&b, 0), add_c, {0});
 //
 // Contract:
-// * Result shapes come from InferShape (ir/shape_inference.h); the builder
+// * Result shapes come from InferShape (ir/shape_inference/shape_inference.h); the builder
 //   computes the shape itself only where the operation's arguments give it
 //   (Reshape, ConvertElementType, Iota, CustomCall, Rng*, ...).
 // * Sugar is lowered when the op is added: Dot to dot with default dimension

@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/layout_util.h"
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
 
 namespace xjit {

@@ -24,7 +24,7 @@
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
 #include "runtime/blas/dot.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 #include "jit/split_output_fusions.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"

@@ -1,12 +1,12 @@
 // Complex helpers for compiled kernels (see complex_calls.h). They call the
-// evaluator's own functions (ir/complex_math.h), so a compiled kernel
+// evaluator's own functions (interpreter/complex_math.h), so a compiled kernel
 // computes exactly the evaluator's values; jit_complex_test checks every
 // helper against the evaluator bit for bit.
 #include "jit/complex_calls.h"
 
 #include <complex>
 
-#include "ir/complex_math.h"
+#include "interpreter/complex_math.h"
 
 namespace xjit::jit {
 namespace {

@@ -1,6 +1,6 @@
 // Complex math that compiled kernels do by calling a runtime helper
 // (KOpKind::kCall): one C++ function per (opcode, component type), each
-// calling the evaluator's own function (ir/complex_math.h), c64 parts
+// calling the evaluator's own function (interpreter/complex_math.h), c64 parts
 // widened exactly to double and each result part rounded once to float as
 // the evaluator's Literal::SetComplex does. Kernels therefore match the evaluator bit for
 // bit, NaN payloads included.

@@ -1405,7 +1405,7 @@ class KernelAssembler {
   // A reduce-window alone (variadic: one output per result): output loops
   // over its result, reduction loops over the window in row-major order (the
   // evaluator's), and every window coordinate contributes one reducer call,
-  // padding and base-dilation holes with the init value (ir/evaluator/
+  // padding and base-dilation holes with the init value (interpreter/
   // reduce_window.cc); loads are clamped into the operand.
   absl::Status RunReduceWindow(const std::vector<OutputPlan>& outputs) {
     const Instruction& rw = *outputs[0].value;
@@ -1496,7 +1496,7 @@ class KernelAssembler {
   // the output (a no-op when the buffer plan puts them in one place), and
   // the kernel, which also reads the output as an input (the scatter's own
   // value), applies the update computation window by window in the
-  // evaluator's order (ir/evaluator/gather_scatter.cc): scatter indices in
+  // evaluator's order (interpreter/gather_scatter.cc): scatter indices in
   // row-major order, then window elements. A window whose start is out of
   // bounds in some dimension is skipped: its stores write back the value
   // they read. Loop 0 has one iteration, so the kernel is never split

@@ -35,7 +35,7 @@
 // (kAccResult). A program may store into several output buffers (kStore's
 // imm is the output number).
 //
-// Element semantics are the evaluator's (ir/evaluator.h), op for op; types
+// Element semantics are the evaluator's (interpreter/evaluator.h), op for op; types
 // narrower than f32 (f16, bf16) are computed in f32 and rounded to their type
 // after every operation, which gives the same bits as the evaluator for the
 // operations targets implement natively.

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 #include "passes/rewrite_util.h"
 
 namespace xjit {

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
 

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "passes/allocate_buffers.h"

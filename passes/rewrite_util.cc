@@ -10,7 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ir/layout_util.h"
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
 
 namespace xjit {

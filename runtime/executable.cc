@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "runtime/thread_pool.h"

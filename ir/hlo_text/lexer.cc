@@ -1,7 +1,7 @@
 // HLO text lexer: see hlo_lexer.h. Numbers are matched in the order XLA's
 // lexer tries them (float, dim labels, DxD, pad, int, -inf, -nan) so that
 // `1_1x0_0` and `3x3` come out as single tokens.
-#include "ir/hlo_lexer.h"
+#include "ir/hlo_text/lexer.h"
 
 #include <cctype>
 

@@ -4,8 +4,8 @@
 // that values the parser only skips (JSON inside backend_config=, say) cannot
 // stop a parse; the parser reports kError tokens where it needs a real one.
 // Token rules follow shared/HLO_TEXT.md §1.
-#ifndef XJIT_IR_HLO_LEXER_H_
-#define XJIT_IR_HLO_LEXER_H_
+#ifndef XJIT_IR_HLO_TEXT_LEXER_H_
+#define XJIT_IR_HLO_TEXT_LEXER_H_
 
 #include <cstdint>
 #include <string>
@@ -52,4 +52,4 @@ std::vector<Token> LexHlo(absl::string_view text);
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_HLO_LEXER_H_
+#endif  // XJIT_IR_HLO_TEXT_LEXER_H_

@@ -11,7 +11,7 @@
 // c)`) and computations written inline as attribute values get generated
 // names once their scope is complete, so that they cannot collide with names
 // written later in the text.
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 
 #include <cmath>
 #include <algorithm>
@@ -29,8 +29,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "ir/float_format.h"
-#include "ir/hlo_lexer.h"
-#include "ir/shape_inference.h"
+#include "ir/hlo_text/lexer.h"
+#include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
 
 namespace xjit {

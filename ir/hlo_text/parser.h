@@ -1,10 +1,10 @@
 // HLO text parser: reads modules as XLA prints them (see shared/HLO_TEXT.md).
 // Errors are "FILE:LINE:COL: error: expected ..., found ...".
 // The parser checks syntax and name resolution only; shapes omitted in the
-// text are inferred (ir/shape_inference.h), and semantic checks are the
+// text are inferred (ir/shape_inference/shape_inference.h), and semantic checks are the
 // verifier's (ir/verifier.h).
-#ifndef XJIT_IR_HLO_PARSER_H_
-#define XJIT_IR_HLO_PARSER_H_
+#ifndef XJIT_IR_HLO_TEXT_PARSER_H_
+#define XJIT_IR_HLO_TEXT_PARSER_H_
 
 #include <memory>
 #include "absl/strings/string_view.h"
@@ -26,4 +26,4 @@ absl::StatusOr<Literal> ParseLiteral(absl::string_view text);
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_HLO_PARSER_H_
+#endif  // XJIT_IR_HLO_TEXT_PARSER_H_

@@ -1,9 +1,9 @@
-// HLO text printer (see hlo_printer.h). The output is what ir/hlo_parser.cc
+// HLO text printer (see printer.h). The output is what ir/hlo_text/parser.cc
 // reads back to the same module, so printing is a fixed point of
 // parse-then-print. Typed attributes are printed per opcode in a fixed order,
 // omitted where they equal the defaults XLA omits; opaque attributes follow
 // verbatim in their original order.
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 
 #include <cmath>
 #include <cstdlib>

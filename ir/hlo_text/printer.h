@@ -1,8 +1,8 @@
 // HLO text printer: the canonical text of a module, in the form XLA prints
 // (`%name = shape opcode(shape %operand, ...), attr=...`). Parsing the output
 // and printing again gives the same text.
-#ifndef XJIT_IR_HLO_PRINTER_H_
-#define XJIT_IR_HLO_PRINTER_H_
+#ifndef XJIT_IR_HLO_TEXT_PRINTER_H_
+#define XJIT_IR_HLO_TEXT_PRINTER_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string PrintInstruction(const Instruction& instruction);
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_HLO_PRINTER_H_
+#endif  // XJIT_IR_HLO_TEXT_PRINTER_H_

@@ -1,8 +1,8 @@
-// Internal to shape inference (ir/shape_inference.cc and the per-family
+// Internal to shape inference (ir/shape_inference/shape_inference.cc and the per-family
 // rule files beside this header): the per-instruction context `Ctx` that
 // builds errors prefixed with the opcode and hands out checked operand shapes,
 // and the size, shape and called-computation helpers that several families
-// share. Sizes follow ir/shape_inference.cc's conventions: Shape::kUnboundedSize
+// share. Sizes follow ir/shape_inference/shape_inference.cc's conventions: Shape::kUnboundedSize
 // matches any size, and nothing here trusts its input.
 #ifndef XJIT_IR_SHAPE_INFERENCE_INFER_UTIL_H_
 #define XJIT_IR_SHAPE_INFERENCE_INFER_UTIL_H_

@@ -1,6 +1,6 @@
 // Internal to shape inference: the rule of each opcode family, one file per
 // family under ir/shape_inference/, dispatched on the opcode by InferShape in
-// ir/shape_inference.cc. Each rule takes the instruction's context and returns
+// ir/shape_inference/shape_inference.cc. Each rule takes the instruction's context and returns
 // the result shape with default layouts, or an error naming the opcode.
 #ifndef XJIT_IR_SHAPE_INFERENCE_RULES_H_
 #define XJIT_IR_SHAPE_INFERENCE_RULES_H_

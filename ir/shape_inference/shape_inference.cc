@@ -19,7 +19,7 @@
 // The rules live in ir/shape_inference/, one file per opcode family (see
 // rules.h); infer_util.h holds the context and helpers they share. This file
 // only dispatches on the opcode.
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 
 #include "ir/shape_inference/infer_util.h"
 #include "ir/shape_inference/rules.h"

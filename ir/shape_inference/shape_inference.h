@@ -3,8 +3,8 @@
 // Errors name the rule that failed ("dot: lhs contracting dimension 1 has
 // size 3 but rhs contracting dimension 0 has size 4"); the verifier prefixes
 // the instruction's name.
-#ifndef XJIT_IR_SHAPE_INFERENCE_H_
-#define XJIT_IR_SHAPE_INFERENCE_H_
+#ifndef XJIT_IR_SHAPE_INFERENCE_SHAPE_INFERENCE_H_
+#define XJIT_IR_SHAPE_INFERENCE_SHAPE_INFERENCE_H_
 
 #include "absl/status/statusor.h"
 #include "ir/instruction.h"
@@ -21,4 +21,4 @@ absl::StatusOr<Shape> InferShape(const Instruction& instruction);
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_SHAPE_INFERENCE_H_
+#endif  // XJIT_IR_SHAPE_INFERENCE_SHAPE_INFERENCE_H_

@@ -2,7 +2,7 @@
 // representations, integer vector arithmetic, and the vector loads, stores
 // and lane masks (see x64_lowering.h). Integer semantics are the
 // evaluator's: wrapping arithmetic, shift amounts read as unsigned at the
-// type's width with amounts >= width giving 0 (or sign fill). Semantics follow ir/evaluator.h: maximum/minimum propagate
+// type's width with amounts >= width giving 0 (or sign fill). Semantics follow interpreter/evaluator.h: maximum/minimum propagate
 // NaN and order -0 below +0; compare is IEEE (NE true on NaN).
 #include <cstring>
 #include <utility>

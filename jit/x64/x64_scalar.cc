@@ -1,6 +1,6 @@
 // KernelLowering: value operations one element at a time, for every element
 // type (see x64_lowering.h for the representation). Integer semantics are the
-// evaluator's (ir/evaluator.h): wrap-around arithmetic, x/0 = -1, x%0 = x,
+// evaluator's (interpreter/evaluator.h): wrap-around arithmetic, x/0 = -1, x%0 = x,
 // INT_MIN/-1 = INT_MIN, out-of-range shifts, saturating float-to-integer.
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "ir/custom_call_registry.h"
+#include "runtime/host/custom_call_registry.h"
 
 namespace xjit {
 

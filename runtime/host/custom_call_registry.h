@@ -15,8 +15,8 @@
 // The global registry is what the evaluator and the JIT consult unless a
 // caller passes its own. Registration is thread-safe; registering a name again
 // replaces the earlier function.
-#ifndef XJIT_IR_CUSTOM_CALL_REGISTRY_H_
-#define XJIT_IR_CUSTOM_CALL_REGISTRY_H_
+#ifndef XJIT_RUNTIME_HOST_CUSTOM_CALL_REGISTRY_H_
+#define XJIT_RUNTIME_HOST_CUSTOM_CALL_REGISTRY_H_
 
 #include <mutex>
 #include <string>
@@ -57,4 +57,4 @@ class CustomCallRegistry {
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_CUSTOM_CALL_REGISTRY_H_
+#endif  // XJIT_RUNTIME_HOST_CUSTOM_CALL_REGISTRY_H_

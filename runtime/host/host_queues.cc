@@ -1,4 +1,4 @@
-#include "ir/host_queues.h"
+#include "runtime/host/host_queues.h"
 
 #include <utility>
 

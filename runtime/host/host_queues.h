@@ -5,8 +5,8 @@
 // may also fill (for a recv) or drain (for a send). Queues are FIFO and
 // thread-safe; values keep the shape and layout they were pushed with (the
 // consumer relayouts).
-#ifndef XJIT_IR_HOST_QUEUES_H_
-#define XJIT_IR_HOST_QUEUES_H_
+#ifndef XJIT_RUNTIME_HOST_HOST_QUEUES_H_
+#define XJIT_RUNTIME_HOST_HOST_QUEUES_H_
 
 #include <cstdint>
 #include <deque>
@@ -48,4 +48,4 @@ class HostQueues {
 
 }  // namespace xjit
 
-#endif  // XJIT_IR_HOST_QUEUES_H_
+#endif  // XJIT_RUNTIME_HOST_HOST_QUEUES_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/element_type.h"
 #include "ir/layout_util.h"
-#include "ir/merge_sort.h"
+#include "interpreter/merge_sort.h"
 
 namespace xjit::runtime::sort {
 namespace {

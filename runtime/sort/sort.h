@@ -3,7 +3,7 @@
 // Every 1-D slice along the sort dimension is gathered into contiguous
 // scratch (one run per operand: operands and results may have any plain
 // layout, so a slice is strided), an index permutation is sorted with the
-// evaluator's own merge sort (ir/merge_sort.h), calling the comparator kernel
+// evaluator's own merge sort (interpreter/merge_sort.h), calling the comparator kernel
 // on the addresses of (op0[a], op0[b], op1[a], op1[b], ...), and the permuted
 // elements are written to each result in its layout. Since the sort and the
 // pairs it compares are those of the evaluator, the results are the same bit

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/float_format.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/layout_util.h"
 #include "ir/module.h"
 #include "ir/verifier.h"

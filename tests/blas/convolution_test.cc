@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
 #include "runtime/blas/direct_convolution.h"

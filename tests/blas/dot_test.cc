@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/literal.h"
 #include "ir/shape.h"
 #include "runtime/blas/blas_threads.h"

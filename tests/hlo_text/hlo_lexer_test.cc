@@ -1,6 +1,6 @@
 // Unit tests of the HLO text lexer: token kinds and spellings, positions,
 // and the number forms that must come out as single tokens.
-#include "ir/hlo_lexer.h"
+#include "ir/hlo_text/lexer.h"
 
 #include <string>
 #include <vector>

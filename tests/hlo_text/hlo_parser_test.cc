@@ -1,7 +1,7 @@
 // Unit tests of the HLO text parser: module structure, every attribute kind
 // into its typed field, shapes and layouts, literals, and error positions.
 // Expected values are written by hand from shared/HLO_TEXT.md.
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 
 namespace xjit {
 namespace {

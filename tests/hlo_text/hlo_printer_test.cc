@@ -1,12 +1,12 @@
 // Unit tests of the HLO text printer: the canonical form of a hand-written
 // module, and the fixed point print(parse(print(parse(m)))) == print(parse(m))
 // on modules that exercise every attribute kind.
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/printer.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 
 namespace xjit {
 namespace {

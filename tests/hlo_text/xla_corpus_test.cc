@@ -10,8 +10,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/verifier.h"
 
 namespace xjit {

@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/custom_call_registry.h"
-#include "ir/evaluator.h"
-#include "ir/host_queues.h"
-#include "ir/hlo_parser.h"
-#include "tests/evaluator/evaluator_test_util.h"
+#include "runtime/host/custom_call_registry.h"
+#include "interpreter/evaluator.h"
+#include "runtime/host/host_queues.h"
+#include "ir/hlo_text/parser.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 namespace xjit::testing {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/evaluator/evaluator_test_util.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 namespace xjit::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Elementwise operations of the evaluator against hand-computed values: the
-// integer edge cases of ir/evaluator.h, NaN / inf / -0, conversions,
+// integer edge cases of interpreter/evaluator.h, NaN / inf / -0, conversions,
 // bitcast-convert, reduce-precision, narrow floats and complex numbers.
 #include <cmath>
 #include <complex>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/evaluator/evaluator_test_util.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 namespace xjit::testing {
 namespace {

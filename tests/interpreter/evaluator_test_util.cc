@@ -1,8 +1,8 @@
-#include "tests/evaluator/evaluator_test_util.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/status_macros.h"
 
 namespace xjit::testing {

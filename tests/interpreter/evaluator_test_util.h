@@ -1,7 +1,7 @@
 // Helpers for the evaluator's tests: parse HLO text and run it, and read a
 // result literal's elements in row-major order.
-#ifndef XJIT_TESTS_EVALUATOR_EVALUATOR_TEST_UTIL_H_
-#define XJIT_TESTS_EVALUATOR_EVALUATOR_TEST_UTIL_H_
+#ifndef XJIT_TESTS_INTERPRETER_EVALUATOR_TEST_UTIL_H_
+#define XJIT_TESTS_INTERPRETER_EVALUATOR_TEST_UTIL_H_
 
 #include <complex>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/literal.h"
 
 namespace xjit::testing {
@@ -37,4 +37,4 @@ Literal BitsLiteral(const std::string& shape, const std::vector<uint64_t>& value
 
 }  // namespace xjit::testing
 
-#endif  // XJIT_TESTS_EVALUATOR_EVALUATOR_TEST_UTIL_H_
+#endif  // XJIT_TESTS_INTERPRETER_EVALUATOR_TEST_UTIL_H_

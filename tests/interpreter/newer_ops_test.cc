@@ -1,11 +1,11 @@
 // ragged-dot, scaled-dot, scan and shuffle (semantics from XLA's expansions;
-// see ir/evaluator/newer_ops.cc). Expected values are worked by hand.
+// see interpreter/newer_ops.cc). Expected values are worked by hand.
 #include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
-#include "tests/evaluator/evaluator_test_util.h"
+#include "interpreter/evaluator.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 namespace xjit::testing {
 namespace {

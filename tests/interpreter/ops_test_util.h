@@ -1,8 +1,8 @@
 // Helpers for the evaluator-operation tests: run an HLO module given as text
 // through the whole evaluator, and compare literals exactly or within a
 // tolerance (element by element, NaN equal to NaN).
-#ifndef XJIT_TESTS_EVALUATOR_OPS_TEST_UTIL_H_
-#define XJIT_TESTS_EVALUATOR_OPS_TEST_UTIL_H_
+#ifndef XJIT_TESTS_INTERPRETER_OPS_TEST_UTIL_H_
+#define XJIT_TESTS_INTERPRETER_OPS_TEST_UTIL_H_
 
 #include <cmath>
 #include <complex>
@@ -11,9 +11,9 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
-#include "ir/evaluator/ops_internal.h"
-#include "ir/hlo_parser.h"
+#include "interpreter/evaluator.h"
+#include "interpreter/ops_internal.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/literal.h"
 
 namespace xjit::testing {
@@ -80,4 +80,4 @@ inline ::testing::AssertionResult LiteralsEqual(const Literal& actual, const Lit
 
 }  // namespace xjit::testing
 
-#endif  // XJIT_TESTS_EVALUATOR_OPS_TEST_UTIL_H_
+#endif  // XJIT_TESTS_INTERPRETER_OPS_TEST_UTIL_H_

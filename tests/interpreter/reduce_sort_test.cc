@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tests/evaluator_ops/test_util.h"
+#include "tests/interpreter/ops_test_util.h"
 
 namespace xjit::testing {
 namespace {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
-#include "ir/hlo_parser.h"
-#include "tests/evaluator/evaluator_test_util.h"
+#include "interpreter/evaluator.h"
+#include "ir/hlo_text/parser.h"
+#include "tests/interpreter/evaluator_test_util.h"
 
 namespace xjit::testing {
 namespace {

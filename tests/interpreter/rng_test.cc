@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "ir/evaluator/ops_internal.h"
-#include "tests/evaluator_ops/test_util.h"
+#include "interpreter/ops_internal.h"
+#include "tests/interpreter/ops_test_util.h"
 
 namespace xjit::testing {
 namespace {

@@ -14,9 +14,9 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
-#include "ir/hlo_parser.h"
-#include "ir/hlo_printer.h"
+#include "interpreter/evaluator.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/layout_util.h"
 #include "ir/verifier.h"
 

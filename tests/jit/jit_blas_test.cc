@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "jit/compile.h"
 #include "runtime/blas/blas_threads.h"

@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {

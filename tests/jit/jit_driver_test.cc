@@ -14,7 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "jit/compile.h"
 #include "jit/target.h"

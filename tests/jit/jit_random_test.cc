@@ -801,7 +801,7 @@ class ModuleGenerator {
   }
 
   // The window of one dimension of size `size` and the number of window
-  // positions along it, as ir/evaluator/reduce_window.cc computes it.
+  // positions along it, as interpreter/reduce_window.cc computes it.
   int64_t RandomWindowDimension(int64_t size, std::vector<int64_t>* parts) {
     const int64_t window = Uniform(1, 4);
     const int64_t stride = Uniform(0, 2) == 0 ? Uniform(2, 3) : 1;

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "ir/float_format.h"
 #include "jit/fusion_emitter.h"
 #include "jit/target.h"

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/evaluator.h"
+#include "interpreter/evaluator.h"
 #include "jit/compile.h"
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"

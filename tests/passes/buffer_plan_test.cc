@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/verifier.h"
 #include "passes/allocate_buffers.h"
 #include "passes/assign_layouts.h"

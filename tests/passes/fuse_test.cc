@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/verifier.h"
 #include "passes/rewrite_util.h"
 

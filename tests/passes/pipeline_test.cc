@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
-#include "ir/hlo_printer.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/verifier.h"
 #include "passes/rewrite_util.h"
 

@@ -1,7 +1,7 @@
 // Shape inference, one family of opcodes per test. Expected shapes come from
 // the worked examples of the operation semantics (seeds/003) where it gives
 // them, otherwise from hand calculation written next to the case.
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 
 #include <string>
 

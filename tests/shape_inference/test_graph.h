@@ -15,7 +15,7 @@
 #include "ir/instruction.h"
 #include "ir/module.h"
 #include "ir/shape.h"
-#include "ir/shape_inference.h"
+#include "ir/shape_inference/shape_inference.h"
 
 namespace xjit::testing {
 

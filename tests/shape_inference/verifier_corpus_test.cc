@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/hlo_parser.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/verifier.h"
 
 namespace xjit {
