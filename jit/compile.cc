@@ -566,9 +566,10 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   if (report == nullptr) report = &local_report;
   *report = CompileReport();
 
-  XJIT_RETURN_IF_ERROR(VerifyModule(module));
-  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
-  const std::optional<std::string> cache_key = CompileCacheKey(module, options);
+  // A cache hit skips verification too: the same text verified when it
+  // was compiled first.
+  const std::optional<std::string> cache_key =
+      module.entry() != nullptr ? CompileCacheKey(module, options) : std::nullopt;
   if (cache_key.has_value()) {
     if (std::optional<CachedCompile> hit = LookupCompileCache(*cache_key)) {
       if (hit->calls_blas && runtime::blas::BlasThreads() != options.threads) {
@@ -582,6 +583,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
       return std::make_unique<runtime::Executable>(std::move(hit->spec));
     }
   }
+  XJIT_RETURN_IF_ERROR(VerifyModule(module));
+  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   if (HasDynamicShape(*module.entry())) {
     return absl::UnimplementedError("the jit does not support dynamic shapes yet");
   }

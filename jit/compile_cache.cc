@@ -39,6 +39,17 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
       PerfMapRequestedByEnvironment()) {
     return std::nullopt;
   }
+  // The key is computed before the module is verified (a hit skips that):
+  // leave modules the printer could not print to the uncached path, whose
+  // verifier reports them.
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) return std::nullopt;
+    for (const auto& instruction : computation->instructions()) {
+      for (const Computation* callee : instruction->called_computations()) {
+        if (callee == nullptr) return std::nullopt;
+      }
+    }
+  }
   const Isa isa = options.interpret_only ? Isa::kAuto
                   : options.isa == Isa::kAuto ? BestHostIsa()
                                               : options.isa;
