@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
@@ -35,6 +36,7 @@ std::unique_ptr<runtime::Executable> CompileWith(const Module& module, Isa isa,
   options.isa = isa;
   options.math = math;
   options.cache = false;
+  options.collect_asm = true;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       Compile(module, options, report);
   EXPECT_TRUE(executable.ok()) << executable.status();
@@ -61,6 +63,12 @@ void ExpectSameBits(const std::string& hlo, uint64_t seed) {
     ASSERT_NE(call_code, nullptr);
     EXPECT_TRUE(inline_report.interpreted_steps.empty());
     EXPECT_TRUE(call_report.interpreted_steps.empty());
+    // The out-of-line kernels really call routines; the inline ones do not.
+    std::string inline_asm, call_asm;
+    for (const KernelInfo& kernel : inline_report.kernels) inline_asm += kernel.asm_text;
+    for (const KernelInfo& kernel : call_report.kernels) call_asm += kernel.asm_text;
+    EXPECT_FALSE(absl::StrContains(inline_asm, "call "));
+    EXPECT_TRUE(absl::StrContains(call_asm, "call "));
     absl::StatusOr<Literal> expected = inline_code->Run(arguments);
     absl::StatusOr<Literal> actual = call_code->Run(arguments);
     ASSERT_TRUE(expected.ok()) << expected.status();
