@@ -63,12 +63,15 @@ void ExpectSameBits(const std::string& hlo, uint64_t seed) {
     ASSERT_NE(call_code, nullptr);
     EXPECT_TRUE(inline_report.interpreted_steps.empty());
     EXPECT_TRUE(call_report.interpreted_steps.empty());
-    // The out-of-line kernels really call routines; the inline ones do not.
-    std::string inline_asm, call_asm;
-    for (const KernelInfo& kernel : inline_report.kernels) inline_asm += kernel.asm_text;
-    for (const KernelInfo& kernel : call_report.kernels) call_asm += kernel.asm_text;
-    EXPECT_FALSE(absl::StrContains(inline_asm, "call "));
-    EXPECT_TRUE(absl::StrContains(call_asm, "call "));
+    // The out-of-line kernels really call routines; the inline ones do not
+    // (x86-64: the target with routines, Target::HasOutOfLineMath).
+    if (absl::StartsWith(call_report.target, "x86-64")) {
+      std::string inline_asm, call_asm;
+      for (const KernelInfo& kernel : inline_report.kernels) inline_asm += kernel.asm_text;
+      for (const KernelInfo& kernel : call_report.kernels) call_asm += kernel.asm_text;
+      EXPECT_FALSE(absl::StrContains(inline_asm, "call "));
+      EXPECT_TRUE(absl::StrContains(call_asm, "call "));
+    }
     absl::StatusOr<Literal> expected = inline_code->Run(arguments);
     absl::StatusOr<Literal> actual = call_code->Run(arguments);
     ASSERT_TRUE(expected.ok()) << expected.status();
@@ -151,6 +154,9 @@ TEST(MathRoutinesTest, AutoRuleUsesRoutinesForManyMathOperations) {
   CompileReport auto_report, inline_report;
   ASSERT_NE(CompileWith(**module, Isa::kAuto, MathLowering::kAuto, &auto_report), nullptr);
   ASSERT_NE(CompileWith(**module, Isa::kAuto, MathLowering::kInline, &inline_report), nullptr);
+  if (!absl::StartsWith(auto_report.target, "x86-64")) {
+    GTEST_SKIP() << "no out-of-line math on " << auto_report.target;
+  }
   ASSERT_EQ(auto_report.kernels.size(), 1u);
   ASSERT_EQ(inline_report.kernels.size(), 1u);
   // 100 calls (vector and scalar) instead of 100 expansions.
