@@ -16,6 +16,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
+#include "jit/conform_layouts.h"
 #include "jit/fusion_emitter.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
@@ -112,6 +113,23 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
   return copy;
 }
 
+// What the compiles of one module share: the target (its code memory holds
+// every kernel) and each called computation compiled once. A computation
+// called from several places (a branch used by many conditionals, nested
+// conditionals whose branches call the same inner ones) is compiled the
+// first time and its executable shared, so compile time grows with the
+// number of computations, not with the number of paths through the call
+// graph (which doubles with each level of such nesting).
+struct CompileContext {
+  Target* target = nullptr;
+  // By computation name (unique in the module; ModuleFor keeps names).
+  absl::flat_hash_map<std::string, std::shared_ptr<const runtime::Executable>> compiled;
+};
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
+    const Module& module, const CompileOptions& options, CompileReport* report,
+    CompileContext* context);
+
 // Builds the steps and slots of the entry computation from its buffer plan
 // (passes/buffer_plan.h): steps follow the plan's schedule; each allocation
 // has a home (a parameter or result buffer at a flattened offset, a
@@ -119,8 +137,9 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
 // that home.
 class ExecutableBuilder {
  public:
-  ExecutableBuilder(const CompileOptions& options, Target* target, CompileReport* report)
-      : options_(options), target_(target), report_(report) {}
+  ExecutableBuilder(const CompileOptions& options, CompileContext* context,
+                    CompileReport* report)
+      : options_(options), context_(context), target_(context->target), report_(report) {}
 
   absl::Status Build(const Computation& entry, const BufferPlan& plan,
                      runtime::ExecutableSpec* spec) {
@@ -408,11 +427,20 @@ class ExecutableBuilder {
     options.run_passes = false;
     options.dump_dir.clear();
     for (const Computation* callee : callees) {
+      auto cached = context_->compiled.find(callee->name());
+      if (cached != context_->compiled.end()) {
+        step.subprograms.push_back(cached->second);
+        continue;
+      }
       CompileReport report;
-      XJIT_ASSIGN_OR_RETURN(
-          std::unique_ptr<runtime::Executable> executable,
-          Compile(*ModuleFor(*instruction.parent()->parent(), *callee), options, &report));
-      step.subprograms.push_back(std::move(executable));
+      XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                            CompileInContext(*ModuleFor(*instruction.parent()->parent(), *callee),
+                                             options, &report, context_));
+      std::shared_ptr<const runtime::Executable> shared = std::move(executable);
+      context_->compiled[callee->name()] = shared;
+      step.subprograms.push_back(std::move(shared));
+      // The report lists a shared computation's kernels once, under the
+      // first instruction that called it.
       if (report_ != nullptr) MergeReport(absl::StrCat(instruction.name(), "/", callee->name()),
                                           std::move(report));
     }
@@ -511,6 +539,7 @@ class ExecutableBuilder {
   }
 
   const CompileOptions& options_;
+  CompileContext* context_;
   Target* target_;
   CompileReport* report_;
   runtime::ExecutableSpec* spec_ = nullptr;
@@ -540,6 +569,9 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
     XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
   }
   XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get()).status());
+  // Whichever passes ran, values passed on by tuples and the like keep the
+  // layouts written (conform_layouts.h).
+  XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
   return prepared;
 }
 
@@ -553,9 +585,11 @@ std::string CompileReport::Summary() const {
       compile_ms);
 }
 
-absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
-                                                             const CompileOptions& options,
-                                                             CompileReport* report) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
+    const Module& module, const CompileOptions& options, CompileReport* report,
+    CompileContext* context) {
   const auto start = std::chrono::steady_clock::now();
   CompileReport local_report;
   if (report == nullptr) report = &local_report;
@@ -566,16 +600,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   if (HasDynamicShape(*module.entry())) {
     return absl::UnimplementedError("the jit does not support dynamic shapes yet");
   }
-  std::unique_ptr<Target> target;
-  if (!options.interpret_only) {
-    TargetOptions target_options;
-    target_options.isa = options.isa;
-    target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
-    XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
-    report->target = target->name();
-  } else {
-    report->target = "none";
-  }
+  Target* target = context->target;
+  report->target = target != nullptr ? target->name() : "none";
 
   if (!options.dump_dir.empty()) {
     std::error_code error;
@@ -617,7 +643,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
         << plan.ToString();
   }
-  ExecutableBuilder builder(options, target.get(), report);
+  ExecutableBuilder builder(options, context, report);
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
@@ -642,6 +668,23 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
   return executable;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
+                                                             const CompileOptions& options,
+                                                             CompileReport* report) {
+  std::unique_ptr<Target> target;
+  if (!options.interpret_only) {
+    TargetOptions target_options;
+    target_options.isa = options.isa;
+    target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
+    XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
+  }
+  CompileContext context;
+  context.target = target.get();
+  return CompileInContext(module, options, report, &context);
 }
 
 }  // namespace xjit::jit
