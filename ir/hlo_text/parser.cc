@@ -14,6 +14,7 @@
 #include "ir/hlo_text/parser.h"
 
 #include <cmath>
+#include <deque>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -270,7 +271,7 @@ struct CalledSlots {
 class Parser {
  public:
   Parser(absl::string_view text, absl::string_view filename)
-      : text_(text), filename_(filename), tokens_(LexHlo(text)) {}
+      : text_(text), filename_(filename), lexer_(text) {}
 
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseShapeOnly();
@@ -278,12 +279,18 @@ class Parser {
 
  private:
   // ---- Tokens and errors ----
+  // Tokens are lexed as the parser reaches them (TokenStream); a deque keeps
+  // references to earlier tokens valid as it grows.
   const Token& Peek(size_t k = 0) const {
-    size_t i = pos_ + k;
+    const size_t i = pos_ + k;
+    while (tokens_.size() <= i && (tokens_.empty() || tokens_.back().kind != TokenKind::kEof)) {
+      tokens_.push_back(lexer_.Next());
+    }
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
   const Token& Next() {
     const Token& t = Peek();
+    Peek(1);
     if (pos_ + 1 < tokens_.size()) ++pos_;
     return t;
   }
@@ -421,7 +428,8 @@ class Parser {
 
   absl::string_view text_;
   std::string filename_;
-  std::vector<Token> tokens_;
+  mutable TokenStream lexer_;
+  mutable std::deque<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
   Module* module_ = nullptr;
@@ -1270,6 +1278,9 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     } else if (base = opcode_name; absl::ConsumeSuffix(&base, "-done") &&
                                    ParseOpcode(base).has_value()) {
       opcode = Opcode::kAsyncDone;
+    } else if (!shape.has_value() && Is(TokenKind::kLSquare)) {
+      // `f31[2]`: what stands where a shape would is no element type.
+      return ErrorAt(opcode_token, absl::StrCat("unknown element type '", opcode_name, "'"));
     } else {
       return ErrorAt(opcode_token, absl::StrCat("unknown opcode '", opcode_name, "'"));
     }
