@@ -40,7 +40,8 @@ names = {'xjit_limits', 'jit_random_test'}
 out = set()
 root = os.path.abspath(build)
 for t in tests:
-    if not (wanted & set(t['suite']) or t['name'] in names):
+    suites = {s.split(':')[-1] for s in t['suite']}  # 'xjit:unit' -> 'unit'
+    if not (wanted & suites or t['name'] in names):
         continue
     for path in [t['cmd'][0]] + [d for d in t.get('depends', []) if isinstance(d, str)]:
         path = os.path.abspath(path)

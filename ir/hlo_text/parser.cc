@@ -229,6 +229,26 @@ bool RequiresShape(Opcode op) {
 }
 
 // Bytes a zero literal of `shape` would need, saturating at INT64_MAX.
+// Array elements of all leaves (saturating).
+int64_t LeafElementCount(const Shape& shape) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes()) {
+      const int64_t n = LeafElementCount(element);
+      if (n > kMax - total) return kMax;
+      total += n;
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  int64_t count = 1;
+  for (int64_t d : shape.dimensions()) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return kMax;
+  }
+  return count;
+}
+
 int64_t ByteSizeEstimate(const Shape& shape) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   if (shape.IsTuple()) {
@@ -271,7 +291,7 @@ struct CalledSlots {
 class Parser {
  public:
   Parser(absl::string_view text, absl::string_view filename)
-      : text_(text), filename_(filename), lexer_(text) {}
+      : text_(text), filename_(filename), lexer_(text), last_ellipsis_(text.rfind("...")) {}
 
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseShapeOnly();
@@ -373,6 +393,15 @@ class Parser {
   }
   // Skips one attribute value and returns its exact source text.
   absl::StatusOr<std::string> SkipValue();
+  // Whether a literal of `shape` starting at the next token can be written
+  // in the rest of the text: every element takes at least one character
+  // unless the contents are elided (`{...}`, zeros). Checked before the
+  // literal's buffer is allocated, so that `s8[2147483647] constant({1})`
+  // fails at once instead of after zeroing 2 GB.
+  bool LiteralFitsText(const Shape& shape) const {
+    if (last_ellipsis_ != absl::string_view::npos && Peek().offset <= last_ellipsis_) return true;
+    return LeafElementCount(shape) <= static_cast<int64_t>(text_.size() - Peek().offset);
+  }
 
   // ---- Shapes and literals ----
   bool AtShape(size_t k = 0) const;
@@ -429,6 +458,7 @@ class Parser {
   absl::string_view text_;
   std::string filename_;
   mutable TokenStream lexer_;
+  const size_t last_ellipsis_;  // Where the last `...` of the text starts (npos: none).
   mutable std::deque<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
@@ -980,6 +1010,10 @@ absl::StatusOr<Literal> Parser::ParseShapedLiteral() {
   }
   XJIT_ASSIGN_OR_RETURN(Shape shape, ParseShape());
   if (ByteSizeEstimate(shape) > kMaxConstantBytes) return ErrorAt(start, "literal too large");
+  if (!LiteralFitsText(shape)) {
+    return ErrorAt(start, absl::StrCat("a literal of ", shape.ToString(false),
+                                       " has more elements than the rest of the text"));
+  }
   Literal literal(shape);
   XJIT_RETURN_IF_ERROR(ParseLiteralValue(shape, &literal));
   return literal;
@@ -1308,6 +1342,10 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     }
     if (shape->IsToken() || shape->IsOpaque()) {
       return ErrorAt(opcode_token, "a constant needs an array or tuple shape");
+    }
+    if (!LiteralFitsText(*shape)) {
+      return ErrorAt(opcode_token, absl::StrCat("a constant of ", shape->ToString(false),
+                                                " has more elements than the rest of the text"));
     }
     Literal literal(*shape);
     XJIT_RETURN_IF_ERROR(ParseLiteralValue(*shape, &literal));
