@@ -439,7 +439,7 @@ ENTRY main {
   ROOT a = s8[2147483647] constant({-128, -128, 5})
 }
 )");
-  Result r = Run({"check", m}, 5);
+  Result r = Run({"check", m}, 20);
   ExpectUserError(r, "has more elements than the rest of the text");
 }
 
