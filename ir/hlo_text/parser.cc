@@ -31,6 +31,7 @@
 #include "absl/strings/strip.h"
 #include "ir/float_format.h"
 #include "ir/hlo_text/lexer.h"
+#include "ir/layout_util.h"
 #include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
 
@@ -398,6 +399,19 @@ class Parser {
   // unless the contents are elided (`{...}`, zeros). Checked before the
   // literal's buffer is allocated, so that `s8[2147483647] constant({1})`
   // fails at once instead of after zeroing 2 GB.
+  // The verifier's size rule (CheckedByteSize), applied before a literal is
+  // allocated: padding or tiles may overflow where the element count fits.
+  absl::Status CheckLiteralSize(const Token& at, const Shape& shape) {
+    absl::StatusOr<int64_t> bytes = CheckedByteSize(shape);
+    if (!bytes.ok()) return ErrorAt(at, bytes.status().message());
+    // With padding and tiles (a 3x5 constant tiled 2x3000000000 takes 48 GB).
+    if (*bytes > kMaxConstantBytes) {
+      return ErrorAt(at, absl::StrCat("literal of ", shape.ToString(), " takes ", *bytes,
+                                      " bytes, more than the ", kMaxConstantBytes,
+                                      " a literal may take"));
+    }
+    return absl::OkStatus();
+  }
   bool LiteralFitsText(const Shape& shape) const {
     if (last_ellipsis_ != absl::string_view::npos && Peek().offset <= last_ellipsis_) return true;
     return LeafElementCount(shape) <= static_cast<int64_t>(text_.size() - Peek().offset);
@@ -1010,6 +1024,7 @@ absl::StatusOr<Literal> Parser::ParseShapedLiteral() {
   }
   XJIT_ASSIGN_OR_RETURN(Shape shape, ParseShape());
   if (ByteSizeEstimate(shape) > kMaxConstantBytes) return ErrorAt(start, "literal too large");
+  XJIT_RETURN_IF_ERROR(CheckLiteralSize(start, shape));
   if (!LiteralFitsText(shape)) {
     return ErrorAt(start, absl::StrCat("a literal of ", shape.ToString(false),
                                        " has more elements than the rest of the text"));
@@ -1343,6 +1358,7 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     if (shape->IsToken() || shape->IsOpaque()) {
       return ErrorAt(opcode_token, "a constant needs an array or tuple shape");
     }
+    XJIT_RETURN_IF_ERROR(CheckLiteralSize(opcode_token, *shape));
     if (!LiteralFitsText(*shape)) {
       return ErrorAt(opcode_token, absl::StrCat("a constant of ", shape->ToString(false),
                                                 " has more elements than the rest of the text"));

@@ -237,6 +237,11 @@ std::vector<std::string> TypedAttributes(const Instruction& instruction) {
       add_dimensions();
       break;
     case Opcode::kMap:
+      // An absent dimensions= (all of them) must not print as an explicit
+      // empty list, which the verifier rejects (found by hlo_text_fuzzer).
+      if (a.has_dimensions || !a.dimensions.empty()) add_dimensions();
+      add_to_apply();
+      break;
     case Opcode::kReduce:
       add_dimensions();
       add_to_apply();

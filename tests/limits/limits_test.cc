@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
 #include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/layout_util.h"
 #include "ir/verifier.h"
 #include "jit/compile.h"
@@ -109,6 +110,29 @@ TEST(Verifier, LongControlChainsDoNotExhaustTheStack) {
   std::unique_ptr<Module> module = Parse(text);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(VerifyModule(*module).ok());
+}
+
+// Found by hlo_text_fuzzer: a map written without dimensions= printed as
+// `dimensions={}`, which the verifier rejects when the text is read back.
+TEST(PrintedText, MapWithoutDimensionsRoundTrips) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule map
+f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[3]{0} parameter(0)
+  ROOT r = f32[3]{0} map(x, x), to_apply=f
+}
+)");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(VerifyModule(*module).ok());
+  const std::string printed = PrintModule(*module);
+  std::unique_ptr<Module> again = Parse(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(VerifyModule(*again).ok()) << VerifyModule(*again) << "\n" << printed;
+  EXPECT_EQ(PrintModule(*again), printed);
 }
 
 // ---- W^X ----

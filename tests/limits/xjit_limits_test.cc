@@ -443,6 +443,30 @@ ENTRY main {
   ExpectUserError(r, "has more elements than the rest of the text");
 }
 
+// Found by jit_fuzzer: a tile of 2^63 - 1 on a constant made the literal's
+// slot arithmetic wrap around and write out of bounds (SIGSEGV in check).
+TEST_F(XjitLimits, ConstantWithOverflowingTileIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule c
+ENTRY main {
+  ROOT x = f32[3,5]{1,0:T(2,9223372036854775807)} constant({ {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {1, 2, 3, 4, 5} })
+}
+)");
+  ExpectUserError(Run({"check", m}), "too large");
+}
+
+// Found by hlo_text_fuzzer and jit_fuzzer: a 3x5 constant tiled 2x3000000000
+// takes 48 GB; the parser's 2 GB limit on literals counted logical elements
+// only, and the allocation threw std::bad_alloc out of the library.
+TEST_F(XjitLimits, ConstantWhoseTilesTakeTooMuchMemoryIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule c
+ENTRY main {
+  ROOT x = f32[3,5]{1,0:T(2,3000000000)} constant({ {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {1, 2, 3, 4, 5} })
+}
+)");
+  Result r = Run({"check", m});
+  ExpectUserError(r, "bytes, more than the 2147483648 a literal may take");
+}
+
 TEST_F(XjitLimits, EndlessInputIsCapped) {
   ExpectUserError(Run({"check", "/dev/zero"}, 60), "is larger than 256 MiB");
 }
