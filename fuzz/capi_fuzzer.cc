@@ -79,6 +79,7 @@ void RunProgram(Reader& in) {
   if (b == nullptr) return;
   std::vector<xjit_op> ops;
   int64_t parameters = 0;
+  bool small_values = true;
   const auto pick = [&]() -> xjit_op {
     return ops.empty() ? XJIT_INVALID_OP : ops[in.Byte() % ops.size()];
   };
@@ -207,7 +208,19 @@ void RunProgram(Reader& in) {
         break;
       }
     }
-    if (op != XJIT_INVALID_OP) ops.push_back(op);
+    if (op == XJIT_INVALID_OP) continue;
+    ops.push_back(op);
+    // Running is for small programs: any value over the limit (a broadcast
+    // to 2^31 elements reduced to a scalar) would make the run slow, not
+    // wrong.
+    xjit_shape* shape = nullptr;
+    if (xjit_status* status = xjit_builder_get_shape(b, op, &shape); status != nullptr) {
+      xjit_status_free(status);
+    } else {
+      const int64_t bytes = xjit_shape_byte_size(shape);
+      if (bytes < 0 || bytes > kMaxRunBytes) small_values = false;
+      xjit_shape_free(shape);
+    }
   }
   xjit_module* module = nullptr;
   xjit_status* built = xjit_builder_build(b, ops.empty() ? XJIT_INVALID_OP : ops.back(), &module);
@@ -229,7 +242,7 @@ void RunProgram(Reader& in) {
   std::vector<void*> result_pointers;
   std::vector<size_t> arg_sizes, result_sizes;
   int64_t total = 0;
-  bool small = true;
+  bool small = small_values;
   const auto add = [&](xjit_shape* shape, bool is_arg) {
     const int64_t bytes = xjit_shape_byte_size(shape);
     xjit_shape_free(shape);

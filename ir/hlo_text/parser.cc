@@ -395,8 +395,8 @@ class Parser {
   // Skips one attribute value and returns its exact source text.
   absl::StatusOr<std::string> SkipValue();
   // Whether a literal of `shape` starting at the next token can be written
-  // in the rest of the text: every element takes at least one character
-  // unless the contents are elided (`{...}`, zeros). Checked before the
+  // in the rest of the text: in a brace list every element takes at least
+  // one character unless the contents are elided (`{...}`, zeros). Checked before the
   // literal's buffer is allocated, so that `s8[2147483647] constant({1})`
   // fails at once instead of after zeroing 2 GB.
   // The verifier's size rule (CheckedByteSize), applied before a literal is
@@ -413,6 +413,10 @@ class Parser {
     return absl::OkStatus();
   }
   bool LiteralFitsText(const Shape& shape) const {
+    // Only a brace list writes one value per element: a scalar written for
+    // an array (`bf16[512,128] constant(0.)`) fills all of it, and tuples'
+    // elements may be such splats.
+    if (!shape.IsArray() || !Is(TokenKind::kLBrace)) return true;
     if (last_ellipsis_ != absl::string_view::npos && Peek().offset <= last_ellipsis_) return true;
     return LeafElementCount(shape) <= static_cast<int64_t>(text_.size() - Peek().offset);
   }

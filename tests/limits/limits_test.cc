@@ -135,6 +135,20 @@ ENTRY main {
   EXPECT_EQ(PrintModule(*again), printed);
 }
 
+// Found by hlo_text_fuzzer: `HloModule %4_indices` printed without its '%',
+// which does not lex as a name.
+TEST(PrintedText, ModuleNameThatIsNoIdentifierRoundTrips) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule %4_indices
+ENTRY main {
+  ROOT a = s32[] parameter(0)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<Module> again = Parse(PrintModule(*module));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->name(), "4_indices");
+}
+
 // ---- W^X ----
 
 // The mappings of this process that are writable and executable at once.
