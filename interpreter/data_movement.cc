@@ -206,7 +206,9 @@ absl::StatusOr<Literal> Slice(const Instruction& instruction, const Literal& ope
                                                   s.start, s.limit, s.stride, i,
                                                   operand.shape().dimensions(i)));
     }
-    if (instruction.shape().dimensions(i) != (s.limit - s.start + s.stride - 1) / s.stride) {
+    // Ceiling division that cannot overflow (a stride near INT64_MAX).
+    const int64_t extent = s.limit - s.start;
+    if (instruction.shape().dimensions(i) != extent / s.stride + (extent % s.stride != 0)) {
       return Invalid(instruction, "result shape does not match the slice");
     }
   }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -115,6 +116,10 @@ class Evaluator::Impl {
   // Unimplemented when `instruction` is a collective (or a send/recv between
   // replicas) that needs more than one participant.
   absl::Status CheckSingleParticipant(const Instruction& instruction) const;
+  void SetModuleParticipants(int64_t replicas, int64_t partitions) {
+    module_replica_count_ = replicas;
+    module_partition_count_ = partitions;
+  }
 
   explicit Impl(EvaluatorOptions options)
       : options_(std::move(options)), rng_state_(options_.rng_seed) {}
@@ -1019,6 +1024,13 @@ absl::StatusOr<Literal> Evaluator::EvaluateComputation(
 
 absl::StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
                                                        absl::Span<const Literal* const> operands) {
+  // An instruction of a module evaluates as it would in a run of that module:
+  // a collective of a module with several replicas or partitions is refused
+  // here (as RunModule refuses it) instead of acting as one participant.
+  if (instruction.parent() != nullptr && instruction.parent()->parent() != nullptr) {
+    const Module& module = *instruction.parent()->parent();
+    impl_->SetModuleParticipants(module.replica_count(), module.num_partitions());
+  }
   absl::StatusOr<Literal> result = impl_->EvalInstruction(instruction, operands);
   if (!result.ok()) return WithContext(result.status(), instruction);
   return result;
@@ -1064,8 +1076,24 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
   if (count == 1) {
     run(0);
   } else {
+    // A replica whose thread cannot start fails; the rendezvous then aborts
+    // the running ones wherever they wait, so every started thread ends and
+    // is joined before the results are read.
     std::vector<std::thread> threads;
-    for (int64_t r = 0; r < count; ++r) threads.emplace_back(run, r);
+    for (int64_t r = 0; r < count; ++r) {
+      try {
+        threads.emplace_back(run, r);
+      } catch (const std::system_error& error) {
+        const absl::Status status = absl::ResourceExhaustedError(
+            absl::StrCat("cannot start a thread for replica ", r, " of ", count, ": ",
+                         error.what()));
+        for (int64_t k = r; k < count; ++k) {
+          rendezvous.Finish(k, status);
+          results[k] = status;
+        }
+        break;
+      }
+    }
     for (std::thread& thread : threads) thread.join();
   }
   // Report the cause: an error other than the aborts it led to.

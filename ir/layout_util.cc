@@ -34,7 +34,8 @@ namespace {
 // Unbounded dynamic sizes (and any other negative size) hold no elements.
 int64_t SizeOrZero(int64_t size) { return size < 0 ? 0 : size; }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// For a >= 0, b > 0; written so that no intermediate value can overflow.
+int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 bool IsPermutation(absl::Span<const int64_t> perm, int64_t rank) {
   if (static_cast<int64_t>(perm.size()) != rank) return false;
@@ -195,6 +196,36 @@ std::vector<int64_t> TiledSizes(const Shape& shape, const Layout& layout) {
   return sizes;
 }
 
+// Like TiledSizes, but fails where a merged, tile-rounded or total size
+// would not fit in int64 (TiledSizes' own arithmetic would wrap around).
+absl::StatusOr<std::vector<int64_t>> CheckedTiledSizes(const Shape& shape, const Layout& layout) {
+  std::vector<int64_t> sizes = PhysicalSizes(shape, layout);
+  for (const Tile& tile : layout.tiles) {
+    const size_t k = tile.dimensions.size();
+    if (k == 0) continue;
+    // The tile's k minor-most dimensions, with size-1 ones prepended.
+    std::vector<int64_t> block(k > sizes.size() ? k - sizes.size() : 0, 1);
+    block.insert(block.end(), sizes.end() - std::min(k, sizes.size()), sizes.end());
+    int64_t merged = 1;
+    for (size_t p = 0; p < k; ++p) {
+      if (__builtin_mul_overflow(merged, block[p], &merged)) {
+        return absl::InvalidArgumentError("merged tile dimensions overflow");
+      }
+      const int64_t t = tile.dimensions[p];
+      if (t == Tile::kCombineDimension && p + 1 < k) continue;
+      const int64_t tile_size = t <= 0 ? std::max<int64_t>(merged, 1) : t;
+      int64_t rounded;
+      if (__builtin_mul_overflow(CeilDiv(merged, tile_size), tile_size, &rounded)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("a dimension padded to tile size ", tile_size, " overflows"));
+      }
+      merged = 1;
+    }
+    ApplyTile(tile, &sizes, nullptr);
+  }
+  return sizes;
+}
+
 absl::Status ValidateArrayLayout(const Shape& shape) {
   if (!shape.has_layout()) return absl::OkStatus();
   const Layout& layout = shape.layout();
@@ -281,6 +312,54 @@ int64_t PhysicalElementCount(const Shape& shape) {
   const Layout layout = EffectiveLayout(shape);
   const int64_t count = Product(TiledSizes(shape, layout));
   return RoundUp(count, layout.tail_padding_alignment_in_elements);
+}
+
+absl::StatusOr<int64_t> CheckedByteSize(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes()) {
+      absl::StatusOr<int64_t> bytes = CheckedByteSize(element);
+      if (!bytes.ok()) return bytes.status();
+      if (__builtin_add_overflow(total, *bytes, &total) || total > kMaxArrayBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tuple ", shape.ToString(false), " holds more than ", kMaxArrayBytes,
+                         " bytes"));
+      }
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  const auto too_large = [&shape](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", shape.ToString(), " is too large: ",
+                                                   what, " (at most ", kMaxArrayBytes,
+                                                   " bytes per array)"));
+  };
+  const Layout layout = EffectiveLayout(shape);
+  int64_t count = 1;
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    if (__builtin_mul_overflow(count, SizeOrZero(shape.dimensions(i)), &count)) {
+      return too_large("its element count overflows");
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> tiled = CheckedTiledSizes(shape, layout);
+  if (!tiled.ok()) return too_large(tiled.status().message());
+  int64_t slots = 1;
+  for (int64_t size : *tiled) {
+    if (__builtin_mul_overflow(slots, size, &slots)) {
+      return too_large("its padded or tiled element count overflows");
+    }
+  }
+  const int64_t alignment = std::max<int64_t>(layout.tail_padding_alignment_in_elements, 1);
+  if (__builtin_mul_overflow(CeilDiv(slots, alignment), alignment, &slots)) {
+    return too_large("its tail padding overflows");
+  }
+  int64_t bits;
+  if (__builtin_mul_overflow(slots, ElementSizeInBits(shape), &bits)) {
+    return too_large("its size in bits overflows");
+  }
+  const int64_t bytes = CeilDiv(bits, 8);
+  if (bytes > kMaxArrayBytes) return too_large(absl::StrCat(bytes, " bytes"));
+  return bytes;
 }
 
 int64_t ElementSizeInBits(const Shape& shape) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/shape.h"
 
@@ -31,6 +32,20 @@ int64_t ElementSizeInBits(const Shape& shape);
 // For a tuple, the sum over its elements (xjit stores tuples as separate
 // buffers; this is their total). Token: 0.
 int64_t ByteSize(const Shape& shape);
+
+// The most bytes one array (or a tuple's arrays together) may take: 2^48,
+// the virtual address space of today's 64-bit CPUs. Every size derived from a
+// shape that passes CheckedByteSize (elements, padded and tiled slots, bits,
+// bytes, strides, offsets, and sums of a few thousand such sizes) fits in
+// int64 with room to spare.
+inline constexpr int64_t kMaxArrayBytes = int64_t{1} << 48;
+
+// ByteSize, computed so that nothing overflows: an error when the element
+// count, the padded or tiled slot count, the size in bits or the size in
+// bytes overflows int64 or exceeds kMaxArrayBytes. The verifier applies it
+// to every shape, and the C API to every shape it creates, so that the other
+// functions here (which do not check) only see sizes that fit.
+absl::StatusOr<int64_t> CheckedByteSize(const Shape& shape);
 
 // Position of the element at `index` (one entry per logical dimension) in the
 // physical element sequence.

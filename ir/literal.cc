@@ -71,16 +71,18 @@ RawElement ReadSlot(const Shape& shape, absl::Span<const uint8_t> data, int64_t 
   if (bits <= 0 || slot < 0) return raw;
   if (bits % 8 == 0) {
     const int64_t bytes = bits / 8;
+    // Compared by division: slot * bytes may wrap around (a slot computed
+    // from a tile of 2^63 - 1; found by jit_fuzzer).
+    if (static_cast<uint64_t>(slot) >= data.size() / static_cast<uint64_t>(bytes)) return raw;
     const uint64_t offset = static_cast<uint64_t>(slot) * bytes;
-    if (offset + bytes > data.size()) return raw;
     std::memcpy(&raw.lo, data.data() + offset, std::min<int64_t>(bytes, 8));
     if (bytes > 8) std::memcpy(&raw.hi, data.data() + offset + 8, std::min<int64_t>(bytes - 8, 8));
     return raw;
   }
   // Packed: bit b of the slot is bit (slot*bits + b) of the buffer, counting
   // from bit 0 of byte 0.
+  if (static_cast<uint64_t>(slot) >= data.size() * 8 / static_cast<uint64_t>(bits)) return raw;
   const uint64_t first = static_cast<uint64_t>(slot) * bits;
-  if ((first + bits + 7) / 8 > data.size()) return raw;
   for (int64_t b = 0; b < std::min<int64_t>(bits, 64); ++b) {
     const uint64_t pos = first + b;
     raw.lo |= static_cast<uint64_t>((data[pos / 8] >> (pos % 8)) & 1) << b;
@@ -93,14 +95,14 @@ void WriteSlot(const Shape& shape, absl::Span<uint8_t> data, int64_t slot, RawEl
   if (bits <= 0 || slot < 0) return;
   if (bits % 8 == 0) {
     const int64_t bytes = bits / 8;
+    if (static_cast<uint64_t>(slot) >= data.size() / static_cast<uint64_t>(bytes)) return;
     const uint64_t offset = static_cast<uint64_t>(slot) * bytes;
-    if (offset + bytes > data.size()) return;
     std::memcpy(data.data() + offset, &raw.lo, std::min<int64_t>(bytes, 8));
     if (bytes > 8) std::memcpy(data.data() + offset + 8, &raw.hi, std::min<int64_t>(bytes - 8, 8));
     return;
   }
+  if (static_cast<uint64_t>(slot) >= data.size() * 8 / static_cast<uint64_t>(bits)) return;
   const uint64_t first = static_cast<uint64_t>(slot) * bits;
-  if ((first + bits + 7) / 8 > data.size()) return;
   for (int64_t b = 0; b < bits; ++b) {
     const uint64_t pos = first + b;
     const uint8_t bit = b < 64 ? static_cast<uint8_t>((raw.lo >> b) & 1) : 0;

@@ -12,6 +12,7 @@
 // computation-level ones with "computation C: ".
 #include "ir/verifier.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "ir/layout_util.h"
 #include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
@@ -83,7 +85,9 @@ absl::Status ValidateShape(const Shape& shape, int depth = 0) {
           absl::StrCat("invalid layout in ", shape.ToString(), ": ", status.message()));
     }
   }
-  return absl::OkStatus();
+  // Padding, tiles and element width can overflow the byte size even where
+  // the element count fits; every buffer size downstream trusts this check.
+  return CheckedByteSize(shape).status();
 }
 
 // Compatible() where an unbounded size matches any size.
@@ -213,10 +217,65 @@ absl::Status VerifyStructure(const Computation& computation,
   return absl::OkStatus();
 }
 
-// Rejects recursion: a computation that (transitively) calls itself.
+// Rejects a cycle through operands and control predecessors (operands alone
+// cannot form one: pass 1 has checked that they come first), naming the
+// instructions on it. Iterative, so that long dependency chains cannot
+// exhaust the stack.
+absl::Status VerifyNoDependencyCycle(const Computation& computation) {
+  enum State : uint8_t { kUnseen, kVisiting, kDone };
+  absl::flat_hash_map<const Instruction*, State> state;
+  struct Frame {
+    const Instruction* instruction;
+    size_t next;  // Index into operands, then control predecessors.
+  };
+  const auto predecessor = [](const Instruction* instr, size_t k) -> const Instruction* {
+    const size_t operands = static_cast<size_t>(instr->operand_count());
+    if (k < operands) return instr->operand(static_cast<int64_t>(k));
+    k -= operands;
+    const auto& control = instr->control_predecessors();
+    return k < control.size() ? control[k] : nullptr;
+  };
+  for (const auto& start : computation.instructions()) {
+    if (state[start.get()] != kUnseen) continue;
+    std::vector<Frame> stack = {{start.get(), 0}};
+    state[start.get()] = kVisiting;
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      const Instruction* next = predecessor(frame.instruction, frame.next++);
+      if (next == nullptr) {
+        state[frame.instruction] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      State& s = state[next];
+      if (s == kDone) continue;
+      if (s == kVisiting) {
+        // The cycle is the stack from `next` up; it runs user -> predecessor.
+        std::vector<std::string> names;
+        bool on_cycle = false;
+        for (const Frame& f : stack) {
+          if (f.instruction == next) on_cycle = true;
+          if (on_cycle) names.push_back(f.instruction->name());
+        }
+        names.push_back(next->name());
+        return InstructionError(
+            computation, *next,
+            absl::StrCat("operands and control-predecessors form a cycle: ",
+                         absl::StrJoin(names, " waits for ")));
+      }
+      s = kVisiting;
+      stack.push_back({next, 0});
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Rejects recursion (a computation that transitively calls itself) and
+// calls nested deeper than kMaxCallDepth.
 absl::Status VerifyAcyclic(const Module& module) {
   enum State { kVisiting = 1, kDone = 2 };
   absl::flat_hash_map<const Computation*, int> state;
+  absl::flat_hash_map<const Computation*, int> height;  // Call depth below, itself included.
   for (const auto& start : module.computations()) {
     if (state[start.get()] == kDone) continue;
     // Iterative DFS: (computation, next instruction, next callee).
@@ -231,6 +290,22 @@ absl::Status VerifyAcyclic(const Module& module) {
       Frame& frame = stack.back();
       const auto& instructions = frame.computation->instructions();
       if (frame.instruction >= instructions.size()) {
+        // Every callee is done: this computation's depth is one more than
+        // the deepest of theirs.
+        int depth = 1;
+        for (const auto& instruction : instructions) {
+          for (const Computation* callee : instruction->called_computations()) {
+            depth = std::max(depth, height[callee] + 1);
+          }
+        }
+        if (depth > kMaxCallDepth) {
+          return ComputationError(
+              *frame.computation,
+              absl::StrCat("calls computations nested more than ", kMaxCallDepth,
+                           " deep (the limit on nesting of call, fusion, while, conditional "
+                           "and other called computations)"));
+        }
+        height[frame.computation] = depth;
         state[frame.computation] = kDone;
         stack.pop_back();
         continue;
@@ -366,6 +441,7 @@ absl::Status VerifyModule(const Module& module) {
   }
   for (const auto& computation : module.computations()) {
     XJIT_RETURN_IF_ERROR(VerifyStructure(*computation, computations));
+    XJIT_RETURN_IF_ERROR(VerifyNoDependencyCycle(*computation));
   }
   XJIT_RETURN_IF_ERROR(VerifyAcyclic(module));
   for (const auto& computation : module.computations()) {

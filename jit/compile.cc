@@ -17,6 +17,7 @@
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "jit/compile_cache.h"
+#include "jit/conform_layouts.h"
 #include "jit/fusion_emitter.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
@@ -113,6 +114,23 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
   return copy;
 }
 
+// What the compiles of one module share: the target (its code memory holds
+// every kernel) and each called computation compiled once. A computation
+// called from several places (a branch used by many conditionals, nested
+// conditionals whose branches call the same inner ones) is compiled the
+// first time and its executable shared, so compile time grows with the
+// number of computations, not with the number of paths through the call
+// graph (which doubles with each level of such nesting).
+struct CompileContext {
+  Target* target = nullptr;
+  // By computation name (unique in the module; ModuleFor keeps names).
+  absl::flat_hash_map<std::string, std::shared_ptr<const runtime::Executable>> compiled;
+};
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
+    const Module& module, const CompileOptions& options, CompileReport* report,
+    CompileContext* context);
+
 // Builds the steps and slots of the entry computation from its buffer plan
 // (passes/buffer_plan.h): steps follow the plan's schedule; each allocation
 // has a home (a parameter or result buffer at a flattened offset, a
@@ -120,8 +138,9 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
 // that home.
 class ExecutableBuilder {
  public:
-  ExecutableBuilder(const CompileOptions& options, Target* target, CompileReport* report)
-      : options_(options), target_(target), report_(report) {}
+  ExecutableBuilder(const CompileOptions& options, CompileContext* context,
+                    CompileReport* report)
+      : options_(options), context_(context), target_(context->target), report_(report) {}
 
   absl::Status Build(const Computation& entry, const BufferPlan& plan,
                      runtime::ExecutableSpec* spec) {
@@ -409,11 +428,20 @@ class ExecutableBuilder {
     options.run_passes = false;
     options.dump_dir.clear();
     for (const Computation* callee : callees) {
+      auto cached = context_->compiled.find(callee->name());
+      if (cached != context_->compiled.end()) {
+        step.subprograms.push_back(cached->second);
+        continue;
+      }
       CompileReport report;
-      XJIT_ASSIGN_OR_RETURN(
-          std::unique_ptr<runtime::Executable> executable,
-          Compile(*ModuleFor(*instruction.parent()->parent(), *callee), options, &report));
-      step.subprograms.push_back(std::move(executable));
+      XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                            CompileInContext(*ModuleFor(*instruction.parent()->parent(), *callee),
+                                             options, &report, context_));
+      std::shared_ptr<const runtime::Executable> shared = std::move(executable);
+      context_->compiled[callee->name()] = shared;
+      step.subprograms.push_back(std::move(shared));
+      // The report lists a shared computation's kernels once, under the
+      // first instruction that called it.
       if (report_ != nullptr) MergeReport(absl::StrCat(instruction.name(), "/", callee->name()),
                                           std::move(report));
     }
@@ -516,6 +544,7 @@ class ExecutableBuilder {
   }
 
   const CompileOptions& options_;
+  CompileContext* context_;
   Target* target_;
   CompileReport* report_;
   runtime::ExecutableSpec* spec_ = nullptr;
@@ -545,6 +574,9 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
     XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
   }
   XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get()).status());
+  // Whichever passes ran, values passed on by tuples and the like keep the
+  // layouts written (conform_layouts.h).
+  XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
   return prepared;
 }
 
@@ -558,46 +590,26 @@ std::string CompileReport::Summary() const {
       compile_ms);
 }
 
-absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
-                                                             const CompileOptions& options,
-                                                             CompileReport* report) {
-  const auto start = std::chrono::steady_clock::now();
-  CompileReport local_report;
-  if (report == nullptr) report = &local_report;
-  *report = CompileReport();
+namespace {
 
-  // A cache hit skips verification too: the same text verified when it
-  // was compiled first.
-  const std::optional<std::string> cache_key =
-      module.entry() != nullptr ? CompileCacheKey(module, options) : std::nullopt;
-  if (cache_key.has_value()) {
-    if (std::optional<CachedCompile> hit = LookupCompileCache(*cache_key)) {
-      if (hit->calls_blas && runtime::blas::BlasThreads() != options.threads) {
-        runtime::blas::SetBlasThreads(options.threads);
-      }
-      *report = std::move(hit->report);
-      report->cache_hit = true;
-      report->compile_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      return std::make_unique<runtime::Executable>(std::move(hit->spec));
-    }
-  }
+// Whether the compiled program calls OpenBLAS (every library call but sort).
+bool CallsBlas(const CompileReport& report) {
+  return std::any_of(report.library_calls.begin(), report.library_calls.end(),
+                     [](const LibraryCallInfo& call) { return call.routine != "sort"; });
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
+    const Module& module, const CompileOptions& options, CompileReport* report,
+    CompileContext* context) {
+  const auto start = std::chrono::steady_clock::now();
+  *report = CompileReport();
   XJIT_RETURN_IF_ERROR(VerifyModule(module));
   if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   if (HasDynamicShape(*module.entry())) {
     return absl::UnimplementedError("the jit does not support dynamic shapes yet");
   }
-  std::unique_ptr<Target> target;
-  if (!options.interpret_only) {
-    TargetOptions target_options;
-    target_options.isa = options.isa;
-    target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
-    XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
-    report->target = target->name();
-  } else {
-    report->target = "none";
-  }
+  Target* target = context->target;
+  report->target = target != nullptr ? target->name() : "none";
 
   if (!options.dump_dir.empty()) {
     std::error_code error;
@@ -639,15 +651,13 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
         << plan.ToString();
   }
-  ExecutableBuilder builder(options, target.get(), report);
+  ExecutableBuilder builder(options, context, report);
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
   // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
   // only a module that calls it changes it.
-  const bool calls_blas =
-      std::any_of(report->library_calls.begin(), report->library_calls.end(),
-                  [](const LibraryCallInfo& call) { return call.routine != "sort"; });
+  const bool calls_blas = CallsBlas(*report);
   if (calls_blas && runtime::blas::BlasThreads() != options.threads) {
     runtime::blas::SetBlasThreads(options.threads);
   }
@@ -663,8 +673,48 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   report->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
+  return executable;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& module,
+                                                             const CompileOptions& options,
+                                                             CompileReport* report) {
+  const auto start = std::chrono::steady_clock::now();
+  CompileReport local_report;
+  if (report == nullptr) report = &local_report;
+  // A cache hit skips verification and the target's set-up too: the same
+  // text verified when it was compiled first.
+  const std::optional<std::string> cache_key =
+      module.entry() != nullptr ? CompileCacheKey(module, options) : std::nullopt;
   if (cache_key.has_value()) {
-    InsertCompileCache(*cache_key, CachedCompile{executable->shared_spec(), *report, calls_blas});
+    if (std::optional<CachedCompile> hit = LookupCompileCache(*cache_key)) {
+      if (hit->calls_blas && runtime::blas::BlasThreads() != options.threads) {
+        runtime::blas::SetBlasThreads(options.threads);
+      }
+      *report = std::move(hit->report);
+      report->cache_hit = true;
+      report->compile_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      return std::make_unique<runtime::Executable>(std::move(hit->spec));
+    }
+  }
+  std::unique_ptr<Target> target;
+  if (!options.interpret_only) {
+    TargetOptions target_options;
+    target_options.isa = options.isa;
+    target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
+    XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
+  }
+  CompileContext context;
+  context.target = target.get();
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                        CompileInContext(module, options, report, &context));
+  if (cache_key.has_value()) {
+    InsertCompileCache(*cache_key,
+                       CachedCompile{executable->shared_spec(), *report, CallsBlas(*report)});
   }
   return executable;
 }

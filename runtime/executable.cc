@@ -1,9 +1,14 @@
 // Executable: runs steps over a buffer plan (see executable.h).
 #include "runtime/executable.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -113,6 +118,67 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   });
 }
 
+// Guard-page test mode (XJIT_GUARD_PAGES=1 in the environment; see
+// docs/limits.md). Machine code is not instrumented by sanitizers, so in this
+// mode each kernel runs on copies of its buffers, each placed to end exactly
+// where an inaccessible page begins and to start one inaccessible page after
+// another: a kernel that reads or writes one byte past either end of any
+// buffer faults at once. Results are copied back. Slow (two mappings per
+// buffer per step); for tests only.
+bool GuardPagesRequested() {
+  static const bool requested = [] {
+    const char* value = std::getenv("XJIT_GUARD_PAGES");
+    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  }();
+  return requested;
+}
+
+absl::Status RunKernelGuarded(const Step& step, void* const* addresses,
+                              absl::Span<const int64_t> sizes, int64_t output_bytes, int threads,
+                              int64_t min_bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  struct Region {
+    void* base = nullptr;
+    size_t length = 0;
+    uint8_t* data = nullptr;
+  };
+  std::vector<Region> regions;
+  const auto unmap = [&regions] {
+    for (const Region& region : regions) munmap(region.base, region.length);
+  };
+  std::vector<void*> guarded(sizes.size());
+  const size_t inputs = step.inputs.size();
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    // A buffer that appears twice (an in-place step) gets one copy.
+    for (size_t j = 0; j < k; ++j) {
+      if (addresses[j] == addresses[k] && sizes[j] == sizes[k]) guarded[k] = guarded[j];
+    }
+    if (guarded[k] != nullptr) continue;
+    const size_t size = static_cast<size_t>(sizes[k]);
+    const size_t body = (size + page - 1) / page * page;
+    Region region;
+    region.length = body + 2 * page;
+    region.base = mmap(nullptr, region.length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region.base == MAP_FAILED ||
+        (body > 0 && mprotect(static_cast<uint8_t*>(region.base) + page, body,
+                              PROT_READ | PROT_WRITE) != 0)) {
+      if (region.base != MAP_FAILED) munmap(region.base, region.length);
+      unmap();
+      return absl::ResourceExhaustedError("guard pages: cannot map a buffer");
+    }
+    region.data = static_cast<uint8_t*>(region.base) + page + body - size;
+    if (size > 0) std::memcpy(region.data, addresses[k], size);
+    regions.push_back(region);
+    guarded[k] = region.data;
+  }
+  RunKernel(step, guarded.data(), output_bytes, threads, min_bytes);
+  for (size_t k = inputs; k < sizes.size(); ++k) {
+    if (sizes[k] > 0) std::memcpy(addresses[k], guarded[k], static_cast<size_t>(sizes[k]));
+  }
+  unmap();
+  return absl::OkStatus();
+}
+
 // Runs an interpreted step: its operands are read from their leaves' slots
 // and its result is written to its leaves' slots.
 absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slots,
@@ -135,10 +201,8 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
   for (const Literal& operand : operands) operand_pointers.push_back(&operand);
   if (*evaluator == nullptr) *evaluator = std::make_unique<Evaluator>();
   absl::StatusOr<Literal> value = (*evaluator)->EvaluateInstruction(instruction, operand_pointers);
-  if (!value.ok()) {
-    return absl::Status(value.status().code(),
-                        absl::StrCat(instruction.name(), ": ", value.status().message()));
-  }
+  // EvaluateInstruction's errors name the instruction already.
+  if (!value.ok()) return value.status();
   Literal result = value->Relayout(instruction.shape());
   next = 0;
   absl::Status status;
@@ -341,7 +405,11 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
   }
   // The arena: aligned by hand so that no allocator guarantee is assumed.
   const int64_t temp_bytes = spec_->plan.temp_bytes;
-  std::unique_ptr<uint8_t[]> arena(new uint8_t[temp_bytes + kBufferAlignment]);
+  std::unique_ptr<uint8_t[]> arena(new (std::nothrow) uint8_t[temp_bytes + kBufferAlignment]);
+  if (arena == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
+  }
   uint8_t* temp = arena.get();
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
           kBufferAlignment;
@@ -364,6 +432,14 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         for (int slot : step.outputs) {
           addresses.push_back(SlotAddress(slots[slot], places));
           output_bytes += slots[slot].size;
+        }
+        if (GuardPagesRequested()) {
+          std::vector<int64_t> sizes;
+          for (int slot : step.inputs) sizes.push_back(slots[slot].size);
+          for (int slot : step.outputs) sizes.push_back(slots[slot].size);
+          XJIT_RETURN_IF_ERROR(RunKernelGuarded(step, addresses.data(), sizes, output_bytes,
+                                                spec_->threads, spec_->parallel_min_bytes));
+          break;
         }
         RunKernel(step, addresses.data(), output_bytes, spec_->threads, spec_->parallel_min_bytes);
         break;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <complex>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -440,6 +441,10 @@ std::string SerializeNpy(const Array& array) {
 }
 
 absl::StatusOr<Array> ReadNpyFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a .npy file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));

@@ -109,6 +109,11 @@ absl::Status Preformatted(absl::Status status, std::string message) {
   return out;
 }
 
+// The largest module text xjit reads (docs/limits.md): parsing holds every
+// token, about 90 bytes each, so this bounds the parser's memory too; and a
+// device that never ends (/dev/zero) stops here.
+constexpr int64_t kMaxModuleTextBytes = int64_t{256} << 20;
+
 absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -117,7 +122,17 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof(chunk));
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxModuleTextBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " is larger than ", kMaxModuleTextBytes >> 20,
+                       " MiB, the most module text xjit reads"));
+    }
+  }
   if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
   return text;
 }
@@ -159,6 +174,8 @@ struct RunOptions {
   bool run_passes = true;
   std::vector<std::string> disabled_passes;
 };
+
+constexpr int64_t kMaxReplicas = 1024;
 
 constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
                                            "replicas", "seed",       "random-args", "isa",
@@ -251,6 +268,11 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
       XJIT_ASSIGN_OR_RETURN(int64_t v, PositiveInt(name, text));
       if (name == "threads" && v > 4096) {
         return absl::InvalidArgumentError(absl::StrCat("--threads ", v, " is too many"));
+      }
+      // Each replica is a thread with its own copy of every value.
+      if (name == "replicas" && v > kMaxReplicas) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--replicas ", v, " is too many (at most ", kMaxReplicas, ")"));
       }
       (name == "repeat"    ? options.repeat
        : name == "threads" ? options.threads
@@ -470,6 +492,30 @@ absl::Status WriteResults(const Literal& result, const std::string& dir) {
   return absl::OkStatus();
 }
 
+// Results with more elements than this are not printed when --out writes
+// them: the text would cost several times the result's memory and time.
+constexpr int64_t kMaxPrintedElementsWithOut = int64_t{1} << 20;
+
+// The text `run` prints for a result: the literal, or with --out and a large
+// result one line per array naming the file that holds it.
+std::string ResultText(const Literal& result, const Shape& declared,
+                       const std::optional<std::string>& out_dir) {
+  std::vector<const Literal*> arrays;
+  FlattenArrays(result, &arrays);
+  int64_t elements = 0;
+  for (const Literal* array : arrays) elements += array->shape().element_count();
+  if (!out_dir.has_value() || elements <= kMaxPrintedElementsWithOut) {
+    return result.ToString(declared);
+  }
+  std::string text;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    absl::StrAppend(&text, i == 0 ? "" : "\n", arrays[i]->shape().ToString(), " (",
+                    arrays[i]->shape().element_count(), " elements: not printed; see ",
+                    (std::filesystem::path(*out_dir) / absl::StrCat(i, ".npy")).string(), ")");
+  }
+  return text;
+}
+
 // ---- Subcommands ----
 
 absl::Status Check(const std::vector<std::string>& args) {
@@ -524,8 +570,12 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   }
   std::string text;
   for (size_t r = 0; r < results.size(); ++r) {
+    std::optional<std::string> dir;
+    if (options.out_dir.has_value()) {
+      dir = (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string();
+    }
     absl::StrAppend(&text, "replica ", r, ":\n",
-                    results[r].ToString(module.entry()->root()->shape()), "\n");
+                    ResultText(results[r], module.entry()->root()->shape(), dir), "\n");
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {
@@ -589,7 +639,7 @@ absl::Status Run(std::vector<std::string> args) {
     result = *std::move(r);
   }
   // Given the declared shape, dynamic dimensions print as XLA does: f32[<=4](3).
-  std::string text = result->ToString(module->entry()->root()->shape());
+  std::string text = ResultText(*result, module->entry()->root()->shape(), options.out_dir);
   text.push_back('\n');
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {

@@ -4,7 +4,9 @@
 #include "ir/hlo_text/lexer.h"
 
 #include <cctype>
+#include <memory>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace xjit {
@@ -21,24 +23,29 @@ class Lexer {
  public:
   explicit Lexer(absl::string_view text) : s_(text) {}
 
+  // The next token; kEof at the end, and again on every later call.
+  Token Next() {
+    SkipSpaceAndComments();
+    Token token;
+    token.offset = pos_;
+    token.line = line_;
+    token.column = static_cast<int>(pos_ - line_start_) + 1;
+    if (pos_ >= s_.size()) {
+      token.kind = TokenKind::kEof;
+      token.end = pos_;
+      return token;
+    }
+    LexOne(&token);
+    token.end = pos_;
+    return token;
+  }
+
   std::vector<Token> Run() {
     std::vector<Token> tokens;
-    while (true) {
-      SkipSpaceAndComments();
-      Token token;
-      token.offset = pos_;
-      token.line = line_;
-      token.column = static_cast<int>(pos_ - line_start_) + 1;
-      if (pos_ >= s_.size()) {
-        token.kind = TokenKind::kEof;
-        token.end = pos_;
-        tokens.push_back(std::move(token));
-        return tokens;
-      }
-      LexOne(&token);
-      token.end = pos_;
-      tokens.push_back(std::move(token));
-    }
+    do {
+      tokens.push_back(Next());
+    } while (tokens.back().kind != TokenKind::kEof);
+    return tokens;
   }
 
  private:
@@ -148,7 +155,13 @@ class Lexer {
     n = Digits(q);
     if (n == 0) return 0;
     q += n;
-    if (At(q) == '_' && Digits(q + 1) > 0) q += 1 + Digits(q + 1);
+    // An interior padding; a negative one lexes too, so that the verifier
+    // can say what is wrong with it instead of the parser stumbling on '-'.
+    if (At(q) == '_' && Digits(q + 1) > 0) {
+      q += 1 + Digits(q + 1);
+    } else if (At(q) == '_' && At(q + 1) == '-' && Digits(q + 2) > 0) {
+      q += 2 + Digits(q + 2);
+    }
     return q - p;
   }
 
@@ -367,6 +380,19 @@ std::string TokenKindName(TokenKind kind) {
   return "token";
 }
 
+namespace {
+
+// A token's text for a one-line message: control characters (a newline in a
+// malformed token) escaped.
+std::string Printable(absl::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return absl::CHexEscape(text);
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
 std::string DescribeToken(const Token& token) {
   switch (token.kind) {
     case TokenKind::kEof: return "end of file";
@@ -375,11 +401,20 @@ std::string DescribeToken(const Token& token) {
     case TokenKind::kAttrName: return absl::StrCat("'", token.text, "='");
     case TokenKind::kString: return "string";
     case TokenKind::kError:
-      return absl::StrCat("'", token.text.substr(0, 20), "'");
-    default: return absl::StrCat("'", token.text, "'");
+      return absl::StrCat("'", Printable(token.text.substr(0, 20)), "'");
+    default: return absl::StrCat("'", Printable(token.text), "'");
   }
 }
 
 std::vector<Token> LexHlo(absl::string_view text) { return Lexer(text).Run(); }
+
+struct TokenStream::Impl {
+  explicit Impl(absl::string_view text) : lexer(text) {}
+  Lexer lexer;
+};
+
+TokenStream::TokenStream(absl::string_view text) : impl_(std::make_unique<Impl>(text)) {}
+TokenStream::~TokenStream() = default;
+Token TokenStream::Next() { return impl_->lexer.Next(); }
 
 }  // namespace xjit

@@ -8,6 +8,7 @@
 #define XJIT_IR_HLO_TEXT_LEXER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,21 @@ std::string TokenKindName(TokenKind kind);
 
 // Tokenizes `text`. The result always ends with one kEof token.
 std::vector<Token> LexHlo(absl::string_view text);
+
+// The same tokens one at a time, so that the parser lexes only as far as it
+// reads: a syntax error early in a huge input is reported without the
+// memory for the whole token vector. `text` must outlive the stream.
+class TokenStream {
+ public:
+  explicit TokenStream(absl::string_view text);
+  ~TokenStream();
+  // The next token; kEof at the end and on every call after it.
+  Token Next();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace xjit
 

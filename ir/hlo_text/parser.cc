@@ -14,6 +14,7 @@
 #include "ir/hlo_text/parser.h"
 
 #include <cmath>
+#include <deque>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -30,6 +31,7 @@
 #include "absl/strings/strip.h"
 #include "ir/float_format.h"
 #include "ir/hlo_text/lexer.h"
+#include "ir/layout_util.h"
 #include "ir/shape_inference/shape_inference.h"
 #include "ir/status_macros.h"
 
@@ -228,6 +230,26 @@ bool RequiresShape(Opcode op) {
 }
 
 // Bytes a zero literal of `shape` would need, saturating at INT64_MAX.
+// Array elements of all leaves (saturating).
+int64_t LeafElementCount(const Shape& shape) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes()) {
+      const int64_t n = LeafElementCount(element);
+      if (n > kMax - total) return kMax;
+      total += n;
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  int64_t count = 1;
+  for (int64_t d : shape.dimensions()) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return kMax;
+  }
+  return count;
+}
+
 int64_t ByteSizeEstimate(const Shape& shape) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   if (shape.IsTuple()) {
@@ -270,7 +292,7 @@ struct CalledSlots {
 class Parser {
  public:
   Parser(absl::string_view text, absl::string_view filename)
-      : text_(text), filename_(filename), tokens_(LexHlo(text)) {}
+      : text_(text), filename_(filename), lexer_(text), last_ellipsis_(text.rfind("...")) {}
 
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseShapeOnly();
@@ -278,12 +300,18 @@ class Parser {
 
  private:
   // ---- Tokens and errors ----
+  // Tokens are lexed as the parser reaches them (TokenStream); a deque keeps
+  // references to earlier tokens valid as it grows.
   const Token& Peek(size_t k = 0) const {
-    size_t i = pos_ + k;
+    const size_t i = pos_ + k;
+    while (tokens_.size() <= i && (tokens_.empty() || tokens_.back().kind != TokenKind::kEof)) {
+      tokens_.push_back(lexer_.Next());
+    }
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
   const Token& Next() {
     const Token& t = Peek();
+    Peek(1);
     if (pos_ + 1 < tokens_.size()) ++pos_;
     return t;
   }
@@ -366,6 +394,32 @@ class Parser {
   }
   // Skips one attribute value and returns its exact source text.
   absl::StatusOr<std::string> SkipValue();
+  // Whether a literal of `shape` starting at the next token can be written
+  // in the rest of the text: in a brace list every element takes at least
+  // one character unless the contents are elided (`{...}`, zeros). Checked before the
+  // literal's buffer is allocated, so that `s8[2147483647] constant({1})`
+  // fails at once instead of after zeroing 2 GB.
+  // The verifier's size rule (CheckedByteSize), applied before a literal is
+  // allocated: padding or tiles may overflow where the element count fits.
+  absl::Status CheckLiteralSize(const Token& at, const Shape& shape) {
+    absl::StatusOr<int64_t> bytes = CheckedByteSize(shape);
+    if (!bytes.ok()) return ErrorAt(at, bytes.status().message());
+    // With padding and tiles (a 3x5 constant tiled 2x3000000000 takes 48 GB).
+    if (*bytes > kMaxConstantBytes) {
+      return ErrorAt(at, absl::StrCat("literal of ", shape.ToString(), " takes ", *bytes,
+                                      " bytes, more than the ", kMaxConstantBytes,
+                                      " a literal may take"));
+    }
+    return absl::OkStatus();
+  }
+  bool LiteralFitsText(const Shape& shape) const {
+    // Only a brace list writes one value per element: a scalar written for
+    // an array (`bf16[512,128] constant(0.)`) fills all of it, and tuples'
+    // elements may be such splats.
+    if (!shape.IsArray() || !Is(TokenKind::kLBrace)) return true;
+    if (last_ellipsis_ != absl::string_view::npos && Peek().offset <= last_ellipsis_) return true;
+    return LeafElementCount(shape) <= static_cast<int64_t>(text_.size() - Peek().offset);
+  }
 
   // ---- Shapes and literals ----
   bool AtShape(size_t k = 0) const;
@@ -421,7 +475,9 @@ class Parser {
 
   absl::string_view text_;
   std::string filename_;
-  std::vector<Token> tokens_;
+  mutable TokenStream lexer_;
+  const size_t last_ellipsis_;  // Where the last `...` of the text starts (npos: none).
+  mutable std::deque<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
   Module* module_ = nullptr;
@@ -972,6 +1028,11 @@ absl::StatusOr<Literal> Parser::ParseShapedLiteral() {
   }
   XJIT_ASSIGN_OR_RETURN(Shape shape, ParseShape());
   if (ByteSizeEstimate(shape) > kMaxConstantBytes) return ErrorAt(start, "literal too large");
+  XJIT_RETURN_IF_ERROR(CheckLiteralSize(start, shape));
+  if (!LiteralFitsText(shape)) {
+    return ErrorAt(start, absl::StrCat("a literal of ", shape.ToString(false),
+                                       " has more elements than the rest of the text"));
+  }
   Literal literal(shape);
   XJIT_RETURN_IF_ERROR(ParseLiteralValue(shape, &literal));
   return literal;
@@ -1270,6 +1331,9 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     } else if (base = opcode_name; absl::ConsumeSuffix(&base, "-done") &&
                                    ParseOpcode(base).has_value()) {
       opcode = Opcode::kAsyncDone;
+    } else if (!shape.has_value() && Is(TokenKind::kLSquare)) {
+      // `f31[2]`: what stands where a shape would is no element type.
+      return ErrorAt(opcode_token, absl::StrCat("unknown element type '", opcode_name, "'"));
     } else {
       return ErrorAt(opcode_token, absl::StrCat("unknown opcode '", opcode_name, "'"));
     }
@@ -1297,6 +1361,11 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     }
     if (shape->IsToken() || shape->IsOpaque()) {
       return ErrorAt(opcode_token, "a constant needs an array or tuple shape");
+    }
+    XJIT_RETURN_IF_ERROR(CheckLiteralSize(opcode_token, *shape));
+    if (!LiteralFitsText(*shape)) {
+      return ErrorAt(opcode_token, absl::StrCat("a constant of ", shape->ToString(false),
+                                                " has more elements than the rest of the text"));
     }
     Literal literal(*shape);
     XJIT_RETURN_IF_ERROR(ParseLiteralValue(*shape, &literal));

@@ -5,6 +5,7 @@
 // verbatim in their original order.
 #include "ir/hlo_text/printer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -237,6 +238,11 @@ std::vector<std::string> TypedAttributes(const Instruction& instruction) {
       add_dimensions();
       break;
     case Opcode::kMap:
+      // An absent dimensions= (all of them) must not print as an explicit
+      // empty list, which the verifier rejects (found by hlo_text_fuzzer).
+      if (a.has_dimensions || !a.dimensions.empty()) add_dimensions();
+      add_to_apply();
+      break;
     case Opcode::kReduce:
       add_dimensions();
       add_to_apply();
@@ -566,7 +572,13 @@ std::string PrintComputation(const Computation& computation) {
 }
 
 std::string PrintModule(const Module& module) {
-  std::string out = absl::StrCat("HloModule ", module.name());
+  // A name that does not lex as an identifier (`%4_indices` read as a
+  // module name) keeps its '%', so that the text parses back (found by
+  // hlo_text_fuzzer).
+  const std::string& name = module.name();
+  const bool ident =
+      !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  std::string out = absl::StrCat("HloModule ", ident ? "" : "%", name);
   if (module.is_scheduled()) absl::StrAppend(&out, ", is_scheduled=true");
   if (module.entry_parameter_layouts().has_value() && module.entry_result_layout().has_value()) {
     absl::StrAppend(&out, ", entry_computation_layout={(",

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/shape_inference/infer_util.h"
@@ -29,6 +30,16 @@ absl::StatusOr<std::optional<int64_t>> GroupSize(const Ctx& ctx) {
     }
   }
   if (size == 0) return ctx.Error("replica groups are empty");
+  // Each replica (or device) is in at most one group, at most once.
+  absl::flat_hash_set<int64_t> seen;
+  for (const auto& group : groups) {
+    for (int64_t id : group) {
+      if (id < 0) return ctx.Error("replica groups name a negative id %d", id);
+      if (!seen.insert(id).second) {
+        return ctx.Error("replica groups name id %d more than once", id);
+      }
+    }
+  }
   return std::optional<int64_t>(size);
 }
 

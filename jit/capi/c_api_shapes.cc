@@ -20,6 +20,7 @@
 #include "ir/layout_util.h"
 #include "ir/module.h"
 #include "ir/shape.h"
+#include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "jit/capi/c_api_internal.h"
 #include "jit/capi/xjit.h"
@@ -122,6 +123,8 @@ xjit_status* xjit_shape_create_array(xjit_element_type type, const int64_t* dims
     }
     absl::Status valid = xjit::ValidateLayout(shape);
     if (!valid.ok()) return valid;
+    // The verifier's rule: no size derived from the shape may overflow.
+    XJIT_RETURN_IF_ERROR(xjit::CheckedByteSize(shape).status());
     *out = new xjit_shape{std::move(shape)};
     return absl::OkStatus();
   });
@@ -142,7 +145,9 @@ xjit_status* xjit_shape_create_tuple(const xjit_shape* const* elements, int n, x
       }
       shapes.push_back(elements[i]->shape);
     }
-    *out = new xjit_shape{Shape::Tuple(std::move(shapes))};
+    Shape tuple = Shape::Tuple(std::move(shapes));
+    XJIT_RETURN_IF_ERROR(xjit::CheckedByteSize(tuple).status());  // The total may overflow.
+    *out = new xjit_shape{std::move(tuple)};
     return absl::OkStatus();
   });
 }
@@ -162,6 +167,7 @@ xjit_status* xjit_shape_parse(const char* text, xjit_shape** out) {
     if (text == nullptr) return absl::InvalidArgumentError("shape parse: null text");
     absl::StatusOr<Shape> shape = xjit::ParseShape(text);
     if (!shape.ok()) return shape.status();
+    XJIT_RETURN_IF_ERROR(xjit::CheckedByteSize(*shape).status());
     *out = new xjit_shape{xjit::WithDefaultLayouts(std::move(*shape))};
     return absl::OkStatus();
   });
@@ -236,7 +242,8 @@ xjit_status* xjit_shape_tuple_element(const xjit_shape* shape, int i, xjit_shape
 
 int64_t xjit_shape_byte_size(const xjit_shape* shape) {
   if (shape == nullptr) return -1;
-  return xjit::ByteSize(shape->shape);
+  absl::StatusOr<int64_t> bytes = xjit::CheckedByteSize(shape->shape);
+  return bytes.ok() ? *bytes : -1;
 }
 
 int64_t xjit_shape_element_count(const xjit_shape* shape) {

@@ -337,6 +337,10 @@ bool KernelLowering::ColumnVectorizable(ElementType* type, int* lanes) const {
 absl::Status KernelLowering::Emit(int* lanes) {
   FuncNode* func =
       cc_.addFunc(FuncSignatureT<void, void* const*, int64_t, int64_t>(CallConvId::kHost));
+  // Null when asmjit could not allocate the node (its arena is exhausted).
+  if (func == nullptr) {
+    return absl::ResourceExhaustedError("asmjit could not allocate the kernel's function");
+  }
   if (features_.avx2) {
     func->frame().setAvxEnabled();
     // vzeroupper on return, so SSE code in the caller pays no transition.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/code_memory.h"
 #include "jit/x64/x64_lowering.h"
 
 namespace xjit::jit::x64 {
@@ -27,15 +28,17 @@ class ErrorRecorder : public ErrorHandler {
   std::string text;
 };
 
-// Owns the executable memory of every kernel of one target.
-struct CodeMemory {
-  JitRuntime runtime;
+// Owns the executable memory of every kernel of one target (W^X: see
+// jit/code_memory.h); `environment` is the host's, as JitRuntime's would be.
+struct KernelMemory {
+  Environment environment = Environment::host();
+  CodeMemory pages;
 };
 
 class X64Target : public Target {
  public:
   explicit X64Target(const TargetOptions& options)
-      : options_(options), memory_(std::make_shared<CodeMemory>()) {
+      : options_(options), memory_(std::make_shared<KernelMemory>()) {
     const CpuFeatures::X86& host = CpuInfo::host().features().x86();
     features_.avx512 = options.isa == Isa::kAvx512;
     features_.avx2 = options.isa == Isa::kAvx2 || features_.avx512;
@@ -57,7 +60,11 @@ class X64Target : public Target {
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;
     ErrorRecorder errors;
-    code.init(memory_->runtime.environment());
+    if (const Error error = code.init(memory_->environment); error != kErrorOk) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("asmjit cannot start kernel ", program.name, ": ",
+                       DebugUtils::errorAsString(error)));
+    }
     code.setErrorHandler(&errors);
     StringLogger logger;
     if (options_.collect_asm) code.setLogger(&logger);
@@ -65,17 +72,34 @@ class X64Target : public Target {
     KernelLowering lowering(&cc, program, features_);
     LoweredKernel kernel;
     XJIT_RETURN_IF_ERROR(lowering.Emit(&kernel.vector_lanes));
-    cc.finalize();
-    if (errors.error != kErrorOk) {
-      return absl::InternalError(
-          absl::StrCat("asmjit failed on kernel ", program.name, ": ", errors.text));
+    const Error finalized = cc.finalize();
+    if (errors.error != kErrorOk || finalized != kErrorOk) {
+      return absl::InternalError(absl::StrCat(
+          "asmjit failed on kernel ", program.name, ": ",
+          errors.error != kErrorOk ? errors.text : DebugUtils::errorAsString(finalized)));
     }
-    runtime::KernelFunction function = nullptr;
-    const Error added = memory_->runtime.add(&function, &code);
-    if (added != kErrorOk) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot map code for kernel ", program.name, ": ", DebugUtils::errorAsString(added)));
+    // As JitRuntime::add does, but into W^X pages.
+    Error error = code.flatten();
+    if (error == kErrorOk) error = code.resolveUnresolvedLinks();
+    if (error != kErrorOk) {
+      return absl::InternalError(absl::StrCat("asmjit cannot lay out kernel ", program.name, ": ",
+                                              DebugUtils::errorAsString(error)));
     }
+    const size_t size = code.codeSize();
+    const auto relocate_and_copy = [&code, size](void* target) -> absl::Status {
+      Error e = code.relocateToBase(reinterpret_cast<uint64_t>(target));
+      if (e == kErrorOk) {
+        e = code.copyFlattenedData(
+            target, size, CopySectionFlags::kPadSectionBuffer | CopySectionFlags::kPadTargetBuffer);
+      }
+      if (e != kErrorOk) {
+        return absl::InternalError(
+            absl::StrCat("asmjit cannot relocate code: ", DebugUtils::errorAsString(e)));
+      }
+      return absl::OkStatus();
+    };
+    XJIT_ASSIGN_OR_RETURN(const void* address, memory_->pages.Install(size, relocate_and_copy));
+    auto function = reinterpret_cast<runtime::KernelFunction>(const_cast<void*>(address));
     kernel.function = function;
     kernel.code = reinterpret_cast<const void*>(function);
     kernel.code_size = static_cast<int64_t>(code.codeSize());
@@ -86,7 +110,7 @@ class X64Target : public Target {
  private:
   TargetOptions options_;
   Features features_;
-  std::shared_ptr<CodeMemory> memory_;
+  std::shared_ptr<KernelMemory> memory_;
 };
 
 }  // namespace

@@ -7,7 +7,8 @@
 
 namespace xjit::runtime::blas {
 
-// Sets OpenBLAS's thread count for the whole process (values < 1 mean 1).
+// Sets OpenBLAS's thread count for the whole process, clamped to
+// [1, max(8, the number of hardware threads)].
 void SetBlasThreads(int threads);
 // The current OpenBLAS thread count.
 int BlasThreads();

@@ -265,6 +265,15 @@ static void test_shapes(void) {
   CHECK_CODE(xjit_shape_create_array((xjit_element_type)77, dims, 2, NULL, &bad),
              XJIT_INVALID_ARGUMENT, NULL);
   CHECK_CODE(xjit_shape_create_array(XJIT_F32, dims, 2, NULL, NULL), XJIT_INVALID_ARGUMENT, NULL);
+  /* Sizes whose bytes overflow (issue 15): the element count fits in int64. */
+  int64_t huge[1] = {4611686018427387904LL};
+  CHECK_CODE(xjit_shape_create_array(XJIT_F32, huge, 1, NULL, &bad), XJIT_INVALID_ARGUMENT,
+             "too large");
+  int64_t square[2] = {3000000000LL, 3000000000LL};
+  CHECK_CODE(xjit_shape_create_array(XJIT_F32, square, 2, NULL, &bad), XJIT_INVALID_ARGUMENT,
+             "too large");
+  CHECK_CODE(xjit_shape_parse("f32[3,5]{1,0:T(2147483648,2147483648)}", &bad),
+             XJIT_INVALID_ARGUMENT, "too large");
   const xjit_shape* with_null[2] = {row, NULL};
   CHECK_CODE(xjit_shape_create_tuple(with_null, 2, &bad), XJIT_INVALID_ARGUMENT, "null");
   CHECK_CODE(xjit_shape_parse(NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);

@@ -38,6 +38,13 @@ namespace {
 
 constexpr int kModulesPerIsa = 1000;
 
+// XJIT_RANDOM_MODULES=N runs the first N modules of each test instead of its
+// default count (the sanitizer job's sample, .ci/sanitize.sh).
+uint64_t ModuleCount(uint64_t default_count) {
+  const char* count = std::getenv("XJIT_RANDOM_MODULES");
+  return count != nullptr ? std::strtoull(count, nullptr, 10) : default_count;
+}
+
 struct Value {
   std::string name;
   ElementType type;
@@ -1209,7 +1216,7 @@ TEST_P(JitRandom, MatchesEvaluator) {
   int64_t kernels = 0;
   int64_t vectorized = 0;
   int64_t elements = 0;
-  for (uint64_t seed = 1; seed <= kModulesPerIsa && failures < 5; ++seed) {
+  for (uint64_t seed = 1; seed <= ModuleCount(kModulesPerIsa) && failures < 5; ++seed) {
     ModuleGenerator generator(seed * 7919);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 2 == 0);
     CheckOptions options;
@@ -1249,7 +1256,7 @@ TEST_P(JitRandomWide, MatchesEvaluator) {
   int64_t vectorized = 0;
   int64_t widest = 0;  // Kernels with the ISA's widest vectors (64 bytes for avx512).
   const int widest_bits = GetParam() == Isa::kAvx512 ? 512 : GetParam() == Isa::kAvx2 ? 256 : 128;
-  for (uint64_t seed = 1; seed <= kModulesPerIsa && failures < 5; ++seed) {
+  for (uint64_t seed = 1; seed <= ModuleCount(kModulesPerIsa) && failures < 5; ++seed) {
     ModuleGenerator generator(seed * 6151, /*wide=*/true);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 2 == 0);
     CheckOptions options;
@@ -1304,7 +1311,8 @@ class JitRandomPasses : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JitRandomPasses, MatchesEvaluator) {
   int failures = 0;
-  for (uint64_t seed = 1; seed <= kModulesPerPassConfiguration && failures < 5; ++seed) {
+  const uint64_t count = ModuleCount(kModulesPerPassConfiguration);
+  for (uint64_t seed = 1; seed <= count && failures < 5; ++seed) {
     ModuleGenerator generator(seed * 104729);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 4 == 0);
     CheckOptions options;

@@ -1,0 +1,73 @@
+#!/bin/bash
+# CI stage: AddressSanitizer + UndefinedBehaviorSanitizer (docs/limits.md).
+# Configures build-asan with -Db_sanitize=address,undefined, builds only what
+# the selected tests need, and runs
+#   - the unit suite and the fuzz suite (the fuzzers' fixed-seed runs),
+#   - the command-line limits tests (xjit_limits),
+#   - a sample of the random JIT-vs-evaluator tests (XJIT_RANDOM_MODULES
+#     modules per test) with kernel buffers against guard pages
+#     (XJIT_GUARD_PAGES=1), since emitted code is not instrumented.
+# All results end up in build-asan/meson-logs/testlog.json. Installs nothing.
+# Exits non-zero when the build or any test fails.
+#   bash .ci/sanitize.sh          (from anywhere; works in the repository root)
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+build=build-asan
+if [[ ! -f $build/build.ninja ]]; then
+  rm -rf "$build"
+  # -O1 without debug info: about half the compile time of debugoptimized,
+  # and sanitizer reports still name the functions.
+  if ! meson setup "$build" --buildtype=custom -Doptimization=1 -Ddebug=false \
+      -Db_sanitize=address,undefined -Db_lundef=false; then
+    echo ".ci/sanitize.sh: meson setup failed"
+    exit 1
+  fi
+fi
+
+# Stop at the first error of either sanitizer; leaks fail too.
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+# The executables (and their dependencies) of the selected tests only: the
+# benchmarks and the corpus tools are not needed here.
+targets=$(python3 - "$build" <<'PY'
+import json, os, subprocess, sys
+build = sys.argv[1]
+tests = json.loads(subprocess.check_output(['meson', 'introspect', build, '--tests']))
+wanted = {'unit', 'fuzz'}
+names = {'xjit_limits', 'jit_random_test'}
+out = set()
+root = os.path.abspath(build)
+for t in tests:
+    suites = {s.split(':')[-1] for s in t['suite']}  # 'xjit:unit' -> 'unit'
+    if not (wanted & suites or t['name'] in names):
+        continue
+    for path in [t['cmd'][0]] + [d for d in t.get('depends', []) if isinstance(d, str)]:
+        path = os.path.abspath(path)
+        if path.startswith(root + os.sep):
+            out.add(os.path.relpath(path, root))
+print(' '.join(sorted(out)))
+PY
+)
+if [[ -z $targets ]]; then
+  echo ".ci/sanitize.sh: no test targets found"
+  exit 1
+fi
+# xjit_limits runs the xjit binary.
+# shellcheck disable=SC2086
+if ! ninja -C "$build" -j "${XJIT_CI_JOBS:-$(nproc 2>/dev/null || echo 2)}" $targets tools/xjit; then
+  echo ".ci/sanitize.sh: build failed"
+  exit 1
+fi
+
+status=0
+meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 \
+  --suite unit --suite fuzz --logbase unit || status=1
+XJIT_GUARD_PAGES=1 XJIT_RANDOM_MODULES=${XJIT_RANDOM_MODULES:-40} \
+  meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 \
+  xjit_limits jit_random_test --logbase sample || status=1
+
+# One log for the CI summary, as .ci/run reads it.
+cat "$build/meson-logs/unit.json" "$build/meson-logs/sample.json" > "$build/meson-logs/testlog.json"
+exit $status

@@ -1,0 +1,210 @@
+// Fuzz target: the JIT against the evaluator. The input is HLO text (mutated
+// modules); one that parses and verifies, has no side effects, and whose
+// values are small, is compiled and run on deterministic arguments by both
+// backends. Either may refuse it with a status (Unimplemented, a resource
+// limit), but neither may crash, and where both succeed they must agree:
+// integers and predicates exactly, floating point within a tolerance wide
+// enough for the JIT's vector math (a few ulps) and reassociated sums.
+// Under XJIT_GUARD_PAGES=1 every kernel buffer also sits between
+// inaccessible pages (docs/limits.md), so an out-of-bounds kernel faults.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_target.h"
+#include "interpreter/evaluator.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/hlo_text/printer.h"
+#include "ir/layout_util.h"
+#include "ir/verifier.h"
+#include "jit/compile.h"
+#include "passes/rewrite_util.h"
+
+namespace xjit::fuzz {
+namespace {
+
+// The most bytes any value of a module run here may take, so that runs stay
+// fast and memory stays small.
+constexpr int64_t kMaxValueBytes = int64_t{1} << 22;
+
+bool Runnable(const Module& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (HasSideEffectDeep(*instruction) || IsCollective(instruction->opcode())) return false;
+      switch (instruction->opcode()) {
+        case Opcode::kRng:
+        case Opcode::kRngBitGenerator:
+        case Opcode::kRngGetAndUpdateState:
+        case Opcode::kCustomCall:
+        case Opcode::kInfeed:
+        case Opcode::kOutfeed:
+        case Opcode::kWhile:  // May not end: --max-while-iterations is another issue's.
+          return false;
+        default:
+          break;
+      }
+      absl::StatusOr<int64_t> bytes = CheckedByteSize(instruction->shape());
+      if (!bytes.ok() || *bytes > kMaxValueBytes || instruction->shape().is_dynamic()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Deterministic values: floats in [-2, 2), small integers (valid indices).
+Literal Argument(const Shape& shape, uint64_t salt) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      elements.push_back(Argument(shape.tuple_shapes(i), salt * 31 + i));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  Literal literal(shape);
+  if (!shape.IsArray()) return literal;
+  const ElementType type = shape.element_type();
+  std::vector<int64_t> index(shape.rank(), 0);
+  uint64_t k = salt;
+  for (int64_t i = 0; i < shape.element_count();
+       ++i, NextIndex(shape.dimensions(), absl::MakeSpan(index))) {
+    const uint64_t r = Mix(++k);
+    if (IsPred(type)) {
+      literal.SetInt(index, static_cast<int64_t>(r & 1));
+    } else if (IsSignedInteger(type)) {
+      literal.SetInt(index, static_cast<int64_t>(r % 9) - 4);
+    } else if (IsUnsignedInteger(type)) {
+      literal.SetInt(index, static_cast<int64_t>(r % 8));
+    } else if (IsComplex(type)) {
+      literal.SetComplex(index, {static_cast<double>(r % 4001) / 1000 - 2,
+                                 static_cast<double>((r >> 20) % 4001) / 1000 - 2});
+    } else if (type == ElementType::kF8E8M0FNU) {
+      literal.SetDouble(index, 1.0);
+    } else {
+      literal.SetDouble(index, static_cast<double>(r % 4001) / 1000 - 2);
+    }
+  }
+  return literal;
+}
+
+bool Close(double got, double want) {
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
+  if (std::isinf(got) || std::isinf(want)) {
+    // A finite huge value on one side and an overflow on the other: fine.
+    return got == want || std::abs(got) > 1e30 || std::abs(want) > 1e30;
+  }
+  return std::abs(got - want) <= 1e-3 * std::max({1.0, std::abs(got), std::abs(want)});
+}
+
+// The first difference between two results of one shape, or "".
+std::string Difference(const Literal& got, const Literal& want) {
+  const Shape& shape = want.shape();
+  if (shape.IsTuple()) {
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      std::string d = Difference(got.elements()[i], want.elements()[i]);
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (!shape.IsArray()) return "";
+  const ElementType type = shape.element_type();
+  std::vector<int64_t> index(shape.rank(), 0);
+  for (int64_t i = 0; i < shape.element_count();
+       ++i, NextIndex(shape.dimensions(), absl::MakeSpan(index))) {
+    bool same;
+    if (IsFloat(type)) {
+      same = Close(got.GetDouble(index), want.GetDouble(index));
+    } else if (IsComplex(type)) {
+      same = Close(got.GetComplex(index).real(), want.GetComplex(index).real()) &&
+             Close(got.GetComplex(index).imag(), want.GetComplex(index).imag());
+    } else {
+      same = got.GetBits(index) == want.GetBits(index);
+    }
+    if (!same) return "element " + std::to_string(i) + " of " + shape.ToString();
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> XjitFuzzSeeds() {
+  return {R"(HloModule seed
+ENTRY main {
+  p = f32[2,3]{1,0} parameter(0)
+  c = f32[2,3]{0,1} copy(p)
+  e = f32[2,3]{0,1} exponential(c)
+  ROOT t = (f32[2,3]{1,0}, f32[2,3]{0,1}) tuple(e, c)
+}
+)"};
+}
+
+std::vector<std::string> XjitFuzzDictionary() {
+  return {"{1,0}",
+          "{0,1}",
+          "{0}",
+          "f32[",
+          "s32[",
+          "[0]",
+          "[1]",
+          "[0,0]",
+          "[1,1]",
+          "[7,1]",
+          "0",
+          "1",
+          "-1",
+          "2",
+          "(",
+          ")",
+          ",",
+          "ROOT ",
+          "negate(",
+          "add(",
+          "copy(",
+          "tuple(",
+          "reverse(",
+          "transpose(",
+          "slice(",
+          "broadcast(",
+          "dimensions={}",
+          "dimensions={0}",
+          "dimensions={1,0}",
+          "slice={[0:1]}",
+          "slice={[0:2:9223372036854775807]}"};
+}
+
+}  // namespace xjit::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace xjit;  // NOLINT
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "fuzz.hlo");
+  if (!module.ok() || !VerifyModule(**module).ok() || !fuzz::Runnable(**module)) return 0;
+  fuzz::XjitFuzzKeep();
+  std::vector<Literal> arguments;
+  for (const Instruction* parameter : (*module)->entry()->parameters()) {
+    arguments.push_back(fuzz::Argument(parameter->shape(), arguments.size() + 1));
+  }
+  absl::StatusOr<Literal> want = EvaluateModule(**module, arguments);
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(**module, jit::CompileOptions());
+  if (!executable.ok()) return 0;  // Refused with a status: allowed.
+  absl::StatusOr<Literal> got = (*executable)->Run(arguments);
+  if (!want.ok() || !got.ok()) return 0;
+  const std::string difference = fuzz::Difference(*got, *want);
+  if (!difference.empty()) {
+    std::fprintf(stderr, "jit and evaluator differ at %s:\n%s\njit: %s\nevaluator: %s\n",
+                 difference.c_str(), PrintModule(**module).c_str(), got->ToString().c_str(),
+                 want->ToString().c_str());
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,578 @@
+// Regression tests of issue 15 ("nothing crashes, nothing reads out of
+// bounds, nothing hangs without a bound"), end to end through the `xjit`
+// binary ($XJIT). Each runs xjit as a hostile user would: in a child process
+// with a 4 GB address-space limit (not under AddressSanitizer, which
+// reserves terabytes of shadow memory) and a wall-clock limit, and checks
+// that it ends with a clear error or the evaluator's answer: never a signal,
+// never a timeout. docs/limits.md lists the limits these tests pin down.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+struct Result {
+  int exit_code = -1;  // -1: killed by a signal or the time limit
+  int signal = 0;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+class XjitLimits : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* xjit = std::getenv("XJIT");
+    ASSERT_NE(xjit, nullptr) << "set XJIT to the xjit binary (meson does)";
+    xjit_ = xjit;
+    char pattern[] = "/tmp/xjit-limits-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Write(const std::string& name, const std::string& bytes) const {
+    std::ofstream out(dir_ / name, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return Path(name);
+  }
+
+  // Runs xjit with `args` under the address-space limit, killing it after
+  // `seconds`.
+  Result Run(std::vector<std::string> args, int seconds = 60) const {
+    Result result;
+    const std::string out = Path("stdout.txt"), err = Path("stderr.txt");
+    args.insert(args.begin(), xjit_);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      ADD_FAILURE() << "fork failed";
+      return result;
+    }
+    if (pid == 0) {
+      const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(o, 1);
+      dup2(e, 2);
+      if (!kSanitized) {
+        const rlimit limit = {rlim_t{4} << 30, rlim_t{4} << 30};
+        setrlimit(RLIMIT_AS, &limit);
+      }
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        result.timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (!result.timed_out && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    result.out = ReadFile(out);
+    result.err = ReadFile(err);
+    return result;
+  }
+
+  // A user error: exit status 1, no signal, no timeout, `fragment` on stderr.
+  static void ExpectUserError(const Result& r, const std::string& fragment) {
+    EXPECT_FALSE(r.timed_out) << "did not finish; stderr: " << r.err.substr(0, 2000);
+    EXPECT_EQ(r.signal, 0) << "crashed; stderr: " << r.err.substr(0, 2000);
+    EXPECT_EQ(r.exit_code, 1) << "stderr: " << r.err.substr(0, 2000);
+    EXPECT_THAT(r.err, HasSubstr(fragment));
+    EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+  }
+  static void ExpectSuccess(const Result& r) {
+    EXPECT_FALSE(r.timed_out) << "did not finish; stderr: " << r.err.substr(0, 2000);
+    EXPECT_EQ(r.signal, 0) << "crashed; stderr: " << r.err.substr(0, 2000);
+    EXPECT_EQ(r.exit_code, 0) << "stderr: " << r.err.substr(0, 2000);
+  }
+  // Both backends succeed and print the same result.
+  void ExpectBackendsAgree(const std::string& module, std::vector<std::string> extra = {}) {
+    std::vector<std::string> interp = {"run", module, "--backend=interpreter"};
+    std::vector<std::string> jit = {"run", module};
+    interp.insert(interp.end(), extra.begin(), extra.end());
+    jit.insert(jit.end(), extra.begin(), extra.end());
+    Result i = Run(interp);
+    ExpectSuccess(i);
+    Result j = Run(jit);
+    ExpectSuccess(j);
+    EXPECT_EQ(i.out, j.out);
+  }
+
+  std::string xjit_;
+  fs::path dir_;
+};
+
+constexpr char kAdd[] = R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+// ---- 1. Sizes whose bytes overflow ----
+
+TEST_F(XjitLimits, ByteSizeOverflowOfBroadcastIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule big
+ENTRY main {
+  c = f32[] constant(1)
+  b = f32[4611686018427387904]{0} broadcast(c), dimensions={}
+  u = f32[1]{0} constant({2})
+  i = s32[] constant(0)
+  d = f32[4611686018427387904]{0} dynamic-update-slice(b, u, i)
+  ROOT s = f32[2]{0} slice(d), slice={[0:2]}
+}
+)");
+  ExpectUserError(Run({"check", m}), "too large");
+  ExpectUserError(Run({"run", m}), "too large");
+  ExpectUserError(Run({"run", m, "--backend=interpreter"}), "too large");
+}
+
+TEST_F(XjitLimits, ByteSizeOverflowOfParameterIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule big
+ENTRY main {
+  p = f32[4611686018427387904]{0} parameter(0)
+  ROOT s = f32[2]{0} slice(p), slice={[0:2]}
+}
+)");
+  ExpectUserError(Run({"run", m, "--random-args"}, 30), "too large");
+}
+
+TEST_F(XjitLimits, PaddedAndTiledSizeOverflowIsRejected) {
+  std::string padded = Write("padded.hlo", R"(HloModule padded
+ENTRY main {
+  p = f32[3,5]{1,0:PD(4000000000,4000000000)} parameter(0)
+  ROOT n = f32[3,5]{1,0} negate(p)
+}
+)");
+  ExpectUserError(Run({"check", padded}), "too large");
+  std::string tiled = Write("tiled.hlo", R"(HloModule tiled
+ENTRY main {
+  p = f32[3,5]{1,0:T(2147483648,2147483648)} parameter(0)
+  ROOT n = f32[3,5]{1,0} negate(p)
+}
+)");
+  ExpectUserError(Run({"check", tiled}), "too large");
+}
+
+TEST_F(XjitLimits, ReduceWindowOverHugeShapeIsRejected) {
+  std::string m = Write("m.hlo", std::string("HloModule rw\n") + kAdd + R"(
+ENTRY main {
+  c = f32[] constant(1)
+  p = f32[3000000000,3000000000]{1,0} broadcast(c), dimensions={}
+  z = f32[] constant(0)
+  ROOT r = f32[1,1]{1,0} reduce-window(p, z), window={size=3000000000x3000000000}, to_apply=add
+}
+)");
+  ExpectUserError(Run({"run", m}), "too large");
+}
+
+TEST_F(XjitLimits, AllocationBeyondMemoryIsAnError) {
+  if (kSanitized) GTEST_SKIP() << "needs the address-space limit, which sanitizers preclude";
+  // 4 TiB: a valid shape, but no memory for it.
+  std::string m = Write("m.hlo", R"(HloModule huge
+ENTRY main {
+  p = f32[1099511627776]{0} parameter(0)
+  ROOT s = f32[2]{0} slice(p), slice={[0:2]}
+}
+)");
+  ExpectUserError(Run({"run", m, "--random-args"}, 30), "out of memory");
+}
+
+// ---- 2. Nested conditionals: each computation compiled once ----
+
+// Conditionals nested `depth` deep whose two branches both call the next
+// level's two branches: 2^depth paths through `2 * depth` computations.
+std::string NestedConditionals(int depth) {
+  std::string text = "HloModule nested\n";
+  for (int k = depth; k >= 0; --k) {
+    for (const char* side : {"t", "f"}) {
+      const std::string name = std::string(side) + std::to_string(k);
+      text += name + " {\n  p = s32[] parameter(0)\n";
+      if (k == depth) {
+        text += "  one = s32[] constant(1)\n";
+        text += std::string("  ROOT r = s32[] ") + (side[0] == 't' ? "add" : "subtract") +
+                "(p, one)\n}\n";
+        continue;
+      }
+      const std::string next = std::to_string(k + 1);
+      text += "  z = s32[] constant(0)\n  c = pred[] compare(p, z), direction=GT\n";
+      text += "  two = s32[] constant(2)\n  m = s32[] multiply(p, two)\n";
+      text += "  ROOT r = s32[] conditional(c, m, p), true_computation=t" + next +
+              ", false_computation=f" + next + "\n}\n";
+    }
+  }
+  text += "ENTRY main {\n  p = s32[] parameter(0)\n  z = s32[] constant(0)\n";
+  text += "  c = pred[] compare(p, z), direction=GT\n";
+  text += "  ROOT r = s32[] conditional(c, p, p), true_computation=t0, false_computation=f0\n}\n";
+  return text;
+}
+
+TEST_F(XjitLimits, NestedConditionalsCompileOncePerComputation) {
+  // 2^40 paths: exponential compilation would never finish.
+  std::string m = Write("m.hlo", NestedConditionals(40));
+  Result r = Run({"compile", m}, 120);
+  ExpectSuccess(r);
+  EXPECT_THAT(r.out, HasSubstr("kernels:"));
+  ExpectBackendsAgree(m, {"--random-args"});
+}
+
+TEST_F(XjitLimits, DeeplyNestedConditionalsDoNotCrash) {
+  std::string m = Write("m.hlo", NestedConditionals(100));
+  ExpectBackendsAgree(m, {"--random-args"});
+}
+
+// ---- 3. Deep nesting: a depth limit, not a stack overflow ----
+
+std::string CallChain(int depth) {
+  std::string text =
+      "HloModule chain\nc0 {\n  p = s32[] parameter(0)\n  ROOT r = s32[] add(p, p)\n}\n";
+  for (int k = 1; k <= depth; ++k) {
+    text +=
+        "c" + std::to_string(k) + " {\n  p = s32[] parameter(0)\n  q = s32[] call(p), to_apply=c" +
+        std::to_string(k - 1) + "\n  one = s32[] constant(1)\n  ROOT r = s32[] add(q, one)\n}\n";
+  }
+  text += "ENTRY main {\n  p = s32[] parameter(0)\n  ROOT r = s32[] call(p), to_apply=c" +
+          std::to_string(depth) + "\n}\n";
+  return text;
+}
+
+std::string FusionChain(int depth) {
+  std::string text =
+      "HloModule fusions\nf0 {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n";
+  for (int k = 1; k <= depth; ++k) {
+    text +=
+        "f" + std::to_string(k) +
+        " {\n  p = f32[2]{0} parameter(0)\n  ROOT f = f32[2]{0} fusion(p), kind=kLoop, calls=f" +
+        std::to_string(k - 1) + "\n}\n";
+  }
+  text +=
+      "ENTRY main {\n  p = f32[2]{0} parameter(0)\n  ROOT f = f32[2]{0} fusion(p), kind=kLoop, "
+      "calls=f" +
+      std::to_string(depth) + "\n}\n";
+  return text;
+}
+
+std::string WhileChain(int depth) {
+  std::string text =
+      "HloModule whiles\ncond {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+      "  ROOT lt = pred[] compare(p, one), direction=LT\n}\n"
+      "body0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n  ROOT r = s32[] add(p, "
+      "one)\n}\n";
+  for (int k = 1; k <= depth; ++k) {
+    text += "body" + std::to_string(k) +
+            " {\n  p = s32[] parameter(0)\n  q = s32[] while(p), condition=cond, body=body" +
+            std::to_string(k - 1) +
+            "\n  one = s32[] constant(1)\n  ROOT r = s32[] add(q, one)\n}\n";
+  }
+  text +=
+      "ENTRY main {\n  z = s32[] constant(0)\n  ROOT w = s32[] while(z), condition=cond, "
+      "body=body" +
+      std::to_string(depth) + "\n}\n";
+  return text;
+}
+
+TEST_F(XjitLimits, DeepCallChainsReportTheDepthLimit) {
+  std::string calls = Write("calls.hlo", CallChain(5000));
+  ExpectUserError(Run({"check", calls}), "nested more than");
+  ExpectUserError(Run({"run", calls, "--random-args", "--backend=interpreter"}),
+                  "nested more than");
+  ExpectUserError(Run({"run", calls, "--random-args"}), "nested more than");
+  std::string fusions = Write("fusions.hlo", FusionChain(10000));
+  ExpectUserError(Run({"run", fusions, "--random-args"}), "nested more than");
+  ExpectUserError(Run({"run", fusions, "--random-args", "--backend=interpreter"}),
+                  "nested more than");
+  std::string whiles = Write("whiles.hlo", WhileChain(5000));
+  ExpectUserError(Run({"run", whiles}), "nested more than");
+  ExpectUserError(Run({"run", whiles, "--backend=interpreter"}), "nested more than");
+}
+
+TEST_F(XjitLimits, NestingUpToTheLimitRuns) {
+  // 250 levels below the entry: within kMaxCallDepth (256).
+  ExpectBackendsAgree(Write("calls.hlo", CallChain(250)), {"--random-args"});
+  ExpectBackendsAgree(Write("fusions.hlo", FusionChain(250)), {"--random-args"});
+  Result w = Run({"run", Write("whiles.hlo", WhileChain(250))});
+  ExpectSuccess(w);
+  EXPECT_THAT(w.out, HasSubstr("251"));
+}
+
+// ---- 4. Replicas ----
+
+TEST_F(XjitLimits, ManyReplicasEndWithAResultOrAnError) {
+  std::string m = Write("m.hlo", R"(HloModule r
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  ROOT n = f32[2]{0} negate(p)
+}
+)");
+  Result r = Run({"run", m, "--random-args", "--backend=interpreter", "--replicas", "1000"}, 120);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, 0) << r.err.substr(0, 2000);
+  if (r.exit_code != 0) {
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("cannot start a thread"));
+  }
+  ExpectUserError(Run({"run", m, "--random-args", "--backend=interpreter", "--replicas", "5000"}),
+                  "--replicas 5000 is too many");
+}
+
+// ---- 5. Control-dependency cycles ----
+
+TEST_F(XjitLimits, ControlDependencyCyclesAreNamed) {
+  std::string self = Write("self.hlo", R"(HloModule self
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  a = f32[2]{0} negate(p), control-predecessors={a}
+  ROOT r = f32[2]{0} abs(a)
+}
+)");
+  ExpectUserError(Run({"check", self}), "form a cycle: a waits for a");
+  std::string two = Write("two.hlo", R"(HloModule two
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  a = f32[2]{0} negate(p), control-predecessors={b}
+  b = f32[2]{0} abs(a)
+  ROOT r = f32[2]{0} add(a, b)
+}
+)");
+  Result r = Run({"check", two});
+  ExpectUserError(r, "form a cycle");
+  EXPECT_THAT(
+      r.err, AnyOf(HasSubstr("a waits for b waits for a"), HasSubstr("b waits for a waits for b")));
+  ExpectUserError(Run({"run", two, "--random-args"}), "form a cycle");
+}
+
+// ---- 6. Layouts of tuple elements without layout assignment ----
+
+TEST_F(XjitLimits, TupleElementLayoutsAreHonouredWithoutLayoutAssignment) {
+  std::string tuple = Write("tuple.hlo", R"(HloModule tuple_layouts
+ENTRY main {
+  p = f32[2,3]{1,0} parameter(0)
+  c = f32[2,3]{0,1} copy(p)
+  ROOT t = (f32[2,3]{1,0}) tuple(c)
+}
+)");
+  std::string gte = Write("gte.hlo", R"(HloModule gte_layouts
+ENTRY main {
+  p = f32[2,3]{1,0} parameter(0)
+  c = f32[2,3]{0,1} copy(p)
+  t = (f32[2,3]{0,1}) tuple(c)
+  ROOT g = f32[2,3]{1,0} get-tuple-element(t), index=0
+}
+)");
+  // The values (in C order in the .npy files) must agree; the printed
+  // layouts may differ (the evaluator prints the layout its value had).
+  for (const std::string& m : {tuple, gte}) {
+    ExpectSuccess(Run({"run", m, "--random-args", "--backend=interpreter", "--out", Path("want")}));
+    const std::string want = ReadFile(dir_ / "want" / "0.npy");
+    ASSERT_FALSE(want.empty());
+    for (const char* passes : {"--passes=off", "--disable-passes=assign-layouts", "--passes=on"}) {
+      ExpectSuccess(Run({"run", m, "--random-args", passes, "--out", Path("got")}));
+      EXPECT_EQ(ReadFile(dir_ / "got" / "0.npy"), want) << m << " " << passes;
+    }
+  }
+}
+
+// ---- 7. Reading input ----
+
+TEST_F(XjitLimits, SyntaxErrorInHugeInputIsReportedEarly) {
+  std::string m = Write("parens.hlo", std::string(20 << 20, '('));
+  Result r = Run({"check", m}, 30);
+  ExpectUserError(r, "parens.hlo:1:1");
+  EXPECT_THAT(r.err, Not(HasSubstr("out of memory")));
+}
+
+// Found by hlo_text_fuzzer: a constant of 2^31 - 1 elements with three
+// values zeroed 2 GB before the parser noticed (14 s).
+TEST_F(XjitLimits, ConstantLargerThanItsTextFailsFast) {
+  std::string m = Write("m.hlo", R"(HloModule c
+ENTRY main {
+  ROOT a = s8[2147483647] constant({-128, -128, 5})
+}
+)");
+  Result r = Run({"check", m}, 20);
+  ExpectUserError(r, "has more elements than the rest of the text");
+}
+
+// Found by jit_fuzzer: a tile of 2^63 - 1 on a constant made the literal's
+// slot arithmetic wrap around and write out of bounds (SIGSEGV in check).
+TEST_F(XjitLimits, ConstantWithOverflowingTileIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule c
+ENTRY main {
+  ROOT x = f32[3,5]{1,0:T(2,9223372036854775807)} constant({ {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {1, 2, 3, 4, 5} })
+}
+)");
+  ExpectUserError(Run({"check", m}), "too large");
+}
+
+// Found by hlo_text_fuzzer and jit_fuzzer: a 3x5 constant tiled 2x3000000000
+// takes 48 GB; the parser's 2 GB limit on literals counted logical elements
+// only, and the allocation threw std::bad_alloc out of the library.
+TEST_F(XjitLimits, ConstantWhoseTilesTakeTooMuchMemoryIsRejected) {
+  std::string m = Write("m.hlo", R"(HloModule c
+ENTRY main {
+  ROOT x = f32[3,5]{1,0:T(2,3000000000)} constant({ {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {1, 2, 3, 4, 5} })
+}
+)");
+  Result r = Run({"check", m});
+  ExpectUserError(r, "bytes, more than the 2147483648 a literal may take");
+}
+
+TEST_F(XjitLimits, EndlessInputIsCapped) {
+  ExpectUserError(Run({"check", "/dev/zero"}, 60), "is larger than 256 MiB");
+}
+
+// ---- 8. Printing large results ----
+
+TEST_F(XjitLimits, LargeResultWithOutIsNotPrinted) {
+  std::string m = Write("m.hlo", R"(HloModule large
+ENTRY main {
+  c = f32[] constant(1.5)
+  ROOT b = f32[4000000]{0} broadcast(c), dimensions={}
+}
+)");
+  Result r = Run({"run", m, "--out", Path("out")});
+  ExpectSuccess(r);
+  EXPECT_LT(r.out.size(), 1000u) << r.out.substr(0, 200);
+  EXPECT_THAT(r.out, HasSubstr("not printed"));
+  EXPECT_EQ(fs::file_size(dir_ / "out" / "0.npy"), 128u + 4u * 4000000u);
+}
+
+// ---- 9. Smaller cases ----
+
+TEST_F(XjitLimits, CrossPartitionAllReduceIsRefusedByBothBackends) {
+  std::string m = Write("m.hlo", std::string("HloModule ar, num_partitions=2\n") + kAdd + R"(
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  ROOT sum = f32[2]{0} all-reduce(p), channel_id=1, replica_groups={}, to_apply=add
+}
+)");
+  ExpectUserError(Run({"run", m, "--random-args", "--backend=interpreter"}),
+                  "all-reduce sum with more than one replica");
+  Result jit = Run({"run", m, "--random-args"});
+  ExpectUserError(jit, "all-reduce sum with more than one replica");
+  // The JIT's message names the instruction once.
+  EXPECT_THAT(jit.err, Not(HasSubstr("sum: sum:")));
+}
+
+TEST_F(XjitLimits, SliceWithHugeStrideAgrees) {
+  std::string m = Write("m.hlo", R"(HloModule stride
+ENTRY main {
+  p = f32[3]{0} parameter(0)
+  ROOT s = f32[1]{0} slice(p), slice={[0:3:9223372036854775807]}
+}
+)");
+  ExpectBackendsAgree(m, {"--random-args"});
+}
+
+TEST_F(XjitLimits, DirectoryAsNpyArgumentIsAUserError) {
+  std::string m = Write("m.hlo", R"(HloModule neg
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  ROOT n = f32[2]{0} negate(p)
+}
+)");
+  fs::create_directory(dir_ / "adir");
+  ExpectUserError(Run({"run", m, Path("adir")}), "is a directory");
+}
+
+TEST_F(XjitLimits, ManyThreadsWithBlasFinish) {
+  std::string m = Write("m.hlo", R"(HloModule dot
+ENTRY main {
+  a = f32[256,256]{1,0} parameter(0)
+  b = f32[256,256]{1,0} parameter(1)
+  ROOT d = f32[256,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ExpectSuccess(Run({"run", m, "--random-args", "--threads", "31", "--out", Path("out")}, 120));
+}
+
+TEST_F(XjitLimits, DuplicateReplicaIdsAreRejected) {
+  std::string m = Write("m.hlo", std::string("HloModule dup, replica_count=2\n") + kAdd + R"(
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  ROOT r = f32[2]{0} all-reduce(p), replica_groups={{0,0}}, to_apply=add
+}
+)");
+  ExpectUserError(Run({"check", m}), "id 0 more than once");
+}
+
+TEST_F(XjitLimits, ErrorMessagesSayWhatIsWrong) {
+  std::string pad = Write("pad.hlo", R"(HloModule pad
+ENTRY main {
+  p = f32[3]{0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[5]{0} pad(p, z), padding=0_0_-1
+}
+)");
+  Result r = Run({"check", pad});
+  ExpectUserError(r, "interior");
+  EXPECT_THAT(r.err, Not(HasSubstr("expected '='")));
+
+  std::string type = Write("type.hlo", R"(HloModule type
+ENTRY main {
+  ROOT p = f31[2]{0} parameter(0)
+}
+)");
+  Result t = Run({"check", type});
+  ExpectUserError(t, "f31");
+  EXPECT_THAT(t.err, Not(HasSubstr("opcode")));
+
+  // An unterminated string: the error quotes the start of the rest of the
+  // file, newlines escaped.
+  std::string newline = Write("newline.hlo", "HloModule \"unterminated\nENTRY\nmain\n");
+  Result n = Run({"check", newline});
+  EXPECT_EQ(n.exit_code, 1);
+  EXPECT_EQ(n.err.find('\n'), n.err.size() - 1) << "one line: " << n.err;
+}
+
+}  // namespace
