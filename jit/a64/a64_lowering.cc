@@ -1,0 +1,580 @@
+// KernelLowering (AArch64): function frame, loop nest, index arithmetic,
+// accumulators and the choice between vector and scalar code (see
+// a64_lowering.h).
+#include "jit/a64/a64_lowering.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+
+namespace xjit::jit::a64 {
+
+using namespace asmjit;  // NOLINT: asmjit's API is designed for this.
+namespace arm64 = asmjit::a64;
+using asmjit::arm::CondCode;
+using asmjit::a64::Gp;
+using asmjit::a64::Vec;
+
+namespace {
+
+// Loop-invariant values kept in registers across a vector loop (of 32
+// vector registers; asmjit spills beyond what fits).
+constexpr int kHoistBudget = 20;
+
+}  // namespace
+
+KernelLowering::KernelLowering(arm64::Compiler* cc, const KernelProgram& program)
+    : cc_(*cc), program_(program) {}
+
+Gp KernelLowering::NewGp() { return cc_.newGpx(); }
+Vec KernelLowering::NewVec() { return cc_.newVecQ(); }
+
+void KernelLowering::SetGp(int id, Gp g) {
+  vals_[id].gp = g;
+  vals_[id].in_vec = false;
+}
+
+void KernelLowering::SetVec(int id, Vec v) {
+  vals_[id].vec = v;
+  vals_[id].in_vec = true;
+}
+
+void KernelLowering::MovImm(Gp g, uint64_t value) {
+  // movz + movk per non-zero 16-bit chunk (movn for small negatives).
+  if (static_cast<int64_t>(value) < 0 && static_cast<int64_t>(value) >= -65536) {
+    cc_.movn(g, Imm(~value & 0xFFFF));
+    return;
+  }
+  cc_.movz(g, Imm(value & 0xFFFF));
+  for (int k = 1; k < 4; ++k) {
+    const uint64_t chunk = (value >> (16 * k)) & 0xFFFF;
+    if (chunk != 0) cc_.movk(g, Imm(chunk), Imm(arm64::lsl(16 * k)));
+  }
+}
+
+Gp KernelLowering::ElementAddress(int buffer, int position_op, int element_bytes) {
+  uint32_t shift = 0;
+  while ((1 << shift) < element_bytes) ++shift;
+  Gp address = NewGp();
+  cc_.add(address, buffers_[buffer], vals_[position_op].gp, Imm(arm64::lsl(shift)));
+  return address;
+}
+
+bool KernelLowering::Vectorizable() {
+  if (program_.loop_extents.empty() || program_.reduction_loops > 0) return false;
+  // One lane width for every value; at most one float type (of that width);
+  // integers of that width of either signedness; preds as masks.
+  std::optional<int> width;
+  std::optional<ElementType> float_type;
+  std::optional<ElementType> int_type;
+  bool any_value = false;
+  auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
+  auto set_type = [&](ElementType candidate) {
+    if (IsPred(candidate)) return true;
+    int w = 0;
+    if (is_float(candidate)) {
+      if (float_type && *float_type != candidate) return false;
+      float_type = candidate;
+      w = BitWidth(candidate);
+    } else if (IsInteger(candidate)) {
+      w = BitWidth(candidate);
+      if (w != 8 && w != 16 && w != 32 && w != 64) return false;
+      if (!int_type) int_type = candidate;
+    } else {
+      return false;
+    }
+    if (width && *width != w) return false;
+    width = w;
+    return true;
+  };
+  for (size_t i = 0; i < program_.ops.size(); ++i) {
+    const KOp& op = program_.ops[i];
+    if (IsIndexOp(op.kind)) continue;
+    any_value = true;
+    switch (op.kind) {
+      case KOpKind::kLoad: {
+        if (!set_type(op.type)) return false;
+        const std::optional<int64_t> s = strides_[op.a];
+        if (!s || (*s != 0 && *s != 1)) return false;
+        break;
+      }
+      case KOpKind::kStore:
+        if (!set_type(op.operand_type)) return false;
+        if (strides_[op.a] != 1) return false;
+        break;
+      case KOpKind::kFromIndex: {
+        if (!set_type(op.type)) return false;
+        const std::optional<int64_t> s = strides_[op.a];
+        if (!s || (*s != 0 && !IsInteger(op.type))) return false;
+        break;
+      }
+      case KOpKind::kConst: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kFma:
+        if (!is_float(op.type) || !set_type(op.type)) return false;
+        break;
+      case KOpKind::kUnary:
+        if (IsPred(op.type) && IsPred(op.operand_type) && op.opcode == Opcode::kNot) break;
+        if (IsPred(op.type)) return false;
+        if (op.operand_type != op.type || !set_type(op.type)) return false;
+        if (IsInteger(op.type)) {
+          switch (op.opcode) {
+            case Opcode::kAbs: case Opcode::kNegate: case Opcode::kNot: case Opcode::kSign:
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
+        switch (op.opcode) {
+          case Opcode::kAbs: case Opcode::kNegate: case Opcode::kSqrt: case Opcode::kFloor:
+          case Opcode::kCeil: case Opcode::kRoundNearestEven: case Opcode::kRoundNearestAfz:
+          case Opcode::kSign:
+            break;
+          default:
+            return false;
+        }
+        break;
+      case KOpKind::kBinary:
+        if (IsPred(op.type)) {
+          switch (op.opcode) {
+            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMultiply:
+            case Opcode::kMinimum: case Opcode::kAdd: case Opcode::kMaximum:
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
+        if (!set_type(op.type)) return false;
+        if (IsInteger(op.type)) {
+          switch (op.opcode) {
+            case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kAnd: case Opcode::kOr:
+            case Opcode::kXor: case Opcode::kMaximum: case Opcode::kMinimum:
+            case Opcode::kShiftLeft: case Opcode::kShiftRightLogical:
+            case Opcode::kShiftRightArithmetic:
+              break;
+            case Opcode::kMultiply:  // No 64-bit lane multiply in NEON.
+              if (BitWidth(op.type) == 64) return false;
+              break;
+            default:
+              return false;
+          }
+          break;
+        }
+        switch (op.opcode) {
+          case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
+          case Opcode::kDivide: case Opcode::kMaximum: case Opcode::kMinimum:
+            break;
+          default:
+            return false;
+        }
+        break;
+      case KOpKind::kCompare:
+        // Pred operands would compare as masks (true = all ones): scalar.
+        if (IsPred(op.operand_type) || !set_type(op.operand_type)) return false;
+        if (is_float(op.operand_type)) {
+          if (op.comparison != ComparisonType::kFloat) return false;
+        } else if (op.comparison != ComparisonType::kSigned &&
+                   op.comparison != ComparisonType::kUnsigned) {
+          return false;
+        }
+        break;
+      case KOpKind::kSelect:
+        if (!set_type(op.type)) return false;
+        break;
+      case KOpKind::kClamp:
+        if (IsPred(op.type) || !set_type(op.type)) return false;
+        break;
+      case KOpKind::kConvert: {
+        const ElementType from = op.operand_type;
+        const ElementType to = op.type;
+        if (!set_type(from) || !set_type(to)) return false;  // Same lane width.
+        // Between integers of one width, pred and anything, float <-> int of
+        // its width (fcvtzs/fcvtzu saturate and map NaN to 0, as XLA).
+        const bool ok = from == to || (IsInteger(from) && IsInteger(to)) || IsPred(from) ||
+                        IsPred(to) || (is_float(from) && IsInteger(to)) ||
+                        (IsInteger(from) && is_float(to));
+        if (!ok) return false;
+        break;
+      }
+      case KOpKind::kBitcast:
+        if (IsPred(op.type) || IsPred(op.operand_type)) return false;
+        if (!set_type(op.operand_type) || !set_type(op.type)) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  if (!any_value) return false;
+  const int w = width.value_or(8);  // Preds only: byte masks.
+  vector_type_ = float_type ? *float_type : int_type ? *int_type : ElementType::kU8;
+  lane_bits_ = w;
+  lanes_ = 128 / w;
+  return program_.loop_extents.back() >= lanes_;
+}
+
+absl::Status KernelLowering::Emit(int* lanes) {
+  FuncNode* func =
+      cc_.addFunc(FuncSignatureT<void, void* const*, int64_t, int64_t>(CallConvId::kHost));
+  Gp args = cc_.newGpx("buffers");
+  func->setArg(0, args);
+  begin_ = cc_.newGpx("begin");
+  end_ = cc_.newGpx("end");
+  func->setArg(1, begin_);
+  func->setArg(2, end_);
+
+  XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
+  levels_ = OpLevels(program_);
+  sections_ = OpSections(program_);
+  strides_ = InnerStrides(program_);
+  vals_.assign(program_.ops.size(), Val());
+  hoisted_.assign(program_.ops.size(), false);
+  hoisted_vals_.assign(program_.ops.size(), Val());
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    Gp pointer = NewGp();
+    cc_.ldr(pointer, arm64::ptr(args, static_cast<int32_t>(8 * b)));
+    buffers_.push_back(pointer);
+  }
+  vectorize_ = Vectorizable();
+  if (!vectorize_) lanes_ = 1;
+  *lanes = lanes_;
+
+  bool empty = false;
+  for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
+  if (!empty) {
+    if (program_.loop_extents.empty()) {
+      XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(-1, Mode::kScalar));
+    } else {
+      Label done = cc_.newLabel();
+      cc_.cmp(begin_, end_);
+      cc_.b_ge(done);
+      XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(-1, Mode::kScalar));
+      XJIT_RETURN_IF_ERROR(EmitLoops(0));
+      cc_.bind(done);
+    }
+  }
+  cc_.endFunc();
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitLoops(size_t level) {
+  loop_vars_.resize(program_.loop_extents.size());
+  const bool element_loop =
+      program_.reduction_loops > 0 && static_cast<int>(level) + 1 == program_.output_loops();
+  if (!element_loop && level + 1 == program_.loop_extents.size()) return EmitInnerLoop(level);
+  Gp i = NewGp();
+  loop_vars_[level] = i;
+  Gp stop = NewGp();
+  // The outermost loop runs the caller's range [begin, end), never empty
+  // here; inner ones their whole extent (positive: empty nests emit no
+  // loops).
+  if (level == 0) {
+    cc_.mov(i, begin_);
+    cc_.mov(stop, end_);
+  } else {
+    cc_.mov(i, arm64::xzr);
+    MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
+  }
+  Label head = cc_.newLabel();
+  cc_.bind(head);
+  if (element_loop) {
+    XJIT_RETURN_IF_ERROR(EmitElementBlock());
+  } else {
+    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
+    XJIT_RETURN_IF_ERROR(EmitLoops(level + 1));
+  }
+  cc_.add(i, i, 1);
+  cc_.cmp(i, stop);
+  cc_.b_lt(head);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitInnerLoop(size_t level) {
+  Gp i = NewGp();
+  loop_vars_[level] = i;
+  Gp stop = NewGp();
+  if (level == 0) {
+    cc_.mov(i, begin_);
+    cc_.mov(stop, end_);
+  } else {
+    cc_.mov(i, arm64::xzr);
+    MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
+  }
+  if (vectorize_) {
+    // Vector iterations over the largest multiple of lanes_ elements, then
+    // the scalar tail; both compute the same bits per element.
+    Gp vector_end = NewGp();
+    cc_.sub(vector_end, stop, i);
+    cc_.and_(vector_end, vector_end, Imm(~static_cast<uint64_t>(lanes_ - 1)));
+    cc_.add(vector_end, vector_end, i);
+    Label skip = cc_.newLabel();
+    cc_.cmp(i, vector_end);
+    cc_.b_ge(skip);
+    XJIT_RETURN_IF_ERROR(Hoist(static_cast<int>(level)));
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kVector));
+    cc_.add(i, i, lanes_);
+    cc_.cmp(i, vector_end);
+    cc_.b_lt(head);
+    cc_.bind(skip);
+  }
+  Label done = cc_.newLabel();
+  Label head = cc_.newLabel();
+  cc_.cmp(i, stop);
+  cc_.b_ge(done);
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
+  cc_.add(i, i, 1);
+  cc_.cmp(i, stop);
+  cc_.b_lt(head);
+  cc_.bind(done);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::Hoist(int level) {
+  mode_ = Mode::kVector;
+  int budget = kHoistBudget;
+  for (size_t id = 0; id < program_.ops.size() && budget > 0; ++id) {
+    const KOp& op = program_.ops[id];
+    if (levels_[id] != level || IsIndexOp(op.kind) || op.kind == KOpKind::kStore) continue;
+    if (strides_[id] != 0) continue;
+    bool ready = true;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0) continue;
+      const bool outer_index = IsIndexOp(program_.ops[operand].kind) && levels_[operand] < level;
+      ready = ready && (outer_index || hoisted_[operand]);
+    }
+    if (!ready) continue;
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+    hoisted_[id] = true;
+    hoisted_vals_[id] = vals_[id];
+    --budget;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
+  mode_ = mode;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (levels_[id] != level) continue;
+    if (mode == Mode::kVector && hoisted_[id]) {
+      vals_[id] = hoisted_vals_[id];
+      continue;
+    }
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitSectionAtLevel(int level, KSection section) {
+  mode_ = Mode::kScalar;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (levels_[id] != level || sections_[id] != section) continue;
+    if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kScalar));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitElementBlock() {
+  const int level = program_.output_loops() - 1;
+  XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(level, KSection::kPre));
+  XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1));
+  return EmitSectionAtLevel(level, KSection::kPost);
+}
+
+absl::Status KernelLowering::EmitReductionLoops(size_t level) {
+  const bool innermost = level + 1 == program_.loop_extents.size();
+  Gp i = NewGp();
+  loop_vars_[level] = i;
+  Gp stop = NewGp();
+  cc_.mov(i, arm64::xzr);
+  MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
+  Label head = cc_.newLabel();
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(static_cast<int>(level), KSection::kBody));
+  if (innermost) {
+    XJIT_RETURN_IF_ERROR(EmitAccumulatorWrites());
+  } else {
+    XJIT_RETURN_IF_ERROR(EmitReductionLoops(level + 1));
+  }
+  cc_.add(i, i, 1);
+  cc_.cmp(i, stop);
+  cc_.b_lt(head);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitAccumulatorWrites() {
+  // A parallel copy: sources that are accumulator registers are copied
+  // first, so a write never feeds another write of the same iteration.
+  struct Pending {
+    int64_t slot;
+    Val source;
+  };
+  std::vector<Pending> pending;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (op.kind != KOpKind::kAccWrite) continue;
+    Val source = vals_[op.a];
+    if (source.in_vec && !accs_.at(op.imm).in_vec) {
+      source = Val{AsRaw16(op.a, op.type), Vec(), false};  // f16/bf16: raw bits.
+    }
+    pending.push_back({op.imm, source});
+  }
+  auto is_acc = [&](const Val& v) {
+    for (const auto& [slot, acc] : accs_) {
+      if (acc.in_vec == v.in_vec &&
+          (v.in_vec ? acc.vec.id() == v.vec.id() : acc.gp.id() == v.gp.id())) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (Pending& p : pending) {
+    if (!is_acc(p.source)) continue;
+    if (p.source.in_vec) {
+      Vec t = NewVec();
+      cc_.mov(t.b16(), p.source.vec.b16());
+      p.source.vec = t;
+    } else {
+      Gp t = NewGp();
+      cc_.mov(t, p.source.gp);
+      p.source.gp = t;
+    }
+  }
+  for (const Pending& p : pending) {
+    const Val& acc = accs_.at(p.slot);
+    if (acc.in_vec != p.source.in_vec) {
+      return absl::InternalError("accumulator write of another representation");
+    }
+    if (acc.in_vec) {
+      if (acc.vec.id() != p.source.vec.id()) cc_.mov(acc.vec.b16(), p.source.vec.b16());
+    } else if (acc.gp.id() != p.source.gp.id()) {
+      cc_.mov(acc.gp, p.source.gp);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitAccOp(int id) {
+  const KOp& op = program_.ops[id];
+  switch (op.kind) {
+    case KOpKind::kAccInit: {
+      Val acc;
+      const bool narrow = op.type == ElementType::kF16 || op.type == ElementType::kBF16;
+      const Val init = narrow ? Val{AsRaw16(op.a, op.type), Vec(), false} : vals_[op.a];
+      acc.in_vec = init.in_vec;
+      if (init.in_vec) {
+        acc.vec = NewVec();
+        cc_.mov(acc.vec.b16(), init.vec.b16());
+      } else {
+        acc.gp = NewGp();
+        cc_.mov(acc.gp, init.gp);
+      }
+      accs_[op.imm] = acc;
+      return absl::OkStatus();
+    }
+    case KOpKind::kAccRead:
+    case KOpKind::kAccResult: {
+      auto it = accs_.find(op.imm);
+      if (it == accs_.end()) return absl::InternalError("accumulator read before its init");
+      vals_[id] = it->second;
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InternalError("accumulator writes are emitted by EmitAccumulatorWrites");
+  }
+}
+
+absl::Status KernelLowering::EmitOp(int id, Mode mode) {
+  const KOp& op = program_.ops[id];
+  if (IsIndexOp(op.kind)) {
+    EmitIndexOp(id);
+    return absl::OkStatus();
+  }
+  switch (op.kind) {
+    case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+    case KOpKind::kAccResult:
+      return EmitAccOp(id);
+    default:
+      break;
+  }
+  if (mode == Mode::kVector) return EmitVectorValueOp(id);
+  return EmitScalarValueOp(id);
+}
+
+void KernelLowering::EmitIndexOp(int id) {
+  const KOp& op = program_.ops[id];
+  auto a = [&] { return vals_[op.a].gp; };
+  auto b = [&] { return vals_[op.b].gp; };
+  Gp d = NewGp();
+  switch (op.kind) {
+    case KOpKind::kLoopIndex:
+      cc_.mov(d, loop_vars_[op.imm]);
+      break;
+    case KOpKind::kIConst:
+      MovImm(d, static_cast<uint64_t>(op.imm));
+      break;
+    case KOpKind::kIAdd:
+      cc_.add(d, a(), b());
+      break;
+    case KOpKind::kISub:
+      cc_.sub(d, a(), b());
+      break;
+    case KOpKind::kIMul:
+      cc_.mul(d, a(), b());
+      break;
+    case KOpKind::kIMin:
+      cc_.cmp(a(), b());
+      cc_.csel(d, a(), b(), Imm(CondCode::kLT));
+      break;
+    case KOpKind::kIMax:
+      cc_.cmp(a(), b());
+      cc_.csel(d, a(), b(), Imm(CondCode::kGT));
+      break;
+    case KOpKind::kIDiv:
+    case KOpKind::kIRem: {
+      // a >= 0 and imm > 0: an unsigned division is exact.
+      const int64_t divisor = op.imm;
+      if ((divisor & (divisor - 1)) == 0) {
+        int shift = 0;
+        while ((int64_t{1} << shift) < divisor) ++shift;
+        if (op.kind == KOpKind::kIDiv) {
+          cc_.lsr(d, a(), shift);
+        } else if (shift == 0) {
+          cc_.mov(d, arm64::xzr);
+        } else {
+          cc_.ubfx(d, a(), 0, shift);
+        }
+        break;
+      }
+      Gp divisor_reg = NewGp();
+      MovImm(divisor_reg, static_cast<uint64_t>(divisor));
+      Gp q = NewGp();
+      cc_.udiv(q, a(), divisor_reg);
+      if (op.kind == KOpKind::kIDiv) {
+        cc_.mov(d, q);
+      } else {
+        cc_.msub(d, q, divisor_reg, a());
+      }
+      break;
+    }
+    case KOpKind::kILt:
+      cc_.cmp(a(), b());
+      cc_.cset(d, Imm(CondCode::kLT));
+      break;
+    case KOpKind::kIEq:
+      cc_.cmp(a(), b());
+      cc_.cset(d, Imm(CondCode::kEQ));
+      break;
+    case KOpKind::kIAnd:
+      cc_.and_(d, a(), b());
+      break;
+    default:
+      XJIT_CHECK(false);
+  }
+  SetGp(id, d);
+}
+
+}  // namespace xjit::jit::a64
