@@ -63,6 +63,14 @@ Gp KernelLowering::ElementAddress(int buffer, int position_op, int element_bytes
 
 bool KernelLowering::Vectorizable() {
   if (program_.loop_extents.empty() || program_.reduction_loops > 0) return false;
+  const std::vector<bool> all(program_.ops.size(), true);
+  if (!VectorizableOps(all, all, strides_)) return false;
+  return program_.loop_extents.back() >= lanes_;
+}
+
+bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
+                                     const std::vector<bool>& inside,
+                                     const std::vector<std::optional<int64_t>>& strides) {
   // One lane width for every value; at most one float type (of that width);
   // integers of that width of either signedness; preds as masks.
   std::optional<int> width;
@@ -90,22 +98,27 @@ bool KernelLowering::Vectorizable() {
   };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind)) continue;
+    if (IsIndexOp(op.kind) || !include[i]) continue;
     any_value = true;
+    // Values from outside (computed before the loop) are broadcast.
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || inside[operand] || IsIndexOp(program_.ops[operand].kind)) continue;
+      if (!set_type(program_.ops[operand].type)) return false;
+    }
     switch (op.kind) {
       case KOpKind::kLoad: {
         if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides_[op.a];
+        const std::optional<int64_t> s = strides[op.a];
         if (!s || (*s != 0 && *s != 1)) return false;
         break;
       }
       case KOpKind::kStore:
         if (!set_type(op.operand_type)) return false;
-        if (strides_[op.a] != 1) return false;
+        if (strides[op.a] != 1) return false;
         break;
       case KOpKind::kFromIndex: {
         if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides_[op.a];
+        const std::optional<int64_t> s = strides[op.a];
         if (!s || (*s != 0 && !IsInteger(op.type))) return false;
         break;
       }
@@ -210,7 +223,94 @@ bool KernelLowering::Vectorizable() {
   vector_type_ = float_type ? *float_type : int_type ? *int_type : ElementType::kU8;
   lane_bits_ = w;
   lanes_ = 128 / w;
-  return program_.loop_extents.back() >= lanes_;
+  return true;
+}
+
+bool KernelLowering::RowVectorizable() {
+  if (program_.reduction_loops == 0) return false;
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  const std::vector<std::optional<int64_t>> strides = StridesAlong(program_, inner);
+  row_body_.assign(program_.ops.size(), false);
+  row_combiner_.clear();
+  std::vector<int> uses(program_.ops.size(), 0);
+  for (const KOp& op : program_.ops) {
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) ++uses[operand];
+    }
+  }
+  // Depends on an accumulator read (other than through its combiner).
+  std::vector<bool> reads_acc(program_.ops.size(), false);
+  std::vector<bool> combiners(program_.ops.size(), false);
+  for (const KOp& op : program_.ops) {
+    if (op.kind == KOpKind::kAccWrite) combiners[op.a] = true;
+  }
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (levels_[id] != inner || sections_[id] != KSection::kBody) {
+      if (op.kind == KOpKind::kAccWrite || op.kind == KOpKind::kAccRead) return false;
+      continue;
+    }
+    if (op.kind == KOpKind::kAccRead) {
+      reads_acc[id] = true;
+      continue;
+    }
+    if (op.kind == KOpKind::kAccWrite) {
+      const KOp& update = program_.ops[op.a];
+      if (update.kind != KOpKind::kBinary || update.type != op.type) return false;
+      const int a = update.a;
+      const int b = update.b;
+      const bool a_acc = program_.ops[a].kind == KOpKind::kAccRead && program_.ops[a].imm == op.imm;
+      const bool b_acc = program_.ops[b].kind == KOpKind::kAccRead && program_.ops[b].imm == op.imm;
+      if (a_acc == b_acc) return false;
+      const int acc = a_acc ? a : b;
+      const int x = a_acc ? b : a;
+      if (reads_acc[x] || uses[acc] != 1 || uses[op.a] != 1) return false;
+      const ElementType t = op.type;
+      switch (update.opcode) {
+        case Opcode::kAdd: case Opcode::kMaximum: case Opcode::kMinimum:
+          break;
+        case Opcode::kMultiply:
+          if (IsInteger(t) && BitWidth(t) == 64) return false;
+          break;
+        case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
+          if (!IsInteger(t)) return false;
+          break;
+        default:
+          return false;
+      }
+      if (!(t == ElementType::kF32 || t == ElementType::kF64 || IsInteger(t))) return false;
+      row_combiner_[op.imm] = update.opcode;
+      continue;
+    }
+    if (op.kind == KOpKind::kStore) return false;
+    // Only the combiners read accumulators (checked at their writes: their
+    // accumulator operand has no other use, their other operand reads none).
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && reads_acc[operand] && !combiners[id]) return false;
+    }
+    row_body_[id] = !IsIndexOp(op.kind);
+  }
+  if (row_combiner_.empty()) return false;
+  // Every accumulator read must feed its combiner.
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (!row_body_[id] || op.kind != KOpKind::kBinary) continue;
+    for (int operand : {op.a, op.b}) {
+      if (program_.ops[operand].kind != KOpKind::kAccRead) continue;
+      auto it = row_combiner_.find(program_.ops[operand].imm);
+      if (it == row_combiner_.end()) return false;
+    }
+  }
+  // The accumulator reads feeding the combiners are vector accumulators;
+  // values from before the loop are broadcast.
+  std::vector<bool> inside = row_body_;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (program_.ops[id].kind == KOpKind::kAccRead && levels_[id] == inner) inside[id] = true;
+  }
+  if (!VectorizableOps(row_body_, inside, strides)) return false;
+  if (program_.loop_extents.back() < lanes_) return false;
+  strides_ = strides;
+  return true;
 }
 
 absl::Status KernelLowering::Emit(int* lanes) {
@@ -236,7 +336,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
     buffers_.push_back(pointer);
   }
   vectorize_ = Vectorizable();
-  if (!vectorize_) lanes_ = 1;
+  row_ = !vectorize_ && RowVectorizable();
+  if (!vectorize_ && !row_) lanes_ = 1;
   *lanes = lanes_;
 
   bool empty = false;
@@ -386,6 +487,7 @@ absl::Status KernelLowering::EmitElementBlock() {
 
 absl::Status KernelLowering::EmitReductionLoops(size_t level) {
   const bool innermost = level + 1 == program_.loop_extents.size();
+  if (innermost && row_) return EmitRowReduction(level);
   Gp i = NewGp();
   loop_vars_[level] = i;
   Gp stop = NewGp();
@@ -402,6 +504,190 @@ absl::Status KernelLowering::EmitReductionLoops(size_t level) {
   cc_.add(i, i, 1);
   cc_.cmp(i, stop);
   cc_.b_lt(head);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The identity of a reduction op on `type`, as lane bits.
+uint64_t IdentityBits(Opcode opcode, ElementType type) {
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    const bool f64 = type == ElementType::kF64;
+    switch (opcode) {
+      case Opcode::kAdd: return f64 ? 0x8000000000000000ull : 0x80000000u;  // -0
+      case Opcode::kMultiply: return f64 ? 0x3FF0000000000000ull : 0x3F800000u;
+      case Opcode::kMaximum: return f64 ? 0xFFF0000000000000ull : 0xFF800000u;  // -inf
+      default: return f64 ? 0x7FF0000000000000ull : 0x7F800000u;  // +inf (minimum)
+    }
+  }
+  const int width = BitWidth(type);
+  const uint64_t all = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kMultiply: return 1;
+    case Opcode::kAnd: return all;
+    case Opcode::kMaximum: return is_signed ? sign : 0;
+    case Opcode::kMinimum: return is_signed ? sign - 1 : all;
+    default: return 0;  // add, or, xor
+  }
+}
+
+}  // namespace
+
+absl::Status KernelLowering::CombineScalar(Opcode opcode, ElementType type, const Val& x,
+                                           Val* acc) {
+  mode_ = Mode::kScalar;
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    Vec r;
+    XJIT_RETURN_IF_ERROR(FloatBinary(opcode, type == ElementType::kF64, acc->vec, x.vec, &r));
+    cc_.mov(acc->vec.b16(), r.b16());
+    return absl::OkStatus();
+  }
+  const bool is_signed = IsSignedInteger(type);
+  const Gp a = acc->gp;
+  const Gp b = x.gp;
+  Gp d = NewGp();
+  switch (opcode) {
+    case Opcode::kAdd: cc_.add(d, a, b); break;
+    case Opcode::kMultiply: cc_.mul(d, a, b); break;
+    case Opcode::kAnd: cc_.and_(d, a, b); break;
+    case Opcode::kOr: cc_.orr(d, a, b); break;
+    case Opcode::kXor: cc_.eor(d, a, b); break;
+    case Opcode::kMaximum:
+      cc_.cmp(a, b);
+      cc_.csel(d, a, b, Imm(is_signed ? CondCode::kGT : CondCode::kHI));
+      break;
+    case Opcode::kMinimum:
+      cc_.cmp(a, b);
+      cc_.csel(d, a, b, Imm(is_signed ? CondCode::kLT : CondCode::kLO));
+      break;
+    default:
+      return absl::InternalError("not a reduction combiner");
+  }
+  Normalize(d, type);
+  cc_.mov(acc->gp, d);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitRowReduction(size_t level) {
+  const int inner = static_cast<int>(level);
+  const int64_t extent = program_.loop_extents[level];
+  const int64_t vector_end = extent / lanes_ * lanes_;  // >= lanes_ (RowVectorizable).
+  const int w = lane_bits_;
+  Gp i = NewGp();
+  loop_vars_[level] = i;
+  cc_.mov(i, arm64::xzr);
+  // Values from before the loop, broadcast (their scalar values are put
+  // back for the tail); vector accumulators at the identity.
+  mode_ = Mode::kVector;
+  const std::vector<Val> scalar_vals = vals_;
+  std::vector<bool> broadcast(program_.ops.size(), false);
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (!row_body_[id]) continue;
+    const KOp& op = program_.ops[id];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || row_body_[operand] || broadcast[operand]) continue;
+      const KOp& source = program_.ops[operand];
+      if (IsIndexOp(source.kind) || source.kind == KOpKind::kAccRead) continue;
+      const Val v = scalar_vals[operand];
+      Vec d;
+      if (v.in_vec) {
+        d = NewVec();
+        if (w == 64) {
+          cc_.dup(d.d2(), v.vec.d(0));
+        } else {
+          cc_.dup(d.s4(), v.vec.s(0));
+        }
+      } else if (IsPred(source.type)) {
+        Gp m = NewGp();
+        cc_.neg(m, v.gp);  // 0/1 to a mask.
+        d = Dup(m, w);
+      } else {
+        d = Dup(v.gp, w);
+      }
+      vals_[operand].vec = d;
+      vals_[operand].in_vec = true;
+      broadcast[operand] = true;
+    }
+  }
+  absl::flat_hash_map<int64_t, ElementType> slot_types;
+  for (const KOp& op : program_.ops) {
+    if (op.kind == KOpKind::kAccWrite) slot_types[op.imm] = op.type;
+  }
+  row_accs_.clear();
+  for (const auto& [slot, opcode] : row_combiner_) {
+    row_accs_[slot] = ConstVec(w, IdentityBits(opcode, slot_types.at(slot)));
+  }
+  Gp end = NewGp();
+  MovImm(end, static_cast<uint64_t>(vector_end));
+  Label head = cc_.newLabel();
+  cc_.bind(head);
+  mode_ = Mode::kVector;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (levels_[id] != inner || sections_[id] != KSection::kBody) continue;
+    const KOp& op = program_.ops[id];
+    if (op.kind == KOpKind::kAccWrite) continue;
+    if (op.kind == KOpKind::kAccRead) {
+      vals_[id].vec = row_accs_.at(op.imm);
+      vals_[id].in_vec = true;
+      continue;
+    }
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+  }
+  for (const KOp& op : program_.ops) {
+    if (op.kind != KOpKind::kAccWrite) continue;
+    cc_.mov(row_accs_.at(op.imm).b16(), vals_[op.a].vec.b16());
+  }
+  cc_.add(i, i, lanes_);
+  cc_.cmp(i, end);
+  cc_.b_lt(head);
+  // Fold each vector accumulator lane by lane into its scalar accumulator.
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (broadcast[id]) vals_[id] = scalar_vals[id];
+  }
+  mode_ = Mode::kScalar;
+  for (const auto& [slot, opcode] : row_combiner_) {
+    const ElementType type = slot_types.at(slot);
+    const Vec v = row_accs_.at(slot);
+    auto lane = [&](int k) {
+      Val x;
+      if (type == ElementType::kF32 || type == ElementType::kF64) {
+        x.in_vec = true;
+        x.vec = NewVec();
+        if (w == 64) {
+          cc_.dup(x.vec.d(), v.d(k));
+        } else {
+          cc_.dup(x.vec.s(), v.s(k));
+        }
+      } else {
+        x.gp = NewGp();
+        switch (w) {
+          case 8: cc_.umov(x.gp.w(), v.b(k)); break;
+          case 16: cc_.umov(x.gp.w(), v.h(k)); break;
+          case 32: cc_.umov(x.gp.w(), v.s(k)); break;
+          default: cc_.umov(x.gp, v.d(k)); break;
+        }
+        Normalize(x.gp, type);
+      }
+      return x;
+    };
+    Val partial = lane(0);
+    for (int k = 1; k < lanes_; ++k) XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, lane(k), &partial));
+    XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, partial, &accs_.at(slot)));
+  }
+  // The scalar tail.
+  if (vector_end < extent) {
+    Gp stop = NewGp();
+    MovImm(stop, static_cast<uint64_t>(extent));
+    Label tail = cc_.newLabel();
+    cc_.bind(tail);
+    XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(inner, KSection::kBody));
+    XJIT_RETURN_IF_ERROR(EmitAccumulatorWrites());
+    cc_.add(i, i, 1);
+    cc_.cmp(i, stop);
+    cc_.b_lt(tail);
+  }
   return absl::OkStatus();
 }
 

@@ -31,10 +31,20 @@
 // propagate NaN and order -0 below +0; sdiv/udiv do not trap (x/0 = 0 and
 // INT_MIN/-1 = INT_MIN, fixed up to XLA's x/0 = -1 with one csinv).
 //
+// Reduction programs: per output element, the kPre operations, the
+// reduction loops with the kBody operations (accumulator writes deferred to
+// the end of each iteration, as one parallel copy), then kPost and stores.
+// When every accumulator update of the innermost reduction loop is
+// add/multiply/maximum/minimum (integers also and/or/xor) of its own
+// previous value and a value free of accumulators, that loop runs `lanes`
+// reduced elements at once in vector accumulators starting at the
+// operation's identity, folded lane by lane into the scalar accumulator
+// before the scalar tail (a reassociation XLA allows for reductions, as the
+// x86-64 target's "row" strategy). Other reductions run as scalar loops.
+//
 // Not lowered yet (the kernel is left to the evaluator, with the reason in
 // the compile report): complex helper calls, conversion of 64-bit integers
-// to bf16; reduction programs and f16/bf16 have no vector form (they run as
-// scalar loops).
+// to bf16. f16/bf16 have no vector form (scalar loops).
 #ifndef XJIT_JIT_A64_A64_LOWERING_H_
 #define XJIT_JIT_A64_A64_LOWERING_H_
 
@@ -69,12 +79,29 @@ class KernelLowering {
   // Whether every value operation has vector code; sets the lane type,
   // width and count.
   bool Vectorizable();
+  // Whether the operations with `include[i]` have vector code when loop
+  // positions move by `strides`; their value operands are vectors where
+  // `inside`, else values from before the loop that are broadcast. Sets the
+  // lane type, width and count.
+  bool VectorizableOps(const std::vector<bool>& include, const std::vector<bool>& inside,
+                       const std::vector<std::optional<int64_t>>& strides);
+  // Row reductions: whether the innermost reduction loop can run `lanes_`
+  // reduced elements at once (every accumulator update is op(acc, x) with a
+  // reassociable op and x free of accumulators); fills row_body_ and
+  // row_combiner_.
+  bool RowVectorizable();
 
   // ---- Structure (a64_lowering.cc) ----
   absl::Status EmitLoops(size_t level);
   absl::Status EmitInnerLoop(size_t level);
   absl::Status EmitElementBlock();
   absl::Status EmitReductionLoops(size_t level);
+  // The innermost reduction loop, vectorised across its iterations (see
+  // RowVectorizable): vector accumulators from the identity, a vector loop,
+  // a fold into the scalar accumulators, the scalar tail.
+  absl::Status EmitRowReduction(size_t level);
+  // acc = opcode(acc, x) on scalar values of `type` (for folding).
+  absl::Status CombineScalar(Opcode opcode, ElementType type, const Val& x, Val* acc);
   absl::Status EmitAccumulatorWrites();
   absl::Status EmitAccOp(int id);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
@@ -161,6 +188,12 @@ class KernelLowering {
   // vector values (see Hoist).
   std::vector<bool> hoisted_;
   std::vector<Val> hoisted_vals_;
+  // Row reductions: the body operations run in vector mode, and for each
+  // accumulator slot the op combining it with the iteration's value.
+  bool row_ = false;
+  std::vector<bool> row_body_;
+  absl::flat_hash_map<int64_t, Opcode> row_combiner_;
+  absl::flat_hash_map<int64_t, asmjit::a64::Vec> row_accs_;
   Mode mode_ = Mode::kScalar;
   bool vectorize_ = false;
   // The float type of a vector program with floats, else an integer type of
