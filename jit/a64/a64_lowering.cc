@@ -106,6 +106,10 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
       if (!set_type(program_.ops[operand].type)) return false;
     }
     switch (op.kind) {
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
+        if (!set_type(op.type)) return false;
+        break;
       case KOpKind::kLoad: {
         if (!set_type(op.type)) return false;
         const std::optional<int64_t> s = strides[op.a];
@@ -226,6 +230,17 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
   return true;
 }
 
+bool KernelLowering::ColumnVectorizable() {
+  if (program_.reduction_loops == 0 || program_.output_loops() < 1) return false;
+  const int level = program_.output_loops() - 1;
+  const std::vector<std::optional<int64_t>> strides = StridesAlong(program_, level);
+  const std::vector<bool> all(program_.ops.size(), true);
+  if (!VectorizableOps(all, all, strides)) return false;
+  if (program_.loop_extents[level] < lanes_) return false;
+  strides_ = strides;
+  return true;
+}
+
 bool KernelLowering::RowVectorizable() {
   if (program_.reduction_loops == 0) return false;
   const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
@@ -336,8 +351,9 @@ absl::Status KernelLowering::Emit(int* lanes) {
     buffers_.push_back(pointer);
   }
   vectorize_ = Vectorizable();
-  row_ = !vectorize_ && RowVectorizable();
-  if (!vectorize_ && !row_) lanes_ = 1;
+  column_ = !vectorize_ && ColumnVectorizable();
+  row_ = !vectorize_ && !column_ && RowVectorizable();
+  if (!vectorize_ && !row_ && !column_) lanes_ = 1;
   *lanes = lanes_;
 
   bool empty = false;
@@ -363,6 +379,7 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
   const bool element_loop =
       program_.reduction_loops > 0 && static_cast<int>(level) + 1 == program_.output_loops();
   if (!element_loop && level + 1 == program_.loop_extents.size()) return EmitInnerLoop(level);
+  if (element_loop && column_) return EmitColumnLoop(level);
   Gp i = NewGp();
   loop_vars_[level] = i;
   Gp stop = NewGp();
@@ -469,12 +486,56 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
 }
 
 absl::Status KernelLowering::EmitSectionAtLevel(int level, KSection section) {
-  mode_ = Mode::kScalar;
+  mode_ = block_mode_;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level || sections_[id] != section) continue;
     if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
-    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kScalar));
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), block_mode_));
   }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitColumnLoop(size_t level) {
+  // `lanes_` output elements at once, each lane its own accumulator
+  // visiting its reduced elements in program order (the scalar code's
+  // results exactly), then the scalar tail.
+  Gp i = NewGp();
+  loop_vars_[level] = i;
+  Gp stop = NewGp();
+  if (level == 0) {
+    cc_.mov(i, begin_);
+    cc_.mov(stop, end_);
+  } else {
+    cc_.mov(i, arm64::xzr);
+    MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
+  }
+  Gp vector_end = NewGp();
+  cc_.sub(vector_end, stop, i);
+  cc_.and_(vector_end, vector_end, Imm(~static_cast<uint64_t>(lanes_ - 1)));
+  cc_.add(vector_end, vector_end, i);
+  Label skip = cc_.newLabel();
+  cc_.cmp(i, vector_end);
+  cc_.b_ge(skip);
+  Label vector_head = cc_.newLabel();
+  cc_.bind(vector_head);
+  block_mode_ = Mode::kVector;
+  absl::Status status = EmitElementBlock();
+  block_mode_ = Mode::kScalar;
+  XJIT_RETURN_IF_ERROR(status);
+  cc_.add(i, i, lanes_);
+  cc_.cmp(i, vector_end);
+  cc_.b_lt(vector_head);
+  cc_.bind(skip);
+  Label done = cc_.newLabel();
+  Label head = cc_.newLabel();
+  cc_.cmp(i, stop);
+  cc_.b_ge(done);
+  cc_.bind(head);
+  XJIT_RETURN_IF_ERROR(EmitElementBlock());
+  cc_.add(i, i, 1);
+  cc_.cmp(i, stop);
+  cc_.b_lt(head);
+  cc_.bind(done);
   return absl::OkStatus();
 }
 
@@ -749,7 +810,10 @@ absl::Status KernelLowering::EmitAccOp(int id) {
     case KOpKind::kAccInit: {
       Val acc;
       const bool narrow = op.type == ElementType::kF16 || op.type == ElementType::kBF16;
-      const Val init = narrow ? Val{AsRaw16(op.a, op.type), Vec(), false} : vals_[op.a];
+      const Val init =
+          narrow && !vals_[op.a].in_vec ? vals_[op.a]
+          : narrow                      ? Val{AsRaw16(op.a, op.type), Vec(), false}
+                                        : vals_[op.a];
       acc.in_vec = init.in_vec;
       if (init.in_vec) {
         acc.vec = NewVec();

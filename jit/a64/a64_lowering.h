@@ -40,7 +40,11 @@
 // reduced elements at once in vector accumulators starting at the
 // operation's identity, folded lane by lane into the scalar accumulator
 // before the scalar tail (a reassociation XLA allows for reductions, as the
-// x86-64 target's "row" strategy). Other reductions run as scalar loops.
+// x86-64 target's "row" strategy). Tried first, as on x86-64, is the
+// "column" strategy: when every operation has vector code along the
+// innermost output loop, `lanes` output elements run together, each lane an
+// accumulator visiting its reduced elements in program order (results
+// identical to the scalar code's). Other reductions run as scalar loops.
 //
 // Not lowered yet (the kernel is left to the evaluator, with the reason in
 // the compile report): complex helper calls, conversion of 64-bit integers
@@ -90,11 +94,17 @@ class KernelLowering {
   // reassociable op and x free of accumulators); fills row_body_ and
   // row_combiner_.
   bool RowVectorizable();
+  // Column reductions: whether every operation has vector code along the
+  // innermost output loop, so that `lanes_` output elements (each lane its
+  // own accumulator, in program order) run at once.
+  bool ColumnVectorizable();
 
   // ---- Structure (a64_lowering.cc) ----
   absl::Status EmitLoops(size_t level);
   absl::Status EmitInnerLoop(size_t level);
   absl::Status EmitElementBlock();
+  // The innermost output loop of a column-vectorised reduction.
+  absl::Status EmitColumnLoop(size_t level);
   absl::Status EmitReductionLoops(size_t level);
   // The innermost reduction loop, vectorised across its iterations (see
   // RowVectorizable): vector accumulators from the identity, a vector loop,
@@ -191,6 +201,10 @@ class KernelLowering {
   // Row reductions: the body operations run in vector mode, and for each
   // accumulator slot the op combining it with the iteration's value.
   bool row_ = false;
+  bool column_ = false;
+  // The representation of the element block being emitted (column
+  // reductions run it in vector mode).
+  Mode block_mode_ = Mode::kScalar;
   std::vector<bool> row_body_;
   absl::flat_hash_map<int64_t, Opcode> row_combiner_;
   absl::flat_hash_map<int64_t, asmjit::a64::Vec> row_accs_;
