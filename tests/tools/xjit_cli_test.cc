@@ -767,7 +767,7 @@ TEST_F(XjitCli, JitCommandErrors) {
   ExpectUserError(Run({"compile", m, "--dump"}), "--dump needs a value");
   ExpectUserError(Run({"bench", m, "--iterations", "-1"}), "--iterations needs a positive integer");
   ExpectUserError(Run({"bench", m, a, a, a}), "3 .npy arguments given");
-  ExpectUserError(Run({"run", m, a, "--isa", "neon"}), "unknown --isa 'neon'");
+  ExpectUserError(Run({"run", m, a, "--isa", "mmx"}), "unknown --isa 'mmx'");
   // Argument mismatches on the jit backend are the same clear errors.
   ExpectUserError(Run({"run", m, a, Write("s.npy", Npy("<f4", "(3,)", F32({1, 2, 3})))}),
                   "argument 1 (" + Path("s.npy") + ") for parameter 1: expected float32 (2, 3)");
