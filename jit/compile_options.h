@@ -10,13 +10,16 @@
 
 namespace xjit::jit {
 
-// x86-64 instruction set levels. kAuto picks the best one the host has.
-// kSse4 is the baseline (SSE4.1); kAvx2 means AVX2 + FMA + F16C; kAvx512
-// means kAvx2 plus AVX512F/DQ/BW/VL (vector kernels of 32/64-bit lanes run in
-// zmm registers, the others as with kAvx2; see jit/x64/x64_lowering.h).
-enum class Isa { kAuto, kSse4, kAvx2, kAvx512 };
+// Instruction set levels. kAuto picks the best one the host has.
+// x86-64: kSse4 is the baseline (SSE4.1); kAvx2 means AVX2 + FMA + F16C;
+// kAvx512 means kAvx2 plus AVX512F/DQ/BW/VL (vector kernels of 32/64-bit
+// lanes run in zmm registers, the others as with kAvx2; see
+// jit/x64/x64_lowering.h). AArch64: kNeon, Advanced SIMD (part of every
+// AArch64 CPU; see jit/a64/a64_lowering.h). An ISA of the other
+// architecture is never supported by the host.
+enum class Isa { kAuto, kSse4, kAvx2, kAvx512, kNeon };
 
-// "auto", "sse4", "avx2", "avx512".
+// "auto", "sse4", "avx2", "avx512", "neon".
 absl::string_view IsaName(Isa isa);
 std::optional<Isa> ParseIsa(absl::string_view name);
 

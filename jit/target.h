@@ -33,7 +33,7 @@ struct LoweredKernel {
 class Target {
  public:
   virtual ~Target() = default;
-  // "x86-64 sse4.1", "x86-64 avx2", "x86-64 avx512".
+  // "x86-64 sse4.1", "x86-64 avx2", "x86-64 avx512", "aarch64 neon".
   virtual std::string name() const = 0;
   virtual absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) = 0;
   // Whether kFma (a*b+c rounded once) is a native instruction. ExpandMath

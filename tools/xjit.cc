@@ -2,7 +2,7 @@
 //
 //   xjit check MODULE.hlo
 //   xjit run MODULE.hlo [ARG.npy ...] [--backend=jit|interpreter] [--out DIR] [--repeat N]
-//            [--threads N] [--replicas N] [--random-args [--seed S]] [--isa=auto|sse4|avx2|avx512]
+//            [--threads N] [--replicas N] [--random-args [--seed S]] [--isa=auto|sse4|avx2|avx512|neon]
 //   xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=...]
 //   xjit bench MODULE.hlo [ARG.npy ...] [--iterations N] [--threads N] [--isa=...]
 //
@@ -74,10 +74,11 @@ constexpr char kUsage[] =
                                   after a `replica R:` line (--out: DIR/replica_R/)
       --random-args               fill parameters without a file with random values
       --seed S                    seed for --random-args (default 0)
-      --isa=auto|sse4|avx2|avx512 instruction set of the jit (default: the host's best)
+      --isa=auto|sse4|avx2|avx512|neon  instruction set of the jit (default: the host's best;
+                                  x86-64: sse4, avx2, avx512; AArch64: neon)
       --passes=on|off             run the pass pipeline before the jit (default: on)
       --disable-passes=A,B        skip these pipeline passes (see docs/passes.md)
-  xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2|avx512] [--passes=...]
+  xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2|avx512|neon] [--passes=...]
       Compile with the jit and report: each interpreted step (an instruction
       the evaluator runs for want of compiled code) with the reason, each
       kernel, and the summary lines `kernels: N`, `interpreted steps: N`,
@@ -291,7 +292,7 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
       std::optional<jit::Isa> isa = jit::ParseIsa(text);
       if (!isa.has_value()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("unknown --isa '", text, "' (expected auto, sse4, avx2 or avx512)"));
+            absl::StrCat("unknown --isa '", text, "' (expected auto, sse4, avx2, avx512 or neon)"));
       }
       options.isa = *isa;
     } else if (name == "passes") {

@@ -254,9 +254,9 @@ xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const c
   if (options == nullptr) return InvalidArgument("compile options: null options");
   if (isa == nullptr) return InvalidArgument("compile options: null ISA");
   const std::string name(isa);
-  if (name != "auto" && name != "sse4" && name != "avx2" && name != "avx512") {
+  if (!xjit::jit::ParseIsa(name).has_value()) {
     return InvalidArgument(absl::StrCat("compile options: unknown ISA \"", name,
-                                        "\" (expected auto, sse4, avx2 or avx512)"));
+                                        "\" (expected auto, sse4, avx2, avx512 or neon)"));
   }
   options->isa = name;
   return nullptr;

@@ -621,7 +621,8 @@ typedef struct xjit_compile_options xjit_compile_options;
 xjit_compile_options* xjit_compile_options_create(void);
 void xjit_compile_options_free(xjit_compile_options* options);
 xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend);
-/* "auto", "sse4", "avx2" or "avx512". */
+/* "auto", "sse4", "avx2", "avx512" (x86-64) or "neon" (AArch64); an ISA the
+ * host lacks is an error at xjit_compile. */
 xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa);
 /* >= 1. */
 xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int threads);

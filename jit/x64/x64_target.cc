@@ -127,6 +127,8 @@ bool HostHas(Isa isa) {
     case Isa::kAvx512:
       return HostHas(Isa::kAvx2) && host.hasAVX512_F() && host.hasAVX512_DQ() &&
              host.hasAVX512_BW() && host.hasAVX512_VL();
+    case Isa::kNeon:
+      return false;
   }
   return false;
 }

@@ -236,8 +236,10 @@ TEST(JitDriver, AssemblyText) {
     ASSERT_EQ(report.kernels.size(), 1u);
     const KernelInfo& kernel = report.kernels[0];
     const int lanes = isa == Isa::kAvx512 ? 16 : isa == Isa::kAvx2 ? 8 : 4;
-    const char* add = isa == Isa::kAvx512 ? "vaddps zmm" : isa == Isa::kAvx2 ? "vaddps ymm"
-                                                                             : "addps xmm";
+    const char* add = isa == Isa::kNeon     ? "fadd v"
+                      : isa == Isa::kAvx512 ? "vaddps zmm"
+                      : isa == Isa::kAvx2   ? "vaddps ymm"
+                                            : "addps xmm";
     EXPECT_EQ(kernel.vector_lanes, lanes) << IsaName(isa);
     EXPECT_TRUE(absl::StrContains(kernel.asm_text, add)) << kernel.asm_text;
     EXPECT_GT(kernel.code_size, 0);
@@ -268,6 +270,8 @@ TEST(JitDriver, IsaNames) {
   EXPECT_EQ(ParseIsa("auto"), Isa::kAuto);
   EXPECT_EQ(ParseIsa("avx512"), Isa::kAvx512);
   EXPECT_EQ(IsaName(Isa::kAvx512), "avx512");
+  EXPECT_EQ(ParseIsa("neon"), Isa::kNeon);
+  EXPECT_EQ(IsaName(Isa::kNeon), "neon");
   EXPECT_EQ(ParseIsa("avx1024"), std::nullopt);
   EXPECT_TRUE(HostSupportsIsa(Isa::kAuto));
   // kAuto picks the widest the host has.
@@ -293,6 +297,29 @@ TEST(JitDriver, Avx512TargetOrInvalidArgument) {
   absl::StatusOr<std::unique_ptr<Target>> best = CreateHostTarget(automatic);
   ASSERT_TRUE(best.ok());
   EXPECT_EQ((*best)->name(), "x86-64 avx512");
+}
+
+// An instruction set of the other architecture is a clear error, never a
+// silent fallback; the host's own target names itself.
+TEST(JitDriver, OtherArchitectureIsaIsInvalidArgument) {
+#if defined(__aarch64__)
+  const Isa foreign = Isa::kAvx2;
+  const char* own_name = "aarch64 neon";
+#else
+  const Isa foreign = Isa::kNeon;
+  const char* own_name = "x86-64";
+#endif
+  EXPECT_FALSE(HostSupportsIsa(foreign));
+  TargetOptions options;
+  options.isa = foreign;
+  absl::StatusOr<std::unique_ptr<Target>> target = CreateHostTarget(options);
+  EXPECT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument) << target.status();
+  EXPECT_TRUE(absl::StrContains(target.status().message(), IsaName(foreign)))
+      << target.status();
+  absl::StatusOr<std::unique_ptr<Target>> best = CreateHostTarget(TargetOptions());
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_TRUE(absl::StartsWith((*best)->name(), own_name)) << (*best)->name();
+  EXPECT_TRUE((*best)->HasFusedMultiplyAdd() || !HostSupportsIsa(Isa::kAvx2));
 }
 
 TEST(JitDriver, DifferenceSeesMismatches) {

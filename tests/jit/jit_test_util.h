@@ -20,9 +20,21 @@
 
 namespace xjit::jit::testing {
 
-// The instruction sets this host can run (sse4, and avx2 and avx512 when
-// present; a missing one is reported once on stdout).
+// The instruction sets this host can run: on x86-64 sse4, and avx2 and
+// avx512 when present (a missing one is reported once on stdout); on
+// AArch64 neon.
 std::vector<Isa> HostIsas();
+
+// Whether this host's jit target lowers only part of the kernel programs
+// (AArch64: see jit/a64/a64_lowering.h), so that a kernel may run as an
+// interpreted step whose reason is the target's Unimplemented error.
+bool HostTargetIsPartial();
+
+// The interpreted steps of `report` that are not such an accepted fallback
+// of a partial target: every step on x86-64; on AArch64 those whose reason
+// is not "aarch64: no code ...". Each accepted fallback is reported once on
+// stdout, so what runs interpreted is visible in the test log.
+std::vector<std::string> UnexpectedInterpretedSteps(const CompileReport& report);
 
 // HLO text of a module whose entry has parameters p0.. of the given shapes
 // and the instructions `body` ("name = shape op(...)"), the last the root.

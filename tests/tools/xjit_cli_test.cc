@@ -32,6 +32,20 @@ using ::testing::StartsWith;
 
 namespace fs = std::filesystem;
 
+// The baseline instruction set of the host's jit target, the start of its
+// `target:` line, and its f32 addition in the assembly listing.
+#if defined(__aarch64__)
+constexpr const char* kBaseIsa = "--isa=neon";
+constexpr const char* kBaseTarget = "target: aarch64 neon";
+constexpr const char* kAddF32 = "\\bfadd\\b";
+constexpr const char* kForeignIsa = "--isa=avx2";
+#else
+constexpr const char* kBaseIsa = "--isa=sse4";
+constexpr const char* kBaseTarget = "target: x86-64 sse";
+constexpr const char* kAddF32 = "\\badd[ps]s\\b";
+constexpr const char* kForeignIsa = "--isa=neon";
+#endif
+
 struct Result {
   int exit_code = -1;  // -1 when the process died from a signal
   int signal = 0;
@@ -200,11 +214,19 @@ class XjitCli : public ::testing::Test {
     posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     args.insert(args.begin(), xjit_);
+    // A cross build's emulator (XJIT_WRAPPER, e.g. "qemu-aarch64 -L DIR")
+    // runs xjit as it runs this test.
+    if (const char* wrapper = std::getenv("XJIT_WRAPPER"); wrapper != nullptr && *wrapper) {
+      std::istringstream stream(wrapper);
+      std::vector<std::string> words{std::istream_iterator<std::string>(stream),
+                                     std::istream_iterator<std::string>()};
+      args.insert(args.begin(), words.begin(), words.end());
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid;
-    int rc = posix_spawn(&pid, xjit_.c_str(), &actions, nullptr, argv.data(), environ);
+    int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
       ADD_FAILURE() << "cannot start " << xjit_;
@@ -550,7 +572,7 @@ TEST_F(XjitCli, JitIsTheDefaultBackend) {
   EXPECT_THAT(r.out, StartsWith("f32[2,3]"));
   EXPECT_EQ(ReadFile(dir_ / "out" / "0.npy"),
             Npy("<f4", "(2, 3)", F32({11, 22, 33, 44, 55, 66.5})));
-  for (const char* isa : {"--isa=sse4", "--isa=auto"}) {
+  for (const char* isa : {kBaseIsa, "--isa=auto"}) {
     Result again = Run({"run", m, a, b, "--backend=jit", isa, "--threads", "2", "--repeat", "3",
                         "--out", Path("again")});
     ASSERT_EQ(again.exit_code, 0) << again.err;
@@ -652,7 +674,7 @@ TEST_F(XjitCli, CompileEndsWithTheSummaryLines) {
   // instructions are compiled as written (an instruction without a kernel
   // would be an interpreted step with its reason; the counts move together).
   Result mixed =
-      Run({"compile", Write("mixed.hlo", kFusionAndReduce), "--isa=sse4", "--passes=off"});
+      Run({"compile", Write("mixed.hlo", kFusionAndReduce), kBaseIsa, "--passes=off"});
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   Summary t = ParseSummary(mixed.out);
   EXPECT_GE(t.kernels, 2) << mixed.out;  // At least the fusion and the negate.
@@ -670,18 +692,18 @@ TEST_F(XjitCli, CompileEndsWithTheSummaryLines) {
   if (t.interpreted == 1) {
     EXPECT_THAT(mixed.out, HasSubstr("\ninterpreted: r (reduce): "));
   }
-  EXPECT_THAT(mixed.out, HasSubstr("target: x86-64 sse"));
+  EXPECT_THAT(mixed.out, HasSubstr(kBaseTarget));
 }
 
 TEST_F(XjitCli, CompileAsmPrintsInstructions) {
   std::string m = Write("add.hlo", kAdd);
-  Result plain = Run({"compile", m, "--isa=sse4"});
+  Result plain = Run({"compile", m, kBaseIsa});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  Result with_asm = Run({"compile", m, "--asm", "--isa=sse4"});
+  Result with_asm = Run({"compile", m, "--asm", kBaseIsa});
   ASSERT_EQ(with_asm.exit_code, 0) << with_asm.err;
   EXPECT_THAT(with_asm.out, HasSubstr("--- asm of fusion"));
-  // f32 addition in SSE form, and the kernel's return.
-  EXPECT_TRUE(std::regex_search(with_asm.out, std::regex("\\badd[ps]s\\b"))) << with_asm.out;
+  // f32 addition (SSE or NEON form), and the kernel's return.
+  EXPECT_TRUE(std::regex_search(with_asm.out, std::regex(kAddF32))) << with_asm.out;
   EXPECT_TRUE(std::regex_search(with_asm.out, std::regex("\\bret\\b"))) << with_asm.out;
   EXPECT_FALSE(std::regex_search(plain.out, std::regex("\\bret\\b"))) << plain.out;
   EXPECT_EQ(ParseSummary(with_asm.out).kernels, 1);
@@ -710,7 +732,7 @@ TEST_F(XjitCli, BenchPrintsCompileAndRunTimes) {
   std::regex compile_ms("(^|\n)compile ms: [0-9]+(\\.[0-9]+)?\n");
   std::regex run_ms("(^|\n)run ms: [0-9]+(\\.[0-9]+)?\n");
   for (std::vector<std::string> extra :
-       {std::vector<std::string>{}, {a, "--iterations", "3", "--threads=2", "--isa=sse4"},
+       {std::vector<std::string>{}, {a, "--iterations", "3", "--threads=2", kBaseIsa},
         {"--backend=interpreter", "--iterations=2", "--seed", "4"}}) {
     std::vector<std::string> args = {"bench", m};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -734,6 +756,8 @@ TEST_F(XjitCli, JitCommandErrors) {
     EXPECT_TRUE(std::regex_search(syntax.err, std::regex("^" + broken + ":[0-9]+:[0-9]+: ")))
         << syntax.err;
     ExpectUserError(Run({command, m, "--isa=avx1024"}), "unknown --isa 'avx1024'");
+    // An instruction set of the other architecture: a clear error.
+    ExpectUserError(Run({command, m, kForeignIsa}), "does not support");
     ExpectUserError(Run({command, m, "--out", "x"}), "unknown flag '--out' for xjit " +
                                                          std::string(command));
     ExpectUserError(Run({command, m, "--threads=0"}), "--threads needs a positive integer");
@@ -743,7 +767,7 @@ TEST_F(XjitCli, JitCommandErrors) {
   ExpectUserError(Run({"compile", m, "--dump"}), "--dump needs a value");
   ExpectUserError(Run({"bench", m, "--iterations", "-1"}), "--iterations needs a positive integer");
   ExpectUserError(Run({"bench", m, a, a, a}), "3 .npy arguments given");
-  ExpectUserError(Run({"run", m, a, "--isa", "neon"}), "unknown --isa 'neon'");
+  ExpectUserError(Run({"run", m, a, "--isa", "mmx"}), "unknown --isa 'mmx'");
   // Argument mismatches on the jit backend are the same clear errors.
   ExpectUserError(Run({"run", m, a, Write("s.npy", Npy("<f4", "(3,)", F32({1, 2, 3})))}),
                   "argument 1 (" + Path("s.npy") + ") for parameter 1: expected float32 (2, 3)");
