@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/a64/a64_lowering.h"
+#include "jit/code_install.h"
 
 namespace xjit::jit::a64 {
 namespace {
@@ -30,15 +31,17 @@ class ErrorRecorder : public ErrorHandler {
   std::string text;
 };
 
-// Owns the executable memory of every kernel of one target.
-struct CodeMemory {
-  JitRuntime runtime;
+// Owns the executable memory of every kernel of one target (W^X: see
+// jit/code_memory.h); `environment` is the host's, as JitRuntime's would be.
+struct KernelMemory {
+  Environment environment = Environment::host();
+  CodeMemory pages;
 };
 
 class A64Target : public Target {
  public:
   explicit A64Target(const TargetOptions& options)
-      : options_(options), memory_(std::make_shared<CodeMemory>()) {}
+      : options_(options), memory_(std::make_shared<KernelMemory>()) {}
 
   std::string name() const override { return "aarch64 neon"; }
 
@@ -50,7 +53,7 @@ class A64Target : public Target {
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;
     ErrorRecorder errors;
-    code.init(memory_->runtime.environment());
+    code.init(memory_->environment);
     code.setErrorHandler(&errors);
     StringLogger logger;
     if (options_.collect_asm) code.setLogger(&logger);
@@ -63,12 +66,9 @@ class A64Target : public Target {
       return absl::InternalError(
           absl::StrCat("asmjit failed on kernel ", program.name, ": ", errors.text));
     }
-    runtime::KernelFunction function = nullptr;
-    const Error added = memory_->runtime.add(&function, &code);
-    if (added != kErrorOk) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot map code for kernel ", program.name, ": ", DebugUtils::errorAsString(added)));
-    }
+    XJIT_ASSIGN_OR_RETURN(const void* address,
+                          InstallCode(code, memory_->pages, absl::StrCat("kernel ", program.name)));
+    auto function = reinterpret_cast<runtime::KernelFunction>(const_cast<void*>(address));
     kernel.function = function;
     kernel.code = reinterpret_cast<const void*>(function);
     kernel.code_size = static_cast<int64_t>(code.codeSize());
@@ -78,7 +78,7 @@ class A64Target : public Target {
 
  private:
   TargetOptions options_;
-  std::shared_ptr<CodeMemory> memory_;
+  std::shared_ptr<KernelMemory> memory_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/code_install.h"
 #include "jit/perf_map.h"
 #include "jit/vector_math.h"
 
@@ -36,7 +37,8 @@ class ErrorRecorder : public ErrorHandler {
 // them, so their memory is never released (a few KB per function used).
 struct Registry {
   std::mutex mutex;
-  JitRuntime runtime;
+  Environment environment = Environment::host();
+  CodeMemory pages;  // W^X, as every kernel's (jit/code_memory.h).
   absl::flat_hash_map<Key, const void*> routines;
   MathRoutineStats stats;
 };
@@ -55,7 +57,7 @@ absl::StatusOr<const void*> EmitRoutine(Registry& registry, Opcode opcode, Eleme
   ExpandMath(&program, math);
   CodeHolder code;
   ErrorRecorder errors;
-  code.init(registry.runtime.environment());
+  code.init(registry.environment);
   code.setErrorHandler(&errors);
   x86::Compiler cc(&code);
   KernelLowering lowering(&cc, program, features);
@@ -65,13 +67,9 @@ absl::StatusOr<const void*> EmitRoutine(Registry& registry, Opcode opcode, Eleme
     return absl::InternalError(
         absl::StrCat("asmjit failed on math routine ", program.name, ": ", errors.text));
   }
-  void* function = nullptr;
-  const Error added = registry.runtime.add(&function, &code);
-  if (added != kErrorOk) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot map code for math routine ",
-                                                     program.name, ": ",
-                                                     DebugUtils::errorAsString(added)));
-  }
+  XJIT_ASSIGN_OR_RETURN(
+      const void* function,
+      InstallCode(code, registry.pages, absl::StrCat("math routine ", program.name)));
   ++registry.stats.routines;
   registry.stats.code_bytes += static_cast<int64_t>(code.codeSize());
   if (PerfMapRequestedByEnvironment()) {

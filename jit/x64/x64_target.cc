@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/code_install.h"
 #include "jit/code_memory.h"
 #include "jit/x64/x64_lowering.h"
 
@@ -78,27 +79,8 @@ class X64Target : public Target {
           "asmjit failed on kernel ", program.name, ": ",
           errors.error != kErrorOk ? errors.text : DebugUtils::errorAsString(finalized)));
     }
-    // As JitRuntime::add does, but into W^X pages.
-    Error error = code.flatten();
-    if (error == kErrorOk) error = code.resolveUnresolvedLinks();
-    if (error != kErrorOk) {
-      return absl::InternalError(absl::StrCat("asmjit cannot lay out kernel ", program.name, ": ",
-                                              DebugUtils::errorAsString(error)));
-    }
-    const size_t size = code.codeSize();
-    const auto relocate_and_copy = [&code, size](void* target) -> absl::Status {
-      Error e = code.relocateToBase(reinterpret_cast<uint64_t>(target));
-      if (e == kErrorOk) {
-        e = code.copyFlattenedData(
-            target, size, CopySectionFlags::kPadSectionBuffer | CopySectionFlags::kPadTargetBuffer);
-      }
-      if (e != kErrorOk) {
-        return absl::InternalError(
-            absl::StrCat("asmjit cannot relocate code: ", DebugUtils::errorAsString(e)));
-      }
-      return absl::OkStatus();
-    };
-    XJIT_ASSIGN_OR_RETURN(const void* address, memory_->pages.Install(size, relocate_and_copy));
+    XJIT_ASSIGN_OR_RETURN(const void* address,
+                          InstallCode(code, memory_->pages, absl::StrCat("kernel ", program.name)));
     auto function = reinterpret_cast<runtime::KernelFunction>(const_cast<void*>(address));
     kernel.function = function;
     kernel.code = reinterpret_cast<const void*>(function);

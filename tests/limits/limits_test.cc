@@ -172,9 +172,11 @@ ENTRY main {
   b = f32[1000]{0} parameter(1)
   s = f32[1000]{0} add(a, b)
   e = f32[1000]{0} exponential(s)
-  ROOT t = f32[1000]{0} multiply(e, a)
+  h = f32[1000]{0} tanh(e)
+  n = f32[1000]{0} sine(h)
+  ROOT t = f32[1000]{0} multiply(n, a)
 }
-)";
+)";  // Three math functions: the kernel calls out-of-line math routines too.
 
 Literal Iota(const Shape& shape, double scale) {
   Literal literal(shape);
