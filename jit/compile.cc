@@ -17,6 +17,7 @@
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "jit/fusion_emitter.h"
+#include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
 #include "jit/target.h"
@@ -50,14 +51,47 @@ runtime::Step CopyStep(int source, int destination) {
 }
 
 // Library routines as library-call steps call them (runtime::LibraryFunction).
-void RunDotCall(const void* plan, void* const* buffers, void* scratch) {
-  runtime::blas::RunDot(*static_cast<const runtime::blas::DotPlan*>(plan), buffers[0],
-                        buffers[1], buffers[2], scratch);
+// A BLAS routine's plan and the OpenBLAS thread count of the executable
+// that calls it (set around the call only, runtime/blas/blas_threads.h).
+template <typename Plan>
+struct BlasCall {
+  Plan plan;
+  int threads = 1;
+};
+
+void RunDotCall(const void* call, void* const* buffers, void* scratch) {
+  const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
+  runtime::blas::ScopedBlasThreads threads(dot.threads);
+  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch);
 }
 
-void RunConvolutionCall(const void* plan, void* const* buffers, void* scratch) {
-  runtime::blas::RunConvolution(*static_cast<const runtime::blas::ConvolutionPlan*>(plan),
-                                buffers[0], buffers[1], buffers[2], scratch);
+void RunConvolutionCall(const void* call, void* const* buffers, void* scratch) {
+  const auto& convolution = *static_cast<const BlasCall<runtime::blas::ConvolutionPlan>*>(call);
+  runtime::blas::ScopedBlasThreads threads(convolution.threads);
+  runtime::blas::RunConvolution(convolution.plan, buffers[0], buffers[1], buffers[2], scratch);
+}
+
+// The text a kernel's jitdump line table refers to: its program (one line
+// per operation, KernelProgram::ToString) and, after it, the HLO instruction
+// it computes (with the fused computation of a fusion).
+std::string JitDumpSource(const KernelProgram& program, const Instruction& instruction) {
+  std::string text = absl::StrCat(program.ToString(), "\n# computes:\n",
+                                  PrintInstruction(instruction), "\n");
+  if (instruction.opcode() == Opcode::kFusion && !instruction.called_computations().empty()) {
+    absl::StrAppend(&text, PrintComputation(*instruction.called_computations()[0]));
+  }
+  return text;
+}
+
+// Program operation ids -> lines of that text: line 1 is the program's
+// header, then one line per buffer, then one per operation. Code before the
+// first operation (the prologue) maps to the header.
+std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
+                                   const std::vector<std::pair<int64_t, int>>& op_offsets) {
+  std::vector<CodeLine> lines = {CodeLine{0, 1}};
+  const int first_op_line = 2 + static_cast<int>(program.buffers.size());
+  for (const auto& [offset, op] : op_offsets) lines.push_back(CodeLine{offset, first_op_line + op});
+  return lines;
 }
 
 bool IsLibraryCall(Opcode opcode) {
@@ -339,7 +373,8 @@ class ExecutableBuilder {
       call.function = &RunDotCall;
       call.scratch_bytes = plan.scratch_bytes;
       description = plan.ToString();
-      call.plan = std::make_shared<const runtime::blas::DotPlan>(std::move(plan));
+      call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
+          BlasCall<runtime::blas::DotPlan>{std::move(plan), std::max(options_.threads, 1)});
     } else {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::ConvolutionPlan plan,
                             runtime::blas::PlanConvolution(instruction));
@@ -347,7 +382,9 @@ class ExecutableBuilder {
       call.function = &RunConvolutionCall;
       call.scratch_bytes = plan.scratch_bytes;
       description = plan.ToString();
-      call.plan = std::make_shared<const runtime::blas::ConvolutionPlan>(std::move(plan));
+      call.plan = std::make_shared<const BlasCall<runtime::blas::ConvolutionPlan>>(
+          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan),
+                                                   std::max(options_.threads, 1)});
     }
     runtime::Step step;
     step.kind = runtime::Step::Kind::kLibraryCall;
@@ -490,8 +527,13 @@ class ExecutableBuilder {
 
     const std::string perf_name =
         absl::StrCat("xjit:", spec_->name, ":", instruction.name());
-    if (options_.perf_map || PerfMapRequestedByEnvironment()) {
+    if (PerfMapEnabled(options_.perf_map)) {
       WritePerfMapEntry(lowered.code, lowered.code_size, perf_name);
+    }
+    if (options_.jitdump || JitDumpRequestedByEnvironment()) {
+      WriteJitDumpEntry(lowered.code, lowered.code_size, perf_name,
+                        JitDumpSource(kernel->program, instruction),
+                        JitDumpLines(kernel->program, lowered.op_offsets));
     }
     if (!options_.dump_dir.empty()) {
       std::ofstream file(std::filesystem::path(options_.dump_dir) /
@@ -571,6 +613,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     TargetOptions target_options;
     target_options.isa = options.isa;
     target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
+    target_options.collect_op_offsets = options.jitdump || JitDumpRequestedByEnvironment();
     XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
     report->target = target->name();
   } else {
@@ -621,14 +664,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
-  // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
-  // only a module that calls it changes it.
-  const bool calls_blas =
-      std::any_of(report->library_calls.begin(), report->library_calls.end(),
-                  [](const LibraryCallInfo& call) { return call.routine != "sort"; });
-  if (calls_blas && runtime::blas::BlasThreads() != options.threads) {
-    runtime::blas::SetBlasThreads(options.threads);
-  }
+  spec.max_while_iterations = options.max_while_iterations;
 
   report->temp_bytes = spec.plan.temp_bytes;
   // The plan's peak (parameters, results and temps live at once over the
