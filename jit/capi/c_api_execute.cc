@@ -1,0 +1,447 @@
+// The C API's compilation and execution (xjit.h, sections "Custom calls" and
+// "Compilation and execution"): the custom-call registry, compile options,
+// xjit_compile, executables and xjit_execute.
+//
+// Execution goes through a Runner (interpreter or JIT). The JIT is wired in at
+// exactly one place, CompileJitRunner(): everything else (argument checks,
+// result flattening, threads) is shared by both backends.
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "interpreter/evaluator.h"
+#include "ir/layout_util.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "ir/shape.h"
+#include "jit/capi/c_api_internal.h"
+#include "jit/capi/xjit.h"
+#include "runtime/host/custom_call_registry.h"
+
+#if XJIT_CAPI_HAVE_JIT
+#include "jit/compile.h"
+#include "jit/compile_options.h"
+#include "runtime/executable.h"
+#endif
+
+namespace {
+
+using xjit::Computation;
+using xjit::Literal;
+using xjit::Module;
+using xjit::Shape;
+using xjit::capi::Guard;
+using xjit::capi::InvalidArgument;
+using xjit::capi::Runner;
+
+// Leaves of a shape, depth first (a non-tuple shape is its own leaf).
+void CollectLeaves(const Shape& shape, std::vector<Shape>* leaves) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) CollectLeaves(element, leaves);
+  } else {
+    leaves->push_back(shape);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Literals <-> flattened bytes (the interpreter backend).
+
+absl::Status FillLiteral(Literal* literal, const uint8_t* data, int64_t* offset) {
+  if (literal->shape().IsTuple()) {
+    for (Literal& element : *literal->mutable_elements()) {
+      absl::Status status = FillLiteral(&element, data, offset);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+  const int64_t size = xjit::ByteSize(literal->shape());
+  if (size > 0) {
+    if (static_cast<int64_t>(literal->data().size()) != size) {
+      return absl::InternalError("literal size differs from the shape's byte size");
+    }
+    std::memcpy(literal->data().data(), data + *offset, size);
+  }
+  *offset += size;
+  return absl::OkStatus();
+}
+
+absl::Status FlattenLiteral(const Literal& literal, uint8_t* out, int64_t* offset) {
+  if (literal.shape().IsTuple()) {
+    for (const Literal& element : literal.elements()) {
+      absl::Status status = FlattenLiteral(element, out, offset);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+  const int64_t size = xjit::ByteSize(literal.shape());
+  if (size > 0) {
+    if (static_cast<int64_t>(literal.data().size()) != size) {
+      return absl::InternalError("result literal size differs from the shape's byte size");
+    }
+    std::memcpy(out + *offset, literal.data().data(), size);
+  }
+  *offset += size;
+  return absl::OkStatus();
+}
+
+// The interpreter: the reference evaluator, one fresh Evaluator per run (it is
+// not thread-safe, and a fresh one makes every run see the same rng stream).
+class InterpreterRunner : public Runner {
+ public:
+  InterpreterRunner(std::unique_ptr<Module> module, xjit::EvaluatorOptions options)
+      : module_(std::move(module)), options_(options) {}
+
+  absl::Status Run(absl::Span<const void* const> parameters, void* result) const override {
+    const Computation& entry = *module_->entry();
+    std::vector<Literal> arguments;
+    arguments.reserve(parameters.size());
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      Literal argument(entry.parameter(i)->shape());
+      int64_t offset = 0;
+      absl::Status status =
+          FillLiteral(&argument, static_cast<const uint8_t*>(parameters[i]), &offset);
+      if (!status.ok()) return status;
+      arguments.push_back(std::move(argument));
+    }
+    xjit::Evaluator evaluator(options_);
+    absl::StatusOr<Literal> value = evaluator.EvaluateModule(*module_, arguments);
+    if (!value.ok()) return value.status();
+    const Shape& root_shape = entry.root()->shape();
+    Literal relaid = value->shape() == root_shape ? std::move(*value) : value->Relayout(root_shape);
+    int64_t offset = 0;
+    return FlattenLiteral(relaid, static_cast<uint8_t*>(result), &offset);
+  }
+
+ private:
+  std::unique_ptr<Module> module_;
+  xjit::EvaluatorOptions options_;
+};
+
+std::unique_ptr<xjit_executable> NewExecutable(xjit_backend backend,
+                                               std::vector<Shape> parameter_shapes,
+                                               Shape result_shape, std::unique_ptr<Runner> runner) {
+  auto exe = std::make_unique<xjit_executable>();
+  exe->backend = backend;
+  exe->parameter_shapes = std::move(parameter_shapes);
+  exe->result_shape = std::move(result_shape);
+  CollectLeaves(exe->result_shape, &exe->result_leaves);
+  int64_t offset = 0;
+  for (const Shape& leaf : exe->result_leaves) {
+    exe->leaf_offsets.push_back(offset);
+    offset += xjit::ByteSize(leaf);
+  }
+  exe->result_bytes = offset;
+  exe->runner = std::move(runner);
+  return exe;
+}
+
+absl::StatusOr<std::unique_ptr<xjit_executable>> CompileInterpreter(
+    const Module& module, const xjit_compile_options& options) {
+  std::unique_ptr<Module> copy = module.Clone();
+  std::vector<Shape> parameter_shapes;
+  for (const xjit::Instruction* parameter : copy->entry()->parameters()) {
+    parameter_shapes.push_back(parameter->shape());
+  }
+  Shape result_shape = copy->entry()->root()->shape();
+  xjit::EvaluatorOptions evaluator_options;
+  evaluator_options.replica_count = copy->replica_count();
+  evaluator_options.max_while_iterations = options.max_while_iterations;
+  auto runner = std::make_unique<InterpreterRunner>(std::move(copy), evaluator_options);
+  return NewExecutable(XJIT_BACKEND_INTERPRETER, std::move(parameter_shapes),
+                       std::move(result_shape), std::move(runner));
+}
+
+// ---------------------------------------------------------------------------
+// The JIT backend: the one place the compile driver is wired in.
+
+#if XJIT_CAPI_HAVE_JIT
+class JitRunner : public Runner {
+ public:
+  explicit JitRunner(std::unique_ptr<xjit::runtime::Executable> executable)
+      : executable_(std::move(executable)) {}
+  absl::Status Run(absl::Span<const void* const> parameters, void* result) const override {
+    return executable_->Execute(parameters, result);
+  }
+
+ private:
+  std::unique_ptr<xjit::runtime::Executable> executable_;
+};
+#endif
+
+absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
+    const Module& module, const xjit_compile_options& options) {
+#if XJIT_CAPI_HAVE_JIT
+  xjit::jit::CompileOptions jit_options;
+  std::optional<xjit::jit::Isa> isa = xjit::jit::ParseIsa(options.isa);
+  if (!isa.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown ISA \"", options.isa, "\""));
+  }
+  jit_options.isa = *isa;
+  jit_options.threads = options.threads;
+  jit_options.perf_map = options.perf_map;
+  jit_options.run_passes = options.passes;
+  jit_options.dump_dir = options.dump_dir;
+  absl::StatusOr<std::unique_ptr<xjit::runtime::Executable>> compiled =
+      xjit::jit::Compile(module, jit_options);
+  if (!compiled.ok()) return compiled.status();
+  std::vector<Shape> parameter_shapes = (*compiled)->parameter_shapes();
+  Shape result_shape = (*compiled)->result_shape();
+  return NewExecutable(XJIT_BACKEND_JIT, std::move(parameter_shapes), std::move(result_shape),
+                       std::make_unique<JitRunner>(std::move(*compiled)));
+#else
+  (void)module;
+  (void)options;
+  return absl::UnimplementedError(
+      "the JIT backend is not available in this build yet; use XJIT_BACKEND_INTERPRETER");
+#endif
+}
+}  // namespace
+
+// ===========================================================================
+// Custom calls
+
+extern "C" {
+
+xjit_status* xjit_register_custom_call(const char* name, xjit_custom_call_fn fn) {
+  if (name == nullptr || *name == '\0') return InvalidArgument("custom call: empty name");
+  if (fn == nullptr) return InvalidArgument("custom call: null function");
+  return Guard([&]() -> absl::Status {
+    xjit::CustomCallRegistry::Global().Register(name, fn);
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_unregister_custom_call(const char* name) {
+  if (name == nullptr) return InvalidArgument("custom call: null name");
+  return Guard([&]() -> absl::Status {
+    xjit::CustomCallRegistry& registry = xjit::CustomCallRegistry::Global();
+    if (registry.Find(name) == nullptr) {
+      return absl::NotFoundError(absl::StrCat("custom call \"", name, "\" is not registered"));
+    }
+    registry.Unregister(name);
+    return absl::OkStatus();
+  });
+}
+
+// ===========================================================================
+// Compilation and execution
+
+xjit_compile_options* xjit_compile_options_create(void) {
+  return new (std::nothrow) xjit_compile_options();
+}
+
+void xjit_compile_options_free(xjit_compile_options* options) { delete options; }
+
+xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  if (backend != XJIT_BACKEND_JIT && backend != XJIT_BACKEND_INTERPRETER) {
+    return InvalidArgument(
+        absl::StrCat("compile options: unknown backend ", static_cast<int>(backend)));
+  }
+  options->backend = backend;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  if (isa == nullptr) return InvalidArgument("compile options: null ISA");
+  const std::string name(isa);
+  if (name != "auto" && name != "sse4" && name != "avx2" && name != "avx512") {
+    return InvalidArgument(absl::StrCat("compile options: unknown ISA \"", name,
+                                        "\" (expected auto, sse4, avx2 or avx512)"));
+  }
+  options->isa = name;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int threads) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  if (threads < 1) {
+    return InvalidArgument(absl::StrCat("compile options: threads must be >= 1, got ", threads));
+  }
+  options->threads = threads;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_passes(xjit_compile_options* options, int enabled) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  options->passes = enabled != 0;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_perf_map(xjit_compile_options* options, int enabled) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  options->perf_map = enabled != 0;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_dump_dir(xjit_compile_options* options, const char* dir) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  return Guard([&]() -> absl::Status {
+    options->dump_dir = dir == nullptr ? "" : dir;
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_compile_options_set_max_while_iterations(xjit_compile_options* options,
+                                                           int64_t max_iterations) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  options->max_while_iterations = max_iterations;
+  return nullptr;
+}
+
+xjit_status* xjit_compile(const xjit_module* module, const xjit_compile_options* options,
+                          xjit_executable** out) {
+  return Guard([&]() -> absl::Status {
+    if (out == nullptr) return absl::InvalidArgumentError("compile: null output pointer");
+    *out = nullptr;
+    if (module == nullptr || module->module == nullptr) {
+      return absl::InvalidArgumentError("compile: null module");
+    }
+    const xjit_compile_options defaults;
+    const xjit_compile_options& opts = options == nullptr ? defaults : *options;
+    absl::StatusOr<std::unique_ptr<xjit_executable>> exe =
+        opts.backend == XJIT_BACKEND_INTERPRETER ? CompileInterpreter(*module->module, opts)
+                                                 : CompileJitRunner(*module->module, opts);
+    if (!exe.ok()) return exe.status();
+    *out = exe->release();
+    return absl::OkStatus();
+  });
+}
+
+void xjit_executable_free(xjit_executable* executable) { delete executable; }
+
+int xjit_executable_backend(const xjit_executable* executable) {
+  return executable == nullptr ? -1 : static_cast<int>(executable->backend);
+}
+
+int xjit_executable_num_parameters(const xjit_executable* executable) {
+  return executable == nullptr ? -1 : static_cast<int>(executable->parameter_shapes.size());
+}
+
+xjit_status* xjit_executable_parameter_shape(const xjit_executable* executable, int i,
+                                             xjit_shape** out) {
+  return Guard([&]() -> absl::Status {
+    if (out == nullptr) return absl::InvalidArgumentError("parameter shape: null output pointer");
+    *out = nullptr;
+    if (executable == nullptr)
+      return absl::InvalidArgumentError("parameter shape: null executable");
+    if (i < 0 || static_cast<size_t>(i) >= executable->parameter_shapes.size()) {
+      return absl::OutOfRangeError(absl::StrCat("parameter ", i, " of an executable with ",
+                                                executable->parameter_shapes.size(),
+                                                " parameters"));
+    }
+    *out = new xjit_shape{executable->parameter_shapes[i]};
+    return absl::OkStatus();
+  });
+}
+
+int xjit_executable_num_results(const xjit_executable* executable) {
+  return executable == nullptr ? -1 : static_cast<int>(executable->result_leaves.size());
+}
+
+xjit_status* xjit_executable_result_shape(const xjit_executable* executable, int i,
+                                          xjit_shape** out) {
+  return Guard([&]() -> absl::Status {
+    if (out == nullptr) return absl::InvalidArgumentError("result shape: null output pointer");
+    *out = nullptr;
+    if (executable == nullptr) return absl::InvalidArgumentError("result shape: null executable");
+    if (i < 0 || static_cast<size_t>(i) >= executable->result_leaves.size()) {
+      return absl::OutOfRangeError(absl::StrCat("result ", i, " of an executable with ",
+                                                executable->result_leaves.size(), " results"));
+    }
+    *out = new xjit_shape{executable->result_leaves[i]};
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_executable_full_result_shape(const xjit_executable* executable,
+                                               xjit_shape** out) {
+  return Guard([&]() -> absl::Status {
+    if (out == nullptr) return absl::InvalidArgumentError("result shape: null output pointer");
+    *out = nullptr;
+    if (executable == nullptr) return absl::InvalidArgumentError("result shape: null executable");
+    *out = new xjit_shape{executable->result_shape};
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_execute(const xjit_executable* executable, const void* const* args,
+                          const size_t* arg_sizes, int nargs, void* const* results,
+                          const size_t* result_sizes, int nresults) {
+  return Guard([&]() -> absl::Status {
+    if (executable == nullptr) return absl::InvalidArgumentError("execute: null executable");
+    const xjit_executable& exe = *executable;
+    const size_t num_parameters = exe.parameter_shapes.size();
+    if (nargs < 0 || static_cast<size_t>(nargs) != num_parameters) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("execute: expected ", num_parameters, " arguments, got ", nargs));
+    }
+    if (nargs > 0 && (args == nullptr || arg_sizes == nullptr)) {
+      return absl::InvalidArgumentError("execute: null argument or argument-size array");
+    }
+    for (int i = 0; i < nargs; ++i) {
+      const Shape& shape = exe.parameter_shapes[i];
+      const int64_t expected = xjit::ByteSize(shape);
+      if (static_cast<int64_t>(arg_sizes[i]) != expected) {
+        return absl::InvalidArgumentError(absl::StrCat("execute: argument ", i, " (",
+                                                       shape.ToString(), ") needs ", expected,
+                                                       " bytes, got ", arg_sizes[i]));
+      }
+      if (expected > 0 && args[i] == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("execute: argument ", i, " is null"));
+      }
+    }
+    const size_t num_results = exe.result_leaves.size();
+    if (nresults < 0 || static_cast<size_t>(nresults) != num_results) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("execute: expected ", num_results, " result buffers, got ", nresults));
+    }
+    if (nresults > 0 && (results == nullptr || result_sizes == nullptr)) {
+      return absl::InvalidArgumentError("execute: null result or result-size array");
+    }
+    for (int i = 0; i < nresults; ++i) {
+      const Shape& shape = exe.result_leaves[i];
+      const int64_t expected = xjit::ByteSize(shape);
+      if (static_cast<int64_t>(result_sizes[i]) != expected) {
+        return absl::InvalidArgumentError(absl::StrCat("execute: result ", i, " (",
+                                                       shape.ToString(), ") needs ", expected,
+                                                       " bytes, got ", result_sizes[i]));
+      }
+      if (expected > 0 && results[i] == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("execute: result ", i, " is null"));
+      }
+    }
+    // Static storage for zero-byte arguments, so a runner never sees null.
+    static const uint8_t kEmpty[1] = {0};
+    std::vector<const void*> parameters(num_parameters);
+    for (size_t i = 0; i < num_parameters; ++i) {
+      parameters[i] = args[i] != nullptr ? args[i] : kEmpty;
+    }
+    // A single non-tuple result is written in place; a tuple is written to a
+    // scratch buffer and split into the leaves.
+    if (!exe.result_shape.IsTuple()) {
+      uint8_t scratch[1];
+      void* out = results[0] != nullptr ? results[0] : scratch;
+      return exe.runner->Run(parameters, out);
+    }
+    std::vector<uint8_t> flat(exe.result_bytes > 0 ? exe.result_bytes : 1);
+    absl::Status status = exe.runner->Run(parameters, flat.data());
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < num_results; ++i) {
+      const size_t size = result_sizes[i];
+      if (size > 0) std::memcpy(results[i], flat.data() + exe.leaf_offsets[i], size);
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"
