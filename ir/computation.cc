@@ -24,19 +24,32 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
 void Computation::RemoveInstruction(Instruction* instruction) {
   XJIT_CHECK(instruction->users().empty());
   XJIT_CHECK(instruction != root_);
-  for (Instruction* operand : instruction->operands()) {
-    operand->users_.erase(std::remove(operand->users_.begin(), operand->users_.end(), instruction),
-                          operand->users_.end());
+  // Searches run from the back: passes remove dead instructions last to
+  // first (RemoveDeadInstructions), so each removal finds its instruction
+  // (and itself among its operands' users) at or near the end, and removing
+  // a dead chain costs linear time rather than a scan per instruction.
+  const std::vector<Instruction*>& operands = instruction->operands_;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    // A user is listed once however many operands it reads the value through.
+    if (std::find(operands.begin(), operands.begin() + k, operands[k]) != operands.begin() + k) {
+      continue;
+    }
+    std::vector<Instruction*>& users = operands[k]->users_;
+    auto it = std::find(users.rbegin(), users.rend(), instruction);
+    if (it != users.rend()) users.erase(std::next(it).base());
   }
   instruction->operands_.clear();
-  for (auto& p : parameters_) {
-    if (p == instruction) p = nullptr;
+  if (instruction->opcode() == Opcode::kParameter) {
+    for (auto& p : parameters_) {
+      if (p == instruction) p = nullptr;
+    }
   }
-  instructions_.erase(std::remove_if(instructions_.begin(), instructions_.end(),
-                                     [instruction](const std::unique_ptr<Instruction>& i) {
-                                       return i.get() == instruction;
-                                     }),
-                      instructions_.end());
+  auto it = std::find_if(instructions_.rbegin(), instructions_.rend(),
+                         [instruction](const std::unique_ptr<Instruction>& i) {
+                           return i.get() == instruction;
+                         });
+  XJIT_CHECK(it != instructions_.rend());
+  instructions_.erase(std::next(it).base());
 }
 
 Instruction* Computation::FindInstruction(const std::string& name) const {

@@ -1,12 +1,21 @@
 #include "ir/instruction.h"
 
+#include <algorithm>
+
 #include "ir/computation.h"
 
 
 namespace xjit {
 
 void Instruction::AddUser(Instruction* user) {
-  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+  // Called right after `user` took this instruction as an operand, so it is
+  // listed already exactly when it reads this instruction through another
+  // operand too. Counting the user's few operands keeps adding a user
+  // constant-time; scanning users_ made a value with thousands of users (a
+  // parameter after a chain's simplification) quadratic.
+  if (std::count(user->operands_.begin(), user->operands_.end(), this) <= 1) {
+    users_.push_back(user);
+  }
 }
 
 void Instruction::RemoveUser(Instruction* user) {
@@ -24,6 +33,7 @@ void Instruction::AppendOperand(Instruction* operand) {
 
 void Instruction::ReplaceOperand(int64_t i, Instruction* new_operand) {
   Instruction* old = operands_[i];
+  if (old == new_operand) return;
   operands_[i] = new_operand;
   old->RemoveUser(this);
   new_operand->AddUser(this);

@@ -16,6 +16,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
+#include "jit/compile_cache.h"
 #include "jit/fusion_emitter.h"
 #include "jit/jitdump.h"
 #include "jit/perf_map.h"
@@ -503,6 +504,10 @@ class ExecutableBuilder {
     step.outputs = outputs;
     MathOptions math;
     math.fused_multiply_add = target_->HasFusedMultiplyAdd();
+    math.out_of_line = target_->HasOutOfLineMath() &&
+                       (options_.math == MathLowering::kOutOfLine ||
+                        (options_.math == MathLowering::kAuto &&
+                         CountMathOps(kernel->program) >= kOutOfLineMathMinOps));
     ExpandMath(&kernel->program, math);
     XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target_->Lower(kernel->program));
     step.function = lowered.function;
@@ -603,6 +608,20 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   if (report == nullptr) report = &local_report;
   *report = CompileReport();
 
+  // A cache hit skips verification too: the same text verified when it
+  // was compiled first.
+  const std::optional<std::string> cache_key =
+      module.entry() != nullptr ? CompileCacheKey(module, options) : std::nullopt;
+  if (cache_key.has_value()) {
+    if (std::optional<CachedCompile> hit = LookupCompileCache(*cache_key)) {
+      *report = std::move(hit->report);
+      report->cache_hit = true;
+      report->compile_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      return std::make_unique<runtime::Executable>(std::move(hit->spec));
+    }
+  }
   XJIT_RETURN_IF_ERROR(VerifyModule(module));
   if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   if (HasDynamicShape(*module.entry())) {
@@ -677,6 +696,9 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   report->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
+  if (cache_key.has_value()) {
+    InsertCompileCache(*cache_key, CachedCompile{executable->shared_spec(), *report});
+  }
   return executable;
 }
 

@@ -65,6 +65,9 @@ struct CompileReport {
   // once over the schedule) plus the scratch and copies above.
   int64_t peak_bytes = 0;
   double compile_ms = 0;
+  // Served from the compile cache (jit/compile_cache.h); the rest of the
+  // report is the cached compile's, compile_ms this lookup's.
+  bool cache_hit = false;
 
   // The summary lines of `xjit compile`: "library calls: N", then the lines
   // scripts read, last and in this order (shared/DESIGN.md): "kernels: N",

@@ -21,6 +21,16 @@ enum class Isa { kAuto, kSse4, kAvx2, kAvx512 };
 absl::string_view IsaName(Isa isa);
 std::optional<Isa> ParseIsa(absl::string_view name);
 
+// How kernels compute math functions (exp, log, tanh, sin, ...; see
+// jit/vector_math.h and docs/compile_time.md).
+enum class MathLowering {
+  kAuto,       // Out of line in kernels with several math operations
+               // (kOutOfLineMathMinOps), inline in the others.
+  kInline,     // Always expanded into the kernel.
+  kOutOfLine,  // Always a call of the per-process routine (when the target
+               // has them).
+};
+
 struct CompileOptions {
   Isa isa = Isa::kAuto;
   // Threads for running the executable. Steps run one after another; a
@@ -60,6 +70,11 @@ struct CompileOptions {
   // Emit no kernels at all: every instruction becomes an interpreted step
   // (a baseline for tests and benchmarks).
   bool interpret_only = false;
+  // Inline or out-of-line math (results are the same bits either way).
+  MathLowering math = MathLowering::kAuto;
+  // Serve a compile of a module compiled before in this process with the
+  // same options from the compile cache (jit/compile_cache.h).
+  bool cache = true;
 };
 
 }  // namespace xjit::jit

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/layout_util.h"
@@ -249,9 +250,50 @@ class ElementEmitter {
     auto key = std::make_pair(&instruction, index);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
-    XJIT_ASSIGN_OR_RETURN(int value, EmitUncached(instruction, index));
-    memo_[key] = value;
-    return value;
+    if (depth_ >= kChainDepth && IsElementwise(instruction.opcode())) {
+      XJIT_RETURN_IF_ERROR(EmitChainOperands(instruction, index));
+    }
+    ++depth_;
+    absl::StatusOr<int> value = EmitUncached(instruction, index);
+    --depth_;
+    if (!value.ok()) return value.status();
+    memo_[key] = *value;
+    return *value;
+  }
+
+  // Emits, deepest first and without recursion, the elementwise operands
+  // (transitively) that `instruction` reads at its own `index`: every
+  // elementwise instruction reads its same-shaped operands at its own index,
+  // so these are exactly values the recursive Emit would ask for, and with
+  // them memoised its recursion stays shallow. A chain of 100,000
+  // elementwise instructions would otherwise recurse 100,000 deep.
+  absl::Status EmitChainOperands(const Instruction& instruction, const Index& index) {
+    auto same_index = [&](const Instruction& operand) {
+      return IsElementwise(operand.opcode()) && !fixed_.contains(&operand) &&
+             operand.shape().IsArray() &&
+             operand.shape().dimensions() == instruction.shape().dimensions() &&
+             !memo_.contains(std::make_pair(&operand, index));
+    };
+    // Iterative post-order walk: (instruction, next operand to visit).
+    std::vector<std::pair<const Instruction*, int64_t>> stack = {{&instruction, 0}};
+    absl::flat_hash_set<const Instruction*> visited = {&instruction};
+    std::vector<const Instruction*> order;
+    while (!stack.empty()) {
+      auto& [current, next] = stack.back();
+      if (next < current->operand_count()) {
+        const Instruction* operand = current->operand(next++);
+        if (same_index(*operand) && visited.insert(operand).second) {
+          stack.push_back({operand, 0});
+        }
+        continue;
+      }
+      if (current != &instruction) order.push_back(current);
+      stack.pop_back();
+    }
+    for (const Instruction* operand : order) {
+      XJIT_RETURN_IF_ERROR(Emit(*operand, index).status());
+    }
+    return absl::OkStatus();
   }
 
   // Complex values: a pair of component values (see kPairTag).
@@ -325,6 +367,10 @@ class ElementEmitter {
     return Emit(operand, index);
   }
 
+  // Emit's recursion depth; past kChainDepth it emits elementwise chains
+  // iteratively (EmitChainOperands).
+  static constexpr int kChainDepth = 64;
+  int depth_ = 0;
   KernelSpec* spec_;
   ProgramBuilder& b_;
   absl::flat_hash_map<const Instruction*, int> leaf_buffer_;

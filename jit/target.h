@@ -45,6 +45,12 @@ class Target {
   // uses it for polynomials and exact products only then; otherwise it
   // emits no kFma at all (see jit/vector_math.h).
   virtual bool HasFusedMultiplyAdd() const { return false; }
+  // Whether Lower accepts the f32/f64 math operations that ExpandMath
+  // leaves with MathOptions::out_of_line (exp, sin, ... as kUnary/kBinary):
+  // the target calls a routine per function, type and vector width, built
+  // once per process from the same expansion (docs/compile_time.md gives
+  // the calling convention). A target without them gets expanded math.
+  virtual bool HasOutOfLineMath() const { return false; }
   // Owns the memory of every kernel lowered so far; kernels stay valid while
   // a reference is held.
   virtual std::shared_ptr<const void> code_owner() const = 0;

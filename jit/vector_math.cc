@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "ir/status_macros.h"
 #include "jit/vector_math_coefficients.h"
@@ -917,6 +918,52 @@ bool IsExpandedMathOp(const KOp& op) {
   return false;
 }
 
+int CountMathOps(const KernelProgram& program) {
+  int count = 0;
+  for (const KOp& op : program.ops) {
+    if (IsExpandedMathOp(op) && !IsIntegerPower(op)) ++count;
+  }
+  return count;
+}
+
+KernelProgram MathRoutineProgram(Opcode opcode, ElementType type, int64_t lanes) {
+  KernelProgram program;
+  program.name = absl::StrCat("math.", OpcodeName(opcode), ".", ElementTypeName(type));
+  const bool binary = opcode == Opcode::kAtan2 || opcode == Opcode::kPower;
+  const int inputs = binary ? 2 : 1;
+  for (int k = 0; k <= inputs; ++k) program.buffers.push_back({type, lanes});
+  program.loop_extents = {lanes};
+  auto add = [&](KOp op) {
+    program.ops.push_back(op);
+    return static_cast<int>(program.ops.size()) - 1;
+  };
+  KOp index;
+  index.kind = KOpKind::kLoopIndex;
+  const int i = add(index);
+  KOp math;
+  math.kind = binary ? KOpKind::kBinary : KOpKind::kUnary;
+  math.type = type;
+  math.operand_type = type;
+  math.opcode = opcode;
+  for (int k = 0; k < inputs; ++k) {
+    KOp load;
+    load.kind = KOpKind::kLoad;
+    load.type = type;
+    load.imm = k;
+    load.a = i;
+    (k == 0 ? math.a : math.b) = add(load);
+  }
+  const int result = add(math);
+  KOp store;
+  store.kind = KOpKind::kStore;
+  store.type = ElementType::kTuple;
+  store.operand_type = type;
+  store.a = i;
+  store.b = result;
+  add(store);
+  return program;
+}
+
 void ExpandMath(KernelProgram* program, const MathOptions& options) {
   bool any = false;
   for (const KOp& op : program->ops) any = any || IsExpandedMathOp(op);
@@ -948,6 +995,13 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
       if (y >= 0) y = b.Convert(y, type, compute);
     }
     int r = -1;
+    if (options.out_of_line) {
+      // The target calls its routine for this function (see MathOptions).
+      r = op.kind == KOpKind::kUnary ? b.Unary(op.opcode, x) : b.Binary(op.opcode, x, y);
+      if (type != compute) r = b.Convert(r, compute, type);
+      renumber[i] = r;
+      continue;
+    }
     switch (op.opcode) {
       case Opcode::kExp: r = b.Exp(x); break;
       case Opcode::kExpm1: r = b.Expm1(x); break;

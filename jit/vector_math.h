@@ -38,7 +38,30 @@ struct MathOptions {
   // polynomials round the product and the sum separately (the accuracy
   // bounds above hold either way) and exact products use Dekker's splitting.
   bool fused_multiply_add = false;
+  // Out-of-line math (docs/compile_time.md): leave every f32/f64 math
+  // operation (see IsExpandedMathOp; f16 and bf16 ones converted to f32 and
+  // back around it) as the kUnary/kBinary operation it is, for a target
+  // whose Target::HasOutOfLineMath() is true to call its routine for that
+  // function, type and width. Integer power is expanded either way.
+  bool out_of_line = false;
 };
+
+// The routine kernels call for an out-of-line math operation computes
+// exactly what its inline expansion computes: targets build it from the
+// expansion of MathRoutineProgram (ExpandMath, inline, on the same
+// options otherwise). The program reads its operand(s) from input buffers
+// 0 (and 1) at the loop index and stores the result: `lanes` elements.
+KernelProgram MathRoutineProgram(Opcode opcode, ElementType type, int64_t lanes);
+
+// The rule for choosing out-of-line math for one kernel when the options
+// leave it to the compiler (MathLowering::kAuto): a kernel with at least
+// kOutOfLineMathMinOps math operations calls routines, one with fewer
+// expands them inline (measured, docs/compile_time.md: a call spills the
+// vector registers live across it, which costs a short kernel more than
+// the expansion's compile time saves).
+inline constexpr int kOutOfLineMathMinOps = 3;
+// Math operations (IsExpandedMathOp, integer power excluded) in `program`.
+int CountMathOps(const KernelProgram& program);
 
 // Whether ExpandMath rewrites `op`.
 bool IsExpandedMathOp(const KOp& op);

@@ -63,6 +63,11 @@ class Simplifier {
       const int64_t before = computation_->instruction_count();
       XJIT_ASSIGN_OR_RETURN(Instruction * replacement, Rewrite(instruction));
       if (replacement == nullptr) continue;
+      // The users that will read the replacement: only they (and new
+      // instructions) may simplify further. Its other users are unchanged;
+      // revisiting them all made a chain of negates quadratic (each
+      // neg(neg(x)) -> x gave x one more user to revisit).
+      const std::vector<Instruction*> moved_users = instruction->users();
       if (!ReplaceAllUses(instruction, replacement)) {
         // Only a rule's own new instructions can be dropped here.
         if (computation_->instruction_count() > before) RemoveIfDead(replacement);
@@ -75,7 +80,7 @@ class Simplifier {
       for (int64_t k = before; k < static_cast<int64_t>(all.size()); ++k) {
         work.push_back(all[k].get());
       }
-      for (Instruction* user : replacement->users()) work.push_back(user);
+      for (Instruction* user : moved_users) work.push_back(user);
     }
     if (changed) {
       RemoveDeadInstructions(computation_);

@@ -290,15 +290,18 @@ Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
   return literal;
 }
 
-Executable::Executable(ExecutableSpec spec) : spec_(std::move(spec)) {
-  for (const Step& step : spec_.steps) {
+Executable::Executable(ExecutableSpec spec)
+    : Executable(std::make_shared<const ExecutableSpec>(std::move(spec))) {}
+
+Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::move(spec)) {
+  for (const Step& step : spec_->steps) {
     if (step.kind != Step::Kind::kLibraryCall) continue;
     XJIT_CHECK(step.library_call.function != nullptr);
-    XJIT_CHECK(step.library_call.scratch_bytes <= spec_.plan.scratch_bytes);
+    XJIT_CHECK(step.library_call.scratch_bytes <= spec_->plan.scratch_bytes);
   }
-  XJIT_CHECK(spec_.plan.scratch_offset % kBufferAlignment == 0);
-  XJIT_CHECK(spec_.plan.scratch_offset + spec_.plan.scratch_bytes <= spec_.plan.temp_bytes ||
-             spec_.plan.scratch_bytes == 0);
+  XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
+  XJIT_CHECK(spec_->plan.scratch_offset + spec_->plan.scratch_bytes <= spec_->plan.temp_bytes ||
+             spec_->plan.scratch_bytes == 0);
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) const {
@@ -308,7 +311,7 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) con
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> arguments) const {
-  const std::vector<Shape>& parameters = spec_.parameter_shapes;
+  const std::vector<Shape>& parameters = spec_->parameter_shapes;
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat("expected ", parameters.size(),
                                                    " arguments, got ", arguments.size()));
@@ -327,26 +330,26 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> argumen
       addresses[i] = flattened[i].data();
     }
   }
-  std::vector<uint8_t> result(static_cast<size_t>(spec_.plan.result_bytes));
+  std::vector<uint8_t> result(static_cast<size_t>(spec_->plan.result_bytes));
   XJIT_RETURN_IF_ERROR(Execute(addresses, result.data()));
-  return UnflattenLiteral(spec_.result_shape, result.data());
+  return UnflattenLiteral(spec_->result_shape, result.data());
 }
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result) const {
-  if (parameters.size() != spec_.parameter_shapes.size()) {
+  if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "expected ", spec_.parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
+        "expected ", spec_->parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
   }
   for (size_t i = 0; i < parameters.size(); ++i) {
-    if (parameters[i] == nullptr && ByteSize(spec_.parameter_shapes[i]) > 0) {
+    if (parameters[i] == nullptr && ByteSize(spec_->parameter_shapes[i]) > 0) {
       return absl::InvalidArgumentError(absl::StrCat("parameter buffer ", i, " is null"));
     }
   }
-  if (result == nullptr && spec_.plan.result_bytes > 0) {
+  if (result == nullptr && spec_->plan.result_bytes > 0) {
     return absl::InvalidArgumentError("result buffer is null");
   }
   // The arena: aligned by hand so that no allocator guarantee is assumed.
-  const int64_t temp_bytes = spec_.plan.temp_bytes;
+  const int64_t temp_bytes = spec_->plan.temp_bytes;
   std::unique_ptr<uint8_t[]> arena(new uint8_t[temp_bytes + kBufferAlignment]);
   uint8_t* temp = arena.get();
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
@@ -356,12 +359,12 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
   places.parameters = parameters;
   places.temp = temp;
   places.result = static_cast<uint8_t*>(result);
-  places.constants = &spec_.constants;
-  const std::vector<BufferSlot>& slots = spec_.plan.slots;
+  places.constants = &spec_->constants;
+  const std::vector<BufferSlot>& slots = spec_->plan.slots;
 
   std::unique_ptr<Evaluator> evaluator;  // Created on the first interpreted step.
   std::vector<void*> addresses;
-  for (const Step& step : spec_.steps) {
+  for (const Step& step : spec_->steps) {
     switch (step.kind) {
       case Step::Kind::kKernel: {
         addresses.clear();
@@ -371,11 +374,11 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
           addresses.push_back(SlotAddress(slots[slot], places));
           output_bytes += slots[slot].size;
         }
-        RunKernel(step, addresses.data(), output_bytes, spec_.threads, spec_.parallel_min_bytes);
+        RunKernel(step, addresses.data(), output_bytes, spec_->threads, spec_->parallel_min_bytes);
         break;
       }
       case Step::Kind::kLibraryCall:
-        RunLibraryCall(step, slots, places, temp + spec_.plan.scratch_offset);
+        RunLibraryCall(step, slots, places, temp + spec_->plan.scratch_offset);
         break;
       case Step::Kind::kCopy: {
         const BufferSlot& source = slots[step.inputs[0]];

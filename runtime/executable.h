@@ -134,15 +134,20 @@ struct ExecutableSpec {
 class Executable {
  public:
   explicit Executable(ExecutableSpec spec);
+  // Shares a spec with other executables: runs keep all their mutable
+  // state to themselves (see above), so the compile cache
+  // (jit/compile_cache.h) hands out executables over one spec.
+  explicit Executable(std::shared_ptr<const ExecutableSpec> spec);
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
-  const std::string& name() const { return spec_.name; }
-  const std::vector<Shape>& parameter_shapes() const { return spec_.parameter_shapes; }
-  const Shape& result_shape() const { return spec_.result_shape; }
-  const BufferPlan& plan() const { return spec_.plan; }
-  const std::vector<Step>& steps() const { return spec_.steps; }
-  const Module& module() const { return *spec_.module; }
+  const std::string& name() const { return spec_->name; }
+  const std::vector<Shape>& parameter_shapes() const { return spec_->parameter_shapes; }
+  const Shape& result_shape() const { return spec_->result_shape; }
+  const BufferPlan& plan() const { return spec_->plan; }
+  const std::vector<Step>& steps() const { return spec_->steps; }
+  const Module& module() const { return *spec_->module; }
+  const std::shared_ptr<const ExecutableSpec>& shared_spec() const { return spec_; }
 
   // Runs on host literals. Arguments must match the parameters' element
   // types and dimensions (InvalidArgument otherwise); any layout is accepted
@@ -157,7 +162,7 @@ class Executable {
   absl::Status Execute(absl::Span<const void* const> parameters, void* result) const;
 
  private:
-  ExecutableSpec spec_;
+  std::shared_ptr<const ExecutableSpec> spec_;
 };
 
 // Flattened bytes of a literal (see buffer_plan.h) and back.

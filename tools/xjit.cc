@@ -644,6 +644,7 @@ absl::Status CompileCommand(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
                         CompileModule(*module, options, compile_options, &report));
   Print(absl::StrCat("target: ", report.target, "\n"));
+  Print(absl::StrCat("compile cache: ", report.cache_hit ? "hit" : "miss", "\n"));
   for (const std::string& step : report.interpreted_steps) {
     Print(absl::StrCat("interpreted: ", step, "\n"));
   }

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/vector_math.h"
+#include "jit/x64/x64_math_routines.h"
 
 namespace xjit::jit::x64 {
 
@@ -129,6 +131,10 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
             op.opcode == Opcode::kNot) {
           break;
         }
+        if (IsExpandedMathOp(op)) {  // A routine call (f32/f64 only).
+          if (!set_type(op.type)) return false;
+          break;
+        }
         if (op.operand_type != op.type || !set_type(op.type)) return false;
         if (is_int(op.type)) {
           switch (op.opcode) {
@@ -160,6 +166,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           break;
         }
         if (!set_type(op.type)) return false;
+        if (IsExpandedMathOp(op) && is_float(op.type)) break;  // A routine call.
         if (is_int(op.type)) {
           switch (op.opcode) {
             case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
@@ -1267,8 +1274,112 @@ absl::Status KernelLowering::EmitOp(int id, Mode mode) {
     default:
       break;
   }
+  if ((op.kind == KOpKind::kUnary || op.kind == KOpKind::kBinary) &&
+      (op.type == ElementType::kF32 || op.type == ElementType::kF64) && IsExpandedMathOp(op)) {
+    return EmitMathCall(id);
+  }
   if (mode == Mode::kVector) return EmitVectorValueOp(id);
   return EmitScalarValueOp(id);
+}
+
+namespace {
+
+TypeId VectorTypeId(bool f64, int bytes) {
+  switch (bytes) {
+    case 64: return f64 ? TypeId::kFloat64x8 : TypeId::kFloat32x16;
+    case 32: return f64 ? TypeId::kFloat64x4 : TypeId::kFloat32x8;
+    default: return f64 ? TypeId::kFloat64x2 : TypeId::kFloat32x4;
+  }
+}
+
+}  // namespace
+
+absl::Status KernelLowering::EmitMathCall(int id) {
+  const KOp& op = program_.ops[id];
+  const int bytes = mode_ == Mode::kVector ? VecBytes() : 0;
+  XJIT_ASSIGN_OR_RETURN(const void* routine, MathRoutine(op.opcode, op.type, features_, bytes));
+  const bool f64 = op.type == ElementType::kF64;
+  const TypeId type = VectorTypeId(f64, bytes);
+  FuncSignatureBuilder signature(CallConvId::kHost);
+  signature.setRet(type);
+  signature.addArg(type);
+  if (op.b >= 0) signature.addArg(type);
+  // Operands first: a deferred constant is loaded into a register.
+  const x86::Vec a = mode_ == Mode::kVector ? VecReg(op.a) : vals_[op.a].vec;
+  x86::Vec b;
+  if (op.b >= 0) b = mode_ == Mode::kVector ? VecReg(op.b) : vals_[op.b].vec;
+  InvokeNode* call = nullptr;
+  cc_.invoke(&call, reinterpret_cast<uint64_t>(routine), signature);
+  call->setArg(0, a);
+  if (op.b >= 0) call->setArg(1, b);
+  const x86::Vec result = NewVec();
+  call->setRet(0, result);
+  SetVec(id, result);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
+  XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
+  const ElementType type = program_.buffers[0].type;
+  const bool f64 = type == ElementType::kF64;
+  const int expected = features_.avx512 && vector_bytes == 64 ? 64 : features_.avx2 ? 32 : 16;
+  if (vector_bytes != 0 && vector_bytes != expected) {
+    return absl::InternalError(
+        absl::StrCat("math routine of ", vector_bytes, " bytes for these features"));
+  }
+  const TypeId type_id = VectorTypeId(f64, vector_bytes);
+  FuncSignatureBuilder signature(CallConvId::kHost);
+  signature.setRet(type_id);
+  const int inputs = program_.input_count();
+  for (int k = 0; k < inputs; ++k) signature.addArg(type_id);
+  FuncNode* func = cc_.addFunc(signature);
+  // No vzeroupper on return: the result may be a ymm/zmm register.
+  if (features_.avx2) func->frame().setAvxEnabled();
+  if (features_.avx512) func->frame().setAvx512Enabled();
+
+  const size_t n = program_.ops.size();
+  levels_ = OpLevels(program_);
+  sections_ = OpSections(program_);
+  per_copy_.assign(n, false);
+  strides_ = InnerStrides(program_);
+  vals_.assign(n, Val());
+  vectorize_ = vector_bytes > 0;
+  zmm_ = vector_bytes == 64;
+  strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
+  vector_type_ = type;
+  lanes_ = vectorize_ ? vector_bytes * 8 / BitWidth(type) : 1;
+  lane_bits_ = vectorize_ ? BitWidth(type) : 32;
+  PlanVectorLoop();
+  PlanMasks();
+  const Mode mode = vectorize_ ? Mode::kVector : Mode::kScalar;
+  mode_ = mode;
+  std::vector<x86::Vec> args;
+  for (int k = 0; k < inputs; ++k) {
+    x86::Vec v = NewVec();
+    func->setArg(k, v);
+    args.push_back(v);
+  }
+  if (vectorize_) XJIT_RETURN_IF_ERROR(EmitHoisted());
+  mode_ = mode;
+  x86::Vec result;
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (IsIndexOp(op.kind)) continue;
+    if (op.kind == KOpKind::kLoad) {
+      SetVec(static_cast<int>(id), args.at(op.imm));
+      continue;
+    }
+    if (op.kind == KOpKind::kStore) {
+      result = vectorize_ ? VecReg(op.b) : vals_[op.b].vec;
+      continue;
+    }
+    if (vectorize_ && hoisted_[id]) continue;
+    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
+  }
+  if (!result.isValid()) return absl::InternalError("math routine without a result");
+  cc_.ret(result);
+  cc_.endFunc();
+  return absl::OkStatus();
 }
 
 void KernelLowering::EmitIndexOp(int id) {

@@ -124,6 +124,13 @@ class KernelLowering {
   // more basic blocks, so this is for profiling builds only.
   void set_op_marks(std::vector<std::pair<asmjit::Label, int>>* marks) { op_marks_ = marks; }
 
+  // Emits the program as an out-of-line math routine instead of a kernel
+  // (x64_math_routines.h): the program is MathRoutineProgram's, expanded;
+  // its loads are the routine's vector arguments and its store the return
+  // value. `vector_bytes` 0: scalar code (lane 0); otherwise the vector
+  // width the features give (16 SSE4.1, 32 AVX2, 64 AVX-512 zmm).
+  absl::Status EmitMathRoutine(int vector_bytes);
+
   // Whether the program has vector code; sets the vector element type.
   // Width as chosen by zmm_ (see Emit).
   bool Vectorizable(ElementType* type, int* lanes) const;
@@ -209,6 +216,10 @@ class KernelLowering {
   absl::Status EmitSectionAtLevel(int level, Mode mode, KSection section);
   absl::Status EmitOp(int id, Mode mode);
   void EmitIndexOp(int id);
+  // An f32/f64 math operation left by ExpandMath for a routine call (see
+  // MathOptions::out_of_line): calls the routine of the current mode's
+  // width.
+  absl::Status EmitMathCall(int id);
 
   // ---- Scalar value operations (x64_scalar.cc) ----
   absl::Status EmitScalarValueOp(int id);

@@ -52,6 +52,7 @@ class X64Target : public Target {
   std::shared_ptr<const void> code_owner() const override { return memory_; }
 
   bool HasFusedMultiplyAdd() const override { return features_.avx2; }
+  bool HasOutOfLineMath() const override { return true; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;

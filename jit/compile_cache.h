@@ -1,0 +1,61 @@
+// The compile cache: a process-wide map from what determines a compile's
+// result to the executable it gave, so that compiling the same module with
+// the same options on the same CPU again costs a lookup (issue 14).
+//
+// The key is the canonical module text (ir/hlo_text/printer.h: the parsed
+// or built module printed back), every CompileOptions field that changes the
+// result, and the instruction set the compile targets (kAuto resolved to the
+// host's). Keys are compared whole, so two modules share an entry only when
+// their texts are equal. A hit returns a new Executable over the cached one's
+// spec (runtime::Executable shares specs; runs keep their state apart) and a
+// copy of the cached CompileReport with cache_hit set; it skips verifying
+// the module (the same text was verified by the compile that filled the
+// entry). The key costs about 1 µs per instruction to print, which is most
+// of a hit.
+//
+// Not cached: compiles that write files (dump_dir) or perf map entries,
+// whose side effects a hit would skip. The cache keeps at most
+// kCompileCacheEntries executables (and their code) alive; the least
+// recently used is dropped first.
+#ifndef XJIT_JIT_COMPILE_CACHE_H_
+#define XJIT_JIT_COMPILE_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ir/module.h"
+#include "jit/compile.h"
+#include "jit/compile_options.h"
+#include "runtime/executable.h"
+
+namespace xjit::jit {
+
+inline constexpr int kCompileCacheEntries = 64;
+
+// The cache key of compiling `module` with `options`, or nullopt when such a
+// compile is not cached (see above).
+std::optional<std::string> CompileCacheKey(const Module& module, const CompileOptions& options);
+
+struct CachedCompile {
+  std::shared_ptr<const runtime::ExecutableSpec> spec;
+  CompileReport report;
+};
+
+// The entry under `key` (now the most recently used), or nullopt.
+std::optional<CachedCompile> LookupCompileCache(const std::string& key);
+void InsertCompileCache(const std::string& key, CachedCompile entry);
+
+struct CompileCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t entries = 0;
+};
+CompileCacheStats GetCompileCacheStats();
+// Drops every entry (their executables stay valid while referenced).
+void ClearCompileCache();
+
+}  // namespace xjit::jit
+
+#endif  // XJIT_JIT_COMPILE_CACHE_H_
