@@ -394,7 +394,7 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator));
         break;
       case Step::Kind::kWhile:
-        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_.max_while_iterations));
+        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations));
         break;
       case Step::Kind::kConditional:
         XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places));
