@@ -27,6 +27,7 @@
 #include "interpreter/ops.h"
 #include "interpreter/evaluator_internal.h"
 #include "ir/status_macros.h"
+#include "runtime/host/interrupt.h"
 
 namespace xjit {
 
@@ -534,6 +535,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalWhile(const Instruction& instructio
   const Computation& body = *instruction.while_body();
   Literal state = *operands[0];
   for (int64_t iteration = 0;; ++iteration) {
+    XJIT_RETURN_IF_ERROR(CheckInterrupt());  // Ctrl-C in the command line.
     if (options_.max_while_iterations >= 0 && iteration > options_.max_while_iterations) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "while loop ran more than %d iterations", options_.max_while_iterations));

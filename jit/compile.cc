@@ -19,6 +19,7 @@
 #include "jit/compile_cache.h"
 #include "jit/conform_layouts.h"
 #include "jit/fusion_emitter.h"
+#include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
 #include "jit/target.h"
@@ -52,14 +53,47 @@ runtime::Step CopyStep(int source, int destination) {
 }
 
 // Library routines as library-call steps call them (runtime::LibraryFunction).
-void RunDotCall(const void* plan, void* const* buffers, void* scratch) {
-  runtime::blas::RunDot(*static_cast<const runtime::blas::DotPlan*>(plan), buffers[0],
-                        buffers[1], buffers[2], scratch);
+// A BLAS routine's plan and the OpenBLAS thread count of the executable
+// that calls it (set around the call only, runtime/blas/blas_threads.h).
+template <typename Plan>
+struct BlasCall {
+  Plan plan;
+  int threads = 1;
+};
+
+void RunDotCall(const void* call, void* const* buffers, void* scratch) {
+  const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
+  runtime::blas::ScopedBlasThreads threads(dot.threads);
+  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch);
 }
 
-void RunConvolutionCall(const void* plan, void* const* buffers, void* scratch) {
-  runtime::blas::RunConvolution(*static_cast<const runtime::blas::ConvolutionPlan*>(plan),
-                                buffers[0], buffers[1], buffers[2], scratch);
+void RunConvolutionCall(const void* call, void* const* buffers, void* scratch) {
+  const auto& convolution = *static_cast<const BlasCall<runtime::blas::ConvolutionPlan>*>(call);
+  runtime::blas::ScopedBlasThreads threads(convolution.threads);
+  runtime::blas::RunConvolution(convolution.plan, buffers[0], buffers[1], buffers[2], scratch);
+}
+
+// The text a kernel's jitdump line table refers to: its program (one line
+// per operation, KernelProgram::ToString) and, after it, the HLO instruction
+// it computes (with the fused computation of a fusion).
+std::string JitDumpSource(const KernelProgram& program, const Instruction& instruction) {
+  std::string text = absl::StrCat(program.ToString(), "\n# computes:\n",
+                                  PrintInstruction(instruction), "\n");
+  if (instruction.opcode() == Opcode::kFusion && !instruction.called_computations().empty()) {
+    absl::StrAppend(&text, PrintComputation(*instruction.called_computations()[0]));
+  }
+  return text;
+}
+
+// Program operation ids -> lines of that text: line 1 is the program's
+// header, then one line per buffer, then one per operation. Code before the
+// first operation (the prologue) maps to the header.
+std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
+                                   const std::vector<std::pair<int64_t, int>>& op_offsets) {
+  std::vector<CodeLine> lines = {CodeLine{0, 1}};
+  const int first_op_line = 2 + static_cast<int>(program.buffers.size());
+  for (const auto& [offset, op] : op_offsets) lines.push_back(CodeLine{offset, first_op_line + op});
+  return lines;
 }
 
 bool IsLibraryCall(Opcode opcode) {
@@ -359,7 +393,8 @@ class ExecutableBuilder {
       call.function = &RunDotCall;
       call.scratch_bytes = plan.scratch_bytes;
       description = plan.ToString();
-      call.plan = std::make_shared<const runtime::blas::DotPlan>(std::move(plan));
+      call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
+          BlasCall<runtime::blas::DotPlan>{std::move(plan), std::max(options_.threads, 1)});
     } else {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::ConvolutionPlan plan,
                             runtime::blas::PlanConvolution(instruction));
@@ -367,7 +402,9 @@ class ExecutableBuilder {
       call.function = &RunConvolutionCall;
       call.scratch_bytes = plan.scratch_bytes;
       description = plan.ToString();
-      call.plan = std::make_shared<const runtime::blas::ConvolutionPlan>(std::move(plan));
+      call.plan = std::make_shared<const BlasCall<runtime::blas::ConvolutionPlan>>(
+          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan),
+                                                   std::max(options_.threads, 1)});
     }
     runtime::Step step;
     step.kind = runtime::Step::Kind::kLibraryCall;
@@ -523,8 +560,13 @@ class ExecutableBuilder {
 
     const std::string perf_name =
         absl::StrCat("xjit:", spec_->name, ":", instruction.name());
-    if (options_.perf_map || PerfMapRequestedByEnvironment()) {
+    if (PerfMapEnabled(options_.perf_map)) {
       WritePerfMapEntry(lowered.code, lowered.code_size, perf_name);
+    }
+    if (options_.jitdump || JitDumpRequestedByEnvironment()) {
+      WriteJitDumpEntry(lowered.code, lowered.code_size, perf_name,
+                        JitDumpSource(kernel->program, instruction),
+                        JitDumpLines(kernel->program, lowered.op_offsets));
     }
     if (!options_.dump_dir.empty()) {
       std::ofstream file(std::filesystem::path(options_.dump_dir) /
@@ -592,12 +634,6 @@ std::string CompileReport::Summary() const {
 
 namespace {
 
-// Whether the compiled program calls OpenBLAS (every library call but sort).
-bool CallsBlas(const CompileReport& report) {
-  return std::any_of(report.library_calls.begin(), report.library_calls.end(),
-                     [](const LibraryCallInfo& call) { return call.routine != "sort"; });
-}
-
 absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     const Module& module, const CompileOptions& options, CompileReport* report,
     CompileContext* context) {
@@ -655,12 +691,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
-  // OpenBLAS's thread count is process-wide (see CompileOptions::threads);
-  // only a module that calls it changes it.
-  const bool calls_blas = CallsBlas(*report);
-  if (calls_blas && runtime::blas::BlasThreads() != options.threads) {
-    runtime::blas::SetBlasThreads(options.threads);
-  }
+  spec.max_while_iterations = options.max_while_iterations;
 
   report->temp_bytes = spec.plan.temp_bytes;
   // The plan's peak (parameters, results and temps live at once over the
@@ -690,9 +721,6 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
       module.entry() != nullptr ? CompileCacheKey(module, options) : std::nullopt;
   if (cache_key.has_value()) {
     if (std::optional<CachedCompile> hit = LookupCompileCache(*cache_key)) {
-      if (hit->calls_blas && runtime::blas::BlasThreads() != options.threads) {
-        runtime::blas::SetBlasThreads(options.threads);
-      }
       *report = std::move(hit->report);
       report->cache_hit = true;
       report->compile_ms =
@@ -706,6 +734,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
     TargetOptions target_options;
     target_options.isa = options.isa;
     target_options.collect_asm = options.collect_asm || !options.dump_dir.empty();
+    target_options.collect_op_offsets = options.jitdump || JitDumpRequestedByEnvironment();
     XJIT_ASSIGN_OR_RETURN(target, CreateHostTarget(target_options));
   }
   CompileContext context;
@@ -713,8 +742,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
                         CompileInContext(module, options, report, &context));
   if (cache_key.has_value()) {
-    InsertCompileCache(*cache_key,
-                       CachedCompile{executable->shared_spec(), *report, CallsBlas(*report)});
+    InsertCompileCache(*cache_key, CachedCompile{executable->shared_spec(), *report});
   }
   return executable;
 }

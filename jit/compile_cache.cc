@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "ir/hlo_text/printer.h"
+#include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/target.h"
 
@@ -35,8 +36,9 @@ Cache& GetCache() {
 }  // namespace
 
 std::optional<std::string> CompileCacheKey(const Module& module, const CompileOptions& options) {
-  if (!options.cache || !options.dump_dir.empty() || options.perf_map ||
-      PerfMapRequestedByEnvironment()) {
+  // Profiling output is written while compiling: such compiles are not cached.
+  if (!options.cache || !options.dump_dir.empty() || PerfMapEnabled(options.perf_map) ||
+      options.jitdump || JitDumpRequestedByEnvironment()) {
     return std::nullopt;
   }
   // The key is computed before the module is verified (a hit skips that):
@@ -58,7 +60,8 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
       "isa=", IsaName(isa), " threads=", options.threads, " asm=", options.collect_asm,
       " passes=", options.run_passes, " disabled=", absl::StrJoin(options.disabled_passes, ","),
       " only=", absl::StrJoin(options.only_passes, ","), " interpret=", options.interpret_only,
-      " math=", static_cast<int>(options.math), "\n");
+      " math=", static_cast<int>(options.math),
+      " max_while=", options.max_while_iterations, "\n");
   absl::StrAppend(&key, PrintModule(module));
   return key;
 }

@@ -41,8 +41,6 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
 struct CachedCompile {
   std::shared_ptr<const runtime::ExecutableSpec> spec;
   CompileReport report;
-  // Whether the compile set OpenBLAS's thread count (repeated on a hit).
-  bool calls_blas = false;
 };
 
 // The entry under `key` (now the most recently used), or nullopt.

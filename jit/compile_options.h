@@ -2,6 +2,7 @@
 #ifndef XJIT_JIT_COMPILE_OPTIONS_H_
 #define XJIT_JIT_COMPILE_OPTIONS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,16 +39,22 @@ struct CompileOptions {
   // Threads for running the executable. Steps run one after another; a
   // kernel whose output is large is split over its outermost loop and run on
   // this many threads of a shared, sleeping pool (runtime/thread_pool.h).
-  // The value is also the number of threads OpenBLAS uses inside each
-  // library call (dot, convolution). That setting is PROCESS-WIDE:
-  // compiling a module that has library calls sets it for every executable
-  // and every other OpenBLAS user in the process (the last such compile
-  // wins). Keep it at 1 when running executables from several threads at
-  // once, so that OpenBLAS's workers do not oversubscribe the cores.
+  // The value is also the number of threads OpenBLAS uses inside this
+  // executable's library calls (dot, convolution): it is set around each
+  // call and the previous setting restored (runtime/blas/blas_threads.h), so
+  // other executables and the host's own OpenBLAS use keep theirs.
   int threads = 1;
-  // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`. The
-  // environment variable XJIT_PERF_MAP=1 turns this on as well.
+  // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`.
+  // XJIT_PERF_MAP=1 (or 0) in the environment overrides this (perf_map.h).
   bool perf_map = false;
+  // Write each kernel, its code bytes and a line table into perf's jitdump
+  // file (jit/jitdump.h), for `perf inject --jit` and `perf annotate`.
+  // XJIT_JITDUMP=1 in the environment turns this on as well.
+  bool jitdump = false;
+  // Upper bound on the iterations of one run of a while loop; a loop that
+  // would run more fails the run with ResourceExhausted instead of hanging
+  // (as the evaluator's EvaluatorOptions::max_while_iterations). < 0: none.
+  int64_t max_while_iterations = -1;
   // Keep each kernel's assembly text (for `xjit compile --asm`).
   bool collect_asm = false;
   // If not empty, write here the module after each pass (NN-name.hlo), the

@@ -13,9 +13,11 @@
 
 namespace xjit::jit {
 
-bool PerfMapRequestedByEnvironment() {
+bool PerfMapEnabled(bool option) {
   const char* value = std::getenv("XJIT_PERF_MAP");
-  return value != nullptr && std::strcmp(value, "1") == 0;
+  if (value != nullptr && std::strcmp(value, "1") == 0) return true;
+  if (value != nullptr && std::strcmp(value, "0") == 0) return false;
+  return option;
 }
 
 void WritePerfMapEntry(const void* start, int64_t size, absl::string_view name) {

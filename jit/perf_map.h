@@ -10,8 +10,10 @@
 
 namespace xjit::jit {
 
-// Whether XJIT_PERF_MAP=1 is set in the environment.
-bool PerfMapRequestedByEnvironment();
+// Whether to write the perf map: the environment overrides the option
+// (XJIT_PERF_MAP=1 turns it on, XJIT_PERF_MAP=0 off; unset or any other
+// value leaves `option` deciding).
+bool PerfMapEnabled(bool option);
 
 // Appends one entry; failures (no /tmp, ...) are ignored, as profiling aids
 // must never break a run.

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "jit/compile_options.h"
@@ -28,6 +30,9 @@ struct LoweredKernel {
   // Elements per iteration of the innermost loop's main part (1 = scalar).
   int vector_lanes = 1;
   std::string asm_text;  // When collected.
+  // When collected (TargetOptions::collect_op_offsets): (code offset, op id)
+  // where the code of each emitted copy of a program operation begins.
+  std::vector<std::pair<int64_t, int>> op_offsets;
 };
 
 class Target {
@@ -54,6 +59,8 @@ class Target {
 struct TargetOptions {
   Isa isa = Isa::kAuto;
   bool collect_asm = false;
+  // Record where each program operation's code begins (jitdump line tables).
+  bool collect_op_offsets = false;
 };
 
 // The target for the host machine. InvalidArgument if `options.isa` asks for

@@ -12,9 +12,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/host/interrupt.h"
 #include "runtime/thread_pool.h"
 
 namespace xjit::runtime {
@@ -247,17 +249,24 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
 // The loop state lives in two flat buffers: the body reads one and writes
 // the other (its parameter is only read), then they swap.
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
-                      const RunPlaces& places) {
+                      const RunPlaces& places, int64_t max_iterations) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
   std::vector<uint8_t> state(bytes), next(bytes);
   CopyLeaves(step.inputs, slots, places, state.data(), /*from_flat=*/false);
-  for (;;) {
+  for (int64_t iteration = 0;; ++iteration) {
+    XJIT_RETURN_IF_ERROR(CheckInterrupt());
     uint8_t keep_going = 0;
     const void* argument = state.data();
     XJIT_RETURN_IF_ERROR(condition.Execute({&argument, 1}, &keep_going));
     if (keep_going == 0) break;
+    // The evaluator's rule (interpreter/evaluator.cc): the body may run
+    // max_iterations times; needing one more iteration is the error.
+    if (max_iterations >= 0 && iteration >= max_iterations) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "while loop %s ran more than %d iterations", step.name, max_iterations));
+    }
     XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data()));
     state.swap(next);
   }
@@ -461,7 +470,7 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator));
         break;
       case Step::Kind::kWhile:
-        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places));
+        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations));
         break;
       case Step::Kind::kConditional:
         XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places));

@@ -126,6 +126,9 @@ struct ExecutableSpec {
   // calling thread.
   int threads = 1;
   int64_t parallel_min_bytes = int64_t{64} << 10;
+  // Upper bound on the iterations of one run of a kWhile step (a loop that
+  // would run more fails the run with ResourceExhausted); < 0: none.
+  int64_t max_while_iterations = -1;
 };
 
 class Executable {

@@ -12,6 +12,9 @@
 // Exit status: 0 on success, 1 on any error, with one message on stderr:
 // the parser's `FILE:LINE:COL: error: ...`, `FILE: error: ...` for the
 // verifier, or `xjit: error: ...` for everything else. No input may crash it.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,6 +54,7 @@
 #include "jit/compile.h"
 #include "jit/compile_options.h"
 #include "runtime/executable.h"
+#include "runtime/host/interrupt.h"
 #include "tools/npy.h"
 
 namespace xjit {
@@ -78,6 +82,9 @@ constexpr char kUsage[] =
                                   x86-64: sse4, avx2, avx512; AArch64: neon)
       --passes=on|off             run the pass pipeline before the jit (default: on)
       --disable-passes=A,B        skip these pipeline passes (see docs/passes.md)
+      --max-while-iterations N    fail (RESOURCE_EXHAUSTED) when one run of a while
+                                  loop needs more than N iterations (both backends;
+                                  default: unbounded). Ctrl-C stops a run (exit 130).
   xjit compile MODULE.hlo [--dump DIR] [--asm] [--isa=auto|sse4|avx2|avx512|neon] [--passes=...]
       Compile with the jit and report: each interpreted step (an instruction
       the evaluator runs for want of compiled code) with the reason, each
@@ -96,7 +103,8 @@ constexpr char kUsage[] =
       seeded random values.
       --iterations N              timed executions (default 10, after one warm-up)
       --threads N, --isa=..., --seed S, --backend=jit|interpreter, --passes=...,
-      --disable-passes=...        as for run
+      --disable-passes=..., --max-while-iterations N
+                                  as for run
   xjit help
 )";
 
@@ -174,17 +182,19 @@ struct RunOptions {
   bool asm_text = false;
   bool run_passes = true;
   std::vector<std::string> disabled_passes;
+  int64_t max_while_iterations = -1;  // < 0: unbounded.
 };
 
 constexpr int64_t kMaxReplicas = 1024;
 
 constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
                                            "replicas", "seed",       "random-args", "isa",
-                                           "passes",  "disable-passes"};
+                                           "passes",  "disable-passes", "max-while-iterations"};
 constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads", "passes",
                                                "disable-passes"};
 constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa",           "seed",
-                                             "backend",    "passes",  "disable-passes"};
+                                             "backend",    "passes",  "disable-passes",
+                                             "max-while-iterations"};
 
 // Walks argv accepting `--name=value` and `--name value`.
 class FlagReader {
@@ -279,6 +289,14 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
        : name == "threads" ? options.threads
        : name == "replicas" ? options.replicas
                             : options.iterations) = v;
+    } else if (name == "max-while-iterations") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(text, &v) || v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--max-while-iterations needs a non-negative integer, got '", text, "'"));
+      }
+      options.max_while_iterations = v;
     } else if (name == "seed") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       uint64_t seed = 0;
@@ -536,7 +554,15 @@ jit::CompileOptions JitOptions(const RunOptions& options) {
   if (options.threads > 0) compile_options.threads = static_cast<int>(options.threads);
   compile_options.run_passes = options.run_passes;
   compile_options.disabled_passes = options.disabled_passes;
+  compile_options.max_while_iterations = options.max_while_iterations;
   return compile_options;
+}
+
+EvaluatorOptions InterpreterOptions(const RunOptions& options) {
+  EvaluatorOptions evaluator_options;
+  evaluator_options.replica_count = options.replicas;
+  evaluator_options.max_while_iterations = options.max_while_iterations;
+  return evaluator_options;
 }
 
 // Compile errors name the module file, as the parser's and verifier's do.
@@ -561,7 +587,8 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   const std::vector<std::vector<Literal>> per_replica(options.replicas, arguments);
   std::vector<double> times_ms;
   std::vector<Literal> results;
-  EvaluatorOptions evaluator_options;
+  EvaluatorOptions evaluator_options = InterpreterOptions(options);
+  evaluator_options.replica_count = 1;  // RunModuleReplicated sets it.
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
     XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_replica, evaluator_options));
@@ -627,7 +654,7 @@ absl::Status Run(std::vector<std::string> args) {
   std::optional<Literal> result;
   // One evaluator for all repetitions: rng state advances as it would over
   // repeated executions of one compiled program.
-  Evaluator evaluator(EvaluatorOptions{.replica_count = options.replicas});
+  Evaluator evaluator(InterpreterOptions(options));
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Literal> r = executable != nullptr
@@ -711,7 +738,7 @@ absl::Status Bench(std::vector<std::string> args) {
         .count();
   };
   if (options.backend == "interpreter") {
-    Evaluator evaluator;
+    Evaluator evaluator(InterpreterOptions(options));
     for (int64_t i = 0; i <= options.iterations; ++i) {
       auto start = std::chrono::steady_clock::now();
       XJIT_ASSIGN_OR_RETURN(Literal r, evaluator.EvaluateModule(*module, arguments));
@@ -741,7 +768,35 @@ absl::Status Bench(std::vector<std::string> args) {
   return absl::OkStatus();
 }
 
+// Ctrl-C: the first asks the running program to stop (while loops check the
+// flag on both backends, runtime/host/interrupt.h), and exits with 130 if
+// it has not stopped within two seconds (a long kernel, library call or
+// straight-line evaluation); a second one kills at once (SA_RESETHAND).
+constexpr char kInterruptedMessage[] = "xjit: interrupted\n";
+
+void OnInterruptTimeout(int) {
+  [[maybe_unused]] ssize_t ignored =
+      write(STDERR_FILENO, kInterruptedMessage, sizeof(kInterruptedMessage) - 1);
+  _exit(130);
+}
+
+void OnInterrupt(int) {
+  RequestInterrupt();
+  alarm(2);
+}
+
+void InstallInterruptHandler() {
+  struct sigaction timeout = {};
+  timeout.sa_handler = OnInterruptTimeout;
+  sigaction(SIGALRM, &timeout, nullptr);
+  struct sigaction interrupt = {};
+  interrupt.sa_handler = OnInterrupt;
+  interrupt.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &interrupt, nullptr);
+}
+
 int Main(int argc, char** argv) {
+  InstallInterruptHandler();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(kUsage, stderr);
@@ -769,6 +824,10 @@ int Main(int argc, char** argv) {
   }
   std::fflush(stdout);
   if (status.ok()) return 0;
+  if (status.code() == absl::StatusCode::kCancelled && InterruptRequested()) {
+    std::fputs(kInterruptedMessage, stderr);
+    return 130;
+  }
   if (status.GetPayload(kPreformatted).has_value()) {
     std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
   } else {

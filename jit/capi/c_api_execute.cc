@@ -187,8 +187,10 @@ absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
   jit_options.isa = *isa;
   jit_options.threads = options.threads;
   jit_options.perf_map = options.perf_map;
+  jit_options.jitdump = options.jitdump;
   jit_options.run_passes = options.passes;
   jit_options.dump_dir = options.dump_dir;
+  jit_options.max_while_iterations = options.max_while_iterations;
   absl::StatusOr<std::unique_ptr<xjit::runtime::Executable>> compiled =
       xjit::jit::Compile(module, jit_options);
   if (!compiled.ok()) return compiled.status();
@@ -207,6 +209,23 @@ absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
 
 // ===========================================================================
 // Custom calls
+
+namespace {
+
+// Whether [result, result + size) shares a byte with an argument buffer.
+bool OverlapsAnArgument(const void* result, size_t size, const void* const* args,
+                        const size_t* arg_sizes, int nargs) {
+  if (result == nullptr || size == 0) return false;
+  const auto begin = reinterpret_cast<uintptr_t>(result);
+  for (int i = 0; i < nargs; ++i) {
+    if (args[i] == nullptr || arg_sizes[i] == 0) continue;
+    const auto arg = reinterpret_cast<uintptr_t>(args[i]);
+    if (begin < arg + arg_sizes[i] && arg < begin + size) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -274,6 +293,12 @@ xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int
 xjit_status* xjit_compile_options_set_passes(xjit_compile_options* options, int enabled) {
   if (options == nullptr) return InvalidArgument("compile options: null options");
   options->passes = enabled != 0;
+  return nullptr;
+}
+
+xjit_status* xjit_compile_options_set_jitdump(xjit_compile_options* options, int enabled) {
+  if (options == nullptr) return InvalidArgument("compile options: null options");
+  options->jitdump = enabled != 0;
   return nullptr;
 }
 
@@ -426,9 +451,13 @@ xjit_status* xjit_execute(const xjit_executable* executable, const void* const* 
     for (size_t i = 0; i < num_parameters; ++i) {
       parameters[i] = args[i] != nullptr ? args[i] : kEmpty;
     }
-    // A single non-tuple result is written in place; a tuple is written to a
-    // scratch buffer and split into the leaves.
-    if (!exe.result_shape.IsTuple()) {
+    // A single non-tuple result is written in place unless its buffer
+    // overlaps an argument's (a kernel may read an argument after writing
+    // the result: a result over an argument would give wrong values); a
+    // tuple, or a result over an argument, is written to a scratch buffer
+    // and copied out after the run, when no argument is read any more.
+    if (!exe.result_shape.IsTuple() &&
+        !OverlapsAnArgument(results[0], result_sizes[0], args, arg_sizes, nargs)) {
       uint8_t scratch[1];
       void* out = results[0] != nullptr ? results[0] : scratch;
       return exe.runner->Run(parameters, out);

@@ -82,6 +82,7 @@ struct xjit_compile_options {
   std::string isa = "auto";
   int threads = 1;
   bool perf_map = false;
+  bool jitdump = false;
   bool passes = true;
   std::string dump_dir;
   int64_t max_while_iterations = -1;

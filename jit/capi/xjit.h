@@ -225,6 +225,7 @@ xjit_computation xjit_sort_comparator_create(xjit_builder* builder, const xjit_e
                                              int n, int descending);
 
 /* ---- Parameters and constants ---- */
+/* name may be NULL: the parameter is then named "p<number>". */
 xjit_op xjit_parameter(xjit_builder* b, int64_t number, const xjit_shape* shape, const char* name);
 /* `data` holds xjit_shape_byte_size(shape) bytes in shape's layout (size must
  * be exactly that). Arrays only. */
@@ -617,25 +618,40 @@ typedef enum xjit_backend {
 
 typedef struct xjit_compile_options xjit_compile_options;
 /* Defaults: JIT backend, ISA "auto", 1 thread, passes on, no perf map, no
- * dump. */
+ * jitdump, no dump, while loops unbounded. */
 xjit_compile_options* xjit_compile_options_create(void);
 void xjit_compile_options_free(xjit_compile_options* options);
 xjit_status* xjit_compile_options_set_backend(xjit_compile_options* options, xjit_backend backend);
 /* "auto", "sse4", "avx2", "avx512" (x86-64) or "neon" (AArch64); an ISA the
  * host lacks is an error at xjit_compile. */
 xjit_status* xjit_compile_options_set_isa(xjit_compile_options* options, const char* isa);
-/* >= 1. */
+/* >= 1 (default 1). Large kernels are split over this many threads of a
+ * process-wide pool, and OpenBLAS runs this executable's dot and convolution
+ * calls with this many threads: the count is set around each such call and
+ * the previous setting restored, so other executables and the application's
+ * own OpenBLAS calls keep theirs. (OpenBLAS has one process-wide setting:
+ * concurrent calls wanting different counts wait for each other, and an
+ * application thread calling OpenBLAS during such a call uses its count.) */
 xjit_status* xjit_compile_options_set_threads(xjit_compile_options* options, int threads);
 /* Runs the pass pipeline (simplification, layout assignment, fusion) before
  * emitting code (JIT backend; default 1). 0 compiles the module as built. */
 xjit_status* xjit_compile_options_set_passes(xjit_compile_options* options, int enabled);
-/* Writes /tmp/perf-PID.map entries for emitted kernels (JIT backend). */
+/* Writes /tmp/perf-PID.map entries for emitted kernels (JIT backend), so
+ * that `perf report` names them. The environment overrides this option:
+ * XJIT_PERF_MAP=1 turns the map on and XJIT_PERF_MAP=0 off whatever the
+ * option says (docs/profiling.md). */
 xjit_status* xjit_compile_options_set_perf_map(xjit_compile_options* options, int enabled);
+/* Writes perf's jitdump file (/tmp/jit-PID.dump, or under $XJIT_JITDUMP_DIR)
+ * with each kernel's code and a line table into its program text, for
+ * `perf inject --jit` and `perf annotate` (JIT backend; docs/profiling.md).
+ * XJIT_JITDUMP=1 in the environment turns it on as well. */
+xjit_status* xjit_compile_options_set_jitdump(xjit_compile_options* options, int enabled);
 /* Writes each kernel's program and assembly under `dir` (JIT backend);
  * NULL or "" for none. */
 xjit_status* xjit_compile_options_set_dump_dir(xjit_compile_options* options, const char* dir);
-/* Bound on the iterations of one while loop (exceeding it fails the run with
- * XJIT_RESOURCE_EXHAUSTED instead of hanging); < 0: unbounded (default). */
+/* Bound on the iterations of one run of a while loop, on both backends: a
+ * loop that needs more fails the run with XJIT_RESOURCE_EXHAUSTED instead of
+ * hanging; < 0: unbounded (default). */
 xjit_status* xjit_compile_options_set_max_while_iterations(xjit_compile_options* options,
                                                            int64_t max_iterations);
 
@@ -666,7 +682,12 @@ xjit_status* xjit_executable_full_result_shape(const xjit_executable* executable
  * must equal its byte size); results[i] receives result leaf i
  * (result_sizes[i] must equal its byte size). Buffers need no alignment,
  * are caller-owned and are only used during the call; argument buffers are
- * only read. Safe to call from many threads at once on one executable. */
+ * only read. A buffer for a zero-byte value (an empty array, a token) may
+ * be NULL. A result buffer may be (or overlap) an argument buffer: the
+ * result is then computed into scratch memory and copied over the argument
+ * after the run, as if the buffers were distinct (result buffers must not
+ * overlap each other). Safe to call from many threads at once on one
+ * executable. */
 xjit_status* xjit_execute(const xjit_executable* executable, const void* const* args,
                           const size_t* arg_sizes, int nargs, void* const* results,
                           const size_t* result_sizes, int nresults);

@@ -1263,6 +1263,10 @@ absl::Status KernelLowering::EmitAccOp(int id, Mode mode) {
 
 absl::Status KernelLowering::EmitOp(int id, Mode mode) {
   const KOp& op = program_.ops[id];
+  if (op_marks_ != nullptr) {
+    op_marks_->emplace_back(cc_.newLabel(), id);
+    cc_.bind(op_marks_->back().first);
+  }
   if (IsIndexOp(op.kind)) {
     EmitIndexOp(id);
     return absl::OkStatus();

@@ -90,6 +90,7 @@
 #include <asmjit/x86.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -116,6 +117,12 @@ class KernelLowering {
   // Emits the whole function into the compiler. `*lanes` receives the
   // number of elements per vector iteration (1 when only scalar code).
   absl::Status Emit(int* lanes);
+
+  // When set before Emit, a label is bound before the code of each emitted
+  // operation and recorded with the operation's id (code address -> program
+  // line for jitdump, jit/jitdump.h). The labels split the function into
+  // more basic blocks, so this is for profiling builds only.
+  void set_op_marks(std::vector<std::pair<asmjit::Label, int>>* marks) { op_marks_ = marks; }
 
   // Emits the program as an out-of-line math routine instead of a kernel
   // (x64_math_routines.h): the program is MathRoutineProgram's, expanded;
@@ -374,6 +381,7 @@ class KernelLowering {
   bool vectorize_ = false;
   // Vector mode uses zmm registers (AVX-512; see ZmmVectorizable).
   bool zmm_ = false;
+  std::vector<std::pair<asmjit::Label, int>>* op_marks_ = nullptr;
 };
 
 }  // namespace xjit::jit::x64

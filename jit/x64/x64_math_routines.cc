@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/code_install.h"
+#include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/vector_math.h"
 
@@ -72,10 +73,17 @@ absl::StatusOr<const void*> EmitRoutine(Registry& registry, Opcode opcode, Eleme
       InstallCode(code, registry.pages, absl::StrCat("math routine ", program.name)));
   ++registry.stats.routines;
   registry.stats.code_bytes += static_cast<int64_t>(code.codeSize());
-  if (PerfMapRequestedByEnvironment()) {
-    WritePerfMapEntry(function, static_cast<int64_t>(code.codeSize()),
-                      absl::StrCat("xjit:", program.name, ".", vector_bytes * 8,
-                                   features.avx512 ? ".avx512" : features.avx2 ? ".avx2" : ".sse4"));
+  // Routines are shared by every executable of the process, so only the
+  // environment (not one compile's options) makes them visible to perf.
+  const std::string perf_name =
+      absl::StrCat("xjit:", program.name, ".", vector_bytes * 8,
+                   features.avx512 ? ".avx512" : features.avx2 ? ".avx2" : ".sse4");
+  if (PerfMapEnabled(false)) {
+    WritePerfMapEntry(function, static_cast<int64_t>(code.codeSize()), perf_name);
+  }
+  if (JitDumpRequestedByEnvironment()) {
+    WriteJitDumpEntry(function, static_cast<int64_t>(code.codeSize()), perf_name,
+                      program.ToString(), {});
   }
   return static_cast<const void*>(function);
 }

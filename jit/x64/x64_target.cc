@@ -71,6 +71,8 @@ class X64Target : public Target {
     if (options_.collect_asm) code.setLogger(&logger);
     x86::Compiler cc(&code);
     KernelLowering lowering(&cc, program, features_);
+    std::vector<std::pair<Label, int>> op_marks;
+    if (options_.collect_op_offsets) lowering.set_op_marks(&op_marks);
     LoweredKernel kernel;
     XJIT_RETURN_IF_ERROR(lowering.Emit(&kernel.vector_lanes));
     const Error finalized = cc.finalize();
@@ -86,6 +88,9 @@ class X64Target : public Target {
     kernel.code = reinterpret_cast<const void*>(function);
     kernel.code_size = static_cast<int64_t>(code.codeSize());
     if (options_.collect_asm) kernel.asm_text.assign(logger.data(), logger.dataSize());
+    for (const auto& [label, op] : op_marks) {
+      kernel.op_offsets.emplace_back(static_cast<int64_t>(code.labelOffsetFromBase(label)), op);
+    }
     return kernel;
   }
 

@@ -1,22 +1,65 @@
-// Thin wrapper over openblas_set_num_threads / openblas_get_num_threads.
+// Thin wrapper over openblas_set_num_threads / openblas_get_num_threads, and
+// the scoped setting (see blas_threads.h).
 #include "runtime/blas/blas_threads.h"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace xjit::runtime::blas {
+namespace {
+
+struct Scopes {
+  std::mutex mutex;
+  std::condition_variable ended;
+  int active = 0;    // Scopes alive.
+  int current = 0;   // Their count (when active > 0).
+  int restore = 0;   // The setting before the first of them.
+};
 
 // At most one thread per core (or 8 on smaller machines, so that tests of
 // a few threads mean the same everywhere): more only add contention, and
 // OpenBLAS allocates a large buffer per thread (31 threads' worth exhausted a
 // 4 GB address space and hung inside OpenBLAS).
-void SetBlasThreads(int threads) {
+int Clamped(int threads) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  openblas_set_num_threads(std::clamp(threads, 1, std::max(cores, 8)));
+  return std::clamp(threads, 1, std::max(cores, 8));
 }
 
+Scopes& GlobalScopes() {
+  static Scopes* scopes = new Scopes();
+  return *scopes;
+}
+
+}  // namespace
+
+void SetBlasThreads(int threads) { openblas_set_num_threads(Clamped(threads)); }
+
 int BlasThreads() { return openblas_get_num_threads(); }
+
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  threads = Clamped(threads);
+  Scopes& scopes = GlobalScopes();
+  std::unique_lock<std::mutex> lock(scopes.mutex);
+  scopes.ended.wait(lock, [&] { return scopes.active == 0 || scopes.current == threads; });
+  if (scopes.active == 0) {
+    scopes.restore = openblas_get_num_threads();
+    if (scopes.restore != threads) openblas_set_num_threads(threads);
+    scopes.current = threads;
+  }
+  ++scopes.active;
+}
+
+ScopedBlasThreads::~ScopedBlasThreads() {
+  Scopes& scopes = GlobalScopes();
+  std::lock_guard<std::mutex> lock(scopes.mutex);
+  if (--scopes.active == 0) {
+    if (scopes.restore != scopes.current) openblas_set_num_threads(scopes.restore);
+    scopes.ended.notify_all();
+  }
+}
 
 }  // namespace xjit::runtime::blas

@@ -1,7 +1,8 @@
 // The number of threads OpenBLAS may use inside one BLAS call. xjit's own
-// thread pool and OpenBLAS's workers share the cores: the compile or execute
-// options set this so that the two together do not oversubscribe them
-// (typically 1 when the runtime already runs steps in parallel).
+// thread pool and OpenBLAS's workers share the cores: each executable runs
+// its library calls with its own count (CompileOptions::threads) inside a
+// ScopedBlasThreads, so that compiling or running one executable never
+// changes the setting of another or of the host application.
 #ifndef XJIT_RUNTIME_BLAS_BLAS_THREADS_H_
 #define XJIT_RUNTIME_BLAS_BLAS_THREADS_H_
 
@@ -12,6 +13,21 @@ namespace xjit::runtime::blas {
 void SetBlasThreads(int threads);
 // The current OpenBLAS thread count.
 int BlasThreads();
+
+// While it lives, OpenBLAS calls run with `threads` threads; the setting in
+// force before is restored afterwards. OpenBLAS (0.3.21, Debian 12) has one
+// process-wide setting and no per-call one, so overlapping scopes share it:
+// a scope that wants another count than the one in force waits until the
+// scopes using that one have ended; the setting from before the first of a
+// run of overlapping scopes is restored when the last one ends. (A host
+// thread calling OpenBLAS while a scope is active uses the scope's count.)
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int threads);
+  ~ScopedBlasThreads();
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+};
 
 }  // namespace xjit::runtime::blas
 

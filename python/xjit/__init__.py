@@ -1,0 +1,291 @@
+"""xjit from Python: compile HLO text with libxjit.so and run it on numpy arrays.
+
+    import numpy as np, xjit
+    f = xjit.compile(open("examples/mlp.hlo").read(), threads=1)
+    logits, probs = f(np.load("examples/x.npy"))
+
+A thin ctypes layer over the C API (xjit.h, docs/library.md): `compile`
+parses, verifies and compiles a module once; the returned `Executable` is
+called with one numpy array per entry parameter (a tuple or list of arrays for
+a tuple-shaped parameter) and returns a new array, or a tuple of arrays (the
+leaves of a tuple result, depth first). Arrays are converted to the
+parameter's dtype only where that is exact for the values (the call raises
+otherwise) and to the layout the module declares; results come back in
+logical (C) order whatever their layout.
+
+libxjit.so is found through $XJIT_LIBRARY (a path), else next to this package
+as meson built or installed it, else the system's library path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+__all__ = ["Error", "Executable", "compile", "library_path"]
+
+
+class Error(RuntimeError):
+    """An error status from libxjit: `code` is its name ("INVALID_ARGUMENT", ...)."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def library_path():
+    """The libxjit.so this module loads (see the module's docstring)."""
+    explicit = os.environ.get("XJIT_LIBRARY")
+    if explicit:
+        return explicit
+    try:
+        from . import _paths  # Written by meson, in the build and the install tree.
+    except ImportError:
+        _paths = None
+    if _paths is not None:
+        candidate = _paths.library(os.path.dirname(os.path.abspath(__file__)))
+        if os.path.exists(candidate):
+            return candidate
+    return ctypes.util.find_library("xjit") or "libxjit.so.0"
+
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(library_path())
+        p, i, i64, size = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_size_t
+        signatures = {
+            "xjit_status_code": (i, [p]),
+            "xjit_status_message": (ctypes.c_char_p, [p]),
+            "xjit_status_free": (None, [p]),
+            "xjit_code_name": (ctypes.c_char_p, [i]),
+            "xjit_element_type_name": (ctypes.c_char_p, [i]),
+            "xjit_shape_free": (None, [p]),
+            "xjit_shape_element_type": (i, [p]),
+            "xjit_shape_is_array": (i, [p]),
+            "xjit_shape_is_tuple": (i, [p]),
+            "xjit_shape_rank": (i, [p]),
+            "xjit_shape_dimension": (i64, [p, i]),
+            "xjit_shape_minor_to_major": (i, [p, ctypes.POINTER(i64), i]),
+            "xjit_shape_tuple_size": (i, [p]),
+            "xjit_shape_tuple_element": (p, [p, i, ctypes.POINTER(p)]),
+            "xjit_shape_byte_size": (i64, [p]),
+            "xjit_shape_element_count": (i64, [p]),
+            "xjit_shape_to_string": (p, [p]),
+            "xjit_string_free": (None, [p]),
+            "xjit_module_parse": (p, [ctypes.c_char_p, ctypes.POINTER(p)]),
+            "xjit_module_free": (None, [p]),
+            "xjit_compile_options_create": (p, []),
+            "xjit_compile_options_free": (None, [p]),
+            "xjit_compile_options_set_backend": (p, [p, i]),
+            "xjit_compile_options_set_isa": (p, [p, ctypes.c_char_p]),
+            "xjit_compile_options_set_threads": (p, [p, i]),
+            "xjit_compile_options_set_passes": (p, [p, i]),
+            "xjit_compile_options_set_max_while_iterations": (p, [p, i64]),
+            "xjit_compile": (p, [p, p, ctypes.POINTER(p)]),
+            "xjit_executable_free": (None, [p]),
+            "xjit_executable_num_parameters": (i, [p]),
+            "xjit_executable_parameter_shape": (p, [p, i, ctypes.POINTER(p)]),
+            "xjit_executable_num_results": (i, [p]),
+            "xjit_executable_result_shape": (p, [p, i, ctypes.POINTER(p)]),
+            "xjit_executable_full_result_shape": (p, [p, ctypes.POINTER(p)]),
+            "xjit_execute": (p, [p, ctypes.POINTER(p), ctypes.POINTER(size), i,
+                                 ctypes.POINTER(p), ctypes.POINTER(size), i]),
+        }
+        for name, (restype, argtypes) in signatures.items():
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+        _lib = lib
+    return _lib
+
+
+def _check(status):
+    """Raises Error for a non-NULL xjit_status* (and frees it)."""
+    if status:
+        lib = _library()
+        code = lib.xjit_code_name(lib.xjit_status_code(status)).decode()
+        message = lib.xjit_status_message(status).decode(errors="replace")
+        lib.xjit_status_free(status)
+        raise Error(code, message)
+
+
+# HLO element type name -> numpy dtype. Types numpy lacks (bf16, the f8 and
+# sub-byte types) are refused with a clear error.
+_DTYPES = {
+    "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+    "c64": np.complex64, "c128": np.complex128,
+}
+
+
+class _Leaf:
+    """One array (or token) of a parameter or result: how its bytes are laid out."""
+
+    def __init__(self, shape_handle):
+        lib = _library()
+        text_pointer = lib.xjit_shape_to_string(shape_handle)
+        self.text = ctypes.string_at(text_pointer).decode()
+        lib.xjit_string_free(text_pointer)
+        self.byte_size = lib.xjit_shape_byte_size(shape_handle)
+        if not lib.xjit_shape_is_array(shape_handle):  # A token: no bytes.
+            self.dtype = None
+            self.dims = ()
+            return
+        type_name = lib.xjit_element_type_name(lib.xjit_shape_element_type(shape_handle)).decode()
+        if type_name not in _DTYPES:
+            raise NotImplementedError(f"xjit (python): element type {type_name} ({self.text}) has "
+                                      "no numpy dtype; supported: " + ", ".join(_DTYPES))
+        self.dtype = np.dtype(_DTYPES[type_name])
+        rank = lib.xjit_shape_rank(shape_handle)
+        self.dims = tuple(lib.xjit_shape_dimension(shape_handle, d) for d in range(rank))
+        minor_to_major = (ctypes.c_int64 * max(rank, 1))()
+        lib.xjit_shape_minor_to_major(shape_handle, minor_to_major, rank)
+        # Physical order: dimensions from major to minor.
+        self.major_to_minor = tuple(reversed(minor_to_major[:rank]))
+        if self.byte_size != int(np.prod(self.dims, dtype=np.int64)) * self.dtype.itemsize:
+            raise NotImplementedError(f"xjit (python): {self.text}: layouts with tiles, padding "
+                                      "or packed elements are not supported")
+
+    def to_bytes(self, value, what):
+        """`value` as this leaf's physical bytes (a contiguous numpy array)."""
+        if self.dtype is None:
+            return np.empty(0, np.uint8)
+        array = np.asarray(value)
+        if array.shape != self.dims:
+            raise ValueError(f"{what}: expected shape {self.dims} ({self.text}), got {array.shape}")
+        if array.dtype != self.dtype:
+            converted = array.astype(self.dtype)
+            if not np.array_equal(converted, array, equal_nan=array.dtype.kind in "fc"):
+                raise ValueError(f"{what}: dtype {array.dtype} does not convert exactly to "
+                                 f"{self.dtype} ({self.text})")
+            array = converted
+        return np.ascontiguousarray(array.transpose(self.major_to_minor))
+
+    def from_bytes(self, physical):
+        """The logical array of this leaf from its physical bytes."""
+        if self.dtype is None:
+            return None
+        physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
+        array = physical.view(self.dtype).reshape(physical_dims)
+        return np.ascontiguousarray(array.transpose(np.argsort(self.major_to_minor)))
+
+
+def _leaves(shape_handle):
+    """The leaves of a shape, depth first (one for an array or a token)."""
+    lib = _library()
+    if not lib.xjit_shape_is_tuple(shape_handle):
+        return [_Leaf(shape_handle)]
+    leaves = []
+    for k in range(lib.xjit_shape_tuple_size(shape_handle)):
+        element = ctypes.c_void_p()
+        _check(lib.xjit_shape_tuple_element(shape_handle, k, ctypes.byref(element)))
+        try:
+            leaves.extend(_leaves(element))
+        finally:
+            lib.xjit_shape_free(element)
+    return leaves
+
+
+def _flatten(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for element in value for leaf in _flatten(element)]
+    return [value]
+
+
+class Executable:
+    """A compiled module; call it with numpy arrays (see the module's docstring)."""
+
+    def __init__(self, handle):
+        lib = _library()
+        self._handle = handle
+        self.parameters = []  # Per parameter: its leaves.
+        for i in range(lib.xjit_executable_num_parameters(handle)):
+            shape = ctypes.c_void_p()
+            _check(lib.xjit_executable_parameter_shape(handle, i, ctypes.byref(shape)))
+            try:
+                self.parameters.append(_leaves(shape))
+            finally:
+                lib.xjit_shape_free(shape)
+        self.results = []
+        for i in range(lib.xjit_executable_num_results(handle)):
+            shape = ctypes.c_void_p()
+            _check(lib.xjit_executable_result_shape(handle, i, ctypes.byref(shape)))
+            try:
+                self.results.append(_Leaf(shape))
+            finally:
+                lib.xjit_shape_free(shape)
+        full = ctypes.c_void_p()
+        _check(lib.xjit_executable_full_result_shape(handle, ctypes.byref(full)))
+        self.result_is_tuple = bool(lib.xjit_shape_is_tuple(full))
+        lib.xjit_shape_free(full)
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and _lib is not None:
+            _lib.xjit_executable_free(self._handle)
+            self._handle = None
+
+    def __call__(self, *args):
+        lib = _library()
+        if len(args) != len(self.parameters):
+            raise TypeError(f"the module takes {len(self.parameters)} arguments, got {len(args)}")
+        buffers = []
+        for i, (value, leaves) in enumerate(zip(args, self.parameters)):
+            values = _flatten(value) if len(leaves) > 1 else [value]
+            if len(values) != len(leaves):
+                raise ValueError(f"argument {i}: expected {len(leaves)} arrays (a tuple "
+                                 f"parameter), got {len(values)}")
+            parts = [leaf.to_bytes(v, f"argument {i}") for leaf, v in zip(leaves, values)]
+            buffers.append(np.concatenate([p.reshape(-1).view(np.uint8) for p in parts])
+                           if len(parts) > 1 else parts[0].reshape(-1).view(np.uint8))
+        outputs = [np.empty(leaf.byte_size, np.uint8) for leaf in self.results]
+        n_args, n_results = len(buffers), len(outputs)
+        arg_pointers = (ctypes.c_void_p * max(n_args, 1))(*[b.ctypes.data for b in buffers])
+        arg_sizes = (ctypes.c_size_t * max(n_args, 1))(*[b.nbytes for b in buffers])
+        result_pointers = (ctypes.c_void_p * max(n_results, 1))(*[o.ctypes.data for o in outputs])
+        result_sizes = (ctypes.c_size_t * max(n_results, 1))(*[o.nbytes for o in outputs])
+        _check(lib.xjit_execute(self._handle, arg_pointers, arg_sizes, n_args, result_pointers,
+                                result_sizes, n_results))
+        values = [leaf.from_bytes(o) for leaf, o in zip(self.results, outputs)]
+        return tuple(values) if self.result_is_tuple else values[0]
+
+
+def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
+            max_while_iterations=None):
+    """Parses, verifies and compiles an HLO module; returns an Executable.
+
+    threads: threads for large kernels and OpenBLAS calls of this executable;
+    isa: "auto", "sse4", "avx2" or "avx512"; backend: "jit" or "interpreter"
+    (the reference evaluator); passes: run the pass pipeline;
+    max_while_iterations: bound on one while loop's iterations (a run past it
+    raises Error with code RESOURCE_EXHAUSTED), None for no bound.
+    """
+    lib = _library()
+    if isinstance(hlo_text, str):
+        hlo_text = hlo_text.encode()
+    module = ctypes.c_void_p()
+    _check(lib.xjit_module_parse(hlo_text, ctypes.byref(module)))
+    options = lib.xjit_compile_options_create()
+    try:
+        backends = {"jit": 0, "interpreter": 1}
+        if backend not in backends:
+            raise ValueError(f"backend must be 'jit' or 'interpreter', got {backend!r}")
+        _check(lib.xjit_compile_options_set_backend(options, backends[backend]))
+        _check(lib.xjit_compile_options_set_isa(options, isa.encode()))
+        _check(lib.xjit_compile_options_set_threads(options, int(threads)))
+        _check(lib.xjit_compile_options_set_passes(options, 1 if passes else 0))
+        if max_while_iterations is not None:
+            _check(lib.xjit_compile_options_set_max_while_iterations(options,
+                                                                     int(max_while_iterations)))
+        executable = ctypes.c_void_p()
+        _check(lib.xjit_compile(module, options, ctypes.byref(executable)))
+        return Executable(executable)
+    finally:
+        lib.xjit_compile_options_free(options)
+        lib.xjit_module_free(module)
