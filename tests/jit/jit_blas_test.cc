@@ -486,24 +486,37 @@ ENTRY e {
   EXPECT_EQ(Compare(*expected, actual, 5), "");
 }
 
-TEST(JitBlas, ThreadsOptionSetsOpenBlasThreads) {
+// CompileOptions::threads reaches OpenBLAS only around each library call
+// (runtime/blas/blas_threads.h): neither compiling nor running changes the
+// process-wide setting that the host application (or another executable)
+// sees afterwards.
+TEST(JitBlas, ThreadsOptionIsScopedToLibraryCalls) {
   const std::string with_dot = Dot("f32[2,2]", "f32[2,2]", "f32[2,2]",
                                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
-  const std::string without_dot =
-      "HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n";
   absl::StatusOr<std::unique_ptr<Module>> dot = ParseVerified(with_dot);
-  absl::StatusOr<std::unique_ptr<Module>> negate = ParseVerified(without_dot);
-  ASSERT_TRUE(dot.ok() && negate.ok());
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  const int before = runtime::blas::BlasThreads();
+  const int wanted = before == 1 ? 2 : 1;
   CompileOptions options;
-  options.threads = 2;
-  ASSERT_TRUE(Compile(**dot, options).ok());
-  EXPECT_EQ(runtime::blas::BlasThreads(), 2);
-  // A module with no library call leaves the process-wide setting alone.
-  options.threads = 1;
-  ASSERT_TRUE(Compile(**negate, options).ok());
-  EXPECT_EQ(runtime::blas::BlasThreads(), 2);
-  ASSERT_TRUE(Compile(**dot, options).ok());
-  EXPECT_EQ(runtime::blas::BlasThreads(), 1);
+  options.threads = wanted;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**dot, options);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ(runtime::blas::BlasThreads(), before);
+  const Shape shape = Shape::Array(ElementType::kF32, {2, 2});
+  Literal a(shape), b(shape);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      a.SetDouble({i, j}, static_cast<double>(i + 2 * j));
+      b.SetDouble({i, j}, static_cast<double>(1 + i - j));
+    }
+  }
+  absl::StatusOr<Literal> result = (*executable)->Run({a, b});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(runtime::blas::BlasThreads(), before);
+  // [[0,2],[1,3]] x [[1,0],[2,1]] = [[4,2],[7,3]]
+  EXPECT_EQ(result->GetDouble({0, 0}), 4.0);
+  EXPECT_EQ(result->GetDouble({1, 0}), 7.0);
+  EXPECT_EQ(result->GetDouble({1, 1}), 3.0);
 }
 
 TEST(JitBlas, OneExecutableFromFourThreads) {
