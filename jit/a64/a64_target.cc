@@ -18,19 +18,6 @@ using namespace asmjit;  // NOLINT
 namespace arm64 = asmjit::a64;
 using asmjit::arm::CondCode;
 
-// Remembers the first asmjit error so that it can be returned as a status.
-class ErrorRecorder : public ErrorHandler {
- public:
-  void handleError(Error err, const char* message, BaseEmitter* origin) override {
-    if (error == kErrorOk) {
-      error = err;
-      text = message;
-    }
-  }
-  Error error = kErrorOk;
-  std::string text;
-};
-
 // Owns the executable memory of every kernel of one target (W^X: see
 // jit/code_memory.h); `environment` is the host's, as JitRuntime's would be.
 struct KernelMemory {

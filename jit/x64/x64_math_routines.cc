@@ -22,18 +22,6 @@ using namespace asmjit;  // NOLINT
 
 using Key = std::tuple<Opcode, ElementType, bool, bool, bool, bool, bool, int>;
 
-class ErrorRecorder : public ErrorHandler {
- public:
-  void handleError(Error err, const char* message, BaseEmitter*) override {
-    if (error == kErrorOk) {
-      error = err;
-      text = message;
-    }
-  }
-  Error error = kErrorOk;
-  std::string text;
-};
-
 // Routines live as long as the process: kernels of any executable may call
 // them, so their memory is never released (a few KB per function used).
 struct Registry {
