@@ -397,7 +397,7 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
       std::memcpy(&array.data[c * item], src + f * item, item);
       ++c;
     } while (Next(shape, index));
-  } else {
+  } else if (expected_bytes > 0) {  // memcpy's pointers must not be null, even for 0 bytes
     std::memcpy(array.data.data(), src, expected_bytes);
   }
   if (parsed.big_endian && item > 1) {
