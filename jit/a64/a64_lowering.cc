@@ -380,19 +380,7 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
       program_.reduction_loops > 0 && static_cast<int>(level) + 1 == program_.output_loops();
   if (!element_loop && level + 1 == program_.loop_extents.size()) return EmitInnerLoop(level);
   if (element_loop && column_) return EmitColumnLoop(level);
-  Gp i = NewGp();
-  loop_vars_[level] = i;
-  Gp stop = NewGp();
-  // The outermost loop runs the caller's range [begin, end), never empty
-  // here; inner ones their whole extent (positive: empty nests emit no
-  // loops).
-  if (level == 0) {
-    cc_.mov(i, begin_);
-    cc_.mov(stop, end_);
-  } else {
-    cc_.mov(i, arm64::xzr);
-    MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
-  }
+  auto [i, stop] = LoopBounds(level);
   Label head = cc_.newLabel();
   cc_.bind(head);
   if (element_loop) {
@@ -407,7 +395,9 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
   return absl::OkStatus();
 }
 
-absl::Status KernelLowering::EmitInnerLoop(size_t level) {
+// The outermost loop runs the caller's range [begin, end), never empty
+// here; inner ones their whole extent (positive: empty nests emit no loops).
+std::pair<Gp, Gp> KernelLowering::LoopBounds(size_t level) {
   Gp i = NewGp();
   loop_vars_[level] = i;
   Gp stop = NewGp();
@@ -418,6 +408,11 @@ absl::Status KernelLowering::EmitInnerLoop(size_t level) {
     cc_.mov(i, arm64::xzr);
     MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
   }
+  return {i, stop};
+}
+
+absl::Status KernelLowering::EmitInnerLoop(size_t level) {
+  auto [i, stop] = LoopBounds(level);
   if (vectorize_) {
     // Vector iterations over the largest multiple of lanes_ elements, then
     // the scalar tail; both compute the same bits per element.
@@ -499,16 +494,7 @@ absl::Status KernelLowering::EmitColumnLoop(size_t level) {
   // `lanes_` output elements at once, each lane its own accumulator
   // visiting its reduced elements in program order (the scalar code's
   // results exactly), then the scalar tail.
-  Gp i = NewGp();
-  loop_vars_[level] = i;
-  Gp stop = NewGp();
-  if (level == 0) {
-    cc_.mov(i, begin_);
-    cc_.mov(stop, end_);
-  } else {
-    cc_.mov(i, arm64::xzr);
-    MovImm(stop, static_cast<uint64_t>(program_.loop_extents[level]));
-  }
+  auto [i, stop] = LoopBounds(level);
   Gp vector_end = NewGp();
   cc_.sub(vector_end, stop, i);
   cc_.and_(vector_end, vector_end, Imm(~static_cast<uint64_t>(lanes_ - 1)));

@@ -56,6 +56,7 @@
 #include <asmjit/arm/a64compiler.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -178,6 +179,8 @@ class KernelLowering {
   asmjit::a64::Vec B16(const asmjit::a64::Vec& v) const;
   asmjit::a64::Vec NewVec();
   asmjit::a64::Gp NewGp();
+  // Loop `level`'s counter (also in loop_vars_) and bound, initialised.
+  std::pair<asmjit::a64::Gp, asmjit::a64::Gp> LoopBounds(size_t level);
   // base + position * element_bytes, as a register.
   asmjit::a64::Gp ElementAddress(int buffer, int position_op, int element_bytes);
   void SetGp(int id, asmjit::a64::Gp g);
