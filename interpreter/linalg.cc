@@ -7,9 +7,9 @@
 // L with A = L L^H; lower=false reads the upper triangle and returns U with
 // A = U^H U (XLA computes it as the transpose of the lower factor of A^T).
 // The other triangle of the result, which XLA leaves unspecified, is zero.
-// When a diagonal pivot is not a positive real (not positive definite, or NaN
-// input) the whole matrix of that batch element is NaN, as XLA's expander
-// produces.
+// When a diagonal pivot is not a positive real (zero or negative: not
+// positive definite; or NaN input) the whole matrix of that batch element is
+// NaN, as XLA's expander produces.
 //
 // triangular-solve: solves op(A) X = B (left_side) or X op(A) = B, where A is
 // the lower or upper triangle of `a` (the other triangle is never read; with
@@ -71,11 +71,13 @@ absl::StatusOr<Literal> EvalCholesky(const Instruction& instruction, Operands op
     for (int64_t j = 0; j < n && !failed; ++j) {
       double diag = m(j, j).real();
       for (int64_t k = 0; k < j; ++k) diag -= std::norm(l[j * n + k]);
-      double pivot = std::sqrt(diag);
-      if (std::isnan(pivot)) {
+      // Not positive (zero, negative or NaN): LAPACK's ?potrf stops there
+      // too, and the compiled cholesky (runtime/linalg) gives the same NaN.
+      if (!(diag > 0.0)) {
         failed = true;
         break;
       }
+      double pivot = std::sqrt(diag);
       l[j * n + j] = pivot;
       for (int64_t i = j + 1; i < n; ++i) {
         Complex sum = m(i, j);

@@ -20,6 +20,7 @@
 #include "jit/conform_layouts.h"
 #include "jit/fusion_emitter.h"
 #include "jit/jitdump.h"
+#include "jit/linalg_call.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
 #include "jit/target.h"
@@ -97,7 +98,8 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
 }
 
 bool IsLibraryCall(Opcode opcode) {
-  return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort;
+  return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
+         IsLinalgCall(opcode);
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -387,6 +389,9 @@ class ExecutableBuilder {
     std::string description;
     if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, &description));
+    } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
+      XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
+                                                 &description));
     } else if (instruction.opcode() == Opcode::kDot) {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
       call.routine = "dot";
