@@ -11,9 +11,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
+#include "ir/float_format.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "jit/complex_calls.h"
+#include "passes/rewrite_util.h"
 
 namespace xjit::jit {
 namespace {
@@ -336,6 +338,30 @@ class ElementEmitter {
   absl::StatusOr<int> EmitGather(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReshape(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitComplex(const Instruction& instr, const Index& index);
+  // real/imag of real floats, get/set-dimension-size of static shapes, map,
+  // reduce-precision (EmitSmallOp); bitcast-convert that changes the
+  // element count (EmitBitcastConvertWidths).
+  absl::StatusOr<int> EmitSmallOp(const Instruction& instr, const Index& index);
+  // Inside an applied computation (a map's): a nested loop fusion
+  // inlined, and get-tuple-element of a tuple or of a multi-output fusion.
+  absl::StatusOr<int> EmitInlined(const Instruction& instr, const Index& index);
+  absl::StatusOr<int> EmitReducePrecision(const Instruction& instr, const Index& index);
+  absl::StatusOr<int> EmitBitcastConvertWidths(const Instruction& instr, const Index& index);
+  // A value of integer `type` from a non-negative constant.
+  int IntValue(ElementType type, int64_t value) {
+    return b_.Value(KOpKind::kFromIndex, type, b_.Const(value));
+  }
+  int UnsignedCompare(ComparisonDirection direction, int a, int b) {
+    KOp op;
+    op.kind = KOpKind::kCompare;
+    op.type = ElementType::kPred;
+    op.operand_type = b_program_type(a);
+    op.direction = direction;
+    op.comparison = ComparisonType::kUnsigned;
+    op.a = a;
+    op.b = b;
+    return b_.Add(op);
+  }
   absl::StatusOr<int> EmitComplexMultiply(int x, int y, ElementType component);
   absl::StatusOr<int> EmitComplexDivide(int x, int y, ElementType component);
   // Math without component code: a kCall of its complex helper.
@@ -421,6 +447,9 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     const int im = b_.Add(load);
     return Pair(re, im);
   }
+  if (instr.opcode() == Opcode::kGetTupleElement || instr.opcode() == Opcode::kFusion) {
+    return EmitInlined(instr, index);
+  }
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || !IsKernelElementType(shape.element_type()) || shape.is_dynamic()) {
     return Unsupported(instr, absl::StrCat("unsupported shape ", shape.ToString()));
@@ -445,6 +474,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kSlice: case Opcode::kReverse:
       case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kDynamicSlice:
       case Opcode::kDynamicUpdateSlice: case Opcode::kSelect: case Opcode::kGather:
+      case Opcode::kMap:  // Its computation decides (EmitSmallOp).
         break;
       default:
         return EmitComplex(instr, index);
@@ -460,6 +490,9 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     }
     case Opcode::kBitcastConvert: {
       const ElementType from = instr.operand(0)->shape().element_type();
+      if (!instr.operand(0)->shape().SameDimensions(shape)) {
+        return EmitBitcastConvertWidths(instr, index);  // Element count changes.
+      }
       if (BitWidth(from) != BitWidth(type) || IsPred(from) || IsPred(type) ||
           BitWidth(type) < 8) {
         return Unsupported(instr, "bitcast-convert between these types");
@@ -575,6 +608,9 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
       return EmitDynamicUpdateSlice(instr, index);
     case Opcode::kGather:
       return EmitGather(instr, index);
+    case Opcode::kReal: case Opcode::kImag: case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize: case Opcode::kMap: case Opcode::kReducePrecision:
+      return EmitSmallOp(instr, index);
     case Opcode::kReplicaId: case Opcode::kPartitionId:
       // An executable runs one replica of one partition (the evaluator's
       // interpreted steps see the same).
@@ -1008,6 +1044,256 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
       if (ComplexCallArity(opcode) > 0) return EmitComplexCall(instr, index);
       return Unsupported(instr, "complex operation without a kernel");
   }
+}
+
+absl::StatusOr<int> ElementEmitter::EmitSmallOp(const Instruction& instr, const Index& index) {
+  const ElementType type = instr.shape().element_type();
+  switch (instr.opcode()) {
+    case Opcode::kReal: case Opcode::kImag: {  // Of a real float: x, or +0.
+      const ElementType in_type = instr.operand(0)->shape().element_type();
+      if (!IsFloat(in_type) || in_type != type) return Unsupported(instr, "real/imag types");
+      if (instr.opcode() == Opcode::kImag) {
+        if (type == ElementType::kF32 || type == ElementType::kF64) return FConst(type, 0.0);
+        return Convert(type, FConst(ElementType::kF32, 0.0));
+      }
+      return Emit(*instr.operand(0), index);
+    }
+    case Opcode::kGetDimensionSize: {  // A static size: a constant.
+      const Shape& operand = instr.operand(0)->shape();
+      const std::vector<int64_t>& dims = instr.attrs().dimensions;
+      if (dims.size() != 1 || dims[0] < 0 || dims[0] >= operand.rank() ||
+          operand.is_dynamic() || !IsInteger(type)) {
+        return Unsupported(instr, "get-dimension-size of a dynamic or odd shape");
+      }
+      return IntValue(type, operand.dimensions(dims[0]));
+    }
+    case Opcode::kSetDimensionSize:  // A static result: the operand's elements.
+      if (instr.shape().is_dynamic() || !instr.operand(0)->shape().SameDimensions(instr.shape())) {
+        return Unsupported(instr, "set-dimension-size with a dynamic result");
+      }
+      return Emit(*instr.operand(0), index);
+    case Opcode::kMap: {  // The computation inlined on the operands' elements.
+      const Computation* computation =
+          instr.called_computations().size() == 1 ? instr.called_computations()[0] : nullptr;
+      if (computation == nullptr || HasSideEffectDeep(instr)) {
+        return Unsupported(instr, "map without a side-effect-free computation");
+      }
+      std::vector<int> args;
+      for (const Instruction* operand : instr.operands()) {
+        if (!operand->shape().SameDimensions(instr.shape())) {
+          return Unsupported(instr, "map operands of other dimensions");
+        }
+        XJIT_ASSIGN_OR_RETURN(int value, Emit(*operand, index));
+        args.push_back(value);
+      }
+      int result = -1;
+      XJIT_RETURN_IF_ERROR(WithFixedParameters(*computation, args, [&]() -> absl::Status {
+        const Instruction* root = computation->root();
+        if (!root->shape().IsArray() || root->shape().rank() != 0) {
+          return Unsupported(instr, "map computation without a scalar result");
+        }
+        XJIT_ASSIGN_OR_RETURN(result, Emit(*root, {}));
+        return absl::OkStatus();
+      }));
+      return result;
+    }
+    case Opcode::kReducePrecision:
+      return EmitReducePrecision(instr, index);
+    default:
+      return Unsupported(instr, "not a loop-fusible operation");
+  }
+}
+
+absl::StatusOr<int> ElementEmitter::EmitInlined(const Instruction& instr, const Index& index) {
+  // The fusion `fusion` with its parameters bound to its operands' values
+  // at `index`, then `part` (its root or one of the root tuple's operands).
+  auto inline_fusion = [&](const Instruction& fusion, int64_t part) -> absl::StatusOr<int> {
+    if (fusion.called_computations().size() != 1 || HasSideEffectDeep(fusion)) {
+      return Unsupported(fusion, "fusion without one side-effect-free computation");
+    }
+    const Computation& fused = *fusion.called_computations()[0];
+    const Instruction* root = fused.root();
+    if (part >= 0) {
+      if (root->opcode() != Opcode::kTuple || part >= root->operand_count()) {
+        return Unsupported(instr, "get-tuple-element of a fusion without a root tuple");
+      }
+      root = root->operand(part);
+    }
+    if (!root->shape().IsArray() || !root->shape().SameDimensions(instr.shape())) {
+      return Unsupported(instr, "inlined fusion of other dimensions");
+    }
+    std::vector<int> args;
+    for (const Instruction* operand : fusion.operands()) {
+      if (!operand->shape().IsArray() || !operand->shape().SameDimensions(instr.shape())) {
+        return Unsupported(instr, "inlined fusion operands of other dimensions");
+      }
+      XJIT_ASSIGN_OR_RETURN(int value, Emit(*operand, index));
+      args.push_back(value);
+    }
+    int result = -1;
+    XJIT_RETURN_IF_ERROR(WithFixedParameters(fused, args, [&]() -> absl::Status {
+      XJIT_ASSIGN_OR_RETURN(result, Emit(*root, index));
+      return absl::OkStatus();
+    }));
+    return result;
+  };
+  if (instr.opcode() == Opcode::kFusion) {
+    if (!instr.shape().IsArray() || instr.shape().rank() != 0) {
+      return Unsupported(instr, "nested fusion");
+    }
+    return inline_fusion(instr, -1);
+  }
+  const Instruction& tuple = *instr.operand(0);
+  const int64_t k = instr.attrs().tuple_index;
+  if (tuple.opcode() == Opcode::kTuple && k >= 0 && k < tuple.operand_count()) {
+    return Emit(*tuple.operand(k), index);
+  }
+  if (tuple.opcode() == Opcode::kFusion && instr.shape().IsArray() &&
+      instr.shape().rank() == 0) {
+    return inline_fusion(tuple, k);
+  }
+  return Unsupported(instr, absl::StrCat("unsupported shape ", tuple.shape().ToString()));
+}
+
+// The evaluator's ReducePrecisionBits (interpreter/elementwise.cc, XLA's
+// emitter's algorithm) on the bits of f16, bf16, f32 and f64 values, as
+// unsigned integers of their width.
+absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr,
+                                                        const Index& index) {
+  const ElementType type = instr.shape().element_type();
+  ElementType bits_type;
+  switch (type) {
+    case ElementType::kF16: case ElementType::kBF16: bits_type = ElementType::kU16; break;
+    case ElementType::kF32: bits_type = ElementType::kU32; break;
+    case ElementType::kF64: bits_type = ElementType::kU64; break;
+    default: return Unsupported(instr, "reduce-precision of this type");
+  }
+  const int64_t exponent_bits = instr.attrs().exponent_bits;
+  const int64_t mantissa_bits = instr.attrs().mantissa_bits;
+  if (exponent_bits < 1 || mantissa_bits < 0 ||
+      instr.operand(0)->shape().element_type() != type) {
+    return Unsupported(instr, "reduce-precision attributes");
+  }
+  const int width = BitWidth(type);
+  const int src_mantissa = FloatMantissaBits(type);
+  const int src_exponent = FloatExponentBits(type);
+  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
+  const int original = b_.Value(KOpKind::kBitcast, bits_type, value);
+  int x = original;
+  const ElementType u = bits_type;
+  if (mantissa_bits < src_mantissa) {
+    const int64_t shift = src_mantissa - mantissa_bits;
+    const int64_t last_bit = int64_t{1} << shift;
+    const int shift_value = IntValue(u, shift);
+    const int x_last = FBinary(Opcode::kAnd, u, FBinary(Opcode::kShiftRightLogical, u, x,
+                                                        shift_value), IntValue(u, 1));
+    x = FBinary(Opcode::kAdd, u, FBinary(Opcode::kAdd, u, x, x_last),
+                IntValue(u, (last_bit >> 1) - 1));
+    // Clears the low `shift` bits.
+    x = FBinary(Opcode::kShiftLeft, u, FBinary(Opcode::kShiftRightLogical, u, x, shift_value),
+                shift_value);
+  }
+  const int64_t exponent_mask = ((int64_t{1} << src_exponent) - 1) << src_mantissa;
+  if (exponent_bits < src_exponent) {
+    const int64_t exponent_bias = (int64_t{1} << (src_exponent - 1)) - 1;
+    const int64_t reduced_bias = (int64_t{1} << (exponent_bits - 1)) - 1;
+    const int64_t reduced_max = (exponent_bias + reduced_bias) << src_mantissa;
+    const int64_t reduced_min = (exponent_bias - reduced_bias) << src_mantissa;
+    const int sign_mask =
+        FBinary(Opcode::kShiftLeft, u, IntValue(u, 1), IntValue(u, width - 1));
+    const int x_exponent = FBinary(Opcode::kAnd, u, x, IntValue(u, exponent_mask));
+    const int signed_zero = FBinary(Opcode::kAnd, u, x, sign_mask);
+    const int signed_inf = FBinary(Opcode::kOr, u, signed_zero, IntValue(u, exponent_mask));
+    x = SelectValue(UnsignedCompare(ComparisonDirection::kLe, x_exponent,
+                                    IntValue(u, reduced_min)),
+                    signed_zero, x, u);
+    x = SelectValue(UnsignedCompare(ComparisonDirection::kGt, x_exponent,
+                                    IntValue(u, reduced_max)),
+                    signed_inf, x, u);
+  }
+  // NaN keeps its bits (mantissa_bits > 0) or becomes +inf.
+  const int is_nan = FCompare(ComparisonDirection::kNe, value, value);
+  x = SelectValue(is_nan, mantissa_bits > 0 ? original : IntValue(u, exponent_mask), x, u);
+  return b_.Value(KOpKind::kBitcast, type, x);
+}
+
+// bitcast-convert between element widths (the evaluator's rules, XLA's):
+// a wider element splits into a new minor dimension of pieces, least
+// significant first; narrower elements along the operand's minor dimension
+// join into one. pred counts as one bit where the byte reading does not fit
+// the dimensions (StableHLO's i1).
+absl::StatusOr<int> ElementEmitter::EmitBitcastConvertWidths(const Instruction& instr,
+                                                             const Index& index) {
+  const Shape& in = instr.operand(0)->shape();
+  const Shape& out = instr.shape();
+  const ElementType in_type = in.element_type(), out_type = out.element_type();
+  if (IsComplex(in_type) || IsComplex(out_type) || BitWidth(in_type) < 8 ||
+      BitWidth(out_type) < 8) {
+    return Unsupported(instr, "bitcast-convert between these types");
+  }
+  auto fits = [&](int in_bits, int out_bits) {
+    if (in_bits == out_bits) return false;  // Same dimensions: not this form.
+    const Shape& wide = in_bits > out_bits ? in : out;
+    const Shape& narrow = in_bits > out_bits ? out : in;
+    const int big = std::max(in_bits, out_bits), small = std::min(in_bits, out_bits);
+    if (big % small != 0 || narrow.rank() != wide.rank() + 1) return false;
+    for (int64_t d = 0; d < wide.rank(); ++d) {
+      if (wide.dimensions(d) != narrow.dimensions(d)) return false;
+    }
+    return narrow.dimensions(narrow.rank() - 1) == big / small;
+  };
+  int in_bits = BitWidth(in_type), out_bits = BitWidth(out_type);
+  if (!fits(in_bits, out_bits)) {
+    in_bits = IsPred(in_type) ? 1 : in_bits;
+    out_bits = IsPred(out_type) ? 1 : out_bits;
+    if (!fits(in_bits, out_bits)) return Unsupported(instr, "bitcast-convert shapes");
+  }
+  // A pred piece of a byte's width would keep that byte's raw bits (any
+  // value, not 0/1), which a kernel's pred cannot hold.
+  if (IsPred(out_type) && out_bits != 1) return Unsupported(instr, "bitcast-convert to pred");
+  auto unsigned_of = [](int bits) {
+    switch (bits) {
+      case 8: return ElementType::kU8;
+      case 16: return ElementType::kU16;
+      case 32: return ElementType::kU32;
+      default: return ElementType::kU64;
+    }
+  };
+  // The raw bits of a value (pred: 0 or 1), and a value of `type` from bits.
+  auto to_bits = [&](int value, ElementType type) {
+    if (IsPred(type)) return Convert(ElementType::kU8, value);
+    const ElementType u = unsigned_of(BitWidth(type));
+    return b_program_type(value) == u ? value : b_.Value(KOpKind::kBitcast, u, value);
+  };
+  auto from_bits = [&](int bits, ElementType type) {
+    if (IsPred(type)) return Convert(ElementType::kPred, bits);  // The bit: 0 or 1.
+    return b_program_type(bits) == type ? bits : b_.Value(KOpKind::kBitcast, type, bits);
+  };
+  if (in_bits > out_bits) {
+    // Piece j (the last index) of element index[0..rank-1].
+    const ElementType u = unsigned_of(BitWidth(in_type));
+    Index operand_index(index.begin(), index.end() - 1);
+    XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), operand_index));
+    const int shift = b_.Value(KOpKind::kFromIndex, u, b_.IMul(index.back(), b_.Const(out_bits)));
+    int piece = FBinary(Opcode::kShiftRightLogical, u, to_bits(x, in_type), shift);
+    if (IsPred(out_type)) {
+      return Convert(ElementType::kPred, FBinary(Opcode::kAnd, u, piece, IntValue(u, 1)));
+    }
+    return from_bits(Convert(unsigned_of(out_bits), piece), out_type);
+  }
+  // Joins the operand's minor pieces, the first least significant.
+  const ElementType u = unsigned_of(BitWidth(out_type));
+  const int64_t ratio = out_bits / in_bits;
+  int bits = -1;
+  for (int64_t j = 0; j < ratio; ++j) {
+    Index operand_index = index;
+    operand_index.push_back(b_.Const(j));
+    XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), operand_index));
+    int piece = Convert(u, to_bits(x, in_type));
+    if (j > 0) piece = FBinary(Opcode::kShiftLeft, u, piece, IntValue(u, j * in_bits));
+    bits = bits < 0 ? piece : FBinary(Opcode::kOr, u, bits, piece);
+  }
+  return from_bits(bits, out_type);
 }
 
 absl::StatusOr<int> ElementEmitter::EmitPad(const Instruction& instr, const Index& index) {
