@@ -22,6 +22,7 @@
 #include "jit/jitdump.h"
 #include "jit/linalg_call.h"
 #include "jit/perf_map.h"
+#include "jit/select_and_scatter_call.h"
 #include "jit/sort_call.h"
 #include "jit/target.h"
 #include "jit/vector_math.h"
@@ -99,7 +100,7 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
 
 bool IsLibraryCall(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
-         IsLinalgCall(opcode);
+         IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter;
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -389,6 +390,8 @@ class ExecutableBuilder {
     std::string description;
     if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, &description));
+    } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
+      XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));
     } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
                                                  &description));
