@@ -1,6 +1,7 @@
 // Cholesky through ?potrf (see cholesky.h).
 #include "runtime/linalg/cholesky.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <complex>
@@ -61,9 +62,15 @@ void Run(const CholeskyPlan& plan, const T* in, T* out, T* scratch) {
     for (int64_t i = 0; i < n; ++i) {
       const T* src_row = src + i * a.row_stride;
       T* work_row = work + i * wr;
+      const int64_t begin = plan.lower ? 0 : i, end = plan.lower ? i + 1 : n;
+      if (a.col_stride == 1 && wc == 1) {  // Both row-major: runs of a row.
+        std::fill(work_row, work_row + begin, T(0));
+        std::copy(src_row + begin, src_row + end, work_row + begin);
+        std::fill(work_row + end, work_row + n, T(0));
+        continue;
+      }
       for (int64_t j = 0; j < n; ++j) {
-        const bool read = plan.lower ? j <= i : j >= i;
-        work_row[j * wc] = read ? src_row[j * a.col_stride] : T(0);
+        work_row[j * wc] = j >= begin && j < end ? src_row[j * a.col_stride] : T(0);
       }
     }
     blasint info = 0;

@@ -22,6 +22,7 @@ int64_t AlignUp(int64_t n) { return (n + 63) / 64 * 64; }
 struct ScratchLayout {
   int64_t prefix_bytes;  // One candidate list per prefix depth.
   int64_t select_args, scatter_args, output;
+  int64_t candidates, best, which, end;
 };
 
 ScratchLayout Layout(const SelectAndScatterPlan& plan) {
@@ -35,6 +36,13 @@ ScratchLayout Layout(const SelectAndScatterPlan& plan) {
   layout.output =
       layout.scatter_args +
       AlignUp((3 + static_cast<int64_t>(plan.scatter_constants.size())) * sizeof(void*));
+  // Rows: the candidates' offsets, then per row element the best value (at
+  // most 8 bytes) and the candidate it came from.
+  layout.candidates = layout.output + 64;
+  layout.best = layout.candidates + AlignUp(plan.max_candidates * 2 * sizeof(int64_t));
+  layout.which = layout.best + AlignUp(plan.row_length * 8);
+  layout.end = plan.rows ? layout.which + AlignUp(plan.row_length * sizeof(int64_t))
+                         : layout.candidates;
   return layout;
 }
 
@@ -125,6 +133,20 @@ void RunFast(const SelectAndScatterPlan& plan, const T* operand, const T* source
                   if (last_count == 0 || prefix_count == 0) return;
                   T best{};
                   int64_t best_result = -1;
+                  if (last_count == 1) {  // A window of 1 along the minor dimension.
+                    const T* base = operand + last_operand[0];
+                    best = base[prefix[0]];
+                    int64_t best_i = 0;
+                    for (int64_t i = 1; i < prefix_count; ++i) {
+                      const T value = base[prefix[2 * i]];
+                      if (!Keep<T, kSelect>(best, value)) {
+                        best = value;
+                        best_i = i;
+                      }
+                    }
+                    best_result = prefix[2 * best_i + 1] + last_result[0];
+                    prefix_count = 0;  // Done: skips the general loop below.
+                  }
                   for (int64_t i = 0; i < prefix_count; ++i) {
                     const T* row = operand + prefix[2 * i];
                     for (int64_t k = 0; k < last_count; ++k) {
@@ -141,11 +163,86 @@ void RunFast(const SelectAndScatterPlan& plan, const T* operand, const T* source
                 });
 }
 
+// Rows (see SelectAndScatterPlan::rows): the candidates of a whole row of
+// source elements share their offsets but for the row position, so the
+// select runs as a loop over the row for each candidate (vectorisable: the
+// same comparisons in the same order per element), then the scatter.
+template <typename T, FastSelect kSelect, int64_t kUnit>
+void RunRowsStrided(const SelectAndScatterPlan& plan, const T* operand, const T* source,
+                    T* result, uint8_t* scratch, const ScratchLayout& layout) {
+  int64_t* candidates = reinterpret_cast<int64_t*>(scratch + layout.candidates);
+  // The candidate index as an integer of T's width, so that the select
+  // loop's lanes match (it vectorises).
+  using Which = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  T* best = reinterpret_cast<T*>(scratch + layout.best);
+  Which* which = reinterpret_cast<Which*>(scratch + layout.which);
+  const int64_t length = plan.row_length;
+  const int64_t os = kUnit == 1 ? 1 : plan.row_operand_stride;
+  const int64_t rs = plan.row_result_stride, ss = plan.row_source_stride;
+  const bool update_first = plan.fast_scatter == FastScatter::kAddUpdateFirst;
+  ForEachSource(plan, reinterpret_cast<int64_t*>(scratch),
+                [&](int64_t source_offset, const int64_t* prefix, int64_t prefix_count,
+                    const int64_t* last_operand, const int64_t* last_result,
+                    int64_t last_count) {
+                  int64_t n = 0;
+                  for (int64_t i = 0; i < prefix_count; ++i) {
+                    for (int64_t k = 0; k < last_count; ++k) {
+                      candidates[2 * n] = prefix[2 * i] + last_operand[k];
+                      candidates[2 * n + 1] = prefix[2 * i + 1] + last_result[k];
+                      ++n;
+                    }
+                  }
+                  if (n == 0) return;
+                  const T* first = operand + candidates[0];
+                  for (int64_t c = 0; c < length; ++c) {
+                    best[c] = first[c * os];
+                    which[c] = 0;
+                  }
+                  for (int64_t j = 1; j < n; ++j) {
+                    const T* row = operand + candidates[2 * j];
+                    for (int64_t c = 0; c < length; ++c) {
+                      const T value = row[c * os];
+                      const bool take = !Keep<T, kSelect>(best[c], value);
+                      best[c] = take ? value : best[c];
+                      which[c] = take ? static_cast<Which>(j) : which[c];
+                    }
+                  }
+                  const T* update = source + source_offset;
+                  for (int64_t c = 0; c < length; ++c) {
+                    T& current = result[candidates[2 * which[c] + 1] + c * rs];
+                    const T u = update[c * ss];
+                    current = update_first ? Add(u, current) : Add(current, u);
+                  }
+                });
+}
+
+template <typename T, FastSelect kSelect>
+void RunRows(const SelectAndScatterPlan& plan, void* const* buffers, uint8_t* scratch) {
+  const T* operand = static_cast<const T*>(buffers[0]);
+  const T* source = static_cast<const T*>(buffers[1]);
+  T* result = static_cast<T*>(buffers[3]);
+  const ScratchLayout layout = Layout(plan);
+  if (plan.row_operand_stride == 1) {
+    RunRowsStrided<T, kSelect, 1>(plan, operand, source, result, scratch, layout);
+  } else {
+    RunRowsStrided<T, kSelect, 0>(plan, operand, source, result, scratch, layout);
+  }
+}
+
 template <typename T>
 void RunFastTyped(const SelectAndScatterPlan& plan, void* const* buffers, int64_t* prefix) {
   const T* operand = static_cast<const T*>(buffers[0]);
   const T* source = static_cast<const T*>(buffers[1]);
   T* result = static_cast<T*>(buffers[3]);
+  if (plan.rows) {
+    uint8_t* scratch = reinterpret_cast<uint8_t*>(prefix);
+    switch (plan.fast_select) {
+      case FastSelect::kGe: return RunRows<T, FastSelect::kGe>(plan, buffers, scratch);
+      case FastSelect::kGt: return RunRows<T, FastSelect::kGt>(plan, buffers, scratch);
+      case FastSelect::kLe: return RunRows<T, FastSelect::kLe>(plan, buffers, scratch);
+      default: return RunRows<T, FastSelect::kLt>(plan, buffers, scratch);
+    }
+  }
   switch (plan.fast_select) {
     case FastSelect::kGe: return RunFast<T, FastSelect::kGe>(plan, operand, source, result, prefix);
     case FastSelect::kGt: return RunFast<T, FastSelect::kGt>(plan, operand, source, result, prefix);
@@ -203,6 +300,19 @@ void RunGeneral(const SelectAndScatterPlan& plan, void* const* buffers, uint8_t*
                 });
 }
 
+// `count` copies of the `bytes`-wide element at `init`, from `out` on.
+// (Doubling copies: memcpy's speed for any element width.)
+void Fill(uint8_t* out, const uint8_t* init, int64_t bytes, int64_t count) {
+  if (count == 0) return;
+  std::memcpy(out, init, bytes);
+  const int64_t total = bytes * count;
+  for (int64_t done = bytes; done < total;) {
+    const int64_t step = std::min(done, total - done);
+    std::memcpy(out + done, out, step);
+    done += step;
+  }
+}
+
 }  // namespace
 
 std::string SelectAndScatterPlan::ToString() const {
@@ -210,7 +320,8 @@ std::string SelectAndScatterPlan::ToString() const {
   static const char* kScatters[] = {"kernel", "add", "add"};
   return absl::StrCat("select=", kSelects[static_cast<int>(fast_select)],
                       " scatter=", kScatters[static_cast<int>(fast_scatter)],
-                      " window_elements<=", max_candidates, " scratch=", scratch_bytes);
+                      " window_elements<=", max_candidates, rows ? " rows=" : "",
+                      rows ? absl::StrCat(row_length) : "", " scratch=", scratch_bytes);
 }
 
 absl::StatusOr<SelectAndScatterPlan> PlanSelectAndScatter(
@@ -252,7 +363,28 @@ absl::StatusOr<SelectAndScatterPlan> PlanSelectAndScatter(
   const std::vector<int64_t> result_strides = PlainStrides(result);
   plan.source_strides = PlainStrides(source);
   plan.max_candidates = 1;
-  for (int64_t d = 0; d < rank; ++d) {
+  // Rows: the minor-most dimension (of all three layouts alike it need not
+  // be) passes through the window.
+  int64_t listed_rank = rank;
+  if (rank >= 1 && fast_select != FastSelect::kNone) {
+    const WindowDimension& w = window[rank - 1];
+    if (w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
+        w.base_dilation == 1 && w.window_dilation == 1) {
+      plan.rows = true;
+      plan.row_length = operand.dimensions(rank - 1);
+      plan.row_operand_stride = operand_strides[rank - 1];
+      plan.row_result_stride = result_strides[rank - 1];
+      plan.row_source_stride = plan.source_strides[rank - 1];
+      if (source.dimensions(rank - 1) != plan.row_length) {
+        return absl::InvalidArgumentError(
+            "select-and-scatter: source shape does not match the window positions");
+      }
+      listed_rank = rank - 1;
+      plan.rank = listed_rank;
+      plan.source_strides.pop_back();
+    }
+  }
+  for (int64_t d = 0; d < listed_rank; ++d) {
     const WindowDimension& w = window[d];
     if (w.size < 0 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
       return absl::InvalidArgumentError("select-and-scatter: invalid window");
@@ -288,7 +420,7 @@ absl::StatusOr<SelectAndScatterPlan> PlanSelectAndScatter(
     }
   }
   const ScratchLayout layout = Layout(plan);
-  plan.scratch_bytes = layout.output + 64;
+  plan.scratch_bytes = layout.end;
   return plan;
 }
 
@@ -297,7 +429,7 @@ void RunSelectAndScatter(const SelectAndScatterPlan& plan, void* const* buffers,
   uint8_t* result = static_cast<uint8_t*>(buffers[3]);
   const uint8_t* init = static_cast<const uint8_t*>(buffers[2]);
   const int64_t bytes = plan.element_bytes;
-  for (int64_t i = 0; i < plan.result_elements; ++i) std::memcpy(result + i * bytes, init, bytes);
+  Fill(result, init, bytes, plan.result_elements);
   uint8_t* s = static_cast<uint8_t*>(scratch);
   if (plan.fast_select == FastSelect::kNone) {
     RunGeneral(plan, buffers, s, Layout(plan));

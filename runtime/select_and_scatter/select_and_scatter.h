@@ -57,6 +57,14 @@ struct SelectAndScatterPlan {
   std::vector<std::vector<int64_t>> result_offsets;
   // Upper bound on one source element's candidates (the window's size).
   int64_t max_candidates = 0;
+  // Rows: with a recognised select and scatter and a minor-most dimension
+  // the window passes through (size 1, stride 1, no padding or dilation:
+  // the channels of a pool), that dimension is left out of the lists above
+  // (rank counts the others) and each visit handles a whole row of
+  // row_length elements at once, vectorised over it.
+  bool rows = false;
+  int64_t row_length = 1;
+  int64_t row_operand_stride = 0, row_result_stride = 0, row_source_stride = 0;
 
   FastSelect fast_select = FastSelect::kNone;
   FastScatter fast_scatter = FastScatter::kNone;
