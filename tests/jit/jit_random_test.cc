@@ -216,10 +216,10 @@ class ModuleGenerator {
   bool Step() {
     // Mostly extend the newest value, so that chains grow deep.
     const Value x = Uniform(0, 9) < 7 ? pool_.back() : Pick(pool_);
-    return StepOn(x, Uniform(0, 16));
+    return StepOn(x, Uniform(0, 17));
   }
 
-  // One operation of kind `kind` (0..16) on `x`; false when it does not apply.
+  // One operation of kind `kind` (0..17) on `x`; false when it does not apply.
   bool StepOn(const Value x, int kind) {
     const ElementType t = x.type;
     const bool is_float = IsFloat(t);
@@ -422,8 +422,48 @@ class ModuleGenerator {
         Emit(y, absl::StrCat("bitcast-convert(", x.name, ")"));
         return true;
       }
+      case 17:
+        return StepSmallOp(x);
     }
     return false;
+  }
+
+  // The small operations compiled for issue 16 (jit_small_ops_test.cc):
+  // reduce-precision, real/imag of a real float, and bitcast-convert that
+  // splits elements into a new minor dimension of bytes.
+  bool StepSmallOp(const Value& x) {
+    const ElementType t = x.type;
+    const bool native_float = t == ElementType::kF16 || t == ElementType::kBF16 ||
+                              t == ElementType::kF32 || t == ElementType::kF64;
+    switch (Uniform(0, 2)) {
+      case 0: {
+        if (!native_float) return false;
+        const int exponent_bits = static_cast<int>(Uniform(1, 11));
+        const int mantissa_bits = static_cast<int>(Uniform(0, 30));
+        Emit(x, absl::StrCat("reduce-precision(", x.name, "), exponent_bits=", exponent_bits,
+                             ", mantissa_bits=", mantissa_bits));
+        return true;
+      }
+      case 1:
+        if (!native_float) return false;
+        Emit(x, absl::StrCat(Uniform(0, 1) ? "real(" : "imag(", x.name, ")"));
+        return true;
+      default: {
+        if (no_float_bitcast_ && IsFloat(t)) return false;
+        const int bits = BitWidth(t);
+        int64_t count = 1;
+        for (int64_t d : x.dims) count *= d;
+        if (IsPred(t) || IsComplex(t) || bits <= 8 || x.dims.size() >= 4 ||
+            count * (bits / 8) > 4096) {
+          return false;
+        }
+        Value y = x;
+        y.type = ElementType::kU8;
+        y.dims.push_back(bits / 8);
+        Emit(y, absl::StrCat("bitcast-convert(", x.name, ")"));
+        return true;
+      }
+    }
   }
 
  public:
