@@ -70,16 +70,19 @@ StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward) {
   StockhamPlan<T> plan;
   plan.n = n;
   plan.forward = forward;
+  // Radix 8 where possible (fewest passes); a leftover 4 goes first (the
+  // stride-1 pass), a leftover 2 last (so that no pass but the first has a
+  // stride below a vector), then 3s and 5s.
   std::vector<int> radices;
   int64_t rest = n;
-  while (rest % 4 == 0) {
-    radices.push_back(4);
-    rest /= 4;
-  }
-  if (rest % 2 == 0) {
-    radices.push_back(2);
+  int64_t twos = 0;
+  while (rest % 2 == 0) {
+    ++twos;
     rest /= 2;
   }
+  if (twos % 3 == 2) radices.push_back(4);
+  for (int64_t i = 0; i < twos / 3; ++i) radices.push_back(8);
+  if (twos % 3 == 1) radices.push_back(2);
   for (int p : {3, 5}) {
     while (rest % p == 0) {
       radices.push_back(p);

@@ -183,14 +183,15 @@ TEST(FftRuntime, Real) {
 // The bound is not vacuous: a transform with one twiddle factor of its
 // second pass off by 1e-3 fails it.
 TEST(FftRuntime, BoundDetectsAWrongTwiddle) {
-  ComplexPlan<float> plan = MakeComplexPlan<float>(64, true);
+  ComplexPlan<float> plan = MakeComplexPlan<float>(512, true);
   ASSERT_FALSE(plan.bluestein);
   ASSERT_GE(plan.direct.stages.size(), 2u);
-  plan.direct.twiddles[2 * (plan.direct.stages[1].twiddle_offset + 5)] += 1e-3f;
+  const StockhamStage& second = plan.direct.stages[1];
+  plan.direct.twiddles[2 * (second.twiddle_offset + second.radix)] += 1e-3f;  // q = 1, t = 2.
   std::mt19937_64 rng(5);
-  std::vector<LComplex> x = RandomComplex(64, rng);
-  std::vector<float> in(128), out(128), scratch(2 * plan.ScratchSize(1));
-  for (int j = 0; j < 64; ++j) {
+  std::vector<LComplex> x = RandomComplex(512, rng);
+  std::vector<float> in(1024), out(1024), scratch(2 * plan.ScratchSize(1));
+  for (int j = 0; j < 512; ++j) {
     in[2 * j] = static_cast<float>(x[j].real());
     in[2 * j + 1] = static_cast<float>(x[j].imag());
     x[j] = LComplex(in[2 * j], in[2 * j + 1]);
