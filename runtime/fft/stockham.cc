@@ -89,26 +89,35 @@ StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward) {
       rest /= p;
     }
   }
+  // Pass twiddles as (re, -im, im, 0) quadruples, so that a vector pass
+  // broadcasts re and the pair (-im, im) straight from the table; the
+  // stride-1 pass's per-lane table holds (re, im) pairs.
   std::vector<double> table;
-  auto push = [&](int64_t r, int64_t l) {
+  auto push = [&](int64_t r, int64_t l, bool quad) {
     double re, im;
     UnitRoot(r % l, l, forward, &re, &im);
     table.push_back(re);
-    table.push_back(im);
+    if (quad) {
+      table.push_back(-im);
+      table.push_back(im);
+      table.push_back(0);
+    } else {
+      table.push_back(im);
+    }
   };
   int64_t l = n;
   for (size_t i = 0; i < radices.size(); ++i) {
     StockhamStage stage;
     stage.radix = radices[i];
     stage.m = l / stage.radix;
-    stage.twiddle_offset = static_cast<int64_t>(table.size() / 2);
+    stage.twiddle_offset = static_cast<int64_t>(table.size());
     for (int64_t q = 0; q < stage.m; ++q) {
-      for (int t = 1; t < stage.radix; ++t) push(t * q, l);
+      for (int t = 1; t < stage.radix; ++t) push(t * q, l, true);
     }
     if (i == 0) {
-      stage.lane_twiddle_offset = static_cast<int64_t>(table.size() / 2);
+      stage.lane_twiddle_offset = static_cast<int64_t>(table.size());
       for (int t = 1; t < stage.radix; ++t) {
-        for (int64_t q = 0; q < stage.m; ++q) push(t * q, l);
+        for (int64_t q = 0; q < stage.m; ++q) push(t * q, l, false);
       }
     }
     plan.stages.push_back(stage);

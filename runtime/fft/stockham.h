@@ -1,6 +1,6 @@
 // runtime/fft: the Stockham autosort FFT of one power-of-{2,3,5} length.
 //
-// A transform of length n = p_0 p_1 ... p_{P-1} (radices 2, 3, 4 and 5) runs
+// A transform of length n = p_0 p_1 ... p_{P-1} (radices 2, 3, 4, 5, 8) runs
 // P passes, each reading one buffer and writing another (autosort: no bit
 // reversal, every access in a pass is at unit stride for large strides).
 // Pass i with radix p, sub-length l = n / (p_0 ... p_{i-1}), m = l / p and
@@ -25,9 +25,12 @@ namespace xjit::runtime::fft {
 
 struct StockhamStage {
   int radix = 0;
-  int64_t m = 0;                   // Sub-length / radix.
-  int64_t twiddle_offset = 0;      // Complex index of w^{tq}: [q][t-1] order.
-  int64_t lane_twiddle_offset = -1;  // Same values in [t-1][q] order (stage 0 only).
+  int64_t m = 0;  // Sub-length / radix.
+  // Where in StockhamPlan::twiddles (scalar index) w^{tq} starts: in [q][t-1]
+  // order as (re, -im, im, 0); and the same values as (re, im) pairs in
+  // [t-1][q] order (stage 0 only, else -1).
+  int64_t twiddle_offset = 0;
+  int64_t lane_twiddle_offset = -1;
 };
 
 template <typename T>
@@ -35,7 +38,7 @@ struct StockhamPlan {
   int64_t n = 0;
   bool forward = true;
   std::vector<StockhamStage> stages;
-  std::vector<T> twiddles;  // Interleaved (re, im).
+  std::vector<T> twiddles;  // See StockhamStage.
 };
 
 // exp(-2 pi i r / l) (forward) or exp(+2 pi i r / l), 0 <= r < l, in double.

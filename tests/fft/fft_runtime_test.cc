@@ -187,7 +187,7 @@ TEST(FftRuntime, BoundDetectsAWrongTwiddle) {
   ASSERT_FALSE(plan.bluestein);
   ASSERT_GE(plan.direct.stages.size(), 2u);
   const StockhamStage& second = plan.direct.stages[1];
-  plan.direct.twiddles[2 * (second.twiddle_offset + second.radix)] += 1e-3f;  // q = 1, t = 2.
+  plan.direct.twiddles[second.twiddle_offset + 4 * second.radix] += 1e-3f;  // q = 1, t = 2.
   std::mt19937_64 rng(5);
   std::vector<LComplex> x = RandomComplex(512, rng);
   std::vector<float> in(1024), out(1024), scratch(2 * plan.ScratchSize(1));
