@@ -1,8 +1,9 @@
 // runtime/fft against FFTW (FFTW_MEASURE plans, one thread), c64 forward
 // transforms out of place, same run:
-//   build/benchmarks/fft/fft_benchmark --benchmark_min_time=0.2 \
-//     --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true \
+//   build/benchmarks/fft/fft_benchmark --benchmark_min_time=0.2
+//     --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true
 //     --benchmark_report_aggregates_only=true
+// (benchmarks/fft/ratios.sh runs that and prints the ratios).
 // The ratio of a length is FFTW's time / xjit's time (>= 1: xjit faster),
 // from the "min" aggregates (CPU time): on a shared machine the fastest of
 // interleaved repetitions is the one least disturbed by other load.

@@ -27,10 +27,14 @@ struct StockhamStage {
   int radix = 0;
   int64_t m = 0;  // Sub-length / radix.
   // Where in StockhamPlan::twiddles (scalar index) w^{tq} starts: in [q][t-1]
-  // order as (re, -im, im, 0); and the same values as (re, im) pairs in
-  // [t-1][q] order (stage 0 only, else -1).
+  // order as (re, -im, im, 0); and the same values for the vectors of
+  // stride-1 pass 0 (else -1): (re, im) pairs in [t-1][q] order, or, when
+  // `split_lanes` (small tables, where the larger layout stays in cache and
+  // saves shuffles), for each t blocks of L = 16 / sizeof(T) consecutive q,
+  // each as 2L values (re, re per lane) then 2L values (-im, im per lane).
   int64_t twiddle_offset = 0;
   int64_t lane_twiddle_offset = -1;
+  bool split_lanes = false;
 };
 
 template <typename T>
