@@ -2,6 +2,7 @@
 #include "runtime/fft/stockham.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numbers>
 
@@ -25,10 +26,12 @@ namespace {
 // (StockhamStage): measured faster for 2^10 points, slower for 2^16.
 constexpr int64_t kSplitLaneTwiddles = 4096;
 
+std::atomic<bool> force_baseline{false};
+
 bool UseAvx2() {
 #if defined(XJIT_FFT_HAVE_AVX2)
   static const bool use = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return use;
+  return use && !force_baseline.load(std::memory_order_relaxed);
 #else
   return false;
 #endif
@@ -61,6 +64,8 @@ void UnitRoot(int64_t r, int64_t l, bool forward, double* re, double* im) {
   *re = x;
   *im = forward ? -y : y;
 }
+
+void UseBaselineKernels(bool baseline) { force_baseline.store(baseline); }
 
 bool IsSmooth(int64_t n) {
   if (n <= 0) return false;

@@ -55,6 +55,10 @@ bool IsSmooth(int64_t n);
 template <typename T>
 StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward);
 
+// For tests: run the baseline kernels even where the CPU has AVX2 (so that
+// the copy AArch64 and older x86-64 CPUs run is tested here too).
+void UseBaselineKernels(bool baseline);
+
 // Runs the plan on `inner` interleaved transforms: `in` and `out` hold n *
 // inner complex numbers (interleaved re, im) and must not overlap; `scratch`
 // holds n * inner more (used when there are two passes or more). Unscaled.

@@ -112,13 +112,26 @@ void CheckComplex(int64_t n, bool forward, int64_t inner) {
   }
 }
 
-TEST(FftRuntime, ComplexFloat) {
+// Each test runs with the kernels the CPU gets and with the baseline copy
+// (the one AArch64 runs; on x86-64 an AVX2 copy is chosen when available).
+class FftRuntime : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { UseBaselineKernels(GetParam()); }
+  void TearDown() override { UseBaselineKernels(false); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, FftRuntime, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "baseline" : "host";
+                         });
+
+TEST_P(FftRuntime, ComplexFloat) {
   for (int64_t n : kLengths) {
     for (bool forward : {true, false}) CheckComplex<float>(n, forward, 1);
   }
 }
 
-TEST(FftRuntime, ComplexDouble) {
+TEST_P(FftRuntime, ComplexDouble) {
   for (int64_t n : kLengths) {
     for (bool forward : {true, false}) CheckComplex<double>(n, forward, 1);
   }
@@ -126,7 +139,7 @@ TEST(FftRuntime, ComplexDouble) {
 
 // Interleaved transforms (the outer axes of a multi-dimensional transform),
 // Stockham and Bluestein.
-TEST(FftRuntime, Interleaved) {
+TEST_P(FftRuntime, Interleaved) {
   for (int64_t n : {2, 3, 7, 12, 60, 97, 128}) {
     for (int64_t inner : {2, 3, 5, 8}) {
       CheckComplex<float>(n, true, inner);
@@ -173,7 +186,7 @@ void CheckReal(int64_t n) {
   }
 }
 
-TEST(FftRuntime, Real) {
+TEST_P(FftRuntime, Real) {
   for (int64_t n : kLengths) {
     CheckReal<float>(n);
     CheckReal<double>(n);
@@ -182,7 +195,7 @@ TEST(FftRuntime, Real) {
 
 // The bound is not vacuous: a transform with one twiddle factor of its
 // second pass off by 1e-3 fails it.
-TEST(FftRuntime, BoundDetectsAWrongTwiddle) {
+TEST_P(FftRuntime, BoundDetectsAWrongTwiddle) {
   ComplexPlan<float> plan = MakeComplexPlan<float>(512, true);
   ASSERT_FALSE(plan.bluestein);
   ASSERT_GE(plan.direct.stages.size(), 2u);
@@ -200,7 +213,7 @@ TEST(FftRuntime, BoundDetectsAWrongTwiddle) {
   EXPECT_GT(ErrorRatio(out, Dft(x, true), BoundTerms(plan), false), kBoundConstant);
 }
 
-TEST(FftRuntime, Smooth) {
+TEST(FftPlan, Smooth) {
   EXPECT_TRUE(IsSmooth(1));
   EXPECT_TRUE(IsSmooth(2 * 3 * 5 * 4));
   EXPECT_FALSE(IsSmooth(7));
