@@ -29,6 +29,7 @@
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
 #include "runtime/blas/dot.h"
+#include "runtime/fft/fft.h"
 #include "ir/hlo_text/printer.h"
 #include "jit/split_output_fusions.h"
 #include "passes/allocate_buffers.h"
@@ -100,7 +101,8 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
 
 bool IsLibraryCall(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
-         IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter;
+         IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
+         opcode == Opcode::kFft;
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -395,6 +397,17 @@ class ExecutableBuilder {
     } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
                                                  &description));
+    } else if (instruction.opcode() == Opcode::kFft) {  // runtime/fft.
+      XJIT_ASSIGN_OR_RETURN(
+          runtime::fft::FftPlan plan,
+          runtime::fft::PlanFft(instruction.attrs().fft_type, instruction.attrs().fft_length,
+                                instruction.operand(0)->shape(), instruction.shape(),
+                                std::max(options_.threads, 1)));
+      call.routine = "fft";
+      call.function = &runtime::fft::RunFftCall;
+      call.scratch_bytes = plan.scratch_bytes;
+      description = plan.ToString();
+      call.plan = std::make_shared<const runtime::fft::FftPlan>(std::move(plan));
     } else if (instruction.opcode() == Opcode::kDot) {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
       call.routine = "dot";
