@@ -22,6 +22,7 @@
 #include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/sort_call.h"
+#include "runtime/collectives/collective_step.h"
 #include "jit/target.h"
 #include "jit/vector_math.h"
 #include "runtime/blas/blas_threads.h"
@@ -352,7 +353,9 @@ class ExecutableBuilder {
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
     if (target_ != nullptr) {
       const Opcode opcode = instruction.opcode();
-      if (IsLibraryCall(opcode)) {
+      if (collectives::IsCollectiveStep(opcode)) {
+        kernel_status = AddContextCall(instruction, outputs);
+      } else if (IsLibraryCall(opcode)) {
         kernel_status = AddLibraryCall(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
         kernel_status = AddControlFlow(instruction, outputs);
@@ -376,6 +379,32 @@ class ExecutableBuilder {
                                                         OpcodeName(instruction.opcode()), "): ",
                                                         kernel_status.message()));
     }
+    return absl::OkStatus();
+  }
+
+  // A step that needs the run's context (runtime/run_context.h): the
+  // collectives and replica-id / partition-id (runtime/collectives/). Its
+  // inputs are the array operands' slots, its outputs the result's leaves.
+  absl::Status AddContextCall(const Instruction& instruction, const std::vector<int>& outputs) {
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
+                          collectives::PlanCollectiveCall(instruction));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
+      step.inputs.push_back(slot);
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      info.plan = "in-process or transport collective (runtime/collectives)";
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
     return absl::OkStatus();
   }
 
