@@ -23,6 +23,7 @@
 #include "jit/perf_map.h"
 #include "jit/async_call.h"
 #include "jit/custom_call.h"
+#include "jit/host_transfer_call.h"
 #include "jit/sort_call.h"
 #include "runtime/collectives/collective_step.h"
 #include "jit/target.h"
@@ -47,14 +48,18 @@ int64_t AlignUp(int64_t n) {
          runtime::kBufferAlignment;
 }
 
-// HasSideEffectDeep (passes/rewrite_util.h) with the collectives that
-// compile to context steps (runtime/collectives/collective_step.h) left out.
+// HasSideEffectDeep (passes/rewrite_util.h) with the collectives and host
+// transfers, which compile to context steps (runtime/collectives/,
+// jit/host_transfer_call.h), left out.
 bool HasSideEffectBesidesCollectives(const Instruction& instruction) {
   auto shallow = [](const Instruction& i) {
     if (collectives::IsCollectiveStep(i.opcode())) return false;
     switch (i.opcode()) {
       case Opcode::kAllReduceDone: case Opcode::kAllGatherDone:
       case Opcode::kCollectivePermuteDone:
+      // Host transfers use the run's queues, which subprograms receive too.
+      case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
+      case Opcode::kRecv: case Opcode::kRecvDone: case Opcode::kAfterAll:
         return false;
       default:
         return IsCollective(i.opcode()) || HasSideEffect(i.opcode()) ||
@@ -392,11 +397,16 @@ class ExecutableBuilder {
         kernel_status = AddContextCall(instruction, outputs);
       } else if (opcode == Opcode::kCustomCall) {
         kernel_status = AddCustomCall(instruction, outputs);
+      } else if (IsHostTransfer(opcode)) {
+        kernel_status = AddHostTransfer(instruction, outputs);
+      } else if (opcode == Opcode::kAfterAll) {
+        kernel_status = absl::OkStatus();  // A token: no data, nothing to run.
       } else if (opcode == Opcode::kAsyncStart) {
         kernel_status = AddAsyncStart(instruction, outputs);
       } else if (opcode == Opcode::kAllReduceDone || opcode == Opcode::kAllGatherDone ||
                  opcode == Opcode::kCollectivePermuteDone || opcode == Opcode::kAsyncUpdate ||
-                 opcode == Opcode::kAsyncDone) {
+                 opcode == Opcode::kAsyncDone || opcode == Opcode::kSendDone ||
+                 opcode == Opcode::kRecvDone) {
         kernel_status = AddCollectiveDone(instruction, outputs);
       } else if (IsLibraryCall(opcode)) {
         kernel_status = AddLibraryCall(instruction, outputs);
@@ -462,8 +472,15 @@ class ExecutableBuilder {
     const Instruction& start = *instruction.operand(0);
     XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(start));
     size_t first = 0;
-    if (instruction.opcode() != Opcode::kAllReduceDone &&
-        instruction.opcode() != Opcode::kAsyncUpdate) {
+    if (instruction.opcode() == Opcode::kSendDone) return absl::OkStatus();  // A token.
+    if (instruction.opcode() == Opcode::kRecvDone) {
+      // (data, token) from the recv's (data, context, token): element 0.
+      if (!start.shape().IsTuple() || start.shape().tuple_size() < 1 ||
+          !instruction.shape().IsTuple() || instruction.shape().tuple_size() < 1) {
+        return absl::InvalidArgumentError("recv-done needs the recv tuple");
+      }
+    } else if (instruction.opcode() != Opcode::kAllReduceDone &&
+               instruction.opcode() != Opcode::kAsyncUpdate) {
       if (!start.shape().IsTuple() || start.shape().tuple_size() < 2) {
         return absl::InvalidArgumentError(absl::StrCat(OpcodeName(instruction.opcode()),
                                                        " needs the tuple of its -start"));
@@ -490,6 +507,29 @@ class ExecutableBuilder {
   // are every array leaf of the operands.
   absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanCustomCall(instruction));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
+      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // infeed, outfeed, send and recv over the run's host queues
+  // (jit/host_transfer_call.h).
+  absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanHostTransferCall(instruction));
     runtime::Step step;
     step.kind = runtime::Step::Kind::kLibraryCall;
     step.name = instruction.name();
