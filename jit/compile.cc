@@ -24,6 +24,8 @@
 #include "jit/async_call.h"
 #include "jit/custom_call.h"
 #include "jit/host_transfer_call.h"
+#include "runtime/host/custom_call_registry.h"
+#include "runtime/host/ffi_registry.h"
 #include "jit/sort_call.h"
 #include "runtime/collectives/collective_step.h"
 #include "jit/target.h"
@@ -506,6 +508,20 @@ class ExecutableBuilder {
   // custom-call: the target looked up now (jit/custom_call.h); its inputs
   // are every array leaf of the operands.
   absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
+    const std::string& target = instruction.attrs().custom_call_target;
+    if (IsAnnotationCustomCall(target) && instruction.operand_count() == 1 &&
+        FfiRegistry::Global().Find(target) == nullptr &&
+        CustomCallRegistry::Global().Find(target) == nullptr &&
+        instruction.operand(0)->shape() == instruction.shape()) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*instruction.operand(0)));
+      if (leaves.size() != outputs.size()) return absl::InternalError("annotation leaves");
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        runtime::Step step = CopyStep(leaves[k], outputs[k]);
+        step.name = instruction.name();
+        spec_->steps.push_back(std::move(step));
+      }
+      return absl::OkStatus();
+    }
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanCustomCall(instruction));
     runtime::Step step;
     step.kind = runtime::Step::Kind::kLibraryCall;

@@ -51,6 +51,12 @@ int64_t ArrayLeaves(const Shape& shape) {
 
 }  // namespace
 
+bool IsAnnotationCustomCall(absl::string_view target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape" || target == "MoveToHost" || target == "MoveToDevice" ||
+         target == "LayoutConstraint" || target == "annotate_device_placement";
+}
+
 absl::StatusOr<runtime::LibraryCall> PlanCustomCall(const Instruction& custom_call) {
   const InstructionAttributes& attrs = custom_call.attrs();
   const std::string& target = attrs.custom_call_target;

@@ -17,10 +17,16 @@
 #define XJIT_JIT_CUSTOM_CALL_H_
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "ir/instruction.h"
 #include "runtime/executable.h"
 
 namespace xjit::jit {
+
+// Targets XLA's own pipelines emit as annotations (Sharding,
+// SPMDFullToShardShape, ...): unregistered, they return their one operand
+// unchanged (the evaluator's rule); the driver copies.
+bool IsAnnotationCustomCall(absl::string_view target);
 
 // Inputs: the array leaves of the operands, operand after operand; outputs:
 // the result's array leaves. `custom_call` must outlive the call (it is the
