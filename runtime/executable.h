@@ -3,7 +3,9 @@
 // Steps run in order. A kernel step calls emitted machine code with the
 // addresses of its buffers; a library-call step calls a routine of a runtime
 // library (runtime/blas: dot and convolution over OpenBLAS) with the plan
-// made for it at compile time; an interpreted step runs one instruction
+// made for it at compile time (a routine that needs the run's RunContext —
+// collectives, replica-id, host queues, custom calls — gets it and may fail
+// the run); an interpreted step runs one instruction
 // through the reference evaluator (for operations that have no compiled code
 // yet); a copy step copies one range to another of the same size.
 //
