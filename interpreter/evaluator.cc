@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "interpreter/collectives.h"
+#include "runtime/host/ffi_registry.h"
 #include "interpreter/ops.h"
 #include "interpreter/evaluator_internal.h"
 #include "ir/status_macros.h"
@@ -582,6 +583,15 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalConditional(const Instruction& inst
 
 namespace {
 
+// The data addresses of `literal`'s array leaves, depth first.
+void ForEachArrayLeafData(Literal& literal, std::vector<void*>* out) {
+  if (literal.shape().IsTuple()) {
+    for (Literal& element : *literal.mutable_elements()) ForEachArrayLeafData(element, out);
+  } else if (literal.shape().IsArray()) {
+    out->push_back(literal.data().data());
+  }
+}
+
 // Pointer tables that give a custom-call function its buffers: an array is its
 // data pointer, a tuple a table of its elements' pointers.
 class BufferTables {
@@ -605,6 +615,24 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
                                                         Operands operands) {
   const InstructionAttributes& attrs = instruction.attrs();
   const std::string& target = attrs.custom_call_target;
+  if (std::shared_ptr<const FfiHandler> handler = FfiRegistry::Global().Find(target)) {
+    // The typed convention (runtime/host/ffi_registry.h): operands as
+    // given, array leaves as typed buffers; the handler's status is the
+    // result's.
+    std::vector<Literal> inputs;
+    for (const Literal* operand : operands) {
+      if (operand->shape().is_dynamic()) {
+        return absl::UnimplementedError("custom-call with dynamically sized operands");
+      }
+      inputs.push_back(*operand);
+    }
+    std::vector<void*> in, out;
+    for (Literal& input : inputs) ForEachArrayLeafData(input, &in);
+    Literal result(instruction.shape());
+    ForEachArrayLeafData(result, &out);
+    XJIT_RETURN_IF_ERROR(InvokeFfi(*handler, instruction, in, out));
+    return result;
+  }
   const CustomCallRegistry& registry =
       options_.custom_calls != nullptr ? *options_.custom_calls : CustomCallRegistry::Global();
   CustomCallFunction function = registry.Find(target);

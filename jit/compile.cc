@@ -13,28 +13,34 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/hlo_text/printer.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
+#include "jit/async_call.h"
 #include "jit/compile_cache.h"
 #include "jit/conform_layouts.h"
+#include "jit/custom_call.h"
 #include "jit/fusion_emitter.h"
+#include "jit/host_transfer_call.h"
 #include "jit/jitdump.h"
 #include "jit/linalg_call.h"
 #include "jit/perf_map.h"
 #include "jit/select_and_scatter_call.h"
 #include "jit/sort_call.h"
+#include "jit/split_output_fusions.h"
 #include "jit/target.h"
 #include "jit/vector_math.h"
-#include "runtime/blas/blas_threads.h"
-#include "runtime/blas/convolution.h"
-#include "runtime/blas/dot.h"
-#include "runtime/fft/fft.h"
-#include "ir/hlo_text/printer.h"
-#include "jit/split_output_fusions.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite_util.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/convolution.h"
+#include "runtime/blas/dot.h"
+#include "runtime/collectives/collective_step.h"
+#include "runtime/fft/fft.h"
+#include "runtime/host/custom_call_registry.h"
+#include "runtime/host/ffi_registry.h"
 
 namespace xjit::jit {
 namespace {
@@ -45,6 +51,43 @@ using xjit::BufferPlan;
 int64_t AlignUp(int64_t n) {
   return (n + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
          runtime::kBufferAlignment;
+}
+
+// HasSideEffectDeep (passes/rewrite_util.h) with the collectives and host
+// transfers, which compile to context steps (runtime/collectives/,
+// jit/host_transfer_call.h), left out.
+bool HasSideEffectBesidesCollectives(const Instruction& instruction) {
+  auto shallow = [](const Instruction& i) {
+    if (collectives::IsCollectiveStep(i.opcode())) return false;
+    switch (i.opcode()) {
+      case Opcode::kAllReduceDone: case Opcode::kAllGatherDone:
+      case Opcode::kCollectivePermuteDone:
+      // Host transfers use the run's queues, which subprograms receive too.
+      case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
+      case Opcode::kRecv: case Opcode::kRecvDone: case Opcode::kAfterAll:
+        return false;
+      default:
+        return IsCollective(i.opcode()) || HasSideEffect(i.opcode()) ||
+               i.opcode() == Opcode::kAsyncStart || i.opcode() == Opcode::kAsyncUpdate ||
+               i.opcode() == Opcode::kAsyncDone || i.opcode() == Opcode::kCopyStart ||
+               i.opcode() == Opcode::kCopyDone ||
+               (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_has_side_effect);
+    }
+  };
+  if (shallow(instruction)) return true;
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<const Computation*> work(instruction.called_computations().begin(),
+                                       instruction.called_computations().end());
+  while (!work.empty()) {
+    const Computation* computation = work.back();
+    work.pop_back();
+    if (computation == nullptr || !seen.insert(computation).second) continue;
+    for (const auto& inner : computation->instructions()) {
+      if (shallow(*inner)) return true;
+      for (const Computation* c : inner->called_computations()) work.push_back(c);
+    }
+  }
+  return false;
 }
 
 runtime::Step CopyStep(int source, int destination) {
@@ -357,7 +400,22 @@ class ExecutableBuilder {
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
     if (target_ != nullptr) {
       const Opcode opcode = instruction.opcode();
-      if (IsLibraryCall(opcode)) {
+      if (collectives::IsCollectiveStep(opcode)) {
+        kernel_status = AddContextCall(instruction, outputs);
+      } else if (opcode == Opcode::kCustomCall) {
+        kernel_status = AddCustomCall(instruction, outputs);
+      } else if (IsHostTransfer(opcode)) {
+        kernel_status = AddHostTransfer(instruction, outputs);
+      } else if (opcode == Opcode::kAfterAll) {
+        kernel_status = absl::OkStatus();  // A token: no data, nothing to run.
+      } else if (opcode == Opcode::kAsyncStart) {
+        kernel_status = AddAsyncStart(instruction, outputs);
+      } else if (opcode == Opcode::kAllReduceDone || opcode == Opcode::kAllGatherDone ||
+                 opcode == Opcode::kCollectivePermuteDone || opcode == Opcode::kAsyncUpdate ||
+                 opcode == Opcode::kAsyncDone || opcode == Opcode::kSendDone ||
+                 opcode == Opcode::kRecvDone) {
+        kernel_status = AddCollectiveDone(instruction, outputs);
+      } else if (IsLibraryCall(opcode)) {
         kernel_status = AddLibraryCall(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
         kernel_status = AddControlFlow(instruction, outputs);
@@ -381,6 +439,186 @@ class ExecutableBuilder {
                                                         OpcodeName(instruction.opcode()), "): ",
                                                         kernel_status.message()));
     }
+    return absl::OkStatus();
+  }
+
+  // A step that needs the run's context (runtime/run_context.h): the
+  // collectives and replica-id / partition-id (runtime/collectives/). Its
+  // inputs are the array operands' slots, its outputs the result's leaves.
+  absl::Status AddContextCall(const Instruction& instruction, const std::vector<int>& outputs) {
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
+                          collectives::PlanCollectiveCall(instruction));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
+      step.inputs.push_back(slot);
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      info.plan = "in-process or transport collective (runtime/collectives)";
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // The -done half of an asynchronous collective: the -start step computed
+  // everything, so this copies its results part (all of all-reduce-start's
+  // value, element 1 of the others' tuples) into place.
+  absl::Status AddCollectiveDone(const Instruction& instruction, const std::vector<int>& outputs) {
+    if (instruction.operand_count() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(OpcodeName(instruction.opcode()),
+                                                     " needs one operand"));
+    }
+    const Instruction& start = *instruction.operand(0);
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(start));
+    size_t first = 0;
+    if (instruction.opcode() == Opcode::kSendDone) return absl::OkStatus();  // A token.
+    if (instruction.opcode() == Opcode::kRecvDone) {
+      // (data, token) from the recv's (data, context, token): element 0.
+      if (!start.shape().IsTuple() || start.shape().tuple_size() < 1 ||
+          !instruction.shape().IsTuple() || instruction.shape().tuple_size() < 1) {
+        return absl::InvalidArgumentError("recv-done needs the recv tuple");
+      }
+    } else if (instruction.opcode() != Opcode::kAllReduceDone &&
+               instruction.opcode() != Opcode::kAsyncUpdate) {
+      if (!start.shape().IsTuple() || start.shape().tuple_size() < 2) {
+        return absl::InvalidArgumentError(absl::StrCat(OpcodeName(instruction.opcode()),
+                                                       " needs the tuple of its -start"));
+      }
+      first = static_cast<size_t>(runtime::ArrayLeafCount(start.shape().tuple_shapes(0)));
+    }
+    if (first + outputs.size() > leaves.size()) {
+      return absl::InternalError(absl::StrCat(instruction.name(), ": leaves do not match"));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const BufferSlot& from = spec_->plan.slots[leaves[first + k]];
+      const BufferSlot& to = spec_->plan.slots[outputs[k]];
+      if (from.size != to.size || !(from.shape == to.shape)) {
+        return absl::UnimplementedError("a -done whose layout differs from its -start's");
+      }
+      runtime::Step step = CopyStep(leaves[first + k], outputs[k]);
+      step.name = instruction.name();
+      spec_->steps.push_back(std::move(step));
+    }
+    return absl::OkStatus();
+  }
+
+  // custom-call: the target looked up now (jit/custom_call.h); its inputs
+  // are every array leaf of the operands.
+  absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
+    const std::string& target = instruction.attrs().custom_call_target;
+    if (IsAnnotationCustomCall(target) && instruction.operand_count() == 1 &&
+        FfiRegistry::Global().Find(target) == nullptr &&
+        CustomCallRegistry::Global().Find(target) == nullptr &&
+        instruction.operand(0)->shape() == instruction.shape()) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*instruction.operand(0)));
+      if (leaves.size() != outputs.size()) return absl::InternalError("annotation leaves");
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        runtime::Step step = CopyStep(leaves[k], outputs[k]);
+        step.name = instruction.name();
+        spec_->steps.push_back(std::move(step));
+      }
+      return absl::OkStatus();
+    }
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanCustomCall(instruction));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
+      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // infeed, outfeed, send and recv over the run's host queues
+  // (jit/host_transfer_call.h).
+  absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanHostTransferCall(instruction));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
+      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // async-start: its computation compiled as a subprogram, run by a
+  // library call with the run's context (jit/async_call.h).
+  absl::Status AddAsyncStart(const Instruction& instruction, const std::vector<int>& outputs) {
+    const std::vector<Computation*>& callees = instruction.called_computations();
+    if (callees.size() != 1 || callees[0] == nullptr) {
+      return absl::InvalidArgumentError("async-start needs calls=");
+    }
+    const Computation& callee = *callees[0];
+    for (const auto& inner : callee.instructions()) {
+      if (HasSideEffectBesidesCollectives(*inner)) {
+        return absl::UnimplementedError("side effects inside the called computation");
+      }
+    }
+    std::shared_ptr<const runtime::Executable> program;
+    auto cached = context_->compiled.find(callee.name());
+    if (cached != context_->compiled.end()) {
+      program = cached->second;
+    } else {
+      CompileOptions options = options_;
+      options.run_passes = false;
+      options.dump_dir.clear();
+      CompileReport report;
+      XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                            CompileInContext(*ModuleFor(*instruction.parent()->parent(), callee),
+                                             options, &report, context_));
+      program = std::move(executable);
+      context_->compiled[callee.name()] = program;
+      if (report_ != nullptr) {
+        MergeReport(absl::StrCat(instruction.name(), "/", callee.name()), std::move(report));
+      }
+    }
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanAsyncCall(instruction, program));
+    runtime::Step step;
+    step.kind = runtime::Step::Kind::kLibraryCall;
+    step.name = instruction.name();
+    for (const Instruction* operand : instruction.operands()) {
+      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
+      step.inputs.push_back(slot);
+    }
+    step.outputs = outputs;
+    if (report_ != nullptr) {
+      LibraryCallInfo info;
+      info.name = instruction.name();
+      info.routine = call.routine;
+      info.plan = absl::StrCat("runs ", callee.name(), " compiled");
+      report_->library_calls.push_back(std::move(info));
+    }
+    step.library_call = std::move(call);
+    spec_->steps.push_back(std::move(step));
     return absl::OkStatus();
   }
 
@@ -456,8 +694,10 @@ class ExecutableBuilder {
   // computation, as the step passes flattened bytes; and nothing inside may
   // have a side effect: each run of an executable interprets with a fresh
   // evaluator, which would restart an rng sequence at every iteration.
+  // Collectives are the exception: their steps reach the other replicas
+  // through the run's context, which subprograms receive too.
   absl::Status AddControlFlow(const Instruction& instruction, const std::vector<int>& outputs) {
-    if (HasSideEffectDeep(instruction)) {
+    if (HasSideEffectBesidesCollectives(instruction)) {
       return absl::UnimplementedError("side effects inside the called computations");
     }
     const bool is_while = instruction.opcode() == Opcode::kWhile;

@@ -14,7 +14,8 @@
 // of a hit.
 //
 // Not cached: compiles that write files (dump_dir) or perf map entries,
-// whose side effects a hit would skip. The cache keeps at most
+// whose side effects a hit would skip, and modules with custom calls, whose
+// steps depend on the custom-call registries at compile time. The cache keeps at most
 // kCompileCacheEntries executables (and their code) alive; the least
 // recently used is dropped first.
 #ifndef XJIT_JIT_COMPILE_CACHE_H_

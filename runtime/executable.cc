@@ -16,6 +16,7 @@
 #include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/collectives/communicator.h"
 #include "runtime/host/interrupt.h"
 #include "runtime/thread_pool.h"
 
@@ -74,8 +75,9 @@ uintptr_t ElementAlignment(const Shape& shape) {
 // which a packed tuple leaf or a caller's buffer need not be; such a buffer
 // goes through an aligned heap copy (rare, so the common path allocates
 // nothing).
-void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
-                    const RunPlaces& places, uint8_t* scratch) {
+absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
+                            const RunPlaces& places, uint8_t* scratch,
+                            const RunContext& context) {
   std::vector<void*> addresses;
   std::vector<std::unique_ptr<uint8_t[]>> staged;
   auto address = [&](int slot_number, bool is_output) -> void* {
@@ -90,13 +92,20 @@ void RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slots,
   for (int slot : step.inputs) addresses.push_back(address(slot, false));
   for (int slot : step.outputs) addresses.push_back(address(slot, true));
   const LibraryCall& call = step.library_call;
-  call.function(call.plan.get(), addresses.data(), call.scratch_bytes > 0 ? scratch : nullptr);
+  void* call_scratch = call.scratch_bytes > 0 ? scratch : nullptr;
+  if (call.context_function != nullptr) {
+    XJIT_RETURN_IF_ERROR(
+        call.context_function(call.plan.get(), addresses.data(), call_scratch, context));
+  } else {
+    call.function(call.plan.get(), addresses.data(), call_scratch);
+  }
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     const BufferSlot& output = slots[step.outputs[k]];
     uint8_t* place = SlotAddress(output, places);
     void* written = addresses[step.inputs.size() + k];
     if (written != place && output.size > 0) std::memcpy(place, written, output.size);
   }
+  return absl::OkStatus();
 }
 
 // Runs a kernel step whose buffer addresses are `addresses`, split between
@@ -184,7 +193,8 @@ absl::Status RunKernelGuarded(const Step& step, void* const* addresses,
 // Runs an interpreted step: its operands are read from their leaves' slots
 // and its result is written to its leaves' slots.
 absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slots,
-                            const RunPlaces& places, std::unique_ptr<Evaluator>* evaluator) {
+                            const RunPlaces& places, std::unique_ptr<Evaluator>* evaluator,
+                            const RunContext& context) {
   const Instruction& instruction = *step.instruction;
   std::vector<Literal> operands;
   operands.reserve(instruction.operand_count());
@@ -201,7 +211,17 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
   XJIT_CHECK(next == step.inputs.size());
   std::vector<const Literal*> operand_pointers;
   for (const Literal& operand : operands) operand_pointers.push_back(&operand);
-  if (*evaluator == nullptr) *evaluator = std::make_unique<Evaluator>();
+  if (*evaluator == nullptr) {
+    // The host queues are the run's; a collective left to the evaluator in a
+    // replicated run fails (it would see one replica) instead of computing a
+    // single replica's answer.
+    EvaluatorOptions options;
+    options.queues = context.queues;
+    if (context.communicator != nullptr) {
+      options.replica_count = context.communicator->replica_count();
+    }
+    *evaluator = std::make_unique<Evaluator>(options);
+  }
   absl::StatusOr<Literal> value = (*evaluator)->EvaluateInstruction(instruction, operand_pointers);
   // EvaluateInstruction's errors name the instruction already.
   if (!value.ok()) return value.status();
@@ -249,7 +269,8 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
 // The loop state lives in two flat buffers: the body reads one and writes
 // the other (its parameter is only read), then they swap.
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
-                      const RunPlaces& places, int64_t max_iterations) {
+                      const RunPlaces& places, int64_t max_iterations,
+                      const RunContext& context) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
@@ -259,7 +280,7 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
     XJIT_RETURN_IF_ERROR(CheckInterrupt());
     uint8_t keep_going = 0;
     const void* argument = state.data();
-    XJIT_RETURN_IF_ERROR(condition.Execute({&argument, 1}, &keep_going));
+    XJIT_RETURN_IF_ERROR(condition.Execute({&argument, 1}, &keep_going, context));
     if (keep_going == 0) break;
     // The evaluator's rule (interpreter/evaluator.cc): the body may run
     // max_iterations times; needing one more iteration is the error.
@@ -267,7 +288,7 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
       return absl::ResourceExhaustedError(absl::StrFormat(
           "while loop %s ran more than %d iterations", step.name, max_iterations));
     }
-    XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data()));
+    XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data(), context));
     state.swap(next);
   }
   CopyLeaves(step.outputs, slots, places, state.data(), /*from_flat=*/true);
@@ -275,7 +296,7 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
 }
 
 absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slots,
-                            const RunPlaces& places) {
+                            const RunPlaces& places, const RunContext& context) {
   const BufferSlot& selector = slots[step.inputs[0]];
   const uint8_t* selector_address = SlotAddress(selector, places);
   const int64_t n = static_cast<int64_t>(step.subprograms.size());
@@ -295,7 +316,7 @@ absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slo
   CopyLeaves(operand, slots, places, argument_bytes.data(), /*from_flat=*/false);
   std::vector<uint8_t> result(static_cast<size_t>(LeafBytes(step.outputs, slots)));
   const void* argument = argument_bytes.data();
-  XJIT_RETURN_IF_ERROR(step.subprograms[branch]->Execute({&argument, 1}, result.data()));
+  XJIT_RETURN_IF_ERROR(step.subprograms[branch]->Execute({&argument, 1}, result.data(), context));
   CopyLeaves(step.outputs, slots, places, result.data(), /*from_flat=*/true);
   return absl::OkStatus();
 }
@@ -360,7 +381,8 @@ Executable::Executable(ExecutableSpec spec)
 Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::move(spec)) {
   for (const Step& step : spec_->steps) {
     if (step.kind != Step::Kind::kLibraryCall) continue;
-    XJIT_CHECK(step.library_call.function != nullptr);
+    XJIT_CHECK((step.library_call.function != nullptr) !=
+               (step.library_call.context_function != nullptr));
     XJIT_CHECK(step.library_call.scratch_bytes <= spec_->plan.scratch_bytes);
   }
   XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
@@ -375,6 +397,11 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) con
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> arguments) const {
+  return Run(arguments, RunContext());
+}
+
+absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> arguments,
+                                        const RunContext& context) const {
   const std::vector<Shape>& parameters = spec_->parameter_shapes;
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat("expected ", parameters.size(),
@@ -395,11 +422,16 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> argumen
     }
   }
   std::vector<uint8_t> result(static_cast<size_t>(spec_->plan.result_bytes));
-  XJIT_RETURN_IF_ERROR(Execute(addresses, result.data()));
+  XJIT_RETURN_IF_ERROR(Execute(addresses, result.data(), context));
   return UnflattenLiteral(spec_->result_shape, result.data());
 }
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result) const {
+  return Execute(parameters, result, RunContext());
+}
+
+absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result,
+                                 const RunContext& context) const {
   if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", spec_->parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
@@ -454,7 +486,8 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         break;
       }
       case Step::Kind::kLibraryCall:
-        RunLibraryCall(step, slots, places, temp + spec_->plan.scratch_offset);
+        XJIT_RETURN_IF_ERROR(
+            RunLibraryCall(step, slots, places, temp + spec_->plan.scratch_offset, context));
         break;
       case Step::Kind::kCopy: {
         const BufferSlot& source = slots[step.inputs[0]];
@@ -467,13 +500,13 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         break;
       }
       case Step::Kind::kInterpreted:
-        XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator));
+        XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator, context));
         break;
       case Step::Kind::kWhile:
-        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations));
+        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations, context));
         break;
       case Step::Kind::kConditional:
-        XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places));
+        XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places, context));
         break;
     }
   }

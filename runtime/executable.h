@@ -3,7 +3,9 @@
 // Steps run in order. A kernel step calls emitted machine code with the
 // addresses of its buffers; a library-call step calls a routine of a runtime
 // library (runtime/blas: dot and convolution over OpenBLAS) with the plan
-// made for it at compile time; an interpreted step runs one instruction
+// made for it at compile time (a routine that needs the run's RunContext —
+// collectives, replica-id, host queues, custom calls — gets it and may fail
+// the run); an interpreted step runs one instruction
 // through the reference evaluator (for operations that have no compiled code
 // yet); a copy step copies one range to another of the same size.
 //
@@ -30,6 +32,7 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "runtime/buffer_plan.h"
+#include "runtime/run_context.h"
 
 namespace xjit::runtime {
 
@@ -47,12 +50,20 @@ using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end
 // scratch_bytes (null when that is 0). It must not allocate or keep state.
 using LibraryFunction = void (*)(const void* plan, void* const* buffers, void* scratch);
 
+// A library routine that needs the run's context (collectives, replica-id,
+// host queues, custom calls) and may fail: as LibraryFunction, plus the
+// run's RunContext; an error fails the run.
+using ContextLibraryFunction = absl::Status (*)(const void* plan, void* const* buffers,
+                                                void* scratch, const RunContext& context);
+
 // What a library-call step runs. The runtime does not know the plan's type:
 // the compile driver pairs each plan with the function that reads it, so
 // this library stays independent of the libraries it calls.
 struct LibraryCall {
   std::string routine;  // "dot", "convolution", "sort": for reports.
+  // Exactly one of the two is set.
   LibraryFunction function = nullptr;
+  ContextLibraryFunction context_function = nullptr;
   std::shared_ptr<const void> plan;
   int64_t scratch_bytes = 0;
 };
@@ -154,12 +165,19 @@ class Executable {
   // and converted. The result is in the entry root's layout.
   absl::StatusOr<Literal> Run(absl::Span<const Literal> arguments) const;
   absl::StatusOr<Literal> Run(absl::Span<const Literal* const> arguments) const;
+  absl::StatusOr<Literal> Run(absl::Span<const Literal* const> arguments,
+                              const RunContext& context) const;
 
   // Runs on raw buffers: parameters[i] holds ByteSize(parameter_shapes()[i])
   // bytes in that shape's layout (tuples flattened, see buffer_plan.h) and
   // `result` receives ByteSize(result_shape()) bytes. Buffers need no
   // particular alignment. Parameter buffers are only read.
   absl::Status Execute(absl::Span<const void* const> parameters, void* result) const;
+  // The same as one replica of a replicated run (runtime/collectives/) or
+  // with host queues: `context` reaches every step, loops' and branches'
+  // included.
+  absl::Status Execute(absl::Span<const void* const> parameters, void* result,
+                       const RunContext& context) const;
 
  private:
   std::shared_ptr<const ExecutableSpec> spec_;

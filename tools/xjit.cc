@@ -53,6 +53,7 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "jit/compile_options.h"
+#include "runtime/collectives/replicated_run.h"
 #include "runtime/executable.h"
 #include "runtime/host/interrupt.h"
 #include "tools/npy.h"
@@ -73,7 +74,7 @@ constexpr char kUsage[] =
                                   (tuple results flattened in order)
       --repeat N                  run N times; prints the median run time on stderr
       --threads N                 worker threads (the interpreter uses one)
-      --replicas N                run N in-process replicas (interpreter only); each
+      --replicas N                run N in-process replicas (threads; both backends); each
                                   gets the same arguments; results print per replica
                                   after a `replica R:` line (--out: DIR/replica_R/)
       --random-args               fill parameters without a file with random values
@@ -579,9 +580,11 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileModule(
   return executable;
 }
 
-// `xjit run --backend=interpreter --replicas N`: every replica gets the same
-// arguments; each replica's result prints after a `replica R:` line, and with
-// --out goes to DIR/replica_R/ as the single-replica results go to DIR/.
+// `xjit run --replicas N`: every replica gets the same arguments; each
+// replica's result prints after a `replica R:` line, and with --out goes to
+// DIR/replica_R/ as the single-replica results go to DIR/. The interpreter
+// runs RunModuleReplicated, the jit one compiled executable on N threads
+// (runtime/collectives/replicated_run.h).
 absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arguments,
                            const RunOptions& options) {
   const std::vector<std::vector<Literal>> per_replica(options.replicas, arguments);
@@ -589,9 +592,18 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   std::vector<Literal> results;
   EvaluatorOptions evaluator_options = InterpreterOptions(options);
   evaluator_options.replica_count = 1;  // RunModuleReplicated sets it.
+  std::unique_ptr<runtime::Executable> executable;
+  if (options.backend == "jit") {
+    XJIT_ASSIGN_OR_RETURN(executable,
+                          CompileModule(module, options, JitOptions(options), nullptr));
+  }
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_replica, evaluator_options));
+    if (executable != nullptr) {
+      XJIT_ASSIGN_OR_RETURN(results, collectives::RunReplicated(*executable, per_replica));
+    } else {
+      XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_replica, evaluator_options));
+    }
     times_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
@@ -608,9 +620,9 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {
     std::sort(times_ms.begin(), times_ms.end());
-    std::fprintf(stderr, "run ms: %.3f (median of %lld, interpreter backend, %lld replicas)\n",
+    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend, %lld replicas)\n",
                  times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
-                 static_cast<long long>(options.replicas));
+                 options.backend.c_str(), static_cast<long long>(options.replicas));
   }
   if (options.out_dir.has_value()) {
     for (size_t r = 0; r < results.size(); ++r) {
@@ -635,16 +647,7 @@ absl::Status Run(std::vector<std::string> args) {
           absl::StrCat("--out ", *options.out_dir, " exists and is not a directory"));
     }
   }
-  if (options.replicas > 1) {
-    if (options.backend != "interpreter") {
-      // The JIT runs replica 0 only; printing one replica's result for N
-      // would be a wrong answer, so say so instead.
-      return absl::UnimplementedError(
-          "--replicas above 1 runs on --backend=interpreter only (the jit backend runs one "
-          "replica until the runtime has collectives)");
-    }
-    return RunReplicated(*module, arguments, options);
-  }
+  if (options.replicas > 1) return RunReplicated(*module, arguments, options);
   std::unique_ptr<runtime::Executable> executable;
   if (options.backend == "jit") {
     XJIT_ASSIGN_OR_RETURN(executable,

@@ -25,10 +25,12 @@
 #include "jit/capi/c_api_internal.h"
 #include "jit/capi/xjit.h"
 #include "runtime/host/custom_call_registry.h"
+#include "runtime/host/ffi_registry.h"
 
 #if XJIT_CAPI_HAVE_JIT
 #include "jit/compile.h"
 #include "jit/compile_options.h"
+#include "runtime/collectives/replicated_run.h"
 #include "runtime/executable.h"
 #endif
 
@@ -120,6 +122,36 @@ class InterpreterRunner : public Runner {
     return FlattenLiteral(relaid, static_cast<uint8_t*>(result), &offset);
   }
 
+  absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
+                             absl::Span<void* const> results) const override {
+    const Computation& entry = *module_->entry();
+    std::vector<std::vector<Literal>> arguments(parameters.size());
+    for (size_t r = 0; r < parameters.size(); ++r) {
+      for (size_t i = 0; i < parameters[r].size(); ++i) {
+        Literal argument(entry.parameter(i)->shape());
+        int64_t offset = 0;
+        absl::Status status =
+            FillLiteral(&argument, static_cast<const uint8_t*>(parameters[r][i]), &offset);
+        if (!status.ok()) return status;
+        arguments[r].push_back(std::move(argument));
+      }
+    }
+    xjit::EvaluatorOptions options = options_;
+    options.replica_count = 1;  // RunModuleReplicated sets it.
+    absl::StatusOr<std::vector<Literal>> values =
+        xjit::RunModuleReplicated(*module_, arguments, options);
+    if (!values.ok()) return values.status();
+    const Shape& root_shape = entry.root()->shape();
+    for (size_t r = 0; r < values->size(); ++r) {
+      Literal& value = (*values)[r];
+      Literal relaid = value.shape() == root_shape ? std::move(value) : value.Relayout(root_shape);
+      int64_t offset = 0;
+      absl::Status status = FlattenLiteral(relaid, static_cast<uint8_t*>(results[r]), &offset);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
  private:
   std::unique_ptr<Module> module_;
   xjit::EvaluatorOptions options_;
@@ -169,6 +201,17 @@ class JitRunner : public Runner {
       : executable_(std::move(executable)) {}
   absl::Status Run(absl::Span<const void* const> parameters, void* result) const override {
     return executable_->Execute(parameters, result);
+  }
+
+  absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
+                             absl::Span<void* const> results) const override {
+    const int64_t count = static_cast<int64_t>(parameters.size());
+    absl::Status status = xjit::collectives::CheckReplicaCount(*executable_, count);
+    if (!status.ok()) return status;
+    return xjit::collectives::RunReplicas(
+        count, nullptr, [&](int64_t r, const xjit::runtime::RunContext& context) {
+          return executable_->Execute(parameters[r], results[r], context);
+        });
   }
 
  private:
@@ -223,6 +266,54 @@ bool OverlapsAnArgument(const void* result, size_t size, const void* const* args
     if (begin < arg + arg_sizes[i] && arg < begin + size) return true;
   }
   return false;
+}
+
+// Checks the buffers of one run against the executable's parameters and
+// result leaves (xjit_execute's contract).
+absl::Status CheckBuffers(const xjit_executable& exe, const void* const* args,
+                          const size_t* arg_sizes, int nargs, void* const* results,
+                          const size_t* result_sizes, int nresults, absl::string_view label) {
+  const size_t num_parameters = exe.parameter_shapes.size();
+  if (nargs < 0 || static_cast<size_t>(nargs) != num_parameters) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": expected ", num_parameters, " arguments, got ", nargs));
+  }
+  if (nargs > 0 && (args == nullptr || arg_sizes == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": null argument or argument-size array"));
+  }
+  for (int i = 0; i < nargs; ++i) {
+    const Shape& shape = exe.parameter_shapes[i];
+    const int64_t expected = xjit::ByteSize(shape);
+    if (static_cast<int64_t>(arg_sizes[i]) != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": argument ", i, " (",
+                                                     shape.ToString(), ") needs ", expected,
+                                                     " bytes, got ", arg_sizes[i]));
+    }
+    if (expected > 0 && args[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": argument ", i, " is null"));
+    }
+  }
+  const size_t num_results = exe.result_leaves.size();
+  if (nresults < 0 || static_cast<size_t>(nresults) != num_results) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": expected ", num_results, " result buffers, got ", nresults));
+  }
+  if (nresults > 0 && (results == nullptr || result_sizes == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": null result or result-size array"));
+  }
+  for (int i = 0; i < nresults; ++i) {
+    const Shape& shape = exe.result_leaves[i];
+    const int64_t expected = xjit::ByteSize(shape);
+    if (static_cast<int64_t>(result_sizes[i]) != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": result ", i, " (",
+                                                     shape.ToString(), ") needs ", expected,
+                                                     " bytes, got ", result_sizes[i]));
+    }
+    if (expected > 0 && results[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": result ", i, " is null"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -405,46 +496,11 @@ xjit_status* xjit_execute(const xjit_executable* executable, const void* const* 
   return Guard([&]() -> absl::Status {
     if (executable == nullptr) return absl::InvalidArgumentError("execute: null executable");
     const xjit_executable& exe = *executable;
+    absl::Status valid =
+        CheckBuffers(exe, args, arg_sizes, nargs, results, result_sizes, nresults, "execute");
+    if (!valid.ok()) return valid;
     const size_t num_parameters = exe.parameter_shapes.size();
-    if (nargs < 0 || static_cast<size_t>(nargs) != num_parameters) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("execute: expected ", num_parameters, " arguments, got ", nargs));
-    }
-    if (nargs > 0 && (args == nullptr || arg_sizes == nullptr)) {
-      return absl::InvalidArgumentError("execute: null argument or argument-size array");
-    }
-    for (int i = 0; i < nargs; ++i) {
-      const Shape& shape = exe.parameter_shapes[i];
-      const int64_t expected = xjit::ByteSize(shape);
-      if (static_cast<int64_t>(arg_sizes[i]) != expected) {
-        return absl::InvalidArgumentError(absl::StrCat("execute: argument ", i, " (",
-                                                       shape.ToString(), ") needs ", expected,
-                                                       " bytes, got ", arg_sizes[i]));
-      }
-      if (expected > 0 && args[i] == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("execute: argument ", i, " is null"));
-      }
-    }
     const size_t num_results = exe.result_leaves.size();
-    if (nresults < 0 || static_cast<size_t>(nresults) != num_results) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("execute: expected ", num_results, " result buffers, got ", nresults));
-    }
-    if (nresults > 0 && (results == nullptr || result_sizes == nullptr)) {
-      return absl::InvalidArgumentError("execute: null result or result-size array");
-    }
-    for (int i = 0; i < nresults; ++i) {
-      const Shape& shape = exe.result_leaves[i];
-      const int64_t expected = xjit::ByteSize(shape);
-      if (static_cast<int64_t>(result_sizes[i]) != expected) {
-        return absl::InvalidArgumentError(absl::StrCat("execute: result ", i, " (",
-                                                       shape.ToString(), ") needs ", expected,
-                                                       " bytes, got ", result_sizes[i]));
-      }
-      if (expected > 0 && results[i] == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("execute: result ", i, " is null"));
-      }
-    }
     // Static storage for zero-byte arguments, so a runner never sees null.
     static const uint8_t kEmpty[1] = {0};
     std::vector<const void*> parameters(num_parameters);
@@ -471,6 +527,123 @@ xjit_status* xjit_execute(const xjit_executable* executable, const void* const* 
     }
     return absl::OkStatus();
   });
+}
+
+}  // extern "C"
+
+// ===========================================================================
+// Replicated execution and typed custom calls
+
+extern "C" {
+
+xjit_status* xjit_execute_replicated(const xjit_executable* executable, int num_replicas,
+                                     const void* const* const* args, const size_t* arg_sizes,
+                                     int nargs, void* const* const* results,
+                                     const size_t* result_sizes, int nresults) {
+  return Guard([&]() -> absl::Status {
+    if (executable == nullptr) {
+      return absl::InvalidArgumentError("execute replicated: null executable");
+    }
+    if (num_replicas < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("execute replicated: ", num_replicas, " replicas"));
+    }
+    if ((nargs > 0 && args == nullptr) || (nresults > 0 && results == nullptr)) {
+      return absl::InvalidArgumentError("execute replicated: null argument or result table");
+    }
+    const xjit_executable& exe = *executable;
+    static const uint8_t kEmpty[1] = {0};
+    std::vector<std::vector<const void*>> parameters(num_replicas);
+    std::vector<std::vector<uint8_t>> flat(num_replicas);
+    std::vector<void*> flat_pointers(num_replicas);
+    for (int r = 0; r < num_replicas; ++r) {
+      const std::string label = absl::StrCat("execute replicated: replica ", r);
+      const void* const* replica_args = nargs > 0 ? args[r] : nullptr;
+      void* const* replica_results = nresults > 0 ? results[r] : nullptr;
+      absl::Status valid = CheckBuffers(exe, replica_args, arg_sizes, nargs, replica_results,
+                                        result_sizes, nresults, label);
+      if (!valid.ok()) return valid;
+      for (int i = 0; i < nargs; ++i) {
+        parameters[r].push_back(replica_args[i] != nullptr ? replica_args[i] : kEmpty);
+      }
+      // Results go through a flat buffer per replica, copied out after the
+      // run (so they may overlap the arguments, as for xjit_execute).
+      flat[r].resize(exe.result_bytes > 0 ? exe.result_bytes : 1);
+      flat_pointers[r] = flat[r].data();
+    }
+    absl::Status status = exe.runner->RunReplicated(parameters, flat_pointers);
+    if (!status.ok()) return status;
+    for (int r = 0; r < num_replicas; ++r) {
+      for (int i = 0; i < nresults; ++i) {
+        if (result_sizes[i] > 0) {
+          std::memcpy(results[r][i], flat[r].data() + exe.leaf_offsets[i], result_sizes[i]);
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_register_ffi_custom_call(const char* name, xjit_ffi_handler fn,
+                                           void* user_data) {
+  if (name == nullptr || *name == '\0') return InvalidArgument("custom call: empty name");
+  if (fn == nullptr) return InvalidArgument("custom call: null function");
+  return Guard([&]() -> absl::Status {
+    xjit::FfiRegistry::Global().Register(name, [fn, user_data](const xjit::FfiCall& call) {
+      // The C view of the call: buffers whose dims / layout point into the
+      // shapes the runtime holds for the duration of the call.
+      std::vector<xjit_ffi_buffer> operands, results;
+      auto convert = [](const xjit::FfiBuffer& buffer) {
+        xjit_ffi_buffer out;
+        out.type = static_cast<xjit_element_type>(buffer.type);
+        out.rank = static_cast<int>(buffer.dimensions.size());
+        out.dims = buffer.dimensions.data();
+        out.minor_to_major = buffer.minor_to_major.empty() ? nullptr : buffer.minor_to_major.data();
+        out.data = buffer.data;
+        out.byte_size = buffer.byte_size;
+        return out;
+      };
+      for (const xjit::FfiBuffer& b : call.operands) operands.push_back(convert(b));
+      for (const xjit::FfiBuffer& b : call.results) results.push_back(convert(b));
+      const std::string target(call.target);
+      const std::string config(call.backend_config);
+      xjit_ffi_call_frame frame;
+      frame.target = target.c_str();
+      frame.backend_config = config.c_str();
+      frame.operands = operands.data();
+      frame.num_operands = static_cast<int>(operands.size());
+      frame.results = results.data();
+      frame.num_results = static_cast<int>(results.size());
+      xjit_status* status = fn(user_data, &frame);
+      if (status == nullptr) return absl::OkStatus();
+      absl::Status error(status->code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown
+                                                               : status->code,
+                         status->message);
+      xjit_status_free(status);
+      return error;
+    });
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_unregister_ffi_custom_call(const char* name) {
+  if (name == nullptr) return InvalidArgument("custom call: null name");
+  return Guard([&]() -> absl::Status {
+    if (!xjit::FfiRegistry::Global().Unregister(name)) {
+      return absl::NotFoundError(absl::StrCat("custom call \"", name, "\" is not registered"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+xjit_status* xjit_status_create(xjit_code code, const char* message) {
+  if (code == XJIT_OK) return nullptr;
+  try {
+    return new xjit_status{static_cast<absl::StatusCode>(code),
+                           message == nullptr ? std::string() : std::string(message)};
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 }  // extern "C"

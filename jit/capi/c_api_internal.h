@@ -49,6 +49,10 @@ class Runner {
  public:
   virtual ~Runner() = default;
   virtual absl::Status Run(absl::Span<const void* const> parameters, void* result) const = 0;
+  // Runs parameters.size() in-process replicas at once: replica r reads
+  // parameters[r] and writes the flattened results[r].
+  virtual absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
+                                     absl::Span<void* const> results) const = 0;
 };
 
 }  // namespace xjit::capi

@@ -608,6 +608,46 @@ typedef void (*xjit_custom_call_fn)(void* out, void** in);
 xjit_status* xjit_register_custom_call(const char* name, xjit_custom_call_fn fn);
 xjit_status* xjit_unregister_custom_call(const char* name);
 
+/* Typed custom calls (the convention of XLA's typed FFI, docs/custom_calls.md).
+ * A handler gets every array leaf of the operands, operand after operand
+ * (a tuple operand's leaves depth first; tokens contribute none), then those
+ * of the result, each as a typed buffer; it fills the result buffers
+ * completely and returns NULL, or a status (xjit_status_create) that fails
+ * the run with its code and message. `dims` and `minor_to_major` (the
+ * layout, fastest-varying dimension first; NULL for rank 0) and the frame
+ * are valid during the call only. Operand buffers are only read. Handlers
+ * run on the JIT as library-call steps (looked up when a module is
+ * compiled) and in the interpreter, and may be called from several threads
+ * at once (replicas, concurrent runs). A name registered here takes
+ * precedence over xjit_register_custom_call's. */
+typedef struct xjit_ffi_buffer {
+  xjit_element_type type;
+  int rank;
+  const int64_t* dims;
+  const int64_t* minor_to_major;
+  void* data;
+  int64_t byte_size;
+} xjit_ffi_buffer;
+
+typedef struct xjit_ffi_call_frame {
+  const char* target;
+  const char* backend_config; /* the custom call's backend_config= text, or "" */
+  const xjit_ffi_buffer* operands;
+  int num_operands;
+  const xjit_ffi_buffer* results;
+  int num_results;
+} xjit_ffi_call_frame;
+
+typedef xjit_status* (*xjit_ffi_handler)(void* user_data, const xjit_ffi_call_frame* frame);
+/* Registers process-wide (replaces an earlier handler of the same name;
+ * executables compiled before keep the one they found). user_data is passed
+ * to every call and must outlive the registration. */
+xjit_status* xjit_register_ffi_custom_call(const char* name, xjit_ffi_handler fn,
+                                           void* user_data);
+xjit_status* xjit_unregister_ffi_custom_call(const char* name);
+/* A new status for a handler to return (NULL for XJIT_OK); the runtime frees it. */
+xjit_status* xjit_status_create(xjit_code code, const char* message);
+
 /* ------------------------------------------------------------------------ */
 /* Compilation and execution                                                 */
 
@@ -691,6 +731,19 @@ xjit_status* xjit_executable_full_result_shape(const xjit_executable* executable
 xjit_status* xjit_execute(const xjit_executable* executable, const void* const* args,
                           const size_t* arg_sizes, int nargs, void* const* results,
                           const size_t* result_sizes, int nresults);
+
+/* Runs num_replicas in-process replicas of the executable at once, one
+ * thread each (replica-id r on replica r; collectives meet between them,
+ * docs/replicas.md). args[r] and results[r] are replica r's buffer tables,
+ * each as for xjit_execute (arg_sizes and result_sizes are the same for
+ * every replica). The module's replica_count must be 1 or num_replicas and
+ * num_partitions 1. An error on any replica fails the call with the first
+ * cause ("replica r: ..."); replicas that disagree on their collectives fail
+ * instead of hanging. Both backends. */
+xjit_status* xjit_execute_replicated(const xjit_executable* executable, int num_replicas,
+                                     const void* const* const* args, const size_t* arg_sizes,
+                                     int nargs, void* const* const* results,
+                                     const size_t* result_sizes, int nresults);
 
 #ifdef __cplusplus
 } /* extern "C" */

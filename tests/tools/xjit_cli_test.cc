@@ -454,11 +454,34 @@ TEST_F(XjitCli, BadFlags) {
   ExpectUserError(Run({"run", m, "-o", "x"}), "unknown flag '-o'");
   ExpectUserError(Run({"run", m, "--seed", "3", "--backend=interpreter"}),
                   "--seed only applies with --random-args");
-  ExpectUserError(Run({"run", m, "--random-args", "--replicas", "2", "--backend=jit"}),
-                  "--replicas above 1 runs on --backend=interpreter only");
   std::string file = Write("file", "x");
   ExpectUserError(Run({"run", m, "--random-args", "--backend=interpreter", "--out", file}),
                   "exists and is not a directory");
+}
+
+// --replicas N on the jit: N threads running the compiled program, the same
+// per-replica output as the interpreter's.
+TEST_F(XjitCli, JitReplicasEqualTheInterpreter) {
+  std::string m = Write("replicas.hlo", R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[3] parameter(0)
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  b = f32[3] broadcast(f), dimensions={}
+  y = f32[3] add(x, b)
+  ROOT r = f32[3] all-reduce(y), replica_groups={{0,2},{1,3}}, to_apply=add
+})");
+  Result jit = Run({"run", m, "--random-args", "--replicas", "4", "--backend=jit"});
+  ASSERT_EQ(jit.exit_code, 0) << jit.err;
+  Result interpreter = Run({"run", m, "--random-args", "--replicas", "4", "--backend=interpreter"});
+  ASSERT_EQ(interpreter.exit_code, 0) << interpreter.err;
+  EXPECT_EQ(jit.out, interpreter.out);
+  EXPECT_NE(jit.out.find("replica 2:"), std::string::npos) << jit.out;
 }
 
 TEST_F(XjitCli, RandomArgsAreSeeded) {

@@ -1,0 +1,75 @@
+// Communicator: one replica's end of the collectives of a replicated run.
+//
+// This is the interface between the compiled program and a transport. The
+// library-call steps of collectives (collective_step.h) do the HLO work —
+// participant groups, layouts, blocks, tuples — and call the few primitives
+// below, so a transport only moves bytes and reduces typed arrays:
+//   - InProcessCommunicator (in_process.h): replicas are threads of one
+//     process (xjit run --replicas N, the C API's replicated execute);
+//   - an MPI transport (replicas as processes, issue #18) implements the same
+//     class and the JIT does not change.
+//
+// Matching: every member of a group calls the same primitive for the same
+// `site` (the collective instruction) with the same group; the k-th call for
+// a site on one replica meets the k-th call for it on the others, whatever
+// loops or branches led there. A transport that matches by order (MPI on a
+// communicator per group) may ignore `site`.
+//
+// Determinism: AllReduce folds the members' values in group order,
+// f(...f(f(v0, v1), v2)..., vn) element by element, whatever the transport
+// (FoldInGroupOrder), so every replica and every transport gets the same
+// bits, and the evaluator's (interpreter/collectives.h) as well.
+#ifndef XJIT_RUNTIME_COLLECTIVES_COMMUNICATOR_H_
+#define XJIT_RUNTIME_COLLECTIVES_COMMUNICATOR_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ir/element_type.h"
+#include "ir/instruction.h"
+
+namespace xjit::collectives {
+
+// Reducers the runtime computes itself. Any other reducer is folded by the
+// caller from an AllGather (with the compiled or evaluated computation).
+enum class ReductionKind : uint8_t { kSum, kProduct, kMax, kMin, kAnd, kOr };
+
+// Whether FoldInGroupOrder computes `kind` on `type` (bit-exactly as the
+// evaluator): sum/product/max/min on f32, f64 and the integer types (integer
+// arithmetic wraps; max/min of floats propagate NaN and order -0 below +0),
+// and/or on pred and the integer types (bitwise; pred as logical).
+bool CanFold(ElementType type, ReductionKind kind);
+
+// out[i] = fold over members m = 0..members-1 of values[m * count + i] in
+// that order. `values` holds `members` arrays of `count` elements of `type`
+// one after another; `out` may be values' first array. CanFold must hold.
+void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values,
+                      int64_t members, int64_t count, void* out);
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int64_t replica_id() const = 0;
+  virtual int64_t replica_count() const = 0;
+
+  // Every member of `group` (replica ids in group order, this replica among
+  // them) contributes `mine` (the same size on every member); `all`
+  // receives group.size() * mine.size() bytes, the members' contributions in
+  // group order. A group of one copies `mine`.
+  virtual absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
+                                 absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) = 0;
+
+  // `out` (count elements of `type`) receives the fold in group order of
+  // every member's `in` (CanFold(type, kind) holds). The default gathers
+  // then folds; a transport may do better as long as the bits are the same.
+  virtual absl::Status AllReduce(const Instruction& site, absl::Span<const int64_t> group,
+                                 ElementType type, ReductionKind kind, const void* in, void* out,
+                                 int64_t count);
+};
+
+}  // namespace xjit::collectives
+
+#endif  // XJIT_RUNTIME_COLLECTIVES_COMMUNICATOR_H_

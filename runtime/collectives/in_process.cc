@@ -1,0 +1,45 @@
+// InProcessCommunicator over the evaluator's Rendezvous (see in_process.h).
+#include "runtime/collectives/in_process.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/literal.h"
+#include "ir/status_macros.h"
+
+namespace xjit::collectives {
+
+absl::Status InProcessCommunicator::AllGather(const Instruction& site,
+                                              absl::Span<const int64_t> group,
+                                              absl::Span<const uint8_t> mine,
+                                              absl::Span<uint8_t> all) {
+  if (all.size() != mine.size() * group.size()) {
+    return absl::InternalError(absl::StrCat(site.name(), ": all-gather buffer of ", all.size(),
+                                            " bytes for ", group.size(), " x ", mine.size()));
+  }
+  const int64_t occurrence = occurrences_[&site]++;
+  if (group.size() == 1) {
+    if (!mine.empty()) std::memcpy(all.data(), mine.data(), mine.size());
+    return absl::OkStatus();
+  }
+  // The rendezvous moves literals; bytes travel as a u8 array.
+  Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(mine.size())}));
+  if (!mine.empty()) std::memcpy(value.data().data(), mine.data(), mine.size());
+  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
+                        rendezvous_->Exchange(site, occurrence, group, replica_id_,
+                                              std::move(value)));
+  for (size_t m = 0; m < values.size(); ++m) {
+    absl::Span<const uint8_t> bytes = values[m].data();
+    if (bytes.size() != mine.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          site.name(), ": replica ", group[m], " contributes ", bytes.size(),
+          " bytes where this replica contributes ", mine.size()));
+    }
+    if (!bytes.empty()) std::memcpy(all.data() + m * mine.size(), bytes.data(), bytes.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xjit::collectives

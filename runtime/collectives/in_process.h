@@ -1,0 +1,45 @@
+// InProcessCommunicator: collectives between replicas that are threads of
+// one process. They meet in the evaluator's Rendezvous
+// (interpreter/collectives.h), so a compiled replicated run and the
+// evaluator's RunModuleReplicated share the matching rules and the failure
+// behaviour: a replica that fails aborts the others waiting at a collective
+// (Aborted), and replicas that disagree on the collectives they reach fail
+// with FailedPrecondition instead of hanging.
+#ifndef XJIT_RUNTIME_COLLECTIVES_IN_PROCESS_H_
+#define XJIT_RUNTIME_COLLECTIVES_IN_PROCESS_H_
+
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
+#include "interpreter/collectives.h"
+#include "runtime/collectives/communicator.h"
+
+namespace xjit::collectives {
+
+class InProcessCommunicator : public Communicator {
+ public:
+  // Replica `replica_id` of rendezvous->replica_count(); the rendezvous is
+  // shared by all replicas of the run and outlives them.
+  InProcessCommunicator(eval::Rendezvous* rendezvous, int64_t replica_id)
+      : rendezvous_(rendezvous), replica_id_(replica_id) {}
+
+  int64_t replica_id() const override { return replica_id_; }
+  int64_t replica_count() const override { return rendezvous_->replica_count(); }
+
+  absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
+                         absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) override;
+
+  // This replica's program ended with `status` (an error aborts the others).
+  void Finish(const absl::Status& status) { rendezvous_->Finish(replica_id_, status); }
+
+ private:
+  eval::Rendezvous* rendezvous_;
+  int64_t replica_id_;
+  // How often this replica has reached each collective (one thread per
+  // replica: no lock).
+  absl::flat_hash_map<const Instruction*, int64_t> occurrences_;
+};
+
+}  // namespace xjit::collectives
+
+#endif  // XJIT_RUNTIME_COLLECTIVES_IN_PROCESS_H_

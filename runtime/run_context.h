@@ -1,0 +1,38 @@
+// RunContext: what one run of an Executable may talk to besides its buffers.
+//
+// Most steps need nothing but their buffers. The steps that do (collectives,
+// replica-id and partition-id, infeed/outfeed, typed custom calls) are
+// library calls with a context function (executable.h) and read it from
+// here. A default RunContext is a single replica of a single partition with
+// no communicator and the evaluator's private empty queues: exactly what a
+// plain Execute had before replicas existed.
+#ifndef XJIT_RUNTIME_RUN_CONTEXT_H_
+#define XJIT_RUNTIME_RUN_CONTEXT_H_
+
+#include <cstdint>
+
+namespace xjit {
+class HostQueues;
+}  // namespace xjit
+
+namespace xjit::collectives {
+class Communicator;
+}  // namespace xjit::collectives
+
+namespace xjit::runtime {
+
+struct RunContext {
+  // This run's replica and partition (replica-id, partition-id).
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+  // The replicas' collectives; null: one replica, every collective sees only
+  // itself (the evaluator's single-replica rules).
+  collectives::Communicator* communicator = nullptr;
+  // Host side of infeed/outfeed; null: none (an infeed fails, an outfeed's
+  // value is dropped).
+  HostQueues* queues = nullptr;
+};
+
+}  // namespace xjit::runtime
+
+#endif  // XJIT_RUNTIME_RUN_CONTEXT_H_
