@@ -41,7 +41,7 @@ SIZES = {
     "gpt": {"test": dict(batch=2, seq=16, d=64, heads=4, vocab=128),
             "bench": dict(batch=4, seq=128, d=768, heads=12, vocab=4096)},
     "lstm": {"test": dict(seq=8, batch=4, d_in=16, hidden=32),
-             "bench": dict(seq=64, batch=32, d_in=256, hidden=512)},
+             "bench": dict(seq=64, batch=32, d_in=128, hidden=256)},
     "sparse": {"test": dict(vocab=64, d=16, ids=48, rows=8, cols=64, k=5),
                "bench": dict(vocab=32768, d=256, ids=4096, rows=256, cols=4096, k=16)},
 }
