@@ -26,6 +26,7 @@
 #include "jit/jitdump.h"
 #include "jit/linalg_call.h"
 #include "jit/perf_map.h"
+#include "jit/row_groups.h"
 #include "jit/select_and_scatter_call.h"
 #include "jit/sort_call.h"
 #include "jit/split_output_fusions.h"
@@ -808,6 +809,7 @@ class ExecutableBuilder {
     const std::vector<int64_t>& extents = kernel->program.loop_extents;
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
+    step.row_elements = RowElements(kernel->program);
     // A scatter's kernel updates its output, which starts as the operand.
     if (instruction.opcode() == Opcode::kScatter) {
       XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(0)));
@@ -952,6 +954,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);
+  if (options.row_groups) FormRowGroups(&spec);
   spec.max_while_iterations = options.max_while_iterations;
 
   report->temp_bytes = spec.plan.temp_bytes;

@@ -75,6 +75,10 @@ struct CompileOptions {
   bool interpret_only = false;
   // Inline or out-of-line math (results are the same bits either way).
   MathLowering math = MathLowering::kAuto;
+  // Run consecutive kernels that work row by row interleaved over chunks of
+  // rows, temporaries in cache-sized scratch (jit/row_groups.h); the same
+  // bits either way.
+  bool row_groups = true;
   // Serve a compile of a module compiled before in this process with the
   // same options from the compile cache (jit/compile_cache.h).
   bool cache = true;

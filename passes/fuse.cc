@@ -36,7 +36,8 @@
 // 4. Multi-output (sibling) fusion: two kLoop/kInput fusions that read the
 //    same operand of at least multi_output_min_bytes, iterate over the same
 //    index space (a kLoop's result dimensions, a kInput's reduce input
-//    dimensions) and do not depend on each other are merged; the root becomes
+//    dimensions, and the same reduced dimensions when both reduce) and do not
+//    depend on each other are merged; the root becomes
 //    a tuple of their results and their users read it through
 //    get-tuple-element. The shared input is then read once.
 // Fusions never cross computations: the entry and every while / conditional
@@ -160,6 +161,29 @@ std::vector<int64_t> IterationDimensions(const Instruction& instruction) {
   const Shape& shape = reduce != nullptr ? reduce->operand(0)->shape() : first->shape();
   if (!shape.IsArray()) return {};
   return std::vector<int64_t>(shape.dimensions().begin(), shape.dimensions().end());
+}
+
+// The reduced dimensions (sorted) of the reduces among a kInput fusion's
+// roots, one list per reduce; empty for anything else. The kernel emitter runs
+// all reduces of one fusion in one loop nest, so siblings may merge only when
+// their reduces agree on these.
+std::vector<std::vector<int64_t>> ReducedDimensions(const Instruction& instruction) {
+  std::vector<std::vector<int64_t>> result;
+  if (instruction.opcode() != Opcode::kFusion) return result;
+  const Instruction* root = FusedComputation(instruction)->root();
+  std::vector<const Instruction*> values;
+  if (root->opcode() == Opcode::kTuple) {
+    values.assign(root->operands().begin(), root->operands().end());
+  } else {
+    values.push_back(root);
+  }
+  for (const Instruction* value : values) {
+    if (value->opcode() != Opcode::kReduce) continue;
+    std::vector<int64_t> dims = value->attrs().dimensions;
+    std::sort(dims.begin(), dims.end());
+    if (std::find(result.begin(), result.end(), dims) == result.end()) result.push_back(dims);
+  }
+  return result;
 }
 
 int64_t IterationElements(const Instruction& instruction) {
@@ -837,6 +861,11 @@ class Fuser {
     if (FusedSize(a) + FusedSize(b) > options_.max_fusion_size) return false;
     if (!CanBeSibling(a) || !CanBeSibling(b)) return false;
     if (IterationDimensions(a) != IterationDimensions(b)) return false;
+    // Same input dimensions but different reduced dimensions (a sum over
+    // rows beside a sum over columns of one gradient) is two loop nests.
+    const std::vector<std::vector<int64_t>> reduced_a = ReducedDimensions(a);
+    const std::vector<std::vector<int64_t>> reduced_b = ReducedDimensions(b);
+    if (!reduced_a.empty() && !reduced_b.empty() && reduced_a != reduced_b) return false;
     return !Reaches(&a, &b) && !Reaches(&b, &a);
   }
 

@@ -21,6 +21,7 @@
 #include "passes/dce.h"
 #include "passes/cse.h"
 #include "passes/expand_batch_norm.h"
+#include "passes/expand_topk.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
 #include "passes/no_op_bitcast.h"
@@ -50,6 +51,7 @@ absl::Status RunPasses(PassRunner& run) {
   // predicate); CSE then DCE clean up.
   XJIT_RETURN_IF_ERROR(run.Run(Canonicalize()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandBatchNorm()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(ExpandTopK()).status());
   XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
   XJIT_RETURN_IF_ERROR(run.Run(FoldConstants()).status());
   XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
@@ -69,6 +71,7 @@ const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactori
   static const auto* factories = new std::map<std::string, std::function<std::unique_ptr<Pass>()>>{
       {"canonicalize", [] { return std::make_unique<Canonicalize>(); }},
       {"expand-batch-norm", [] { return std::make_unique<ExpandBatchNorm>(); }},
+      {"expand-topk", [] { return std::make_unique<ExpandTopK>(); }},
       {"simplify-algebra", [] { return std::make_unique<SimplifyAlgebra>(); }},
       {"fold-constants", [] { return std::make_unique<FoldConstants>(); }},
       {"cse", [] { return std::make_unique<EliminateCommonSubexpressions>(); }},

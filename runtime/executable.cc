@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -126,6 +127,60 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
     const int64_t begin = k * units / chunks * alignment;
     const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
     if (begin < end) step.function(addresses, begin, end);
+  });
+}
+
+// Runs a kRowGroup step: chunk after chunk of rows, every member on the chunk
+// before the next chunk, private slots redirected to this thread's scratch
+// (the address of row `begin` of a private slot is its area's start).
+void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
+                 const RunPlaces& places, uint8_t* scratch, int threads, int64_t min_bytes) {
+  std::vector<std::vector<void*>> addresses(group.members.size());
+  int64_t output_bytes = 0;
+  for (size_t m = 0; m < group.members.size(); ++m) {
+    const Step& member = group.members[m];
+    for (int slot : member.inputs) addresses[m].push_back(SlotAddress(slots[slot], places));
+    for (int slot : member.outputs) {
+      addresses[m].push_back(SlotAddress(slots[slot], places));
+      output_bytes += slots[slot].size;
+    }
+  }
+  const int64_t rows = group.outer_extent;
+  const int64_t chunk = std::max<int64_t>(group.row_chunk, 1);
+  const int64_t chunks = (rows + chunk - 1) / chunk;
+  const auto run_chunks = [&](int64_t first, int64_t last, uint8_t* thread_scratch) {
+    std::vector<void*> redirected;
+    for (int64_t c = first; c < last; ++c) {
+      const int64_t begin = c * chunk;
+      const int64_t end = std::min(rows, begin + chunk);
+      for (size_t m = 0; m < group.members.size(); ++m) {
+        const Step& member = group.members[m];
+        redirected = addresses[m];
+        const size_t inputs = member.inputs.size();
+        for (size_t k = 0; k < redirected.size(); ++k) {
+          const int slot = k < inputs ? member.inputs[k] : member.outputs[k - inputs];
+          for (const RowGroupSlot& p : group.private_slots) {
+            if (p.slot != slot) continue;
+            // Row `begin` of the slot is the area's first byte. Integer
+            // arithmetic: the address of row 0 may lie outside any object,
+            // and the kernel only forms addresses of rows [begin, end).
+            redirected[k] = reinterpret_cast<void*>(
+                reinterpret_cast<uintptr_t>(thread_scratch + p.scratch_offset) -
+                static_cast<uintptr_t>(begin * p.row_bytes));
+          }
+        }
+        member.function(redirected.data(), begin, end);
+      }
+    }
+  };
+  const int64_t workers = std::min<int64_t>(threads, chunks);
+  if (workers <= 1 || output_bytes < min_bytes) {
+    run_chunks(0, chunks, scratch);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(workers, static_cast<int>(workers - 1), [&](int64_t t) {
+    run_chunks(t * chunks / workers, (t + 1) * chunks / workers,
+               scratch + t * group.group_scratch_per_thread);
   });
 }
 
@@ -485,6 +540,30 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         RunKernel(step, addresses.data(), output_bytes, spec_->threads, spec_->parallel_min_bytes);
         break;
       }
+      case Step::Kind::kRowGroup:
+        if (GuardPagesRequested()) {
+          // Each member alone on guarded copies of its buffers, unchunked.
+          for (const Step& member : step.members) {
+            addresses.clear();
+            std::vector<int64_t> sizes;
+            int64_t output_bytes = 0;
+            for (int slot : member.inputs) {
+              addresses.push_back(SlotAddress(slots[slot], places));
+              sizes.push_back(slots[slot].size);
+            }
+            for (int slot : member.outputs) {
+              addresses.push_back(SlotAddress(slots[slot], places));
+              sizes.push_back(slots[slot].size);
+              output_bytes += slots[slot].size;
+            }
+            XJIT_RETURN_IF_ERROR(RunKernelGuarded(member, addresses.data(), sizes, output_bytes,
+                                                  spec_->threads, spec_->parallel_min_bytes));
+          }
+          break;
+        }
+        RunRowGroup(step, slots, places, temp + step.group_scratch_offset, spec_->threads,
+                    spec_->parallel_min_bytes);
+        break;
       case Step::Kind::kLibraryCall:
         XJIT_RETURN_IF_ERROR(
             RunLibraryCall(step, slots, places, temp + spec_->plan.scratch_offset, context));

@@ -93,11 +93,26 @@ class Executable;
 //     selector's leaf, then each branch operand's leaves (`operand_leaves[k]`
 //     of them for branch k). A pred selector picks branch 0 when true, 1 when
 //     false; an integer one outside [0, N) the last branch (XLA's rule).
+//   kRowGroup: consecutive kernel steps (`members`, each a kKernel) whose
+//     outer loops all have `outer_extent` iterations and each iteration i of
+//     which touches only "row" i of every buffer (row_elements below). They
+//     run interleaved over chunks of `row_chunk` rows: every member on rows
+//     [0, R), then every member on [R, 2R), ..., so a row written by one
+//     member is still in cache when the next reads it (jit/row_groups.h).
+//     Each private slot (values made and consumed inside the group) lives in
+//     a chunk-sized scratch area instead of its planned range; with several
+//     threads, each takes whole chunks and has its own scratch.
 // An output may be the same range as an input: buffer allocation lets an
 // elementwise kernel write over an operand that dies there.
+struct RowGroupSlot {
+  int slot = 0;
+  int64_t row_bytes = 0;       // Bytes of one row of the slot.
+  int64_t scratch_offset = 0;  // Of its area within one thread's scratch.
+};
+
 struct Step {
   enum class Kind : uint8_t {
-    kKernel, kLibraryCall, kInterpreted, kCopy, kWhile, kConditional
+    kKernel, kLibraryCall, kInterpreted, kCopy, kWhile, kConditional, kRowGroup
   };
   Kind kind = Kind::kCopy;
   std::string name;  // The instruction (or fusion) the step computes.
@@ -108,6 +123,19 @@ struct Step {
   // scalar tail stays at the real end).
   int64_t outer_extent = 1;
   int64_t outer_alignment = 1;
+  // kKernel: when iteration i of the outer loop reads and writes only
+  // elements [i*n, (i+1)*n) of each buffer, n for each buffer (inputs then
+  // outputs); empty otherwise. What kRowGroup needs of its members.
+  std::vector<int64_t> row_elements;
+  // kRowGroup (see above): outer_extent rows, chunks of row_chunk rows (a
+  // multiple of every member's outer_alignment), the private slots, and the
+  // scratch: per_thread bytes for each of up to `threads` threads, from
+  // byte scratch_offset of the arena.
+  std::vector<Step> members;
+  int64_t row_chunk = 1;
+  std::vector<RowGroupSlot> private_slots;
+  int64_t group_scratch_offset = 0;
+  int64_t group_scratch_per_thread = 0;
   LibraryCall library_call;
   const Instruction* instruction = nullptr;
   std::vector<int> inputs;   // Slot numbers.

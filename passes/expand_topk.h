@@ -1,0 +1,31 @@
+// ExpandTopK ("expand-topk"): rewrites topk into a stable sort of the operand
+// together with an iota along the last dimension, followed by slices of the
+// first k columns, so that top-k runs as the compiled sort (runtime/sort with
+// a compiled comparator) instead of an interpreted step. JAX's lax.top_k
+// emits topk.
+//
+// The comparator is `a > b` (largest=true) or `a < b` (largest=false) on the
+// values only, with type=TOTALORDER for floats (the evaluator's order: -NaN <
+// -inf < ... < -0 < +0 < ... < +inf < +NaN); the sort is stable, so equal
+// values keep ascending indices, as the evaluator's topk returns them. The
+// result is therefore the evaluator's, bit for bit. A full sort costs
+// O(n log n) per row where a partial selection would do; it is compiled code.
+//   Requires: a verified module. Guarantees: no topk instruction is left in
+//   any computation; each becomes tuple(slice(gte(sort, 0)), slice(gte(sort,
+//   1))) (the algebraic simplifier forwards get-tuple-element through it).
+#ifndef XJIT_PASSES_EXPAND_TOPK_H_
+#define XJIT_PASSES_EXPAND_TOPK_H_
+
+#include "passes/pass.h"
+
+namespace xjit {
+
+class ExpandTopK : public Pass {
+ public:
+  absl::string_view name() const override { return "expand-topk"; }
+  absl::StatusOr<bool> Run(Module* module) override;
+};
+
+}  // namespace xjit
+
+#endif  // XJIT_PASSES_EXPAND_TOPK_H_
