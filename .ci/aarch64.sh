@@ -31,16 +31,11 @@ fi
 export OPENBLAS_NUM_THREADS=1
 tests=(${XJIT_AARCH64_TESTS:-})
 if ((${#tests[@]} == 0)); then
-  # Not yet in the list (docs/aarch64.md, "Not done"): jit_int_vector_test
-  # (its vectorisation assertions fail for 64-bit multiply and pred
-  # compares, which the a64 target runs as scalar code; results are right)
-  # and jit_complex_test (c128 multiply/divide differed in the last bit
-  # before -ffp-contract=off; not re-run since).
   tests=(
     jit_ops_test jit_driver_test jit_blas_test jit_threads_test jit_control_flow_test
     jit_math_accuracy_test jit_random_test jit_reduce_test jit_remainder_test jit_sort_test
-    jit_compile_cache_test jit_math_routines_test conformance capi_test capi_example xjit_cli
-    npy
+    jit_compile_cache_test jit_math_routines_test jit_int_vector_test jit_complex_test
+    conformance capi_test capi_example xjit_cli npy
   )
 fi
 targets=()

@@ -55,7 +55,8 @@ int ComplexCallArity(Opcode opcode) {
   // negate, real and imag are component code in kernels.
   if (opcode == Opcode::kNegate || opcode == Opcode::kReal || opcode == Opcode::kImag) return 0;
   if (HasComplexUnary(opcode)) return 1;
-  return opcode == Opcode::kPower || opcode == Opcode::kAtan2 ? 2 : 0;
+  return opcode == Opcode::kPower || opcode == Opcode::kAtan2 || opcode == Opcode::kDivide ? 2
+                                                                                          : 0;
 }
 
 ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {
@@ -86,6 +87,7 @@ ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {
     case Opcode::kTanh: return UnaryFor<Opcode::kTanh>(f64);
     case Opcode::kPower: return BinaryFor<Opcode::kPower>(f64);
     case Opcode::kAtan2: return BinaryFor<Opcode::kAtan2>(f64);
+    case Opcode::kDivide: return BinaryFor<Opcode::kDivide>(f64);
     default: return nullptr;
   }
 }

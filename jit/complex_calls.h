@@ -8,7 +8,8 @@
 // Covered: the evaluator's complex unary operations other than negate,
 // real and imag (which are plain component code): abs, acos, acosh, asin,
 // asinh, atan, atanh, cbrt, cos, cosh, exp, expm1, log, log1p, logistic,
-// rsqrt, sign, sin, sinh, sqrt, tan, tanh; and the binary power and atan2.
+// rsqrt, sign, sin, sinh, sqrt, tan, tanh; and the binary power, atan2 and
+// (see kComplexDivideByCall) divide.
 #ifndef XJIT_JIT_COMPLEX_CALLS_H_
 #define XJIT_JIT_COMPLEX_CALLS_H_
 
@@ -24,8 +25,20 @@ namespace xjit::jit {
 // not rely on it.
 using ComplexCallFn = void (*)(const void* in, void* out);
 
+// Whether kernels divide complex numbers through the helper rather than the
+// emitter's component code (EmitComplexDivide). The evaluator's division is
+// libgcc's __divdc3. On x86-64 that rounds every operation and the component
+// code reproduces it bit for bit; AArch64's libgcc is compiled with fused
+// multiply-adds (GCC's default contraction there), which component code
+// cannot know, so on AArch64 kernels call the evaluator's own division.
+#if defined(__aarch64__)
+inline constexpr bool kComplexDivideByCall = true;
+#else
+inline constexpr bool kComplexDivideByCall = false;
+#endif
+
 // The number of complex operands of `opcode`'s helper (1 or 2), 0 when it
-// has none.
+// has none (divide: 2, used where kComplexDivideByCall).
 int ComplexCallArity(Opcode opcode);
 
 // The helper for `opcode` on complex numbers with components of type

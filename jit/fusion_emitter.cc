@@ -1014,6 +1014,8 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
         case Opcode::kMultiply:
           return EmitComplexMultiply(x, y, c);
         case Opcode::kDivide:
+          // x and y are memoized: the call reuses their components.
+          if (kComplexDivideByCall) return EmitComplexCall(instr, index);
           return EmitComplexDivide(x, y, c);
         case Opcode::kMaximum: case Opcode::kMinimum: {
           // Lexicographic order (real, then imaginary): max = less(x, y) ? y : x,

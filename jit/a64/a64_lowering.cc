@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/vector_forms.h"
 
 namespace xjit::jit::a64 {
 
@@ -71,31 +72,12 @@ bool KernelLowering::Vectorizable() {
 bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
                                      const std::vector<bool>& inside,
                                      const std::vector<std::optional<int64_t>>& strides) {
-  // One lane width for every value; at most one float type (of that width);
-  // integers of that width of either signedness; preds as masks.
-  std::optional<int> width;
-  std::optional<ElementType> float_type;
-  std::optional<ElementType> int_type;
+  // The forms every target has (jit/vector_forms.h), plus what NEON adds:
+  // fmla for kFma, per-lane shifts of every width (ushl/sshl), and
+  // conversions between a float type and integers of its width.
+  LaneType lanes;
   bool any_value = false;
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
-  auto set_type = [&](ElementType candidate) {
-    if (IsPred(candidate)) return true;
-    int w = 0;
-    if (is_float(candidate)) {
-      if (float_type && *float_type != candidate) return false;
-      float_type = candidate;
-      w = BitWidth(candidate);
-    } else if (IsInteger(candidate)) {
-      w = BitWidth(candidate);
-      if (w != 8 && w != 16 && w != 32 && w != 64) return false;
-      if (!int_type) int_type = candidate;
-    } else {
-      return false;
-    }
-    if (width && *width != w) return false;
-    width = w;
-    return true;
-  };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
     if (IsIndexOp(op.kind) || !include[i]) continue;
@@ -103,109 +85,40 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
     // Values from outside (computed before the loop) are broadcast.
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0 || inside[operand] || IsIndexOp(program_.ops[operand].kind)) continue;
-      if (!set_type(program_.ops[operand].type)) return false;
+      if (!lanes.Add(program_.ops[operand].type)) return false;
     }
+    if (!HasVectorAccess(op, strides)) return false;
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
-      case KOpKind::kAccResult:
-        if (!set_type(op.type)) return false;
+      case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kFromIndex:
+      case KOpKind::kSelect:
+        if (!lanes.Add(op.type)) return false;
         break;
-      case KOpKind::kLoad: {
-        if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides[op.a];
-        if (!s || (*s != 0 && *s != 1)) return false;
-        break;
-      }
       case KOpKind::kStore:
-        if (!set_type(op.operand_type)) return false;
-        if (strides[op.a] != 1) return false;
+        if (!lanes.Add(op.operand_type)) return false;
         break;
-      case KOpKind::kFromIndex: {
-        if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides[op.a];
-        if (!s || (*s != 0 && !IsInteger(op.type))) return false;
-        break;
-      }
       case KOpKind::kConst: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kFma:
-        if (!is_float(op.type) || !set_type(op.type)) return false;
+        if (!is_float(op.type) || !lanes.Add(op.type)) return false;
         break;
       case KOpKind::kUnary:
         if (IsPred(op.type) && IsPred(op.operand_type) && op.opcode == Opcode::kNot) break;
-        if (IsPred(op.type)) return false;
-        if (op.operand_type != op.type || !set_type(op.type)) return false;
-        if (IsInteger(op.type)) {
-          switch (op.opcode) {
-            case Opcode::kAbs: case Opcode::kNegate: case Opcode::kNot: case Opcode::kSign:
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        switch (op.opcode) {
-          case Opcode::kAbs: case Opcode::kNegate: case Opcode::kSqrt: case Opcode::kFloor:
-          case Opcode::kCeil: case Opcode::kRoundNearestEven: case Opcode::kRoundNearestAfz:
-          case Opcode::kSign:
-            break;
-          default:
-            return false;
-        }
+        if (op.operand_type != op.type || !lanes.Add(op.type)) return false;
+        if (!HasVectorUnary(op.type, op.opcode)) return false;
         break;
       case KOpKind::kBinary:
-        if (IsPred(op.type)) {
-          switch (op.opcode) {
-            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMultiply:
-            case Opcode::kMinimum: case Opcode::kAdd: case Opcode::kMaximum:
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        if (!set_type(op.type)) return false;
-        if (IsInteger(op.type)) {
-          switch (op.opcode) {
-            case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kAnd: case Opcode::kOr:
-            case Opcode::kXor: case Opcode::kMaximum: case Opcode::kMinimum:
-            case Opcode::kShiftLeft: case Opcode::kShiftRightLogical:
-            case Opcode::kShiftRightArithmetic:
-              break;
-            case Opcode::kMultiply:  // No 64-bit lane multiply in NEON.
-              if (BitWidth(op.type) == 64) return false;
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        switch (op.opcode) {
-          case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
-          case Opcode::kDivide: case Opcode::kMaximum: case Opcode::kMinimum:
-            break;
-          default:
-            return false;
-        }
+        if (!lanes.Add(op.type) || !HasVectorBinary(op.type, op.opcode)) return false;
         break;
       case KOpKind::kCompare:
-        // Pred operands would compare as masks (true = all ones): scalar.
-        if (IsPred(op.operand_type) || !set_type(op.operand_type)) return false;
-        if (is_float(op.operand_type)) {
-          if (op.comparison != ComparisonType::kFloat) return false;
-        } else if (op.comparison != ComparisonType::kSigned &&
-                   op.comparison != ComparisonType::kUnsigned) {
-          return false;
-        }
-        break;
-      case KOpKind::kSelect:
-        if (!set_type(op.type)) return false;
+        // Preds compare as masks, unsigned (true = all ones).
+        if (!lanes.Add(op.operand_type) || !HasVectorCompare(op)) return false;
         break;
       case KOpKind::kClamp:
-        if (IsPred(op.type) || !set_type(op.type)) return false;
+        if (IsPred(op.type) || !lanes.Add(op.type)) return false;
         break;
       case KOpKind::kConvert: {
         const ElementType from = op.operand_type;
         const ElementType to = op.type;
-        if (!set_type(from) || !set_type(to)) return false;  // Same lane width.
+        if (!lanes.Add(from) || !lanes.Add(to)) return false;  // Same lane width.
         // Between integers of one width, pred and anything, float <-> int of
         // its width (fcvtzs/fcvtzu saturate and map NaN to 0, as XLA).
         const bool ok = from == to || (IsInteger(from) && IsInteger(to)) || IsPred(from) ||
@@ -216,17 +129,16 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
       }
       case KOpKind::kBitcast:
         if (IsPred(op.type) || IsPred(op.operand_type)) return false;
-        if (!set_type(op.operand_type) || !set_type(op.type)) return false;
+        if (!lanes.Add(op.operand_type) || !lanes.Add(op.type)) return false;
         break;
       default:
         return false;
     }
   }
   if (!any_value) return false;
-  const int w = width.value_or(8);  // Preds only: byte masks.
-  vector_type_ = float_type ? *float_type : int_type ? *int_type : ElementType::kU8;
-  lane_bits_ = w;
-  lanes_ = 128 / w;
+  vector_type_ = lanes.type();
+  lane_bits_ = lanes.width();
+  lanes_ = 128 / lane_bits_;
   return true;
 }
 
@@ -282,10 +194,7 @@ bool KernelLowering::RowVectorizable() {
       if (reads_acc[x] || uses[acc] != 1 || uses[op.a] != 1) return false;
       const ElementType t = op.type;
       switch (update.opcode) {
-        case Opcode::kAdd: case Opcode::kMaximum: case Opcode::kMinimum:
-          break;
-        case Opcode::kMultiply:
-          if (IsInteger(t) && BitWidth(t) == 64) return false;
+        case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
           break;
         case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
           if (!IsInteger(t)) return false;

@@ -46,9 +46,10 @@
 // accumulator visiting its reduced elements in program order (results
 // identical to the scalar code's). Other reductions run as scalar loops.
 //
-// Not lowered yet (the kernel is left to the evaluator, with the reason in
-// the compile report): complex helper calls, conversion of 64-bit integers
-// to bf16. f16/bf16 have no vector form (scalar loops).
+// Complex math without component code calls its helper
+// (jit/complex_calls.h) per element, scalar code only. Not lowered yet (the
+// kernel is left to the evaluator, with the reason in the compile report):
+// conversion of 64-bit integers to bf16. f16/bf16 have no vector form (scalar loops).
 #ifndef XJIT_JIT_A64_A64_LOWERING_H_
 #define XJIT_JIT_A64_A64_LOWERING_H_
 
@@ -134,6 +135,9 @@ class KernelLowering {
   absl::Status ScalarConvert(int id);
   absl::Status ScalarBitcast(int id);
   absl::Status ConvertFromInteger(int id, asmjit::a64::Gp value, ElementType from, ElementType to);
+  // Complex helper calls (kCall, kCallArgs, kCallImag): the components
+  // through stack slots to ComplexCallFunction's helper (jit/complex_calls.h).
+  absl::Status ScalarCall(int id);
   asmjit::a64::Gp FloatToInteger(asmjit::a64::Vec x, bool f64, ElementType to);
   // std::fmod through a call (exact, as the evaluator's).
   asmjit::a64::Vec FloatRemainder(bool f64, asmjit::a64::Vec a, asmjit::a64::Vec b);
@@ -163,6 +167,8 @@ class KernelLowering {
                                     asmjit::a64::Vec b);
   asmjit::a64::Vec IntCompareMask(ComparisonDirection direction, bool is_signed,
                                   asmjit::a64::Vec a, asmjit::a64::Vec b);
+  // a * b in 64-bit lanes (wrapping; NEON multiplies lanes of up to 32).
+  asmjit::a64::Vec Multiply64(asmjit::a64::Vec a, asmjit::a64::Vec b);
   asmjit::a64::Vec IntMaxMin(bool max, bool is_signed, asmjit::a64::Vec a, asmjit::a64::Vec b);
   // mask ? if_true : if_false, bitwise.
   asmjit::a64::Vec Blend(asmjit::a64::Vec mask, asmjit::a64::Vec if_true,
@@ -197,6 +203,8 @@ class KernelLowering {
   asmjit::a64::Gp end_;
   std::vector<Val> vals_;
   absl::flat_hash_map<int64_t, Val> accs_;
+  // The imaginary parts of kCall results, by the kCall's id.
+  absl::flat_hash_map<int, asmjit::a64::Vec> call_imag_;
   // Loop-invariant operations computed before the vector loop, and their
   // vector values (see Hoist).
   std::vector<bool> hoisted_;

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/a64/a64_lowering.h"
+#include "jit/complex_calls.h"
 
 namespace xjit::jit::a64 {
 
@@ -258,6 +260,8 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
       return ScalarBitcast(id);
     case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
       return FloatPrimitive(id);
+    case KOpKind::kCall: case KOpKind::kCallArgs: case KOpKind::kCallImag:
+      return ScalarCall(id);
     case KOpKind::kSelect: {
       const Gp p = vals_[op.a].gp;
       const ElementType type = op.type;
@@ -580,6 +584,62 @@ absl::Status KernelLowering::ScalarIntegerBinary(int id) {
       return NoCode(op, OpcodeName(op.opcode));
   }
   SetGp(id, d);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::ScalarCall(int id) {
+  const KOp& op = program_.ops[id];
+  if (op.kind == KOpKind::kCallArgs) return absl::OkStatus();  // Read by its kCall.
+  if (op.kind == KOpKind::kCallImag) {
+    auto it = call_imag_.find(op.a);
+    if (it == call_imag_.end()) return absl::InternalError("call_imag before its call");
+    SetVec(id, it->second);
+    return absl::OkStatus();
+  }
+  const ElementType component = op.operand_type;
+  const ComplexCallFn fn = ComplexCallFunction(op.opcode, component);
+  const int arity = ComplexCallArity(op.opcode);
+  if (fn == nullptr || op.type != component || arity != (op.c >= 0 ? 2 : 1)) {
+    return NoCode(op, absl::StrCat("complex ", OpcodeName(op.opcode)));
+  }
+  const bool f64 = component == ElementType::kF64;
+  const int bytes = f64 ? 8 : 4;
+  std::vector<int> parts = {op.a, op.b};
+  if (op.c >= 0) {
+    parts.push_back(program_.ops[op.c].a);
+    parts.push_back(program_.ops[op.c].b);
+  }
+  for (int part : parts) {
+    if (!vals_[part].in_vec) return NoCode(op, "complex call operand not in a register");
+  }
+  // The components go through two stack slots: fn(in, out).
+  const arm64::Mem in = cc_.newStack(4 * 8, 16);
+  const arm64::Mem out = cc_.newStack(2 * 8, 16);
+  auto slot = [&](const arm64::Mem& base, int k) {
+    arm64::Mem m = base;
+    m.addOffset(static_cast<int64_t>(k) * bytes);
+    return m;
+  };
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Vec v = vals_[parts[k]].vec;
+    cc_.str(f64 ? Vec(v.d()) : Vec(v.s()), slot(in, static_cast<int>(k)));
+  }
+  Gp in_ptr = NewGp();
+  Gp out_ptr = NewGp();
+  cc_.loadAddressOf(in_ptr, in);
+  cc_.loadAddressOf(out_ptr, out);
+  Gp target = NewGp();  // blr takes a register.
+  MovImm(target, reinterpret_cast<uint64_t>(fn));
+  InvokeNode* call = nullptr;
+  cc_.invoke(&call, target, FuncSignatureT<void, const void*, void*>(CallConvId::kHost));
+  call->setArg(0, in_ptr);
+  call->setArg(1, out_ptr);
+  Vec re = NewVec();
+  Vec im = NewVec();
+  cc_.ldr(f64 ? Vec(re.d()) : Vec(re.s()), slot(out, 0));
+  cc_.ldr(f64 ? Vec(im.d()) : Vec(im.s()), slot(out, 1));
+  SetVec(id, re);
+  call_imag_[id] = im;
   return absl::OkStatus();
 }
 

@@ -246,6 +246,27 @@ Vec KernelLowering::IntMaxMin(bool max, bool is_signed, Vec a, Vec b) {
   return max ? Blend(greater, a, b) : Blend(greater, b, a);
 }
 
+Vec KernelLowering::Multiply64(Vec a, Vec b) {
+  // NEON has no 64-bit lane multiply. With a = ah * 2^32 + al (and b
+  // likewise), a * b mod 2^64 = al * bl + ((ah * bl + al * bh) << 32): the
+  // cross products need only their low 32 bits (a 32-bit lane mul of a with
+  // b's halves swapped), summed pairwise into 64 bits (uaddlp), shifted up,
+  // plus the full 64-bit product of the low halves (umlal).
+  Vec swapped = NewVec();
+  cc_.rev64(swapped.s4(), b.s4());
+  Vec cross = NewVec();
+  cc_.mul(cross.s4(), swapped.s4(), a.s4());
+  Vec d = NewVec();
+  cc_.uaddlp(d.d2(), cross.s4());
+  cc_.shl(d.d2(), d.d2(), Imm(32));
+  Vec a_low = NewVec();
+  Vec b_low = NewVec();
+  cc_.xtn(a_low.s2(), a.d2());
+  cc_.xtn(b_low.s2(), b.d2());
+  cc_.umlal(d.d2(), a_low.s2(), b_low.s2());
+  return d;
+}
+
 // ---- Vector value operations ----
 
 absl::Status KernelLowering::EmitVectorValueOp(int id) {
@@ -383,6 +404,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       const Vec b = vals_[op.b].vec;
       if (IsF32OrF64(op.operand_type)) {
         SetVec(id, FloatCompareMask(op.direction, op.operand_type == ElementType::kF64, a, b));
+      } else if (IsPred(op.operand_type)) {
+        // Masks (true = all ones) order as false < true when compared
+        // unsigned, whatever the comparison type says.
+        SetVec(id, IntCompareMask(op.direction, /*is_signed=*/false, a, b));
       } else {
         SetVec(id,
                IntCompareMask(op.direction, op.comparison == ComparisonType::kSigned, a, b));
@@ -511,7 +536,13 @@ absl::Status KernelLowering::VectorIntegerOp(int id) {
   switch (op.opcode) {
     case Opcode::kAdd: cc_.add(I(d, w), I(a, w), I(b, w)); break;
     case Opcode::kSubtract: cc_.sub(I(d, w), I(a, w), I(b, w)); break;
-    case Opcode::kMultiply: cc_.mul(I(d, w), I(a, w), I(b, w)); break;
+    case Opcode::kMultiply:
+      if (w == 64) {
+        d = Multiply64(a, b);
+      } else {
+        cc_.mul(I(d, w), I(a, w), I(b, w));
+      }
+      break;
     case Opcode::kAnd: cc_.and_(d.b16(), a.b16(), b.b16()); break;
     case Opcode::kOr: cc_.orr(d.b16(), a.b16(), b.b16()); break;
     case Opcode::kXor: cc_.eor(d.b16(), a.b16(), b.b16()); break;

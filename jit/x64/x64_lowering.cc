@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/vector_forms.h"
 #include "jit/vector_math.h"
 #include "jit/x64/x64_math_routines.h"
 
@@ -64,67 +65,33 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
 bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
                                      const std::vector<bool>& include, ElementType* type,
                                      int* lanes) const {
-  // One lane width for every value; at most one float type (of that width);
-  // integers of that width of either signedness; preds as masks.
-  std::optional<int> width;
-  std::optional<ElementType> float_type;
-  std::optional<ElementType> int_type;
+  // The forms every target has (jit/vector_forms.h), plus what depends on
+  // the instruction set: FMA (AVX2), per-lane shifts (AVX2, 32/64-bit),
+  // out-of-line math routine calls, and f32 <-> s32 conversions.
+  LaneType lane_type;
   bool any_value = false;
-  auto set_type = [&](ElementType candidate) {
-    if (IsPred(candidate)) return true;
-    int w = 0;
-    if (candidate == ElementType::kF32 || candidate == ElementType::kF64) {
-      if (float_type && *float_type != candidate) return false;
-      float_type = candidate;
-      w = BitWidth(candidate);
-    } else if (IsInteger(candidate)) {
-      w = BitWidth(candidate);
-      if (w != 8 && w != 16 && w != 32 && w != 64) return false;
-      if (!int_type) int_type = candidate;
-    } else {
-      return false;
-    }
-    if (width && *width != w) return false;
-    width = w;
-    return true;
-  };
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
-  auto is_int = [](ElementType t) { return IsInteger(t); };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
     if (IsIndexOp(op.kind) || !include[i]) continue;
     any_value = true;
+    if (!HasVectorAccess(op, strides)) return false;
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
-      case KOpKind::kAccResult:
-        if (!set_type(op.type)) return false;
+      case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kFromIndex:
+      case KOpKind::kSelect:
+        if (!lane_type.Add(op.type)) return false;
         break;
-      case KOpKind::kLoad: {
-        if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides[op.a];
-        if (!s || (*s != 0 && *s != 1)) return false;
+      case KOpKind::kStore:
+        if (!lane_type.Add(op.operand_type)) return false;
         break;
-      }
-      case KOpKind::kStore: {
-        if (!set_type(op.operand_type)) return false;
-        if (strides[op.a] != 1) return false;
-        break;
-      }
-      case KOpKind::kFromIndex: {
-        // Invariant: computed once and broadcast; an affine integer: a
-        // broadcast plus the lane offsets.
-        if (!set_type(op.type)) return false;
-        const std::optional<int64_t> s = strides[op.a];
-        if (!s || (*s != 0 && !is_int(op.type))) return false;
-        break;
-      }
       case KOpKind::kConst:
       case KOpKind::kBits:
       case KOpKind::kBitShift:
-        if (!is_float(op.type) || !set_type(op.type)) return false;
+        if (!is_float(op.type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kFma:
-        if (!features_.avx2 || !is_float(op.type) || !set_type(op.type)) return false;
+        if (!features_.avx2 || !is_float(op.type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kUnary:
         if (op.type == ElementType::kPred && op.operand_type == ElementType::kPred &&
@@ -132,89 +99,38 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           break;
         }
         if (IsExpandedMathOp(op)) {  // A routine call (f32/f64 only).
-          if (!set_type(op.type)) return false;
+          if (!lane_type.Add(op.type)) return false;
           break;
         }
-        if (op.operand_type != op.type || !set_type(op.type)) return false;
-        if (is_int(op.type)) {
-          switch (op.opcode) {
-            case Opcode::kAbs: case Opcode::kNegate: case Opcode::kNot: case Opcode::kSign:
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        switch (op.opcode) {
-          case Opcode::kAbs: case Opcode::kNegate: case Opcode::kSqrt: case Opcode::kFloor:
-          case Opcode::kCeil: case Opcode::kRoundNearestEven: case Opcode::kRoundNearestAfz:
-          case Opcode::kSign:
-            break;
-          default:
-            return false;
-        }
+        if (op.operand_type != op.type || !lane_type.Add(op.type)) return false;
+        if (!HasVectorUnary(op.type, op.opcode)) return false;
         break;
       case KOpKind::kBinary:
-        if (op.type == ElementType::kPred) {
-          switch (op.opcode) {
-            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMultiply:
-            case Opcode::kMinimum: case Opcode::kAdd: case Opcode::kMaximum:
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        if (!set_type(op.type)) return false;
+        if (!lane_type.Add(op.type)) return false;
         if (IsExpandedMathOp(op) && is_float(op.type)) break;  // A routine call.
-        if (is_int(op.type)) {
-          switch (op.opcode) {
-            case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
-            case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMaximum:
-            case Opcode::kMinimum:
-              break;
-            case Opcode::kShiftLeft: case Opcode::kShiftRightLogical:
-            case Opcode::kShiftRightArithmetic:
-              // Per-lane amounts: AVX2's vpsllv/vpsrlv/vpsrav (32/64-bit);
-              // one amount for all lanes: psll/psrl/psra with a count.
-              if (strides[op.b] != 0 && !(features_.avx2 && BitWidth(op.type) >= 32)) {
-                return false;
-              }
-              break;
-            default:
-              return false;
-          }
-          break;
-        }
-        switch (op.opcode) {
-          case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply:
-          case Opcode::kDivide: case Opcode::kMaximum: case Opcode::kMinimum:
-            break;
-          default:
+        if (!HasVectorBinary(op.type, op.opcode)) return false;
+        if (IsInteger(op.type) && (op.opcode == Opcode::kShiftLeft ||
+                                   op.opcode == Opcode::kShiftRightLogical ||
+                                   op.opcode == Opcode::kShiftRightArithmetic)) {
+          // Per-lane amounts: AVX2's vpsllv/vpsrlv/vpsrav (32/64-bit);
+          // one amount for all lanes: psll/psrl/psra with a count.
+          if (strides[op.b] != 0 && !(features_.avx2 && BitWidth(op.type) >= 32)) {
             return false;
+          }
         }
         break;
       case KOpKind::kCompare:
-        if (!set_type(op.operand_type)) return false;
-        if (is_float(op.operand_type)) {
-          if (op.comparison != ComparisonType::kFloat) return false;
-        } else if (op.comparison != ComparisonType::kSigned &&
-                   op.comparison != ComparisonType::kUnsigned) {
-          return false;
-        }
-        break;
-      case KOpKind::kSelect:
-        if (!set_type(op.type)) return false;
+        if (!lane_type.Add(op.operand_type) || !HasVectorCompare(op)) return false;
         break;
       case KOpKind::kClamp:
-        if (IsPred(op.type) || !set_type(op.type)) return false;
+        if (IsPred(op.type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kConvert: {
         const ElementType from = op.operand_type;
         const ElementType to = op.type;
-        if (!set_type(from) || !set_type(to)) return false;  // Same lane width.
+        if (!lane_type.Add(from) || !lane_type.Add(to)) return false;  // Same lane width.
         // Between integers of one width, pred and anything, f32 <-> s32.
-        const bool ok = from == to || (is_int(from) && is_int(to)) || IsPred(from) ||
+        const bool ok = from == to || (IsInteger(from) && IsInteger(to)) || IsPred(from) ||
                         IsPred(to) ||
                         (from == ElementType::kS32 && to == ElementType::kF32) ||
                         (from == ElementType::kF32 && to == ElementType::kS32);
@@ -222,7 +138,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
         break;
       }
       case KOpKind::kBitcast:
-        if (!set_type(op.operand_type) || !set_type(op.type)) return false;
+        if (!lane_type.Add(op.operand_type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kCall: case KOpKind::kCallArgs: case KOpKind::kCallImag:
         return false;  // A helper call per element: scalar code only.
@@ -231,16 +147,10 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     }
   }
   if (!any_value) return false;
-  const int w = width.value_or(8);  // Preds only: byte masks.
+  const int w = lane_type.width();
   if (zmm_ && !ZmmVectorizable(include, w)) return false;
   const int vector_bytes = zmm_ ? 64 : features_.avx2 ? 32 : 16;
-  if (float_type) {
-    *type = *float_type;
-  } else if (int_type) {
-    *type = *int_type;
-  } else {
-    *type = ElementType::kU8;
-  }
+  *type = lane_type.type();
   *lanes = vector_bytes * 8 / w;
   return true;
 }
