@@ -22,9 +22,15 @@
 //    a kLoop fusion. Fusing a producer with one user moves it (always pays).
 //    A producer with several users is duplicated into this consumer when
 //      - it is cheap (data movement, simple arithmetic, a small constant) and
-//        has at most max_cheap_fanout users, even if some user must still
-//        materialise it: re-reading its operands costs about what reading its
-//        result would;
+//        has at most max_cheap_fanout users, unless it stays materialised
+//        anyway (it is the root, or a user this sweep has finished with
+//        still reads it) and reads a computed value: a materialised producer
+//        that only reads parameters, constants or iotas (a broadcast) is
+//        still worth re-computing, but duplicating one that reads computed
+//        values gives those values one more user each, so that in a chain
+//        where every value has two users (x_i = x_{i-1} + x_{i-2}) each
+//        fusion-size boundary started two overlapping fusions, and those
+//        four, and so on: O(n^2 / max_fusion_size) kernels;
 //      - it is expensive (exp, log, tanh, divide, power, ...) only if every
 //        user can fuse it, so that it is never materialised, and it has at
 //        most max_expensive_fanout users.
@@ -335,7 +341,10 @@ class Fuser {
     if (expensive && IterationElements(consumer) > producer.shape().element_count()) return false;
     const int64_t uses = static_cast<int64_t>(producer.users().size()) + (IsRoot(&producer) ? 1 : 0);
     if (uses == 1) return true;
-    if (!expensive) return IsCheap(producer) && uses <= options_.max_cheap_fanout;
+    if (!expensive) {
+      if (!IsCheap(producer) || uses > options_.max_cheap_fanout) return false;
+      return !StaysMaterialised(producer, consumer) || ReadsOnlyLeaves(producer);
+    }
     if (IsRoot(&producer) || uses > options_.max_expensive_fanout) return false;
     for (const Instruction* user : producer.users()) {
       if (!CanBeConsumer(*user)) return false;
@@ -343,6 +352,27 @@ class Fuser {
         if (user->operand(i) == &producer && FeedsContraction(*user, i)) return false;
       }
       if (IterationElements(*user) > producer.shape().element_count()) return false;
+    }
+    return true;
+  }
+
+  // Whether `producer` will be materialised whatever `consumer` does: it is
+  // the root, or a user other than `consumer` that FuseProducers has
+  // finished with still reads it.
+  bool StaysMaterialised(const Instruction& producer, const Instruction& consumer) const {
+    if (IsRoot(&producer)) return true;
+    for (const Instruction* user : producer.users()) {
+      if (user != &consumer && finished_.contains(user)) return true;
+    }
+    return false;
+  }
+
+  static bool ReadsOnlyLeaves(const Instruction& producer) {
+    for (const Instruction* operand : producer.operands()) {
+      const Opcode opcode = operand->opcode();
+      if (opcode != Opcode::kParameter && opcode != Opcode::kConstant && opcode != Opcode::kIota) {
+        return false;
+      }
     }
     return true;
   }
@@ -421,6 +451,7 @@ class Fuser {
         instruction->opcode() == Opcode::kFusion ? FusedComputation(*instruction) : nullptr;
     instruction->parent()->RemoveInstruction(instruction);
     removed_.insert(instruction);
+    finished_.erase(instruction);
     if (body != keep) DropComputation(body);
   }
 
@@ -756,6 +787,7 @@ class Fuser {
 
   absl::Status FuseProducers(Computation* computation) {
     removed_.clear();
+    finished_.clear();
     std::vector<Instruction*> order = InstructionsOf(*computation);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       if (removed_.contains(*it)) continue;
@@ -772,6 +804,7 @@ class Fuser {
           }
         }
       }
+      finished_.insert(consumer);
     }
     return absl::OkStatus();
   }
@@ -916,6 +949,8 @@ class Fuser {
   FuseOptions options_;
   // Instructions deleted during the current sweep (compared, never read).
   absl::flat_hash_set<const Instruction*> removed_;
+  // Consumers FuseProducers is done with (StaysMaterialised).
+  absl::flat_hash_set<const Instruction*> finished_;
   absl::flat_hash_set<const Computation*> created_;
   // Bodies grown in place (GrowConsumer, GrowProducer): Finish renames their
   // parameters.
