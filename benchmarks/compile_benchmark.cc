@@ -9,7 +9,10 @@
 //                         (FuseOptions::max_fusion_size). KIND 0: add (x_i =
 //                         x_{i-1} + p1); 1: sine (x_i = sin(x_{i-1})); 2: a math
 //                         mix (exp, log, tanh, sine, cosine, logistic, erf,
-//                         add, multiply in turn). Counters: us_per_inst (the
+//                         add, multiply in turn); 3: the two-user add chain
+//                         x_i = x_{i-1} + x_{i-2} (every value has two users;
+//                         fused into O(n^2) kernels before issue 14's fuse
+//                         fix, now O(n)). Counters: us_per_inst (the
 //                         time per iteration / N), code_bytes (the kernels'),
 //                         kernels, interpreted.
 //   FirstCompile          the first jit::Compile in a fresh process (a forked
@@ -105,6 +108,7 @@ absl::string_view OpFor(int kind, int64_t i) {
   switch (kind) {
     case 0: return "add";
     case 1: return "sine";
+    case 3: return "add";
     default: return kMix[i % 9];
   }
 }
@@ -119,9 +123,7 @@ std::string ChainModule(int kind, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const absl::string_view op = OpFor(kind, i);
     const std::string name = absl::StrCat("v", i);
-    // add: x_i = x_{i-1} + p1. (x_{i-1} + x_{i-2} gives every value two
-    // users, which the fuse pass duplicates across fusion boundaries into
-    // O(n^2 / max_fusion_size) kernels: docs/compile_time.md.)
+    // KIND 0: x_i = x_{i-1} + p1; KIND 3: x_i = x_{i-1} + x_{i-2}.
     const std::string second = kind == 0 ? "p1" : prev2;
     absl::StrAppend(&text, i + 1 == n ? "  ROOT " : "  ", name, " = ", s, " ", op, "(", prev,
                     IsBinary(op) ? absl::StrCat(", ", second) : "", ")\n");
@@ -339,6 +341,7 @@ void ChainArgs(benchmark::internal::Benchmark* b) {
   for (int kind : {0, 1, 2}) {
     for (int64_t n : {10, 100, 1000, 10000, 100000}) b->Args({kind, n});
   }
+  for (int64_t n : {100, 1000, 10000}) b->Args({3, n});
 }
 
 BENCHMARK(BM_FirstCompile)->Iterations(20)->Unit(benchmark::kMillisecond);

@@ -428,7 +428,7 @@ Op Builder::AddInstruction(absl::string_view op_name, Opcode opcode, Shape shape
   }
   auto instruction = std::make_unique<Instruction>(opcode, WithLayouts(std::move(shape)));
   instruction->set_name(UniqueInstructionName(OpcodeName(opcode)));
-  *instruction->mutable_attrs() = attrs;
+  instruction->set_attrs(attrs);
   instruction->set_called_computations(std::move(called));
   *instruction->mutable_opaque_attributes() = std::move(opaque);
   for (const Op& operand : operands) instruction->AppendOperand(operand.instruction());

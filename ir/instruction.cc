@@ -4,8 +4,41 @@
 
 #include "ir/computation.h"
 
-
 namespace xjit {
+
+const InstructionAttributes& Instruction::DefaultAttributes() {
+  static const InstructionAttributes* const defaults = new InstructionAttributes();
+  return *defaults;
+}
+
+const Literal& Instruction::EmptyLiteral() {
+  static const Literal* const empty = new Literal();
+  return *empty;
+}
+
+void Instruction::set_attrs(const InstructionAttributes& attrs) {
+  if (attrs == DefaultAttributes()) {
+    attrs_.reset();
+  } else if (attrs_) {
+    *attrs_ = attrs;
+  } else {
+    attrs_ = std::make_unique<InstructionAttributes>(attrs);
+  }
+}
+
+void Instruction::CopyAttributesFrom(const Instruction& source) {
+  if (source.attrs_) {
+    attrs_ = std::make_unique<InstructionAttributes>(*source.attrs_);
+  } else {
+    attrs_.reset();
+  }
+  if (source.literal_) {
+    literal_ = std::make_unique<Literal>(*source.literal_);
+  } else {
+    literal_.reset();
+  }
+  opaque_attributes_ = source.opaque_attributes_;
+}
 
 void Instruction::AddUser(Instruction* user) {
   // Called right after `user` took this instruction as an operand, so it is

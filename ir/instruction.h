@@ -103,6 +103,8 @@ struct InstructionAttributes {
   std::string outfeed_config;         // outfeed
   std::optional<Shape> outfeed_shape; // outfeed
   bool is_composite = false;          // call
+
+  bool operator==(const InstructionAttributes&) const = default;
 };
 
 class Instruction {
@@ -147,12 +149,34 @@ class Instruction {
   Computation* while_condition() const { return called_computations_.at(0); }
   Computation* while_body() const { return called_computations_.at(1); }
 
-  const InstructionAttributes& attrs() const { return attrs_; }
-  InstructionAttributes* mutable_attrs() { return &attrs_; }
+  // The attributes live out of line and are allocated on the first write
+  // (mutable_attrs, or set_attrs with anything but the defaults): most
+  // instructions (elementwise ops) use none, and holding the 1.4 KB struct
+  // inline in every instruction made instruction lists cache-unfriendly
+  // (docs/compile_time.md). attrs() of an instruction that never had any
+  // returns the defaults.
+  const InstructionAttributes& attrs() const { return attrs_ ? *attrs_ : DefaultAttributes(); }
+  InstructionAttributes* mutable_attrs() {
+    if (!attrs_) attrs_ = std::make_unique<InstructionAttributes>();
+    return attrs_.get();
+  }
+  // Replaces the attributes; stores nothing when `attrs` are the defaults.
+  void set_attrs(const InstructionAttributes& attrs);
+  // Whether the attributes were ever written (attrs() may still equal the
+  // defaults).
+  bool has_attrs() const { return attrs_ != nullptr; }
 
-  // constant: the value, in the instruction's shape and layout.
-  const Literal& literal() const { return literal_; }
-  void set_literal(Literal literal) { literal_ = std::move(literal); }
+  // constant: the value, in the instruction's shape and layout. Like the
+  // attributes, held out of line: an instruction that is not a constant
+  // never allocates one, and literal() returns an empty literal.
+  const Literal& literal() const { return literal_ ? *literal_ : EmptyLiteral(); }
+  void set_literal(Literal literal) { literal_ = std::make_unique<Literal>(std::move(literal)); }
+  bool has_literal() const { return literal_ != nullptr; }
+
+  // Copies the attributes, literal and opaque attributes of `source` (what a
+  // clone keeps besides opcode, shape, operands and called computations),
+  // allocating only what `source` has.
+  void CopyAttributesFrom(const Instruction& source);
 
   // Attributes kept verbatim for printing (metadata, sharding, ...).
   const std::vector<OpaqueAttribute>& opaque_attributes() const { return opaque_attributes_; }
@@ -162,6 +186,8 @@ class Instruction {
 
  private:
   friend class Computation;
+  static const InstructionAttributes& DefaultAttributes();
+  static const Literal& EmptyLiteral();
   void RemoveUser(Instruction* user);
   void AddUser(Instruction* user);
 
@@ -172,8 +198,8 @@ class Instruction {
   std::vector<Instruction*> users_;
   std::vector<Instruction*> control_predecessors_;
   std::vector<Computation*> called_computations_;
-  InstructionAttributes attrs_;
-  Literal literal_;
+  std::unique_ptr<InstructionAttributes> attrs_;  // null: the defaults
+  std::unique_ptr<Literal> literal_;               // null: empty
   std::vector<OpaqueAttribute> opaque_attributes_;
   Computation* parent_ = nullptr;
 };

@@ -44,9 +44,7 @@ std::unique_ptr<Module> Module::Clone() const {
     for (const auto& instruction : computation->instructions()) {
       auto new_instruction = std::make_unique<Instruction>(instruction->opcode(), instruction->shape());
       new_instruction->set_name(instruction->name());
-      *new_instruction->mutable_attrs() = instruction->attrs();
-      new_instruction->set_literal(instruction->literal());
-      *new_instruction->mutable_opaque_attributes() = instruction->opaque_attributes();
+      new_instruction->CopyAttributesFrom(*instruction);
       for (Instruction* operand : instruction->operands()) {
         new_instruction->AppendOperand(instruction_map.at(operand));
       }

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "ir/hlo_text/printer.h"
+#include "ir/structural_key.h"
 #include "jit/jitdump.h"
 #include "jit/perf_map.h"
 #include "jit/target.h"
@@ -42,7 +42,7 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
     return std::nullopt;
   }
   // The key is computed before the module is verified (a hit skips that):
-  // leave modules the printer could not print to the uncached path, whose
+  // leave modules with null computations to the uncached path, whose
   // verifier reports them.
   for (const auto& computation : module.computations()) {
     if (computation == nullptr) return std::nullopt;
@@ -58,14 +58,15 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
   const Isa isa = options.interpret_only ? Isa::kAuto
                   : options.isa == Isa::kAuto ? BestHostIsa()
                                               : options.isa;
-  // Every option that changes the executable or the report, then the text.
+  // Every option that changes the executable or the report, then the
+  // module's structural key (ir/structural_key.h).
   std::string key = absl::StrCat(
       "isa=", IsaName(isa), " threads=", options.threads, " asm=", options.collect_asm,
       " passes=", options.run_passes, " disabled=", absl::StrJoin(options.disabled_passes, ","),
       " only=", absl::StrJoin(options.only_passes, ","), " interpret=", options.interpret_only,
       " math=", static_cast<int>(options.math), " row_groups=", options.row_groups,
       " max_while=", options.max_while_iterations, "\n");
-  absl::StrAppend(&key, PrintModule(module));
+  AppendStructuralKey(module, &key);
   return key;
 }
 

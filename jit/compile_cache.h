@@ -2,16 +2,18 @@
 // result to the executable it gave, so that compiling the same module with
 // the same options on the same CPU again costs a lookup (issue 14).
 //
-// The key is the canonical module text (ir/hlo_text/printer.h: the parsed
-// or built module printed back), every CompileOptions field that changes the
+// The key is the module's structural key (ir/structural_key.h: a binary
+// encoding of every computation, instruction, shape, attribute and literal,
+// written straight from the IR), every CompileOptions field that changes the
 // result, and the instruction set the compile targets (kAuto resolved to the
-// host's). Keys are compared whole, so two modules share an entry only when
-// their texts are equal. A hit returns a new Executable over the cached one's
-// spec (runtime::Executable shares specs; runs keep their state apart) and a
-// copy of the cached CompileReport with cache_hit set; it skips verifying
-// the module (the same text was verified by the compile that filled the
-// entry). The key costs about 1 µs per instruction to print, which is most
-// of a hit.
+// host's). The map hashes the key and compares it whole, so two modules
+// share an entry only when they are structurally identical (no false hits
+// from hash collisions). A hit returns a new Executable over the cached
+// one's spec (runtime::Executable shares specs; runs keep their state apart)
+// and a copy of the cached CompileReport with cache_hit set; it skips
+// verifying the module (the identical module was verified by the compile
+// that filled the entry). Writing the key is most of a hit's cost (about
+// 0.1 µs per instruction; docs/compile_time.md).
 //
 // Not cached: compiles that write files (dump_dir) or perf map entries,
 // whose side effects a hit would skip, and modules with custom calls, whose

@@ -22,9 +22,15 @@
 //    a kLoop fusion. Fusing a producer with one user moves it (always pays).
 //    A producer with several users is duplicated into this consumer when
 //      - it is cheap (data movement, simple arithmetic, a small constant) and
-//        has at most max_cheap_fanout users, even if some user must still
-//        materialise it: re-reading its operands costs about what reading its
-//        result would;
+//        has at most max_cheap_fanout users, unless it stays materialised
+//        anyway (it is the root, or a user this sweep has finished with
+//        still reads it) and reads a computed value: a materialised producer
+//        that only reads parameters, constants or iotas (a broadcast) is
+//        still worth re-computing, but duplicating one that reads computed
+//        values gives those values one more user each, so that in a chain
+//        where every value has two users (x_i = x_{i-1} + x_{i-2}) each
+//        fusion-size boundary started two overlapping fusions, and those
+//        four, and so on: O(n^2 / max_fusion_size) kernels;
 //      - it is expensive (exp, log, tanh, divide, power, ...) only if every
 //        user can fuse it, so that it is never materialised, and it has at
 //        most max_expensive_fanout users.
@@ -63,6 +69,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ir/layout_util.h"
@@ -215,6 +222,82 @@ const Instruction* FusedContraction(const Computation& fused) {
 
 namespace {
 
+// The instruction names of the computation being fused, kept up to date by
+// the fuser's few additions, renames and removals there, so that a fresh
+// name ("fusion", then the smallest free "fusion.N", as
+// UniqueInstructionNameOnePass gives) costs a few lookups. Scanning the
+// computation for every fusion made was quadratic: a quarter of compiling a
+// 100,000-instruction chain.
+class NameIndex {
+ public:
+  // Forgets the computation (built again on the next Unique).
+  void Reset() {
+    computation_ = nullptr;
+    count_.clear();
+    first_free_.clear();
+  }
+
+  std::string Unique(const Computation& computation, absl::string_view base) {
+    if (computation_ != &computation) Build(computation);
+    if (!count_.contains(base)) return std::string(base);
+    const absl::string_view stem = StripSuffix(base).first;
+    int64_t& n = first_free_[stem];  // Every stem.m with m < n is taken.
+    if (n == 0) n = 1;
+    while (count_.contains(absl::StrCat(stem, ".", n))) ++n;
+    return absl::StrCat(stem, ".", n);
+  }
+
+  // `instruction` was added to the computation (under its name).
+  void Note(const Instruction& instruction) {
+    if (instruction.parent() == computation_) ++count_[instruction.name()];
+  }
+  // `instruction` is about to leave the computation.
+  void Forget(const Instruction& instruction) {
+    if (instruction.parent() != computation_) return;
+    auto it = count_.find(instruction.name());
+    if (it == count_.end()) return;
+    if (--it->second == 0) {
+      count_.erase(it);
+      // stem.N is free again: the search for that stem restarts there.
+      const auto [stem, n] = StripSuffix(instruction.name());
+      auto hint = first_free_.find(stem);
+      if (n > 0 && hint != first_free_.end() && n < hint->second) hint->second = n;
+    }
+  }
+  void Rename(Instruction* instruction, std::string name) {
+    Forget(*instruction);
+    instruction->set_name(std::move(name));
+    Note(*instruction);
+  }
+
+ private:
+  void Build(const Computation& computation) {
+    Reset();
+    computation_ = &computation;
+    for (const auto& instruction : computation.instructions()) ++count_[instruction->name()];
+  }
+
+  // "stem.N" (N a canonical positive number) as {stem, N}; anything else as
+  // {name, 0}.
+  static std::pair<absl::string_view, int64_t> StripSuffix(absl::string_view name) {
+    const size_t dot = name.rfind('.');
+    if (dot == absl::string_view::npos || dot + 1 == name.size() || name[dot + 1] == '0' ||
+        name.size() - dot - 1 > 18) {
+      return {name, 0};
+    }
+    int64_t n = 0;
+    for (char c : name.substr(dot + 1)) {
+      if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return {name, 0};
+      n = n * 10 + (c - '0');
+    }
+    return {name.substr(0, dot), n};
+  }
+
+  const Computation* computation_ = nullptr;
+  absl::flat_hash_map<std::string, int64_t> count_;
+  absl::flat_hash_map<std::string, int64_t> first_free_;
+};
+
 class Fuser {
  public:
   Fuser(Module* module, const FuseOptions& options) : module_(module), options_(options) {}
@@ -224,6 +307,7 @@ class Fuser {
       // The pass adds no control edges, so a computation without any keeps
       // none, and HasControlEdges (a scan of the computation) can be skipped.
       control_free_ = computation;
+      names_.Reset();
       for (const auto& instruction : computation->instructions()) {
         if (!instruction->control_predecessors().empty()) control_free_ = nullptr;
       }
@@ -359,7 +443,10 @@ class Fuser {
     if (expensive && IterationElements(consumer) > producer.shape().element_count()) return false;
     const int64_t uses = static_cast<int64_t>(producer.users().size()) + (IsRoot(&producer) ? 1 : 0);
     if (uses == 1) return true;
-    if (!expensive) return IsCheap(producer) && uses <= options_.max_cheap_fanout;
+    if (!expensive) {
+      if (!IsCheap(producer) || uses > options_.max_cheap_fanout) return false;
+      return !StaysMaterialised(producer, consumer) || ReadsOnlyLeaves(producer);
+    }
     if (IsRoot(&producer) || uses > options_.max_expensive_fanout) return false;
     for (const Instruction* user : producer.users()) {
       if (!CanBeConsumer(*user)) return false;
@@ -367,6 +454,27 @@ class Fuser {
         if (user->operand(i) == &producer && FeedsContraction(*user, i)) return false;
       }
       if (IterationElements(*user) > producer.shape().element_count()) return false;
+    }
+    return true;
+  }
+
+  // Whether `producer` will be materialised whatever `consumer` does: it is
+  // the root, or a user other than `consumer` that FuseProducers has
+  // finished with still reads it.
+  bool StaysMaterialised(const Instruction& producer, const Instruction& consumer) const {
+    if (IsRoot(&producer)) return true;
+    for (const Instruction* user : producer.users()) {
+      if (user != &consumer && finished_.contains(user)) return true;
+    }
+    return false;
+  }
+
+  static bool ReadsOnlyLeaves(const Instruction& producer) {
+    for (const Instruction* operand : producer.operands()) {
+      const Opcode opcode = operand->opcode();
+      if (opcode != Opcode::kParameter && opcode != Opcode::kConstant && opcode != Opcode::kIota) {
+        return false;
+      }
     }
     return true;
   }
@@ -443,8 +551,10 @@ class Fuser {
   void Remove(Instruction* instruction, const Computation* keep = nullptr) {
     Computation* body =
         instruction->opcode() == Opcode::kFusion ? FusedComputation(*instruction) : nullptr;
+    names_.Forget(*instruction);
     instruction->parent()->RemoveInstruction(instruction);
     removed_.insert(instruction);
+    finished_.erase(instruction);
     if (body != keep) DropComputation(body);
   }
 
@@ -469,8 +579,9 @@ class Fuser {
     auto owned = std::make_unique<Instruction>(Opcode::kFusion, shape);
     owned->mutable_attrs()->fusion_kind = kind;
     owned->set_called_computations({installed});
-    owned->set_name(name.empty() ? UniqueInstructionNameOnePass(*parent, "fusion") : std::move(name));
+    owned->set_name(name.empty() ? names_.Unique(*parent, "fusion") : std::move(name));
     Instruction* fusion = parent->AddInstruction(std::move(owned));
+    names_.Note(*fusion);
     for (Instruction* operand : builder.operands()) fusion->AppendOperand(operand);
     return fusion;
   }
@@ -560,12 +671,13 @@ class Fuser {
                          Computation* body, const std::vector<Instruction*>& operands) {
     Computation* parent = consumer->parent();
     std::string name = named->name();
-    named->set_name(absl::StrCat(name, ".replaced"));
+    names_.Rename(named, absl::StrCat(name, ".replaced"));
     auto owned = std::make_unique<Instruction>(Opcode::kFusion, consumer->shape());
     owned->mutable_attrs()->fusion_kind = KindOf(*body);
     owned->set_called_computations({body});
     owned->set_name(std::move(name));
     Instruction* fusion = parent->AddInstruction(std::move(owned));
+    names_.Note(*fusion);
     for (Instruction* operand : operands) fusion->AppendOperand(operand);
     consumer->ReplaceAllUsesWith(fusion);
     Remove(consumer, body);
@@ -750,7 +862,7 @@ class Fuser {
       old_body->set_name(absl::StrCat(old_body->name(), ".old"));
     }
     const Shape shape = consumer->shape();
-    named->set_name(absl::StrCat(named->name(), ".replaced"));
+    names_.Rename(named, absl::StrCat(named->name(), ".replaced"));
     Instruction* fusion = Install(parent, std::move(builder), root, shape, name, body_name);
     consumer->ReplaceAllUsesWith(fusion);
     Remove(consumer);
@@ -780,6 +892,7 @@ class Fuser {
 
   absl::Status FuseProducers(Computation* computation) {
     removed_.clear();
+    finished_.clear();
     std::vector<Instruction*> order = InstructionsOf(*computation);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       if (removed_.contains(*it)) continue;
@@ -796,6 +909,7 @@ class Fuser {
           }
         }
       }
+      finished_.insert(consumer);
     }
     return absl::OkStatus();
   }
@@ -907,8 +1021,9 @@ class Fuser {
       } else {
         auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement, sibling->shape());
         gte->mutable_attrs()->tuple_index = offsets[s];
-        gte->set_name(UniqueInstructionNameOnePass(*parent, "get-tuple-element"));
+        gte->set_name(names_.Unique(*parent, "get-tuple-element"));
         Instruction* element = parent->AddInstruction(std::move(gte));
+        names_.Note(*element);
         element->AppendOperand(fusion);
         sibling->ReplaceAllUsesWith(element);
       }
@@ -945,6 +1060,10 @@ class Fuser {
   FuseOptions options_;
   // Instructions deleted during the current sweep (compared, never read).
   absl::flat_hash_set<const Instruction*> removed_;
+  // Names of the computation being fused (fresh fusion names).
+  NameIndex names_;
+  // Consumers FuseProducers is done with (StaysMaterialised).
+  absl::flat_hash_set<const Instruction*> finished_;
   absl::flat_hash_set<const Computation*> created_;
   // Bodies grown in place (GrowConsumer, GrowProducer): Finish renames their
   // parameters.

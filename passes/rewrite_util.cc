@@ -181,7 +181,7 @@ std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<st
 
 absl::StatusOr<Instruction*> AddInstruction(Computation* computation, NewInstruction spec) {
   auto owned = std::make_unique<Instruction>(spec.opcode, spec.shape.value_or(Shape()));
-  *owned->mutable_attrs() = std::move(spec.attrs);
+  owned->set_attrs(spec.attrs);
   owned->set_called_computations(std::move(spec.called_computations));
   const absl::string_view hint =
       spec.name.empty() ? OpcodeName(spec.opcode) : absl::string_view(spec.name);
@@ -223,9 +223,7 @@ absl::StatusOr<Instruction*> AddBroadcastScalar(Computation* computation, Instru
 Instruction* CloneInstruction(const Instruction& source, Computation* dest,
                               absl::Span<Instruction* const> operands) {
   auto owned = std::make_unique<Instruction>(source.opcode(), source.shape());
-  *owned->mutable_attrs() = source.attrs();
-  owned->set_literal(source.literal());
-  *owned->mutable_opaque_attributes() = source.opaque_attributes();
+  owned->CopyAttributesFrom(source);
   owned->set_called_computations(source.called_computations());
   owned->set_name(UniqueInstructionName(*dest, source.name()));
   Instruction* clone = dest->AddInstruction(std::move(owned));

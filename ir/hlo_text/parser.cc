@@ -1426,8 +1426,8 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::WrapInAsyncStart(
   auto computation = std::make_unique<Computation>("");
   auto start = std::make_unique<Instruction>(Opcode::kAsyncStart, async_shape);
   auto inner = std::make_unique<Instruction>(wrapped->opcode(), async_shape.tuple_shapes(1));
-  *inner->mutable_attrs() = wrapped->attrs();
-  inner->set_literal(wrapped->literal());
+  inner->set_attrs(wrapped->attrs());
+  if (wrapped->has_literal()) inner->set_literal(wrapped->literal());
   inner->set_called_computations(wrapped->called_computations());
   for (const OpaqueAttribute& attribute : wrapped->opaque_attributes()) {
     // The thread belongs to the async pair; everything else to the wrapped op.
