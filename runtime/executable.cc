@@ -17,6 +17,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "runtime/host/interrupt.h"
+#include "runtime/host/large_stack.h"
 #include "runtime/thread_pool.h"
 
 namespace xjit::runtime {
@@ -363,6 +364,7 @@ Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::
     XJIT_CHECK(step.library_call.function != nullptr);
     XJIT_CHECK(step.library_call.scratch_bytes <= spec_->plan.scratch_bytes);
   }
+  deep_ = spec_->module != nullptr && NeedsLargeStack(*spec_->module);
   XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
   XJIT_CHECK(spec_->plan.scratch_offset + spec_->plan.scratch_bytes <= spec_->plan.temp_bytes ||
              spec_->plan.scratch_bytes == 0);
@@ -400,6 +402,11 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> argumen
 }
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result) const {
+  if (deep_ && !OnLargeStack()) {
+    absl::Status status;
+    XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { status = Execute(parameters, result); }));
+    return status;
+  }
   if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", spec_->parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
