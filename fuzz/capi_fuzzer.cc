@@ -2,9 +2,9 @@
 // an operation (create a shape, add a parameter, an elementwise, shape or
 // reduction op on earlier ops), the following bytes its arguments, with
 // sizes, indices and paddings drawn from a table that includes absurd ones
-// (negative, 2^31, 2^62, INT64_MAX). Every call must return an error or a
-// result, never crash; a module that builds must compile, and, when its
-// buffers are small, run on zeroed arguments.
+// (negative, 2^31, 2^62, INT64_MAX) and element types out of range. Every
+// call must return an error or a result, never crash; a module that builds
+// must compile, and, when its buffers are small, run on zeroed arguments.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,8 +31,13 @@ constexpr int64_t kSizes[] = {0,
                               INT64_MAX,
                               3000000000LL,
                               1099511627776LL};
+// Out-of-range values too: a C caller may pass any int (xjit.h gives the
+// enums a fixed underlying type in C++, so these are valid values to reject).
 constexpr xjit_element_type kTypes[] = {XJIT_F32,  XJIT_S32, XJIT_PRED, XJIT_F64, XJIT_U8,
-                                        XJIT_BF16, XJIT_C64, XJIT_S4,   XJIT_F16, XJIT_S64};
+                                        XJIT_BF16, XJIT_C64, XJIT_S4,   XJIT_F16, XJIT_S64,
+                                        XJIT_TUPLE, XJIT_NUM_ELEMENT_TYPES,
+                                        static_cast<xjit_element_type>(77),
+                                        static_cast<xjit_element_type>(-1)};
 // The most bytes of arguments and results a built module may need to run.
 constexpr int64_t kMaxRunBytes = int64_t{1} << 22;
 

@@ -29,6 +29,7 @@
 #include "interpreter/evaluator_internal.h"
 #include "ir/status_macros.h"
 #include "runtime/host/interrupt.h"
+#include "runtime/host/large_stack.h"
 
 namespace xjit {
 
@@ -1044,6 +1045,13 @@ Evaluator::~Evaluator() = default;
 
 absl::StatusOr<Literal> Evaluator::EvaluateModule(const Module& module,
                                                   absl::Span<const Literal> arguments) {
+  // The evaluator recurses once per level of nested computations: deep
+  // modules run on a stack of known size (runtime/host/large_stack.h).
+  if (NeedsLargeStack(module) && !OnLargeStack()) {
+    absl::StatusOr<Literal> result = absl::InternalError("not evaluated");
+    XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { result = impl_->RunModule(module, arguments); }));
+    return result;
+  }
   return impl_->RunModule(module, arguments);
 }
 

@@ -18,9 +18,9 @@ namespace xjit {
 
 // How deeply computations may call computations (call, fusion, while,
 // conditional, map, reduce...: the entry is depth 1). The evaluator and the
-// compiler walk nested computations recursively, and this bound keeps their
-// stacks well inside a thread's 8 MiB (sanitizer builds included); real
-// programs nest a few levels.
+// compiler walk nested computations recursively; with this bound, a deep
+// module fits the stack they then run on (runtime/host/large_stack.h) in
+// every build, sanitizers included. Real programs nest a few levels.
 inline constexpr int kMaxCallDepth = 256;
 
 absl::Status VerifyModule(const Module& module);

@@ -42,6 +42,7 @@
 #include "runtime/fft/fft.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
+#include "runtime/host/large_stack.h"
 
 namespace xjit::jit {
 namespace {
@@ -1003,8 +1004,18 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   }
   CompileContext context;
   context.target = target.get();
-  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
-                        CompileInContext(module, options, report, &context));
+  // Compiling recurses once per level of nested while/conditional bodies:
+  // on a stack of known size, so that every depth the verifier accepts fits
+  // (runtime/host/large_stack.h).
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> compiled =
+      absl::InternalError("not compiled");
+  const auto compile = [&] { compiled = CompileInContext(module, options, report, &context); };
+  if (OnLargeStack()) {
+    compile();
+  } else {
+    XJIT_RETURN_IF_ERROR(RunOnLargeStack(compile));
+  }
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable, std::move(compiled));
   if (cache_key.has_value()) {
     InsertCompileCache(*cache_key, CachedCompile{executable->shared_spec(), *report});
   }

@@ -19,6 +19,7 @@
 #include "ir/status_macros.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/host/interrupt.h"
+#include "runtime/host/large_stack.h"
 #include "runtime/thread_pool.h"
 
 namespace xjit::runtime {
@@ -440,6 +441,7 @@ Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::
                (step.library_call.context_function != nullptr));
     XJIT_CHECK(step.library_call.scratch_bytes <= spec_->plan.scratch_bytes);
   }
+  deep_ = spec_->module != nullptr && NeedsLargeStack(*spec_->module);
   XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
   XJIT_CHECK(spec_->plan.scratch_offset + spec_->plan.scratch_bytes <= spec_->plan.temp_bytes ||
              spec_->plan.scratch_bytes == 0);
@@ -487,6 +489,11 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result,
                                  const RunContext& context) const {
+  if (deep_ && !OnLargeStack()) {
+    absl::Status status;
+    XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { status = Execute(parameters, result, context); }));
+    return status;
+  }
   if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", spec_->parameter_shapes.size(), " parameter buffers, got ", parameters.size()));

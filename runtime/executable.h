@@ -209,6 +209,10 @@ class Executable {
 
  private:
   std::shared_ptr<const ExecutableSpec> spec_;
+  // Its module nests computations deeply: a run goes onto a large stack
+  // (runtime/host/large_stack.h), since running a while or conditional step
+  // recurses into its subprograms.
+  bool deep_ = false;
 };
 
 // Flattened bytes of a literal (see buffer_plan.h) and back.

@@ -34,11 +34,23 @@
 extern "C" {
 #endif
 
+/* In C++ every enum of this header has the fixed underlying type int: an
+ * out-of-range value a caller passes (say (xjit_element_type)77) is then a
+ * valid value that the library rejects with a status, where for an enum
+ * without one merely reading it is undefined behaviour. The enums are
+ * int-sized in C as well, so both languages see the same ABI. */
+#ifdef __cplusplus
+#define XJIT_ENUM_INT : int
+#else
+#define XJIT_ENUM_INT
+#endif
+
+
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
 
 /* The codes of absl::StatusCode, with the same values. */
-typedef enum xjit_code {
+typedef enum xjit_code XJIT_ENUM_INT {
   XJIT_OK = 0,
   XJIT_CANCELLED = 1,
   XJIT_UNKNOWN = 2,
@@ -74,7 +86,7 @@ void xjit_string_free(char* string);
 /* ------------------------------------------------------------------------ */
 /* Element types (every type of ir/element_type.h, in its order)            */
 
-typedef enum xjit_element_type {
+typedef enum xjit_element_type XJIT_ENUM_INT {
   XJIT_PRED = 0,
   XJIT_S1,
   XJIT_S2,
@@ -209,7 +221,7 @@ void xjit_builder_set_replica_count(xjit_builder* builder, int64_t n);
 void xjit_builder_set_num_partitions(xjit_builder* builder, int64_t n);
 
 /* Scalar (a, b) -> a OP b computations of `type`, for reducers. */
-typedef enum xjit_scalar_computation {
+typedef enum xjit_scalar_computation XJIT_ENUM_INT {
   XJIT_SCALAR_ADD,
   XJIT_SCALAR_MUL,
   XJIT_SCALAR_MAX,
@@ -303,7 +315,7 @@ xjit_op xjit_atan2(XJIT_BINARY_ARGS);
 xjit_op xjit_complex(XJIT_BINARY_ARGS);
 
 /* ---- Comparisons ---- */
-typedef enum xjit_comparison_direction {
+typedef enum xjit_comparison_direction XJIT_ENUM_INT {
   XJIT_CMP_EQ,
   XJIT_CMP_NE,
   XJIT_CMP_GE,
@@ -312,7 +324,7 @@ typedef enum xjit_comparison_direction {
   XJIT_CMP_LT
 } xjit_comparison_direction;
 /* DEFAULT: FLOAT for floats, SIGNED / UNSIGNED for integers. */
-typedef enum xjit_comparison_type {
+typedef enum xjit_comparison_type XJIT_ENUM_INT {
   XJIT_CMP_TYPE_DEFAULT,
   XJIT_CMP_TYPE_FLOAT,
   XJIT_CMP_TYPE_TOTALORDER,
@@ -400,7 +412,7 @@ typedef struct xjit_dot_dimension_numbers {
 xjit_op xjit_dot_general(xjit_builder* b, xjit_op lhs, xjit_op rhs,
                          const xjit_dot_dimension_numbers* dnums);
 
-typedef enum xjit_padding { XJIT_PADDING_SAME, XJIT_PADDING_VALID } xjit_padding;
+typedef enum xjit_padding XJIT_ENUM_INT { XJIT_PADDING_SAME, XJIT_PADDING_VALID } xjit_padding;
 /* Every spatial-dims array has n_spatial entries. */
 typedef struct xjit_conv_dimension_numbers {
   int64_t input_batch_dimension;
@@ -432,10 +444,10 @@ xjit_op xjit_conv_general_dilated(xjit_builder* b, xjit_op lhs, xjit_op rhs, con
                                   const xjit_conv_dimension_numbers* dnums,
                                   int64_t feature_group_count, int64_t batch_group_count);
 
-typedef enum xjit_fft_type { XJIT_FFT, XJIT_IFFT, XJIT_RFFT, XJIT_IRFFT } xjit_fft_type;
+typedef enum xjit_fft_type XJIT_ENUM_INT { XJIT_FFT, XJIT_IFFT, XJIT_RFFT, XJIT_IRFFT } xjit_fft_type;
 xjit_op xjit_fft(xjit_builder* b, xjit_op x, xjit_fft_type type, const int64_t* fft_length, int n);
 xjit_op xjit_cholesky(xjit_builder* b, xjit_op a, int lower);
-typedef enum xjit_transpose_kind {
+typedef enum xjit_transpose_kind XJIT_ENUM_INT {
   XJIT_NO_TRANSPOSE,
   XJIT_TRANSPOSE,
   XJIT_ADJOINT
@@ -546,7 +558,7 @@ xjit_op xjit_custom_call(xjit_builder* b, const char* target, const xjit_op* ope
 /* ---- Random numbers ---- */
 xjit_op xjit_rng_normal(xjit_builder* b, xjit_op mu, xjit_op sigma, const xjit_shape* shape);
 xjit_op xjit_rng_uniform(xjit_builder* b, xjit_op lo, xjit_op hi, const xjit_shape* shape);
-typedef enum xjit_rng_algorithm {
+typedef enum xjit_rng_algorithm XJIT_ENUM_INT {
   XJIT_RNG_DEFAULT,
   XJIT_RNG_THREE_FRY,
   XJIT_RNG_PHILOX
@@ -651,7 +663,7 @@ xjit_status* xjit_status_create(xjit_code code, const char* message);
 /* ------------------------------------------------------------------------ */
 /* Compilation and execution                                                 */
 
-typedef enum xjit_backend {
+typedef enum xjit_backend XJIT_ENUM_INT {
   XJIT_BACKEND_JIT = 0,        /* native code (the default) */
   XJIT_BACKEND_INTERPRETER = 1 /* the reference evaluator */
 } xjit_backend;

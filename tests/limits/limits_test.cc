@@ -20,6 +20,7 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "runtime/executable.h"
+#include "runtime/host/large_stack.h"
 
 namespace xjit {
 namespace {
@@ -110,6 +111,80 @@ TEST(Verifier, LongControlChainsDoNotExhaustTheStack) {
   std::unique_ptr<Module> module = Parse(text);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(VerifyModule(*module).ok());
+}
+
+// ---- Nesting up to the limit fits the stack ----
+
+// `depth` levels (the entry included) of while loops, each body running the
+// next loop once and adding 1: the result is depth - 2 + 1 (body0 adds 1 too).
+std::string WhileChain(int depth) {
+  std::string text =
+      "HloModule whiles\ncond {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+      "  ROOT lt = pred[] compare(p, one), direction=LT\n}\n"
+      "body0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+      "  ROOT r = s32[] add(p, one)\n}\n";
+  for (int k = 1; k < depth - 1; ++k) {
+    text += "body" + std::to_string(k) +
+            " {\n  p = s32[] parameter(0)\n  q = s32[] while(p), condition=cond, body=body" +
+            std::to_string(k - 1) + "\n  one = s32[] constant(1)\n  ROOT r = s32[] add(q, one)\n}\n";
+  }
+  text += "ENTRY main {\n  z = s32[] parameter(0)\n  ROOT w = s32[] while(z), condition=cond, "
+          "body=body" + std::to_string(depth - 2) + "\n}\n";
+  return text;
+}
+
+// `depth` levels of conditionals, each branch running the next conditional.
+std::string ConditionalChain(int depth) {
+  std::string text = "HloModule conds\nb0 {\n  p = s32[] parameter(0)\n  ROOT r = s32[] negate(p)\n}\n";
+  for (int k = 1; k < depth - 1; ++k) {
+    const std::string prev = "b" + std::to_string(k - 1);
+    text += "b" + std::to_string(k) +
+            " {\n  p = s32[] parameter(0)\n  z = s32[] constant(0)\n"
+            "  c = pred[] compare(p, z), direction=GE\n"
+            "  ROOT r = s32[] conditional(c, p, p), true_computation=" + prev +
+            ", false_computation=" + prev + "\n}\n";
+  }
+  const std::string last = "b" + std::to_string(depth - 2);
+  text += "ENTRY main {\n  p = s32[] parameter(0)\n  z = s32[] constant(0)\n"
+          "  c = pred[] compare(p, z), direction=GE\n"
+          "  ROOT r = s32[] conditional(c, p, p), true_computation=" + last +
+          ", false_computation=" + last + "\n}\n";
+  return text;
+}
+
+// Compiling and running nests as deep as the verifier allows, on a quarter of
+// the stack that compiling and running such modules get
+// (runtime/host/large_stack.h): the documented limit holds with a margin of
+// four in this build, whichever it is (sanitizer builds have the largest
+// frames). Before compiling moved to a large stack, a 252-deep while chain
+// overflowed the main thread's 8 MiB under AddressSanitizer.
+TEST(Nesting, TheDeepestModulesFitAQuarterOfTheLargeStack) {
+  for (const std::string& text : {CallChain(kMaxCallDepth), WhileChain(kMaxCallDepth),
+                                  ConditionalChain(kMaxCallDepth)}) {
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+    ASSERT_TRUE(NeedsLargeStack(*module));
+    const Literal argument = Literal::ScalarInt(ElementType::kS32, 5);
+    absl::StatusOr<Literal> expected = absl::InternalError("not run"), actual = expected;
+    ASSERT_TRUE(RunOnLargeStack(
+                    [&] {
+                      Evaluator evaluator;
+                      expected = evaluator.EvaluateModule(*module, {&argument, 1});
+                      absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+                          jit::Compile(*module, jit::CompileOptions());
+                      if (!executable.ok()) {
+                        actual = executable.status();
+                        return;
+                      }
+                      actual = (*executable)->Run({&argument, 1});
+                    },
+                    kLargeStackBytes / 4)
+                    .ok());
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_EQ(expected->ToString(), actual->ToString());
+  }
 }
 
 // Found by hlo_text_fuzzer: a map written without dimensions= printed as
