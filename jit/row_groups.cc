@@ -44,7 +44,7 @@ Range RangeOf(const BufferSlot& slot) { return {slot.kind, slot.index, slot.offs
 // What the group under construction knows of one range.
 struct RangeUse {
   bool written = false;
-  bool read_after_write = false;  // Read by a member after one wrote it.
+  bool read_after_write = false;      // Read by a member after one wrote it.
   std::vector<int64_t> row_elements;  // Of every access (-1: not rows).
 };
 
