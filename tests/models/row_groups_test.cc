@@ -200,6 +200,18 @@ TEST_P(RowGroupsTest, SoftmaxIsOneGroup) {
   CheckCase({"softmax", Softmax(300, 1024), 4}, GetParam());
 }
 
+TEST(RowGroupsTest, SmallArraysAreNotGrouped) {
+  // 64 rows of 1024: 256 KB arrays stay in cache between the kernels.
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(Softmax(64, 1024));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(5);
+  std::vector<Literal> args;
+  args.push_back(Uniform((*module)->entry()->parameter(0)->shape(), rng));
+  const Outcome run = Compile(**module, args, true, 1);
+  EXPECT_EQ(run.groups, 0);
+  EXPECT_EQ(run.kernels, 4);
+}
+
 TEST_P(RowGroupsTest, LayerNormIsOneGroup) {
   CheckCase({"layer_norm", LayerNorm(300, 768), 5}, GetParam());
 }
@@ -207,20 +219,21 @@ TEST_P(RowGroupsTest, LayerNormIsOneGroup) {
 INSTANTIATE_TEST_SUITE_P(Threads, RowGroupsTest, ::testing::Values(1, 2));
 
 TEST(RowGroupsTest, ColumnReadIsNotGrouped) {
-  // The last kernel reads the quotient transposed: its iteration i needs
+  // 1 MB arrays: large enough to be grouped. The last kernel reads the
+  // quotient transposed: its iteration i needs
   // column i, which every row of the quotient's kernel writes. The row
   // sums and the quotient form a group; the transposing kernel stays out.
   absl::StatusOr<std::unique_ptr<Module>> module =
       ParseVerified(absl::StrCat("HloModule t\n", kReducers, R"(
 ENTRY e {
-  x = f32[256,256] parameter(0)
+  x = f32[512,512] parameter(0)
   zero = f32[] constant(0)
-  e = f32[256,256] exponential(x)
-  s = f32[256] reduce(e, zero), dimensions={1}, to_apply=%add
-  sb = f32[256,256] broadcast(s), dimensions={0}
-  d = f32[256,256] divide(e, sb)
-  t = f32[256,256] transpose(d), dimensions={1,0}
-  ROOT o = f32[256,256] add(t, x)
+  e = f32[512,512] exponential(x)
+  s = f32[512] reduce(e, zero), dimensions={1}, to_apply=%add
+  sb = f32[512,512] broadcast(s), dimensions={0}
+  d = f32[512,512] divide(e, sb)
+  t = f32[512,512] transpose(d), dimensions={1,0}
+  ROOT o = f32[512,512] add(t, x)
 }
 )"));
   ASSERT_TRUE(module.ok()) << module.status();
