@@ -19,6 +19,9 @@ using runtime::Step;
 // Bytes of all buffers' rows in one chunk: well inside any L2 cache, so the
 // chunk is still cached when the next member reads it.
 constexpr int64_t kChunkBytes = int64_t{128} << 10;
+// Below this many bytes written by the members, their arrays stay in cache
+// between kernels anyway, and chunking would only add calls.
+constexpr int64_t kMinWrittenBytes = int64_t{512} << 10;
 
 // Where a slot's bytes are: place (kind and index) and byte range. Slots with
 // equal keys are the same memory.
@@ -44,7 +47,7 @@ Range RangeOf(const BufferSlot& slot) { return {slot.kind, slot.index, slot.offs
 // What the group under construction knows of one range.
 struct RangeUse {
   bool written = false;
-  bool read_after_write = false;  // Read by a member after one wrote it.
+  bool read_after_write = false;      // Read by a member after one wrote it.
   std::vector<int64_t> row_elements;  // Of every access (-1: not rows).
 };
 
@@ -98,10 +101,13 @@ class GroupBuilder {
 
   bool Worthwhile() const {
     if (members_.size() < 2) return false;
+    bool handed_on = false;
+    int64_t written_bytes = 0;
     for (const auto& [range, use] : uses_) {
-      if (use.read_after_write) return true;
+      handed_on = handed_on || use.read_after_write;
+      if (use.written) written_bytes += range.size;
     }
-    return false;
+    return handed_on && written_bytes >= kMinWrittenBytes;
   }
 
   // The kRowGroup step. The group's members are steps[first, first +

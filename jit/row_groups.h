@@ -30,8 +30,10 @@
 //     exactly A's rows [a, b), and later chunks touch other rows;
 //   - ranges used in the group either coincide or are disjoint when one of
 //     them is written (buffer reuse at another offset would shift rows);
-//   - a group has at least two members and one range written by a member and
-//     read by a later one (otherwise there is nothing to keep in cache);
+//   - a group has at least two members, one range written by a member and
+//     read by a later one (otherwise there is nothing to keep in cache), and
+//     its members write at least 512 KB (smaller arrays stay in cache
+//     between kernels anyway);
 //   - a range is private (moved to scratch) when it is a temporary written in
 //     the group and no step outside the group uses any range overlapping it.
 #ifndef XJIT_JIT_ROW_GROUPS_H_

@@ -37,7 +37,7 @@ SIZES = {
     "mlp": {"test": dict(batch=32, d_in=64, hidden=128, classes=10),
             "bench": dict(batch=256, d_in=784, hidden=1024, classes=10)},
     "cnn": {"test": dict(batch=4, hw=16, c_in=3, channels=16, classes=10),
-            "bench": dict(batch=32, hw=32, c_in=3, channels=64, classes=10)},
+            "bench": dict(batch=16, hw=32, c_in=3, channels=64, classes=10)},
     "gpt": {"test": dict(batch=2, seq=16, d=64, heads=4, vocab=128),
             "bench": dict(batch=4, seq=128, d=768, heads=12, vocab=4096)},
     "lstm": {"test": dict(seq=8, batch=4, d_in=16, hidden=32),

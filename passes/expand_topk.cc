@@ -58,8 +58,7 @@ absl::Status Expand(Module* module, Computation* c, Instruction* topk) {
   sort.attrs.dimensions = {rank - 1};
   sort.attrs.has_dimensions = true;
   sort.attrs.is_stable = true;
-  sort.called_computations = {
-      MakeComparator(module, shape.element_type(), topk->attrs().largest)};
+  sort.called_computations = {MakeComparator(module, shape.element_type(), topk->attrs().largest)};
   XJIT_ASSIGN_OR_RETURN(Instruction * sorted, AddInstruction(c, std::move(sort)));
 
   std::vector<Instruction*> elements;

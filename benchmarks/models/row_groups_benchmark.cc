@@ -44,6 +44,8 @@ constexpr char kReducers[] = R"(
 }
 )";
 
+// One HLO line per source line.
+// clang-format off
 std::string Softmax() {
   const std::string m = absl::StrCat("f32[", kRows, ",", kCols, "]");
   const std::string r = absl::StrCat("f32[", kRows, "]");
@@ -59,7 +61,10 @@ std::string Softmax() {
       "  smb = ", m, " broadcast(sm), dimensions={0}\n",
       "  ROOT out = ", m, " divide(ex, smb)\n}\n");
 }
+// clang-format on
 
+// One HLO line per source line.
+// clang-format off
 std::string LayerNorm() {
   const std::string m = absl::StrCat("f32[", kRows, ",", kCols, "]");
   const std::string r = absl::StrCat("f32[", kRows, "]");
@@ -89,6 +94,7 @@ std::string LayerNorm() {
       "  yg = ", m, " multiply(y, gb)\n",
       "  ROOT out = ", m, " add(yg, bb)\n}\n");
 }
+// clang-format on
 
 std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -131,8 +137,7 @@ void BM_RowWise(benchmark::State& state) {
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
 }
 
-__attribute__((noinline)) void Triad(float* a, const float* b, const float* c, float s,
-                                     int64_t n) {
+__attribute__((noinline)) void Triad(float* a, const float* b, const float* c, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }
 
@@ -154,7 +159,11 @@ void BM_Triad(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * n * static_cast<int64_t>(sizeof(float)));
 }
 
-BENCHMARK(BM_Triad)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_Triad)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_RowWise)
     ->ArgNames({"op", "groups", "threads"})

@@ -217,8 +217,8 @@ TEST_P(ModelsTest, MatchesXla) {
       for (const std::string& step : report.interpreted_steps) {
         seen |= step.find(gap) != std::string::npos;
       }
-      EXPECT_TRUE(seen) << "known gap '" << gap
-                        << "' is compiled now: remove it from kModels in " << __FILE__;
+      EXPECT_TRUE(seen) << "known gap '" << gap << "' is compiled now: remove it from kModels in "
+                        << __FILE__;
     }
     result = (*exe)->Run(args);
   } else {

@@ -4,6 +4,8 @@
 // same bits as the kernels run one after the other (row_groups off), on one
 // and on two threads, and agree with the evaluator up to the reordering of
 // the row sums; kernels that do not work row by row stay out of groups.
+#include "jit/row_groups.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,7 +21,6 @@
 #include "ir/literal.h"
 #include "ir/verifier.h"
 #include "jit/compile.h"
-#include "jit/row_groups.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit {
@@ -51,6 +52,8 @@ constexpr char kReducers[] = R"(
 }
 )";
 
+// One HLO line per source line.
+// clang-format off
 std::string Softmax(int64_t rows, int64_t cols) {
   return absl::StrCat("HloModule softmax\n", kReducers, R"(
 ENTRY e {
@@ -67,7 +70,10 @@ ENTRY e {
 }
 )");
 }
+// clang-format on
 
+// One HLO line per source line.
+// clang-format off
 std::string LayerNorm(int64_t rows, int64_t cols) {
   const std::string m = absl::StrCat("f32[", rows, ",", cols, "]");
   const std::string r = absl::StrCat("f32[", rows, "]");
@@ -97,6 +103,7 @@ std::string LayerNorm(int64_t rows, int64_t cols) {
       "  yg = ", m, " multiply(y, gb)\n",
       "  ROOT out = ", m, " add(yg, bb)\n}\n");
 }
+// clang-format on
 
 // "" when every element of `actual` is within 1e-5 of the largest |value| of
 // `expected`: the row sums run in another order than the evaluator's (and
@@ -107,7 +114,7 @@ std::string ScaledDifference(const Literal& expected, const Literal& actual) {
   double scale = 0;
   for (int64_t i = 0; i < n; ++i) {
     scale = std::max(scale, std::abs(expected.GetDouble({i / expected.shape().dimensions(1),
-                                                          i % expected.shape().dimensions(1)})));
+                                                         i % expected.shape().dimensions(1)})));
   }
   for (int64_t i = 0; i < n; ++i) {
     const std::vector<int64_t> index = {i / expected.shape().dimensions(1),
@@ -130,7 +137,7 @@ struct Outcome {
 };
 
 Outcome Compile(const Module& module, const std::vector<Literal>& args, bool row_groups,
-            int threads) {
+                int threads) {
   CompileOptions options;
   options.row_groups = row_groups;
   options.threads = threads;
@@ -193,6 +200,18 @@ TEST_P(RowGroupsTest, SoftmaxIsOneGroup) {
   CheckCase({"softmax", Softmax(300, 1024), 4}, GetParam());
 }
 
+TEST(RowGroupsTest, SmallArraysAreNotGrouped) {
+  // 64 rows of 1024: 256 KB arrays stay in cache between the kernels.
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(Softmax(64, 1024));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(5);
+  std::vector<Literal> args;
+  args.push_back(Uniform((*module)->entry()->parameter(0)->shape(), rng));
+  const Outcome run = Compile(**module, args, true, 1);
+  EXPECT_EQ(run.groups, 0);
+  EXPECT_EQ(run.kernels, 4);
+}
+
 TEST_P(RowGroupsTest, LayerNormIsOneGroup) {
   CheckCase({"layer_norm", LayerNorm(300, 768), 5}, GetParam());
 }
@@ -200,20 +219,21 @@ TEST_P(RowGroupsTest, LayerNormIsOneGroup) {
 INSTANTIATE_TEST_SUITE_P(Threads, RowGroupsTest, ::testing::Values(1, 2));
 
 TEST(RowGroupsTest, ColumnReadIsNotGrouped) {
-  // The last kernel reads the quotient transposed: its iteration i needs
+  // 1 MB arrays: large enough to be grouped. The last kernel reads the
+  // quotient transposed: its iteration i needs
   // column i, which every row of the quotient's kernel writes. The row
   // sums and the quotient form a group; the transposing kernel stays out.
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(absl::StrCat(
-      "HloModule t\n", kReducers, R"(
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified(absl::StrCat("HloModule t\n", kReducers, R"(
 ENTRY e {
-  x = f32[256,256] parameter(0)
+  x = f32[512,512] parameter(0)
   zero = f32[] constant(0)
-  e = f32[256,256] exponential(x)
-  s = f32[256] reduce(e, zero), dimensions={1}, to_apply=%add
-  sb = f32[256,256] broadcast(s), dimensions={0}
-  d = f32[256,256] divide(e, sb)
-  t = f32[256,256] transpose(d), dimensions={1,0}
-  ROOT o = f32[256,256] add(t, x)
+  e = f32[512,512] exponential(x)
+  s = f32[512] reduce(e, zero), dimensions={1}, to_apply=%add
+  sb = f32[512,512] broadcast(s), dimensions={0}
+  d = f32[512,512] divide(e, sb)
+  t = f32[512,512] transpose(d), dimensions={1,0}
+  ROOT o = f32[512,512] add(t, x)
 }
 )"));
   ASSERT_TRUE(module.ok()) << module.status();
