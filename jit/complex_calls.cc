@@ -55,8 +55,7 @@ int ComplexCallArity(Opcode opcode) {
   // negate, real and imag are component code in kernels.
   if (opcode == Opcode::kNegate || opcode == Opcode::kReal || opcode == Opcode::kImag) return 0;
   if (HasComplexUnary(opcode)) return 1;
-  return opcode == Opcode::kPower || opcode == Opcode::kAtan2 || opcode == Opcode::kDivide ? 2
-                                                                                          : 0;
+  return opcode == Opcode::kPower || opcode == Opcode::kAtan2 || opcode == Opcode::kDivide ? 2 : 0;
 }
 
 ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {

@@ -629,7 +629,9 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
       return x;
     };
     Val partial = lane(0);
-    for (int k = 1; k < lanes_; ++k) XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, lane(k), &partial));
+    for (int k = 1; k < lanes_; ++k) {
+      XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, lane(k), &partial));
+    }
     XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, partial, &accs_.at(slot)));
   }
   // The scalar tail.

@@ -47,9 +47,8 @@
 // identical to the scalar code's). Other reductions run as scalar loops.
 //
 // Complex math without component code calls its helper
-// (jit/complex_calls.h) per element, scalar code only. Not lowered yet (the
-// kernel is left to the evaluator, with the reason in the compile report):
-// conversion of 64-bit integers to bf16. f16/bf16 have no vector form (scalar loops).
+// (jit/complex_calls.h) per element, scalar code only. f16/bf16 have no
+// vector form (scalar loops).
 #ifndef XJIT_JIT_A64_A64_LOWERING_H_
 #define XJIT_JIT_A64_A64_LOWERING_H_
 

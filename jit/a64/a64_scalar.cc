@@ -133,10 +133,41 @@ absl::Status KernelLowering::IntegerToNarrow(int id, Gp value, ElementType from,
     SetVec(id, Quantize(d, to));
     return absl::OkStatus();
   }
-  if (BitWidth(from) >= 64) return NoCode(program_.ops[id], "convert");
+  if (BitWidth(from) < 64) {
+    cc_.scvtf(d.d(), value);  // Exact.
+  } else {
+    // The magnitude rounded to odd at bit 11 when it has more than 53 bits
+    // (the low 11 bits folded into bit 11 as a sticky bit), which makes it
+    // exact in f64; rounding to odd and then to nearest at far fewer bits is
+    // one correct rounding. INT64_MIN's magnitude is 2^63 as unsigned.
+    const bool is_signed = from == ElementType::kS64;
+    Gp m = NewGp();
+    if (is_signed) {
+      cc_.cmp(value, 0);
+      cc_.cneg(m, value, Imm(CondCode::kLT));
+    } else {
+      cc_.mov(m, value);
+    }
+    Gp sticky = NewGp();
+    cc_.tst(m, 0x7FF);
+    cc_.cset(sticky, Imm(CondCode::kNE));
+    Gp odd = NewGp();
+    cc_.and_(odd, m, ~uint64_t{0x7FF});
+    cc_.orr(odd, odd, sticky, arm64::lsl(11));
+    Gp limit = NewGp();
+    MovImm(limit, uint64_t{1} << 53);
+    cc_.cmp(m, limit);
+    cc_.csel(m, odd, m, Cond(CondCode::kHS));
+    cc_.ucvtf(d.d(), m);
+    if (is_signed) {
+      Vec negated = NewVec();
+      cc_.fneg(negated.d(), d.d());
+      cc_.cmp(value, 0);
+      cc_.fcsel(d.d(), negated.d(), d.d(), Imm(CondCode::kLT));
+    }
+  }
   // Exact in f64, then to f32 rounding to odd (fcvtxn), then to bf16: one
   // correct rounding.
-  cc_.scvtf(d.d(), value);
   Vec f = NewVec();
   cc_.fcvtxn(f.s(), d.d());
   SetVec(id, Quantize(f, to));
