@@ -73,7 +73,7 @@ struct ModelCase {
 const ModelCase kModels[] = {
     {"mlp_train", 1e-5, {}},
     {"cnn_forward", 1e-5, {}},
-    {"cnn_train", 2e-4, {"(select-and-scatter)"}},
+    {"cnn_train", 2e-4, {}},
     {"gpt_forward_f32", 1e-5, {}},
     {"gpt_train_f32", 1e-5, {}},
     {"gpt_forward_bf16", 1e-2, {}},
