@@ -7,6 +7,7 @@
 // enough for the JIT's vector math (a few ulps) and reassociated sums.
 // Under XJIT_GUARD_PAGES=1 every kernel buffer also sits between
 // inaccessible pages (docs/limits.md), so an out-of-bounds kernel faults.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -96,21 +97,47 @@ Literal Argument(const Shape& shape, uint64_t salt) {
   return literal;
 }
 
-bool Close(double got, double want) {
+// The largest finite magnitude among the float and complex elements of
+// `literal` (all of a tuple's leaves).
+double MaxMagnitude(const Literal& literal) {
+  const Shape& shape = literal.shape();
+  double most = 0;
+  if (shape.IsTuple()) {
+    for (const Literal& element : literal.elements()) most = std::max(most, MaxMagnitude(element));
+    return most;
+  }
+  if (!shape.IsArray() || !(IsFloat(shape.element_type()) || IsComplex(shape.element_type()))) {
+    return 0;
+  }
+  std::vector<int64_t> index(shape.rank(), 0);
+  for (int64_t i = 0; i < shape.element_count();
+       ++i, NextIndex(shape.dimensions(), absl::MakeSpan(index))) {
+    const double v = IsFloat(shape.element_type()) ? std::abs(literal.GetDouble(index))
+                                                   : std::abs(literal.GetComplex(index));
+    if (std::isfinite(v)) most = std::max(most, v);
+  }
+  return most;
+}
+
+// `scale`: the magnitude a reassociated sum's rounding error is relative to
+// (the largest value the module starts from or computes), since a sum of
+// large terms that cancel may legitimately end anywhere within rounding of
+// them: f32 sums of {2^31, 2, -2^31, 6} give 6 in one order and 8 in another.
+bool Close(double got, double want, double scale) {
   if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
   if (std::isinf(got) || std::isinf(want)) {
     // A finite huge value on one side and an overflow on the other: fine.
     return got == want || std::abs(got) > 1e30 || std::abs(want) > 1e30;
   }
-  return std::abs(got - want) <= 1e-3 * std::max({1.0, std::abs(got), std::abs(want)});
+  return std::abs(got - want) <= 1e-3 * std::max({1.0, std::abs(got), std::abs(want), scale});
 }
 
 // The first difference between two results of one shape, or "".
-std::string Difference(const Literal& got, const Literal& want) {
+std::string Difference(const Literal& got, const Literal& want, double scale) {
   const Shape& shape = want.shape();
   if (shape.IsTuple()) {
     for (int64_t i = 0; i < shape.tuple_size(); ++i) {
-      std::string d = Difference(got.elements()[i], want.elements()[i]);
+      std::string d = Difference(got.elements()[i], want.elements()[i], scale);
       if (!d.empty()) return d;
     }
     return "";
@@ -122,10 +149,10 @@ std::string Difference(const Literal& got, const Literal& want) {
        ++i, NextIndex(shape.dimensions(), absl::MakeSpan(index))) {
     bool same;
     if (IsFloat(type)) {
-      same = Close(got.GetDouble(index), want.GetDouble(index));
+      same = Close(got.GetDouble(index), want.GetDouble(index), scale);
     } else if (IsComplex(type)) {
-      same = Close(got.GetComplex(index).real(), want.GetComplex(index).real()) &&
-             Close(got.GetComplex(index).imag(), want.GetComplex(index).imag());
+      same = Close(got.GetComplex(index).real(), want.GetComplex(index).real(), scale) &&
+             Close(got.GetComplex(index).imag(), want.GetComplex(index).imag(), scale);
     } else {
       same = got.GetBits(index) == want.GetBits(index);
     }
@@ -199,7 +226,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!executable.ok()) return 0;  // Refused with a status: allowed.
   absl::StatusOr<Literal> got = (*executable)->Run(arguments);
   if (!want.ok() || !got.ok()) return 0;
-  const std::string difference = fuzz::Difference(*got, *want);
+  // The scale of rounding errors: the module's constants, its arguments and
+  // both results (an intermediate value larger than all of them is not
+  // accounted for; such a module may need a wider tolerance).
+  double scale = std::max(fuzz::MaxMagnitude(*got), fuzz::MaxMagnitude(*want));
+  for (const Literal& argument : arguments) scale = std::max(scale, fuzz::MaxMagnitude(argument));
+  for (const auto& computation : (*module)->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode() == Opcode::kConstant) {
+        scale = std::max(scale, fuzz::MaxMagnitude(instruction->literal()));
+      }
+    }
+  }
+  const std::string difference = fuzz::Difference(*got, *want, scale);
   if (!difference.empty()) {
     std::fprintf(stderr, "jit and evaluator differ at %s:\n%s\njit: %s\nevaluator: %s\n",
                  difference.c_str(), PrintModule(**module).c_str(), got->ToString().c_str(),

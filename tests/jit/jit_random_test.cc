@@ -123,6 +123,11 @@ class ModuleGenerator {
       dims.push_back(Uniform(15, 70));
       return dims;
     }
+    if (degenerate_) {  // Rank 0 to 4, dimensions mostly of size 1, some 0.
+      std::vector<int64_t> dims(Uniform(0, 4));
+      for (int64_t& d : dims) d = Pick(std::vector<int64_t>{0, 1, 1, 1, 2, 3});
+      return dims;
+    }
     const int rank = Uniform(0, 3);
     std::vector<int64_t> dims;
     for (int i = 0; i < rank; ++i) {
@@ -1228,6 +1233,299 @@ class ModuleGenerator {
     return true;
   }
 
+ public:
+  // The edge cases of issue 15 (GenerateEdge): degenerate shapes (rank 0,
+  // dimensions of size 0 and 1 throughout), huge but legal shapes (a size-0
+  // dimension beside dimensions of up to 2^40, and one computable array of
+  // about 2^18 elements), computations nested up to about 2 * kMaxEdgeDepth
+  // levels through call, while and conditional, and tuples whose element
+  // layouts differ from their operands' and their users'.
+  enum EdgeCase { kDegenerate, kHuge, kDeep, kMixedLayoutTuple, kEdgeCaseCount };
+  static constexpr int kMaxEdgeDepth = 24;
+
+  static const char* EdgeCaseName(int edge) {
+    static const char* const kNames[] = {"degenerate", "huge", "deep", "mixed-layout tuple"};
+    return kNames[edge];
+  }
+
+  std::string GenerateEdge(EdgeCase edge) {
+    switch (edge) {
+      case kDegenerate:
+        degenerate_ = true;
+        if (Uniform(0, 2) == 0) return GenerateAround(Uniform(0, 1) ? kWhile : kConditional);
+        return Generate(/*fuse=*/Uniform(0, 1));
+      case kHuge: return GenerateHuge();
+      case kDeep: return GenerateDeep();
+      default: return GenerateMixedLayoutTuple();
+    }
+  }
+
+ private:
+  // "HloModule NAME", the called computations, then the entry.
+  std::string ModuleText(const std::string& name) {
+    std::string text = absl::StrCat("HloModule ", name, "\n\n");
+    for (const std::string& computation : computations_) absl::StrAppend(&text, computation, "\n");
+    absl::StrAppend(&text, "ENTRY e {\n", absl::StrJoin(parameters_, "\n"), "\n");
+    for (size_t i = 0; i < body_.size(); ++i) {
+      absl::StrAppend(&text, i + 1 == body_.size() ? "  ROOT" : " ", body_[i].substr(1), "\n");
+    }
+    absl::StrAppend(&text, "}\n");
+    return text;
+  }
+
+  // The product of the nonzero dimensions: what strides and offsets reach.
+  static int64_t NonzeroProduct(const std::vector<int64_t>& dims) {
+    int64_t product = 1;
+    for (int64_t d : dims) product *= std::max<int64_t>(d, 1);
+    return product;
+  }
+
+  // A reducer computation for `type` (add; or for pred), named by its text.
+  std::string Reducer(ElementType type) {
+    const std::string t = ElementTypeName(type).data();
+    const std::string name = absl::StrCat("reduce_", t);
+    for (const std::string& c : computations_) {
+      if (absl::StartsWith(c, name + " ")) return name;
+    }
+    computations_.push_back(absl::StrCat(name, " {\n  a = ", t, "[] parameter(0)\n  b = ", t,
+                                         "[] parameter(1)\n  ROOT r = ", t, "[] ",
+                                         IsPred(type) ? "or" : "add", "(a, b)\n}\n"));
+    return name;
+  }
+
+  // An empty array with huge dimensions (sizes, strides and offsets of up to
+  // 2^40 elements and nothing to read or write) through a chain of
+  // operations that keep it empty (or make it small), and beside it a
+  // computable array of about 2^18 elements reduced to a few; the root is the
+  // tuple of both.
+  std::string GenerateHuge() {
+    const ElementType type = Pick(std::vector<ElementType>{
+        ElementType::kF32, ElementType::kS32, ElementType::kU8, ElementType::kF64});
+    const int64_t huge = Pick(std::vector<int64_t>{(int64_t{1} << 31) + 1, int64_t{1} << 32,
+                                                   int64_t{1} << 40});
+    std::vector<int64_t> dims = {0, huge};
+    if (Uniform(0, 1)) dims.push_back(Uniform(1, 5));
+    std::shuffle(dims.begin(), dims.end(), rng_);
+    Value x = AddParameter(Value{"", type, dims}, /*pool=*/false);
+    // Strides stay below 2^44 elements (2^47 bytes of f64), so every shape
+    // verifies (kMaxArrayBytes is 2^48).
+    constexpr int64_t kMaxProduct = int64_t{1} << 44;
+    const int steps = Uniform(2, 6);
+    for (int s = 0; s < steps; ++s) {
+      const int64_t rank = x.dims.size();
+      Value y = x;
+      switch (Uniform(0, 7)) {
+        case 0:
+          x = EmitAside(x, absl::StrCat(type == ElementType::kU8 ? "not" : "negate", "(", x.name,
+                                        ")"));
+          break;
+        case 1:
+          x = EmitAside(x, absl::StrCat(Pick(std::vector<std::string>{"add", "multiply", "maximum"}),
+                                        "(", x.name, ", ", x.name, ")"));
+          break;
+        case 2: {
+          std::vector<int64_t> permutation(rank);
+          std::iota(permutation.begin(), permutation.end(), 0);
+          std::shuffle(permutation.begin(), permutation.end(), rng_);
+          for (int64_t i = 0; i < rank; ++i) y.dims[i] = x.dims[permutation[i]];
+          x = EmitAside(y, absl::StrCat("transpose(", x.name, "), dimensions={",
+                                        absl::StrJoin(permutation, ","), "}"));
+          break;
+        }
+        case 3:
+          x = EmitAside(x, absl::StrCat("reverse(", x.name, "), dimensions={", Uniform(0, rank - 1),
+                                        "}"));
+          break;
+        case 4: {  // Strided windows far into the huge dimensions.
+          std::vector<std::string> parts;
+          for (int64_t i = 0; i < rank; ++i) {
+            const int64_t d = x.dims[i];
+            const int64_t start = d > 2 ? Uniform(0, 1) * (d / 2) : 0;
+            const int64_t stride = d > 2 ? Pick(std::vector<int64_t>{1, 3, d / 3}) : 1;
+            y.dims[i] = d - start == 0 ? 0 : (d - start + stride - 1) / stride;
+            parts.push_back(absl::StrCat("[", start, ":", d, ":", stride, "]"));
+          }
+          x = EmitAside(y, absl::StrCat("slice(", x.name, "), slice={", absl::StrJoin(parts, ", "),
+                                        "}"));
+          break;
+        }
+        case 5: {  // Edge padding (the empty dimension may become nonempty:
+                   // then the others must stay small, so only it is padded).
+          std::vector<std::string> parts;
+          const bool pad_empty = NonzeroProduct(x.dims) <= 1000 && Uniform(0, 1);
+          for (int64_t i = 0; i < rank; ++i) {
+            const int64_t low = (x.dims[i] == 0) == pad_empty ? Uniform(0, 2) : 0;
+            const int64_t high = (x.dims[i] == 0) == pad_empty ? Uniform(0, 2) : 0;
+            y.dims[i] += low + high;
+            parts.push_back(absl::StrCat(low, "_", high));
+          }
+          if (NonzeroProduct(y.dims) > kMaxProduct) break;
+          const std::string zero = Scalar(type);
+          x = EmitAside(y, absl::StrCat("pad(", x.name, ", ", zero, "), padding=",
+                                        absl::StrJoin(parts, "x")));
+          break;
+        }
+        case 6: {
+          const int64_t d = Uniform(0, rank - 1);
+          y.dims[d] *= 2;
+          if (NonzeroProduct(y.dims) > kMaxProduct) break;
+          x = EmitAside(y, absl::StrCat("concatenate(", x.name, ", ", x.name, "), dimensions={", d,
+                                        "}"));
+          break;
+        }
+        default: {  // Reduce one dimension, if what remains is empty or small.
+          if (rank < 2) break;
+          const int64_t d = Uniform(0, rank - 1);
+          y.dims.erase(y.dims.begin() + d);
+          if (Count(y.dims) > 1000) break;
+          // The reducer's identity as the initial value: a split reduction
+          // may apply it more than once.
+          const std::string init = Constant(type, "0");
+          x = EmitAside(y, absl::StrCat("reduce(", x.name, ", ", init, "), dimensions={", d,
+                                        "}, to_apply=", Reducer(type)));
+          break;
+        }
+      }
+    }
+    // 2^18 + a few u32 elements per row, an iota added to a parameter,
+    // summed per row (wrapping, so exact on both sides).
+    const int64_t rows = Uniform(1, 2), columns = (int64_t{1} << 18) + Uniform(1, 99);
+    const Value big_scalar = AddParameter(Value{"", ElementType::kU32, {}}, /*pool=*/false);
+    const Value big = EmitAside(Value{"", ElementType::kU32, {rows, columns}},
+                                absl::StrCat("broadcast(", big_scalar.name, "), dimensions={}"));
+    const Value iota = EmitAside(Value{"", ElementType::kU32, {rows, columns}}, "iota(), iota_dimension=1");
+    const Value sum = EmitAside(big, absl::StrCat("add(", big.name, ", ", iota.name, ")"));
+    const Value reduced = EmitAside(Value{"", ElementType::kU32, {rows}},
+                                    absl::StrCat("reduce(", sum.name, ", ",
+                                                 Constant(ElementType::kU32, "0"),
+                                                 "), dimensions={1}, to_apply=",
+                                                 Reducer(ElementType::kU32)));
+    EmitLine(absl::StrCat("(", Text(x), ", ", Text(reduced), ")"),
+             absl::StrCat("tuple(", x.name, ", ", reduced.name, ")"));
+    return ModuleText("random_huge");
+  }
+
+  // Computations nested 2 to kMaxEdgeDepth levels (a while level is two: its
+  // body, which calls the level below): each level runs a random
+  // shape-keeping chain on the result of the level below, reached through a
+  // call, a while loop running it 0 to 2 times, or a conditional.
+  std::string GenerateDeep() {
+    const ElementType type = RandomType();
+    const std::vector<int64_t> dims = RandomDims();
+    const Value x{"x", type, dims};
+    const std::string text = ShapeText(x);
+    const int depth = Uniform(2, kMaxEdgeDepth);
+    std::string below;
+    for (int level = 0; level < depth; ++level) {
+      const std::string name = absl::StrCat("level", level);
+      std::vector<std::string> lines = {absl::StrCat("  x = ", text, " parameter(0)")};
+      std::string input = "x";
+      if (level > 0) {
+        input = "y";
+        switch (Uniform(0, 2)) {
+          case 0:
+            lines.push_back(absl::StrCat("  y = ", text, " call(x), to_apply=", below));
+            break;
+          case 1: {
+            const std::string state = absl::StrCat("(s32[], ", text, ")");
+            computations_.push_back(absl::StrCat(
+                name, "_cond {\n  s = ", state, " parameter(0)\n",
+                "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(", Uniform(0, 2),
+                ")\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"));
+            computations_.push_back(absl::StrCat(
+                name, "_body {\n  s = ", state, " parameter(0)\n",
+                "  i = s32[] get-tuple-element(s), index=0\n  one = s32[] constant(1)\n",
+                "  i1 = s32[] add(i, one)\n  v = ", text, " get-tuple-element(s), index=1\n",
+                "  w = ", text, " call(v), to_apply=", below, "\n  ROOT next = ", state,
+                " tuple(i1, w)\n}\n"));
+            lines.push_back("  zero = s32[] constant(0)");
+            lines.push_back(absl::StrCat("  s0 = ", state, " tuple(zero, x)"));
+            lines.push_back(absl::StrCat("  s1 = ", state, " while(s0), condition=", name,
+                                         "_cond, body=", name, "_body"));
+            lines.push_back(absl::StrCat("  y = ", text, " get-tuple-element(s1), index=1"));
+            break;
+          }
+          default:
+            lines.push_back(absl::StrCat("  k = s32[] constant(", Uniform(-1, 2), ")"));
+            lines.push_back(absl::StrCat("  y = ", text, " conditional(k, x, x), ",
+                                         "branch_computations={", below, ", ", below, "}"));
+        }
+      }
+      const std::string root = SameShapeChain(&lines, {Value{input, type, dims}}, x, text);
+      lines.back().replace(0, 3 + root.size(), absl::StrCat("  ROOT ", root));
+      computations_.push_back(absl::StrCat(name, " {\n", absl::StrJoin(lines, "\n"), "\n}\n"));
+      below = name;
+    }
+    const Value p = AddParameter(Value{"", type, dims}, /*pool=*/false);
+    EmitLine(text, absl::StrCat("call(", p.name, "), to_apply=", below));
+    // The parameter's own layout may differ from the levels' `text`.
+    return ModuleText("random_deep");
+  }
+
+  // Tuples whose element layouts are drawn afresh (so they mostly differ
+  // from their operands'), read back by get-tuple-element with layouts drawn
+  // afresh again, passed through a call whose parameter has its own layouts,
+  // and a tuple root: every layout must be honoured whichever passes run.
+  std::string GenerateMixedLayoutTuple() {
+    const ElementType type = RandomType();
+    const std::vector<int64_t> dims = RandomDims();
+    const int parameter_count = 1 + Uniform(0, 1);
+    for (int i = 0; i < parameter_count; ++i) {
+      AddParameter(Value{"", Uniform(0, 3) == 0 ? RandomType() : type, dims}, /*pool=*/true);
+    }
+    const int producers = Uniform(1, 4);
+    for (int s = 0; s < producers; ++s) {
+      for (int attempt = 0; attempt < 20 && !Step(); ++attempt) {
+      }
+    }
+    std::vector<Value> elements;
+    const int count = Uniform(1, 3);
+    for (int i = 0; i < count; ++i) elements.push_back(Uniform(0, 1) ? pool_.back() : Pick(pool_));
+    std::vector<std::string> names, texts;
+    for (const Value& v : elements) {
+      names.push_back(v.name);
+      texts.push_back(ShapeText(v));
+    }
+    const std::string tuple_text = absl::StrCat("(", absl::StrJoin(texts, ", "), ")");
+    std::string tuple = EmitLine(tuple_text, absl::StrCat("tuple(", absl::StrJoin(names, ", "), ")"));
+    if (Uniform(0, 1)) {  // Through a call whose parameter and root have layouts of their own.
+      std::vector<std::string> inner_texts;
+      for (const Value& v : elements) inner_texts.push_back(ShapeText(v));
+      const std::string inner = absl::StrCat("(", absl::StrJoin(inner_texts, ", "), ")");
+      std::vector<std::string> lines = {absl::StrCat("  t = ", inner, " parameter(0)")};
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < elements.size(); ++i) {
+        lines.push_back(absl::StrCat("  e", i, " = ", ShapeText(elements[i]),
+                                     " get-tuple-element(t), index=", i));
+        parts.push_back(absl::StrCat("e", i));
+      }
+      lines.push_back(absl::StrCat("  ROOT r = ", inner, " tuple(", absl::StrJoin(parts, ", "), ")"));
+      const std::string name = absl::StrCat("pass", computations_.size());
+      computations_.push_back(absl::StrCat(name, " {\n", absl::StrJoin(lines, "\n"), "\n}\n"));
+      tuple = EmitLine(tuple_text, absl::StrCat("call(", tuple, "), to_apply=", name));
+    }
+    // Read every element back with a fresh layout, extend one, and end in a
+    // tuple of them (or the extended one alone).
+    std::vector<std::string> outs, out_texts;
+    for (size_t i = 0; i < elements.size(); ++i) {
+      Value e = EmitAside(elements[i], absl::StrCat("get-tuple-element(", tuple, "), index=", i));
+      pool_.push_back(e);
+      outs.push_back(e.name);
+      out_texts.push_back(ShapeText(e));
+    }
+    for (int attempt = 0; attempt < 20 && !Step(); ++attempt) {
+    }
+    outs.push_back(pool_.back().name);
+    out_texts.push_back(ShapeText(pool_.back()));
+    if (Uniform(0, 3) != 0) {
+      EmitLine(absl::StrCat("(", absl::StrJoin(out_texts, ", "), ")"),
+               absl::StrCat("tuple(", absl::StrJoin(outs, ", "), ")"));
+    }
+    return ModuleText("random_tuple_layouts");
+  }
+
+  bool degenerate_ = false;
+
   bool feature_emitted_ = false;
   // No bitcast-convert from floats: it shows NaN payloads and signs, where
   // the JIT and the evaluator differ (not covered by NaN == NaN; reported):
@@ -1450,6 +1748,54 @@ TEST_P(JitRandomSteps, MatchesEvaluator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitRandomSteps, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+// The edge cases of issue 15 (ModuleGenerator::GenerateEdge, one case per
+// seed in turn): degenerate shapes, huge but legal shapes, deep nesting
+// through call, while and conditional, and tuples with mixed layouts; each
+// module on every instruction set, with the pass pipeline on and off. An
+// instruction may run interpreted; the results must match the evaluator's.
+constexpr int kEdgeModulesPerIsa = 60;
+
+class JitRandomEdges : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(JitRandomEdges, MatchesEvaluator) {
+  int failures = 0;
+  std::vector<int> modules(ModuleGenerator::kEdgeCaseCount);
+  for (uint64_t seed = 1; seed <= ModuleCount(kEdgeModulesPerIsa) && failures < 5; ++seed) {
+    const auto edge =
+        static_cast<ModuleGenerator::EdgeCase>(seed % ModuleGenerator::kEdgeCaseCount);
+    ModuleGenerator generator(seed * 7727);
+    const std::string hlo = generator.GenerateEdge(edge);
+    if (std::getenv("XJIT_PRINT_MODULES") != nullptr) std::cout << "seed " << seed << "\n" << hlo;
+    ++modules[edge];
+    for (bool passes : {true, false}) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = seed;
+      options.run_passes = passes;
+      options.require_all_compiled = false;
+      options.ulp_tolerance = generator.math_tolerance();
+      ::testing::AssertionResult result = MatchesEvaluator(hlo, options);
+      if (!result) {
+        ++failures;
+        ADD_FAILURE() << "module seed " << seed << " (" << ModuleGenerator::EdgeCaseName(edge)
+                      << ", passes " << (passes ? "on" : "off") << "):\n" << hlo << "\n"
+                      << result.message();
+        break;
+      }
+    }
+  }
+  std::vector<std::string> counts;
+  for (int e = 0; e < ModuleGenerator::kEdgeCaseCount; ++e) {
+    counts.push_back(absl::StrCat(modules[e], " ", ModuleGenerator::EdgeCaseName(e)));
+  }
+  std::cout << absl::StrJoin(counts, ", ") << " modules (each with passes on and off)\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitRandomEdges, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
                          });
