@@ -13,7 +13,7 @@
 // and a copy of the cached CompileReport with cache_hit set; it skips
 // verifying the module (the identical module was verified by the compile
 // that filled the entry). Writing the key is most of a hit's cost (about
-// 0.1 µs per instruction; docs/compile_time.md).
+// 0.14 µs per instruction for 100 instructions; docs/compile_time.md).
 //
 // Not cached: compiles that write files (dump_dir) or perf map entries,
 // whose side effects a hit would skip, and modules with custom calls, whose
