@@ -1005,12 +1005,13 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   CompileContext context;
   context.target = target.get();
   // Compiling recurses once per level of nested while/conditional bodies:
-  // on a stack of known size, so that every depth the verifier accepts fits
-  // (runtime/host/large_stack.h).
+  // a deeply nested module compiles on a stack of known size, so that every
+  // depth the verifier accepts fits (runtime/host/large_stack.h); shallow ones
+  // do not pay for a thread.
   absl::StatusOr<std::unique_ptr<runtime::Executable>> compiled =
       absl::InternalError("not compiled");
   const auto compile = [&] { compiled = CompileInContext(module, options, report, &context); };
-  if (OnLargeStack()) {
+  if (OnLargeStack() || !NeedsLargeStack(module)) {
     compile();
   } else {
     XJIT_RETURN_IF_ERROR(RunOnLargeStack(compile));
