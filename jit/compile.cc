@@ -450,23 +450,9 @@ class ExecutableBuilder {
   absl::Status AddContextCall(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
                           collectives::PlanCollectiveCall(instruction));
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kLibraryCall;
-    step.name = instruction.name();
-    for (const Instruction* operand : instruction.operands()) {
-      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
-      step.inputs.push_back(slot);
-    }
-    step.outputs = outputs;
-    if (report_ != nullptr) {
-      LibraryCallInfo info;
-      info.name = instruction.name();
-      info.routine = call.routine;
-      info.plan = "in-process or transport collective (runtime/collectives)";
-      report_->library_calls.push_back(std::move(info));
-    }
-    step.library_call = std::move(call);
-    spec_->steps.push_back(std::move(step));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                       "in-process or transport collective (runtime/collectives)");
     return absl::OkStatus();
   }
 
@@ -530,22 +516,8 @@ class ExecutableBuilder {
       return absl::OkStatus();
     }
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanCustomCall(instruction));
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kLibraryCall;
-    step.name = instruction.name();
-    for (const Instruction* operand : instruction.operands()) {
-      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
-      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
-    }
-    step.outputs = outputs;
-    if (report_ != nullptr) {
-      LibraryCallInfo info;
-      info.name = instruction.name();
-      info.routine = call.routine;
-      report_->library_calls.push_back(std::move(info));
-    }
-    step.library_call = std::move(call);
-    spec_->steps.push_back(std::move(step));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call), "");
     return absl::OkStatus();
   }
 
@@ -553,22 +525,8 @@ class ExecutableBuilder {
   // (jit/host_transfer_call.h).
   absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanHostTransferCall(instruction));
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kLibraryCall;
-    step.name = instruction.name();
-    for (const Instruction* operand : instruction.operands()) {
-      XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*operand));
-      step.inputs.insert(step.inputs.end(), leaves.begin(), leaves.end());
-    }
-    step.outputs = outputs;
-    if (report_ != nullptr) {
-      LibraryCallInfo info;
-      info.name = instruction.name();
-      info.routine = call.routine;
-      report_->library_calls.push_back(std::move(info));
-    }
-    step.library_call = std::move(call);
-    spec_->steps.push_back(std::move(step));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call), "");
     return absl::OkStatus();
   }
 
@@ -604,23 +562,9 @@ class ExecutableBuilder {
       }
     }
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanAsyncCall(instruction, program));
-    runtime::Step step;
-    step.kind = runtime::Step::Kind::kLibraryCall;
-    step.name = instruction.name();
-    for (const Instruction* operand : instruction.operands()) {
-      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
-      step.inputs.push_back(slot);
-    }
-    step.outputs = outputs;
-    if (report_ != nullptr) {
-      LibraryCallInfo info;
-      info.name = instruction.name();
-      info.routine = call.routine;
-      info.plan = absl::StrCat("runs ", callee.name(), " compiled");
-      report_->library_calls.push_back(std::move(info));
-    }
-    step.library_call = std::move(call);
-    spec_->steps.push_back(std::move(step));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                       absl::StrCat("runs ", callee.name(), " compiled"));
     return absl::OkStatus();
   }
 
@@ -667,26 +611,49 @@ class ExecutableBuilder {
           BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan),
                                                    std::max(options_.threads, 1)});
     }
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                       std::move(description));
+    return absl::OkStatus();
+  }
+
+  // The slots `instruction`'s operands are read from: each operand's array
+  // slot, or with `leaves` every leaf of tuple-shaped operands.
+  absl::StatusOr<std::vector<int>> OperandSlots(const Instruction& instruction, bool leaves) {
+    std::vector<int> slots;
+    for (const Instruction* operand : instruction.operands()) {
+      if (leaves) {
+        XJIT_ASSIGN_OR_RETURN(std::vector<int> operand_leaves, LeafSlots(*operand));
+        slots.insert(slots.end(), operand_leaves.begin(), operand_leaves.end());
+      } else {
+        XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
+        slots.push_back(slot);
+      }
+    }
+    return slots;
+  }
+
+  // Appends a step running `call` from `inputs` into `outputs`, makes room
+  // for its scratch, and reports it with `plan` (what the call will do).
+  void AddLibraryCallStep(const Instruction& instruction, std::vector<int> inputs,
+                          const std::vector<int>& outputs, runtime::LibraryCall call,
+                          std::string plan) {
     runtime::Step step;
     step.kind = runtime::Step::Kind::kLibraryCall;
     step.name = instruction.name();
-    for (const Instruction* operand : instruction.operands()) {
-      XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*operand));
-      step.inputs.push_back(slot);
-    }
+    step.inputs = std::move(inputs);
     step.outputs = outputs;
     spec_->plan.scratch_bytes = std::max(spec_->plan.scratch_bytes, call.scratch_bytes);
     if (report_ != nullptr) {
       LibraryCallInfo info;
       info.name = instruction.name();
       info.routine = call.routine;
-      info.plan = std::move(description);
+      info.plan = std::move(plan);
       info.scratch_bytes = call.scratch_bytes;
       report_->library_calls.push_back(std::move(info));
     }
     step.library_call = std::move(call);
     spec_->steps.push_back(std::move(step));
-    return absl::OkStatus();
   }
 
   // A while or conditional whose called computations are compiled as
