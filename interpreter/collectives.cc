@@ -118,6 +118,35 @@ GroupMode CollectiveGroupMode(const Instruction& instruction) {
   }
 }
 
+absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instruction,
+                                                    int64_t id_count, int64_t self,
+                                                    bool cross_partition) {
+  PermutePeers peers;
+  for (const auto& [from, to] : instruction.attrs().source_target_pairs) {
+    for (int64_t id : {from, to}) {
+      if (id < 0 || id >= id_count) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "collective-permute: pair (", from, ",", to, ") names ",
+            cross_partition ? "partition " : "replica ", id, " but there ",
+            id_count == 1 ? "is 1" : absl::StrCat("are ", id_count),
+            cross_partition ? " partition (channel_id= makes it cross-partition)" : " replicas"));
+      }
+      if (std::find(peers.group.begin(), peers.group.end(), id) == peers.group.end()) {
+        peers.group.push_back(id);
+      }
+    }
+    if (to == self) {
+      if (peers.source.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("collective-permute: two pairs target ", to));
+      }
+      peers.source = from;
+    }
+  }
+  std::sort(peers.group.begin(), peers.group.end());
+  return peers;
+}
+
 absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
                                                       int64_t replica, int64_t replica_count) {
   const std::vector<std::vector<int64_t>>& groups = instruction.attrs().replica_groups;

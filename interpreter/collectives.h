@@ -97,6 +97,18 @@ GroupMode CollectiveGroupMode(const Instruction& instruction);
 absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
                                                       int64_t replica, int64_t replica_count);
 
+// collective-permute's pairs, checked (every id below `id_count`, no id
+// targeted twice), as seen from participant `self`: the ids that take part,
+// sorted, and the id that sends to `self` (none: `self` receives zeros).
+// `cross_partition`: the ids name partitions (channel_id=), for the errors.
+struct PermutePeers {
+  std::vector<int64_t> group;
+  std::optional<int64_t> source;
+};
+absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instruction,
+                                                    int64_t id_count, int64_t self,
+                                                    bool cross_partition);
+
 // Results of one participant (at `position` in its group) from the group's
 // contributions. A contribution is the operand, or the tuple of the operands
 // when there are several; `shape` is the instruction's result shape (for the

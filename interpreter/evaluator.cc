@@ -929,34 +929,15 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction
     return absl::InvalidArgumentError("collective-permute-start has a tuple result");
   }
   const Shape& result_shape = start ? shape.tuple_shapes(1) : shape;
-  const auto& pairs = instruction.attrs().source_target_pairs;
   // With channel_id= the pairs name partitions; there is only partition 0.
   const bool cross_partition =
       eval::CollectiveGroupMode(instruction) == eval::GroupMode::kCrossPartition;
   const int64_t id_count = cross_partition ? 1 : rendezvous_->replica_count();
-  std::vector<int64_t> group;
-  std::optional<int64_t> source;
   const int64_t self = cross_partition ? 0 : replica_id_;
-  for (const auto& [from, to] : pairs) {
-    for (int64_t id : {from, to}) {
-      if (id < 0 || id >= id_count) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "collective-permute: pair (", from, ",", to, ") names ",
-            cross_partition ? "partition " : "replica ", id, " but there ",
-            id_count == 1 ? "is 1" : absl::StrCat("are ", id_count),
-            cross_partition ? " partition (channel_id= makes it cross-partition)" : " replicas"));
-      }
-      if (std::find(group.begin(), group.end(), id) == group.end()) group.push_back(id);
-    }
-    if (to == self) {
-      if (source.has_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("collective-permute: two pairs target ", to));
-      }
-      source = from;
-    }
-  }
-  std::sort(group.begin(), group.end());
+  XJIT_ASSIGN_OR_RETURN(eval::PermutePeers peers,
+                        eval::CollectivePermutePeers(instruction, id_count, self, cross_partition));
+  const std::vector<int64_t>& group = peers.group;
+  const std::optional<int64_t>& source = peers.source;
   Literal result(result_shape);
   if (cross_partition) {
     if (source.has_value()) {

@@ -90,28 +90,10 @@ absl::StatusOr<Literal> Permute(Communicator& communicator, const Instruction& i
       eval::CollectiveGroupMode(instruction) == eval::GroupMode::kCrossPartition;
   const int64_t id_count = cross_partition ? 1 : communicator.replica_count();
   const int64_t self = cross_partition ? 0 : communicator.replica_id();
-  std::vector<int64_t> group;
-  std::optional<int64_t> source;
-  for (const auto& [from, to] : instruction.attrs().source_target_pairs) {
-    for (int64_t id : {from, to}) {
-      if (id < 0 || id >= id_count) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "collective-permute: pair (", from, ",", to, ") names ",
-            cross_partition ? "partition " : "replica ", id, " but there ",
-            id_count == 1 ? "is 1" : absl::StrCat("are ", id_count),
-            cross_partition ? " partition (channel_id= makes it cross-partition)" : " replicas"));
-      }
-      if (std::find(group.begin(), group.end(), id) == group.end()) group.push_back(id);
-    }
-    if (to == self) {
-      if (source.has_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("collective-permute: two pairs target ", to));
-      }
-      source = from;
-    }
-  }
-  std::sort(group.begin(), group.end());
+  XJIT_ASSIGN_OR_RETURN(eval::PermutePeers peers,
+                        eval::CollectivePermutePeers(instruction, id_count, self, cross_partition));
+  const std::vector<int64_t>& group = peers.group;
+  const std::optional<int64_t>& source = peers.source;
   Literal result(result_shape);
   if (cross_partition) {
     if (source.has_value()) result = operand.Relayout(result_shape);
