@@ -9,6 +9,8 @@
 #include "interpreter/collectives.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -513,6 +515,210 @@ absl::StatusOr<Literal> AllToAllResult(const Instruction& instruction,
     elements.push_back(part->Relayout(shape.tuple_shapes(j)));
   }
   return Literal::MakeTuple(std::move(elements));
+}
+
+// ---- Point to point ----
+
+bool IsCrossReplicaTransfer(const Instruction& instruction) {
+  for (const OpaqueAttribute& attribute : instruction.opaque_attributes()) {
+    if (attribute.value.find("_xla_send_recv_source_target_pairs") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// The pairs of `_xla_send_recv_source_target_pairs={{0,1},{1,2}}` (the value
+// may be quoted) inside a frontend_attributes={...} text.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
+    const Instruction& instruction) {
+  const std::string kKey = "_xla_send_recv_source_target_pairs";
+  for (const OpaqueAttribute& attribute : instruction.opaque_attributes()) {
+    const std::string& text = attribute.value;
+    size_t at = text.find(kKey);
+    if (at == std::string::npos) continue;
+    at += kKey.size();
+    auto bad = [&]() {
+      return absl::InvalidArgumentError(absl::StrCat(
+          OpcodeName(instruction.opcode()), ": cannot read ", kKey, " from ", text));
+    };
+    auto skip = [&]() {
+      while (at < text.size() && (std::isspace(static_cast<unsigned char>(text[at])) ||
+                                  text[at] == '"' || text[at] == '=')) {
+        ++at;
+      }
+    };
+    auto expect = [&](char c) {
+      skip();
+      if (at >= text.size() || text[at] != c) return false;
+      ++at;
+      return true;
+    };
+    auto number = [&](int64_t* value) {
+      skip();
+      size_t end = at;
+      if (end < text.size() && text[end] == '-') ++end;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+      if (end == at || end - at > 18) return false;
+      *value = std::stoll(text.substr(at, end - at));
+      at = end;
+      return true;
+    };
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    if (!expect('{')) return bad();
+    skip();
+    if (at < text.size() && text[at] == '}') return pairs;
+    while (true) {
+      int64_t from = 0, to = 0;
+      if (!expect('{') || !number(&from) || !expect(',') || !number(&to) || !expect('}')) {
+        return bad();
+      }
+      pairs.emplace_back(from, to);
+      skip();
+      if (at < text.size() && text[at] == ',') {
+        ++at;
+        continue;
+      }
+      if (!expect('}')) return bad();
+      return pairs;
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(OpcodeName(instruction.opcode()), ": no ", kKey, " frontend attribute"));
+}
+
+// Integer element i (row-major) of an offsets/sizes operand.
+absl::StatusOr<int64_t> IntegerAt(const Instruction& instruction, const Literal& value,
+                                  int64_t i) {
+  const uint64_t bits = value.GetBitsLinear(i);
+  switch (value.shape().element_type()) {
+    case ElementType::kS32: return static_cast<int64_t>(static_cast<int32_t>(bits));
+    case ElementType::kS64: return static_cast<int64_t>(bits);
+    case ElementType::kU32: return static_cast<int64_t>(bits);
+    case ElementType::kU64:
+      if (bits > static_cast<uint64_t>(INT64_MAX)) break;
+      return static_cast<int64_t>(bits);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ragged-all-to-all: offsets and sizes are s32, s64, u32 or u64, not ",
+          value.shape().ToString(false)));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("ragged-all-to-all: offset ", bits, " is out of range"));
+}
+
+}  // namespace
+
+absl::StatusOr<SendRecvPeers> CrossReplicaPeers(const Instruction& instruction,
+                                                int64_t replica_count, int64_t self) {
+  XJIT_ASSIGN_OR_RETURN(auto pairs, ParsePairs(instruction));
+  SendRecvPeers peers;
+  for (const auto& [from, to] : pairs) {
+    for (int64_t id : {from, to}) {
+      if (id < 0 || id >= replica_count) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            OpcodeName(instruction.opcode()), ": pair (", from, ",", to,
+            ") names replica ", id, " but there ",
+            replica_count == 1 ? "is 1 replica" : absl::StrCat("are ", replica_count, " replicas")));
+      }
+    }
+    if (from == self) peers.targets.push_back(to);
+    if (to == self) {
+      if (peers.source.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            OpcodeName(instruction.opcode()), ": two pairs target replica ", to));
+      }
+      peers.source = from;
+    }
+  }
+  return peers;
+}
+
+bool IsCombinedPermute(const Instruction& instruction) {
+  const Shape& shape = instruction.shape();
+  if (instruction.opcode() != Opcode::kCollectivePermute || instruction.operand_count() < 2 ||
+      !shape.IsTuple() || shape.tuple_size() != instruction.operand_count()) {
+    return false;
+  }
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    if (!instruction.operand(i)->shape().IsArray() ||
+        !SameArray(instruction.operand(i)->shape(), shape.tuple_shapes(i))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
+                                             absl::Span<const Literal> contributions,
+                                             int64_t position, const Shape& shape) {
+  const int64_t members = static_cast<int64_t>(contributions.size());
+  for (const Literal& value : contributions) {
+    if (!value.shape().IsTuple() || value.shape().tuple_size() != 6) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ragged-all-to-all takes (input, output, input_offsets, "
+                              "send_sizes, output_offsets, recv_sizes)"));
+    }
+  }
+  const Literal& mine = contributions[position];
+  const Shape& input_shape = mine.element(0).shape();
+  const Shape& output_shape = mine.element(1).shape();
+  if (!shape.IsArray() || !SameArray(output_shape, shape) || input_shape.rank() == 0 ||
+      input_shape.rank() != shape.rank() ||
+      input_shape.element_type() != shape.element_type()) {
+    return ShapeError(instruction, input_shape, shape);
+  }
+  for (int64_t d = 1; d < shape.rank(); ++d) {
+    if (input_shape.dimensions(d) != shape.dimensions(d)) {
+      return ShapeError(instruction, input_shape, shape);
+    }
+  }
+  const int64_t entries = mine.element(2).element_count();
+  for (int64_t k = 2; k < 6; ++k) {
+    if (mine.element(k).element_count() != entries) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ragged-all-to-all: the offsets and sizes operands differ in size"));
+    }
+  }
+  if (entries % members != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ragged-all-to-all: ", entries, " offsets for a group of ", members,
+        " (a multiple of the group size is needed)"));
+  }
+  const int64_t updates = entries / members;
+  const int64_t input_rows = input_shape.dimensions(0);
+  const int64_t output_rows = shape.dimensions(0);
+  const int64_t row = input_rows == 0 ? 0 : input_shape.element_count() / input_rows;
+  Literal result = mine.element(1).Relayout(shape);
+  for (int64_t q = 0; q < members; ++q) {
+    const Literal& sender = contributions[q];
+    for (int64_t u = 0; u < updates; ++u) {
+      const int64_t i = position * updates + u;
+      XJIT_ASSIGN_OR_RETURN(int64_t in_offset, IntegerAt(instruction, sender.element(2), i));
+      XJIT_ASSIGN_OR_RETURN(int64_t size, IntegerAt(instruction, sender.element(3), i));
+      XJIT_ASSIGN_OR_RETURN(int64_t out_offset, IntegerAt(instruction, sender.element(4), i));
+      XJIT_ASSIGN_OR_RETURN(int64_t expected,
+                            IntegerAt(instruction, mine.element(5), q * updates + u));
+      if (size != expected) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ragged-all-to-all: member ", q, " sends ", size, " rows (update ", u,
+            ") where recv_sizes expects ", expected));
+      }
+      if (size < 0 || in_offset < 0 || in_offset > input_rows - size || out_offset < 0 ||
+          out_offset > output_rows - size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ragged-all-to-all: member ", q, " sends rows [", in_offset, ", +", size,
+            ") of ", input_rows, " to rows [", out_offset, ", +", size, ") of ", output_rows));
+      }
+      const Literal& input = sender.element(0);
+      for (int64_t e = 0; e < size * row; ++e) {
+        result.SetBitsLinear(out_offset * row + e, input.GetBitsLinear(in_offset * row + e));
+      }
+    }
+  }
+  return result;
 }
 
 }  // namespace xjit::eval

@@ -129,6 +129,46 @@ absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instructi
                                                     int64_t id_count, int64_t self,
                                                     bool cross_partition);
 
+// send/recv between replicas (XLA marks them with the frontend attribute
+// _xla_send_recv_source_target_pairs) rather than with the host.
+bool IsCrossReplicaTransfer(const Instruction& instruction);
+
+// A send/recv between replicas as seen from replica `self` of
+// `replica_count`: the replicas its send goes to (pairs (self, t), in pair
+// order) and the one its recv takes from (the pair (s, self); none: the recv
+// gives zeros). Every id must be below replica_count; two pairs may not
+// target one replica.
+//
+// Matching: a recv takes the oldest unreceived message sent to it by its
+// source, whatever the channel_id (as NCCL's point-to-point calls do; XLA's
+// pipeline-parallel tests pair a channel-1 send with a channel-2 recv), so
+// messages travel under one tag.
+struct SendRecvPeers {
+  std::vector<int64_t> targets;
+  std::optional<int64_t> source;
+};
+inline constexpr int64_t kSendRecvTag = 0;
+absl::StatusOr<SendRecvPeers> CrossReplicaPeers(const Instruction& instruction,
+                                                int64_t replica_count, int64_t self);
+
+// collective-permute's combined form: several array operands permuted
+// together, a tuple result with one element per operand (of its shape).
+// (The in-place form, with output buffers and offsets, is not this.)
+bool IsCombinedPermute(const Instruction& instruction);
+
+// ragged-all-to-all (operands input, output, input_offsets, send_sizes,
+// output_offsets, recv_sizes; offsets and sizes count rows of dimension 0,
+// indexed [peer * updates_per_peer + update]): the result of the member at
+// `position`, from every member's operands as a tuple of the six
+// (`contributions`, group order). Member q's rows
+// input[input_offsets[i], +send_sizes[i]) with i = position * k + u go to
+// result rows [output_offsets[i], +send_sizes[i]) over this member's output,
+// for q in group order then u; recv_sizes[q * k + u] must equal that size.
+// Out-of-range rows are InvalidArgument.
+absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
+                                             absl::Span<const Literal> contributions,
+                                             int64_t position, const Shape& shape);
+
 // Results of one participant (at `position` in its group) from the group's
 // contributions. A contribution is the operand, or the tuple of the operands
 // when there are several; `shape` is the instruction's result shape (for the

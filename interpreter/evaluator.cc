@@ -80,16 +80,7 @@ absl::StatusOr<Literal> Conform(Literal value, const Shape& shape) {
   return value.Relayout(target);
 }
 
-// Send and recv between replicas (XLA marks them with this frontend
-// attribute) rather than with the host.
-bool IsCrossReplicaTransfer(const Instruction& instruction) {
-  for (const OpaqueAttribute& attribute : instruction.opaque_attributes()) {
-    if (attribute.value.find("_xla_send_recv_source_target_pairs") != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
+using eval::IsCrossReplicaTransfer;
 
 bool IsCollective(Opcode opcode) {
   switch (opcode) {
@@ -184,7 +175,7 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
                         IsCrossReplicaTransfer(instruction);
   if (!IsCollective(opcode) && !transfer) return absl::OkStatus();
   if (rendezvous_ != nullptr) {
-    if (transfer || opcode == Opcode::kRaggedAllToAll || opcode == Opcode::kCollectiveReduce) {
+    if (opcode == Opcode::kCollectiveReduce) {
       return absl::UnimplementedError(absl::StrCat(
           "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
           " across replicas is not supported yet"));
@@ -704,6 +695,33 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
     return Literal::MakeTuple(std::move(elements));
   };
   XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
+  if (rendezvous_ != nullptr && IsCrossReplicaTransfer(instruction) &&
+      (instruction.opcode() == Opcode::kSend || instruction.opcode() == Opcode::kRecv)) {
+    // Between replicas (eval::CrossReplicaPeers): a send posts its operand
+    // to each target and never waits; a recv waits for its source's.
+    XJIT_ASSIGN_OR_RETURN(eval::SendRecvPeers peers,
+                          eval::CrossReplicaPeers(instruction, rendezvous_->replica_count(),
+                                                  replica_id_));
+    if (instruction.opcode() == Opcode::kSend) {
+      if (operands.empty()) return absl::InvalidArgumentError("send needs an operand");
+      for (int64_t target : peers.targets) {
+        XJIT_RETURN_IF_ERROR(
+            rendezvous_->Post(replica_id_, target, eval::kSendRecvTag, *operands[0]));
+      }
+      return make_tuple_with(*operands[0]);
+    }
+    if (!shape.IsTuple() || shape.tuple_size() < 2) {
+      return absl::InvalidArgumentError("recv has a tuple result");
+    }
+    if (!peers.source.has_value()) return make_tuple_with(Literal(shape.tuple_shapes(0)));
+    XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(instruction.name(), *peers.source,
+                                                           replica_id_, eval::kSendRecvTag));
+    if (!ValueFits(value.shape(), shape.tuple_shapes(0))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "recv expects %s but replica %d sent %s", shape.tuple_shapes(0).ToString(false), *peers.source, value.shape().ToString(false)));
+    }
+    return make_tuple_with(std::move(value));
+  }
   // A send or recv without channel_id= uses channel 0.
   auto channel = [&]() -> absl::StatusOr<int64_t> {
     return instruction.attrs().channel_id.value_or(0);
@@ -813,6 +831,13 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
       elements.push_back(std::move(out));
       return Literal::MakeTuple(std::move(elements));
     }
+    case Opcode::kRaggedAllToAll: {
+      std::vector<Literal> elements;
+      for (const Literal* operand : operands) elements.push_back(*operand);
+      std::vector<Literal> values;
+      values.push_back(Literal::MakeTuple(std::move(elements)));
+      return eval::RaggedAllToAllResult(instruction, values, 0, instruction.shape());
+    }
     case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
       if (operands.size() != 1) {
         return absl::UnimplementedError(
@@ -910,6 +935,8 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruct
       return eval::AllToAllResult(instruction, values, position, shape);
     case Opcode::kCollectiveBroadcast:
       return Conform(std::move(values[0]), shape);
+    case Opcode::kRaggedAllToAll:
+      return eval::RaggedAllToAllResult(instruction, values, position, shape);
     default:
       return absl::UnimplementedError(absl::StrCat(
           "evaluator: ", OpcodeName(opcode), " across replicas is not supported yet"));
@@ -919,9 +946,19 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruct
 absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction& instruction,
                                                                Operands operands) {
   const Opcode opcode = instruction.opcode();
-  if (operands.size() != 1) {
+  const bool combined = eval::IsCombinedPermute(instruction);
+  if (operands.size() != 1 && !combined) {
     return absl::UnimplementedError(
         "evaluator: collective-permute with in-place buffer operands is not supported yet");
+  }
+  // The combined form permutes the tuple of its operands.
+  Literal contribution;
+  if (combined) {
+    std::vector<Literal> elements;
+    for (const Literal* operand : operands) elements.push_back(*operand);
+    contribution = Literal::MakeTuple(std::move(elements));
+  } else {
+    contribution = *operands[0];
   }
   const Shape& shape = instruction.shape();
   const bool start = opcode == Opcode::kCollectivePermuteStart;
@@ -941,11 +978,11 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction
   Literal result(result_shape);
   if (cross_partition) {
     if (source.has_value()) {
-      XJIT_ASSIGN_OR_RETURN(result, Conform(*operands[0], result_shape));
+      XJIT_ASSIGN_OR_RETURN(result, Conform(contribution, result_shape));
     }
   } else if (std::find(group.begin(), group.end(), self) != group.end()) {
     XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
-                          Exchange(instruction, group, *operands[0]));
+                          Exchange(instruction, group, contribution));
     if (source.has_value()) {
       const int64_t i = std::find(group.begin(), group.end(), *source) - group.begin();
       XJIT_ASSIGN_OR_RETURN(result, Conform(std::move(values[i]), result_shape));

@@ -15,7 +15,10 @@ namespace {
 
 struct AsyncPlan {
   std::shared_ptr<const runtime::Executable> callee;
-  int64_t operand_count = 0;
+  int64_t operand_count = 0;  // Array operands: the step's first buffers.
+  // Per operand of the async-start: whether it is a token (no buffer; the
+  // callee reads nothing from its parameter).
+  std::vector<bool> token;
   // Byte sizes of the output leaves, and how many belong to element 0
   // (the operands) and element 1 (the result); the rest are zeroed.
   std::vector<int64_t> leaf_bytes;
@@ -27,7 +30,9 @@ struct AsyncPlan {
 absl::Status RunAsyncCall(const void* plan_pointer, void* const* buffers, void* /*scratch*/,
                           const runtime::RunContext& context) {
   const AsyncPlan& plan = *static_cast<const AsyncPlan*>(plan_pointer);
-  std::vector<const void*> parameters(buffers, buffers + plan.operand_count);
+  std::vector<const void*> parameters;
+  int64_t next = 0;
+  for (bool token : plan.token) parameters.push_back(token ? nullptr : buffers[next++]);
   std::vector<uint8_t> result(static_cast<size_t>(plan.result_bytes));
   XJIT_RETURN_IF_ERROR(plan.callee->Execute(parameters, result.data(), context));
   void* const* outputs = buffers + plan.operand_count;
@@ -68,8 +73,12 @@ absl::StatusOr<runtime::LibraryCall> PlanAsyncCall(
   if (!operands.IsTuple() || operands.tuple_size() != async_start.operand_count()) {
     return absl::UnimplementedError("async-start whose first element is not its operands' tuple");
   }
+  auto plan = std::make_shared<AsyncPlan>();
   for (int64_t i = 0; i < async_start.operand_count(); ++i) {
-    if (!async_start.operand(i)->shape().IsArray() ||
+    const bool token = async_start.operand(i)->shape().IsToken();
+    plan->token.push_back(token);
+    if (!token) ++plan->operand_count;
+    if (!(async_start.operand(i)->shape().IsArray() || token) ||
         !(async_start.operand(i)->shape() == operands.tuple_shapes(i))) {
       return absl::UnimplementedError("async-start with a tuple operand or a relayout");
     }
@@ -77,11 +86,9 @@ absl::StatusOr<runtime::LibraryCall> PlanAsyncCall(
   if (!(callee->result_shape() == shape.tuple_shapes(1))) {
     return absl::UnimplementedError("async-start whose result layout differs from its callee's");
   }
-  auto plan = std::make_shared<AsyncPlan>();
   plan->callee = std::move(callee);
-  plan->operand_count = async_start.operand_count();
   CollectLeafBytes(shape, &plan->leaf_bytes);
-  plan->operand_leaves = async_start.operand_count();
+  plan->operand_leaves = plan->operand_count;
   std::vector<int64_t> result_leaves;
   CollectLeafBytes(shape.tuple_shapes(1), &result_leaves);
   plan->result_leaves = static_cast<int64_t>(result_leaves.size());

@@ -5,7 +5,8 @@
 // a collective inside meets the other replicas), at the start — the
 // evaluator's rule. async-update and async-done copy (compile.cc).
 //
-// The step's inputs are the operands' slots (array operands only), its
+// The step's inputs are the array operands' slots (a token operand, as
+// around send/recv, has none and passes no bytes), its
 // outputs the leaves of ((operands...), result, context...): the operands
 // are copied into element 0, C's result is written into element 1, any
 // further (context) elements are zeroed, as the evaluator makes them.

@@ -402,7 +402,7 @@ class ExecutableBuilder {
     absl::Status kernel_status = absl::UnimplementedError("interpret_only");
     if (target_ != nullptr) {
       const Opcode opcode = instruction.opcode();
-      if (collectives::IsCollectiveStep(opcode)) {
+      if (collectives::IsCollectiveStep(instruction)) {
         kernel_status = AddContextCall(instruction, outputs);
       } else if (opcode == Opcode::kCustomCall) {
         kernel_status = AddCustomCall(instruction, outputs);
@@ -450,7 +450,10 @@ class ExecutableBuilder {
   absl::Status AddContextCall(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
                           collectives::PlanCollectiveCall(instruction));
-    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    // send/recv's token operands have no slot (leaves skips them).
+    const bool tokens =
+        instruction.opcode() == Opcode::kSend || instruction.opcode() == Opcode::kRecv;
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/tokens));
     AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
                        "in-process or transport collective (runtime/collectives)");
     return absl::OkStatus();
@@ -562,7 +565,8 @@ class ExecutableBuilder {
       }
     }
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanAsyncCall(instruction, program));
-    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    // Array operands have one leaf each (PlanAsyncCall checks), tokens none.
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
     AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
                        absl::StrCat("runs ", callee.name(), " compiled"));
     return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "interpreter/collectives.h"
 #include "ir/layout_util.h"
 #include "ir/literal.h"
 #include "ir/status_macros.h"
@@ -111,15 +112,6 @@ absl::Status RunHostTransfer(const void* plan_pointer, void* const* buffers, voi
   }
 }
 
-bool IsCrossReplicaTransfer(const Instruction& instruction) {
-  for (const OpaqueAttribute& attribute : instruction.opaque_attributes()) {
-    if (attribute.value.find("_xla_send_recv_source_target_pairs") != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void CollectLeafBytes(const Shape& shape, std::vector<int64_t>* out) {
   if (shape.IsTuple()) {
     for (const Shape& element : shape.tuple_shapes()) CollectLeafBytes(element, out);
@@ -140,8 +132,9 @@ absl::StatusOr<runtime::LibraryCall> PlanHostTransferCall(const Instruction& ins
   if (!IsHostTransfer(opcode)) {
     return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " is not a host transfer"));
   }
-  if ((opcode == Opcode::kSend || opcode == Opcode::kRecv) && IsCrossReplicaTransfer(instruction)) {
-    return absl::UnimplementedError("send/recv between replicas");
+  if ((opcode == Opcode::kSend || opcode == Opcode::kRecv) &&
+      eval::IsCrossReplicaTransfer(instruction)) {
+    return absl::InvalidArgumentError("send/recv between replicas is a collective step");
   }
   const Shape& shape = instruction.shape();
   if (shape.is_dynamic()) return absl::UnimplementedError("a dynamically sized transfer");

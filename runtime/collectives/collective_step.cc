@@ -21,6 +21,9 @@ namespace {
 
 struct CollectivePlan {
   const Instruction* instruction = nullptr;
+  // Array operands (the step's first buffers; the tokens of send/recv have
+  // none).
+  int64_t inputs = 0;
   // The all-reduce fast path: the recognised reducer and element type.
   std::optional<ReductionKind> reduction;
   ElementType type = ElementType::kF32;
@@ -51,6 +54,7 @@ absl::Status CheckSingleParticipant(const Instruction& instruction) {
   for (const std::vector<int64_t>& group : instruction.attrs().replica_groups) {
     if (group.size() > 1) many = true;
   }
+  if (instruction.opcode() == Opcode::kSend || instruction.opcode() == Opcode::kRecv) many = true;
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       OpcodeName(instruction.opcode()), " ", instruction.name(),
@@ -77,7 +81,8 @@ absl::StatusOr<std::vector<Literal>> GatherLiterals(Communicator& communicator,
 Literal TupleOf(std::vector<Literal> elements) { return Literal::MakeTuple(std::move(elements)); }
 
 // collective-permute (and -start): this replica receives its source's
-// operand, or zeros when no pair targets it (EvalReplicatedPermute).
+// operand (the tuple of the operands in the combined form), or zeros when no
+// pair targets it (EvalReplicatedPermute).
 absl::StatusOr<Literal> Permute(Communicator& communicator, const Instruction& instruction,
                                 const Literal& operand) {
   const Shape& shape = instruction.shape();
@@ -118,6 +123,9 @@ absl::StatusOr<Literal> Collective(Communicator& communicator, const Instruction
                                    std::vector<Literal> operands) {
   const Opcode opcode = instruction.opcode();
   if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+    if (eval::IsCombinedPermute(instruction)) {
+      return Permute(communicator, instruction, TupleOf(std::move(operands)));
+    }
     return Permute(communicator, instruction, operands[0]);
   }
   Literal contribution = operands.size() == 1 ? std::move(operands[0]) : TupleOf(std::move(operands));
@@ -158,9 +166,45 @@ absl::StatusOr<Literal> Collective(Communicator& communicator, const Instruction
       return eval::AllToAllResult(instruction, values, position, shape);
     case Opcode::kCollectiveBroadcast:
       return values[0].Relayout(shape);
+    case Opcode::kRaggedAllToAll:
+      // Every member's six operands travel: the receiver needs the senders'
+      // offsets and sizes as well as their rows.
+      return eval::RaggedAllToAllResult(instruction, values, position, shape);
     default:
       return absl::UnimplementedError(absl::StrCat(OpcodeName(opcode), " is not a collective step"));
   }
+}
+
+// send/recv between replicas (EvalHostTransfer's replicated branch): a send
+// passes its operand to each target and never waits, a recv waits for its
+// source's value (zeros without a source). Values travel in the default
+// layout, so the two ends' layouts may differ. Results are (data, u32 0).
+absl::StatusOr<Literal> SendRecv(Communicator& communicator, const Instruction& instruction,
+                                 std::vector<Literal> operands) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsTuple() || shape.tuple_size() < 2 || !shape.tuple_shapes(0).IsArray()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpcodeName(instruction.opcode()), " has an (array, ..., token) result"));
+  }
+  XJIT_ASSIGN_OR_RETURN(eval::SendRecvPeers peers,
+                        eval::CrossReplicaPeers(instruction, communicator.replica_count(),
+                                                communicator.replica_id()));
+  const Shape canonical = WithDefaultLayouts(shape.tuple_shapes(0));
+  Literal data(canonical);
+  if (instruction.opcode() == Opcode::kSend) {
+    if (operands.size() != 1) return absl::InvalidArgumentError("send needs an operand");
+    data = operands[0].Relayout(canonical);
+    for (int64_t target : peers.targets) {
+      XJIT_RETURN_IF_ERROR(communicator.Send(instruction, target, eval::kSendRecvTag, data.data()));
+    }
+  } else if (peers.source.has_value()) {
+    XJIT_RETURN_IF_ERROR(
+        communicator.Recv(instruction, *peers.source, eval::kSendRecvTag, data.data()));
+  }
+  std::vector<Literal> elements;
+  elements.push_back(data.Relayout(shape.tuple_shapes(0)));
+  for (int64_t i = 1; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
+  return TupleOf(std::move(elements));
 }
 
 absl::Status RunCollectiveCall(const void* plan_pointer, void* const* buffers, void* /*scratch*/,
@@ -180,7 +224,7 @@ absl::Status RunCollectiveCall(const void* plan_pointer, void* const* buffers, v
     XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
     communicator = &solo;
   }
-  const int64_t operand_count = instruction.operand_count();
+  const int64_t operand_count = plan.inputs;
   if (plan.reduction.has_value()) {
     XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group,
                           eval::ParticipantGroup(instruction, communicator->replica_id(),
@@ -196,7 +240,10 @@ absl::Status RunCollectiveCall(const void* plan_pointer, void* const* buffers, v
     if (!bytes.empty()) std::memcpy(bytes.data(), buffers[i], bytes.size());
     operands.push_back(std::move(value));
   }
-  absl::StatusOr<Literal> result = Collective(*communicator, instruction, std::move(operands));
+  const bool send_recv = opcode == Opcode::kSend || opcode == Opcode::kRecv;
+  absl::StatusOr<Literal> result =
+      send_recv ? SendRecv(*communicator, instruction, std::move(operands))
+                : Collective(*communicator, instruction, std::move(operands));
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat(instruction.name(), ": ", result.status().message()));
@@ -228,10 +275,19 @@ bool IsCollectiveStep(Opcode opcode) {
     case Opcode::kAllGatherStart: case Opcode::kReduceScatter: case Opcode::kAllToAll:
     case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectiveBroadcast: case Opcode::kReplicaId: case Opcode::kPartitionId:
+    case Opcode::kRaggedAllToAll:
       return true;
     default:
       return false;
   }
+}
+
+bool IsCollectiveStep(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  if (opcode == Opcode::kSend || opcode == Opcode::kRecv) {
+    return eval::IsCrossReplicaTransfer(instruction);
+  }
+  return IsCollectiveStep(opcode);
 }
 
 std::optional<ReductionKind> RecognizeReducer(const Computation& reducer) {
@@ -261,24 +317,37 @@ std::optional<ReductionKind> RecognizeReducer(const Computation& reducer) {
 
 absl::StatusOr<runtime::LibraryCall> PlanCollectiveCall(const Instruction& instruction) {
   const Opcode opcode = instruction.opcode();
-  if (!IsCollectiveStep(opcode)) {
+  if (!IsCollectiveStep(instruction)) {
     return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " is not a collective"));
   }
+  const bool send_recv = opcode == Opcode::kSend || opcode == Opcode::kRecv;
+  int64_t inputs = 0;
   for (const Instruction* operand : instruction.operands()) {
+    if (send_recv && operand->shape().IsToken()) continue;
     if (!operand->shape().IsArray() || operand->shape().is_dynamic()) {
       return absl::UnimplementedError("collective with a tuple or dynamic operand");
     }
+    ++inputs;
+  }
+  if (send_recv) {
+    const Shape& shape = instruction.shape();
+    if (!shape.IsTuple() || shape.tuple_size() < 2 || !shape.tuple_shapes(0).IsArray() ||
+        shape.tuple_shapes(0).is_dynamic() || inputs != (opcode == Opcode::kSend ? 1 : 0)) {
+      return absl::UnimplementedError(absl::StrCat(
+          OpcodeName(opcode), " between replicas of other than one static array"));
+    }
   }
   if ((opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) &&
-      instruction.operand_count() != 1) {
+      instruction.operand_count() != 1 && !eval::IsCombinedPermute(instruction)) {
     return absl::UnimplementedError("collective-permute with in-place buffer operands");
   }
-  if (opcode != Opcode::kReplicaId && opcode != Opcode::kPartitionId &&
+  if (opcode != Opcode::kReplicaId && opcode != Opcode::kPartitionId && opcode != Opcode::kRecv &&
       instruction.operand_count() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(OpcodeName(opcode), " needs operands"));
   }
   auto plan = std::make_shared<CollectivePlan>();
   plan->instruction = &instruction;
+  plan->inputs = inputs;
   runtime::LibraryCall call;
   call.routine = std::string(OpcodeName(opcode));
   const bool all_reduce = opcode == Opcode::kAllReduce || opcode == Opcode::kAllReduceStart;

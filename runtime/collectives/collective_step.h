@@ -15,6 +15,11 @@
 //   - all-gather (and -start), reduce-scatter, all-to-all (array and tuple
 //     forms), collective-broadcast and collective-permute (and -start)
 //     gather the group's contributions and compute this replica's part;
+//   - ragged-all-to-all gathers every member's six operands and computes
+//     this replica's rows (eval::RaggedAllToAllResult); the combined
+//     collective-permute (several operands) permutes their tuple;
+//   - send/recv between replicas go through Communicator::Send/Recv (a
+//     send never waits; a recv waits for its source's value);
 //   - replica-id is the context's replica, partition-id its partition.
 // Without a communicator (a plain run) a collective sees a group of one —
 // unless the module declares more than one replica or partition, or a
@@ -35,6 +40,9 @@ namespace xjit::collectives {
 
 // Whether `opcode` is computed by PlanCollectiveCall.
 bool IsCollectiveStep(Opcode opcode);
+// The same for an instruction: also send/recv between replicas
+// (eval::IsCrossReplicaTransfer), whose token operands are not inputs.
+bool IsCollectiveStep(const Instruction& instruction);
 
 // add/multiply/maximum/minimum/and/or of the reducer's two scalar
 // parameters (either order), or nullopt.

@@ -73,21 +73,41 @@ std::vector<std::vector<Literal>> RandomArguments(const Module& module, int repl
   return arguments;
 }
 
-// Runs `hlo` on `replicas` replicas on both backends and expects the same
-// bits on every replica (ulp_tolerance: for dots, whose rounding differs).
-void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed,
-                         int ulp_tolerance = 0, bool ordinary = false) {
-  ASSERT_OK_AND_ASSIGN(module, ParseVerified(hlo));
-  const std::vector<std::vector<Literal>> arguments =
-      RandomArguments(*module, replicas, seed, ordinary);
-  ASSERT_OK_AND_ASSIGN(expected, RunModuleReplicated(*module, arguments));
-  std::unique_ptr<runtime::Executable> executable = CompileAll(*module);
+// Runs `module` with each replica's `arguments` on both backends and expects
+// the same bits on every replica (ulp_tolerance: for dots, whose rounding
+// differs).
+void ExpectReplicasMatchOn(const Module& module,
+                           const std::vector<std::vector<Literal>>& arguments,
+                           int ulp_tolerance = 0) {
+  const int replicas = static_cast<int>(arguments.size());
+  ASSERT_OK_AND_ASSIGN(expected, RunModuleReplicated(module, arguments));
+  std::unique_ptr<runtime::Executable> executable = CompileAll(module);
   ASSERT_NE(executable, nullptr);
   ASSERT_OK_AND_ASSIGN(actual, collectives::RunReplicated(*executable, arguments));
   ASSERT_EQ(actual.size(), expected.size());
   for (int r = 0; r < replicas; ++r) {
     EXPECT_EQ(Difference(expected[r], actual[r], ulp_tolerance), "") << "replica " << r;
   }
+}
+
+// The same with random arguments, different per replica.
+void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed,
+                         int ulp_tolerance = 0, bool ordinary = false) {
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(hlo));
+  ExpectReplicasMatchOn(*module, RandomArguments(*module, replicas, seed, ordinary),
+                        ulp_tolerance);
+}
+
+// Runs `module` on both backends and expects both to fail with `code`.
+void ExpectBothFail(const Module& module, const std::vector<std::vector<Literal>>& arguments,
+                    absl::StatusCode code) {
+  absl::StatusOr<std::vector<Literal>> expected = RunModuleReplicated(module, arguments);
+  EXPECT_EQ(expected.status().code(), code) << expected.status();
+  std::unique_ptr<runtime::Executable> executable = CompileAll(module);
+  ASSERT_NE(executable, nullptr);
+  absl::StatusOr<std::vector<Literal>> actual =
+      collectives::RunReplicated(*executable, arguments);
+  EXPECT_EQ(actual.status().code(), code) << actual.status();
 }
 
 constexpr const char* kAddF32 = R"(
@@ -319,6 +339,227 @@ ENTRY e {
             absl::StatusCode::kInvalidArgument);
   std::vector<std::vector<Literal>> one = RandomArguments(*declared, 1, 8);
   EXPECT_EQ(two->Run(one[0]).status().code(), absl::StatusCode::kUnimplemented);
+}
+
+// send/recv between replicas: a recv issued before its send (control
+// predecessor), different channels on the two ends (matched by replica
+// pair, as NCCL does), send-done/recv-done and tokens, a replica without a
+// source (zeros), layouts that differ between the ends.
+TEST(JitSendRecv, BetweenReplicasEqualTheEvaluator) {
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(R"(HloModule m
+ENTRY e {
+  x = f32[2,3]{0,1} parameter(0)
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  bf = f32[2,3]{0,1} broadcast(f), dimensions={}
+  y = f32[2,3]{0,1} add(x, bf)
+  tok = token[] after-all()
+  recv = (f32[2,3]{1,0}, u32[], token[]) recv(tok), channel_id=2,
+    frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  send = (f32[2,3]{0,1}, u32[], token[]) send(y, tok), channel_id=1,
+    control-predecessors={recv},
+    frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  recv-done = (f32[2,3]{1,0}, token[]) recv-done(recv), channel_id=2
+  send-done = token[] send-done(send), channel_id=1
+  data = f32[2,3]{1,0} get-tuple-element(recv-done), index=0
+  ROOT t = (f32[2,3]{1,0}, u32[]) tuple(data, id)
+})"));
+  std::vector<std::vector<Literal>> arguments = RandomArguments(*module, 4, 21);
+  ExpectReplicasMatchOn(*module, arguments);
+  // The values themselves: replica r gets replica r-1's x + (r-1); replica 0 zeros.
+  std::unique_ptr<runtime::Executable> executable = CompileAll(*module);
+  ASSERT_NE(executable, nullptr);
+  ASSERT_OK_AND_ASSIGN(results, collectives::RunReplicated(*executable, arguments));
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<double> got = Doubles(results[r].element(0));
+    const std::vector<double> x = Doubles(arguments[r == 0 ? 0 : r - 1][0]);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double want = r == 0 ? 0.0 : static_cast<float>(x[i] + (r - 1));
+      EXPECT_EQ(got[i], want) << "replica " << r << " element " << i;
+    }
+  }
+}
+
+// A pipeline: a while loop passes its value one replica on per iteration
+// (XLA's pipeline-parallel pattern), and send/recv wrapped in async-start
+// with token operands.
+TEST(JitSendRecv, InLoopsAndAsyncWrappers) {
+  ExpectReplicasMatch(R"(HloModule m
+cond {
+  p = (u32[], f32[2,2]) parameter(0)
+  i = u32[] get-tuple-element(p), index=0
+  n = u32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (u32[], f32[2,2]) parameter(0)
+  i = u32[] get-tuple-element(p), index=0
+  v = f32[2,2] get-tuple-element(p), index=1
+  tok = token[] after-all()
+  w = f32[2,2] multiply(v, v)
+  s = (f32[2,2], u32[], token[]) send(w, tok), channel_id=1,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},{1,2},{2,3},{3,0}}}
+  r = (f32[2,2], u32[], token[]) recv(tok), channel_id=1,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},{1,2},{2,3},{3,0}}}
+  sd = token[] send-done(s), channel_id=1
+  rd = (f32[2,2], token[]) recv-done(r), channel_id=1
+  got = f32[2,2] get-tuple-element(rd), index=0
+  one = u32[] constant(1)
+  j = u32[] add(i, one)
+  ROOT t = (u32[], f32[2,2]) tuple(j, got)
+}
+wrapped {
+  a = s32[3] parameter(0)
+  ta = token[] parameter(1)
+  tb = token[] parameter(2)
+  s = (s32[3], u32[], token[]) send(a, ta), channel_id=0,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{1,0},{3,2}}}
+  r = (s32[3], u32[], token[]) recv(tb), channel_id=0,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{1,0},{3,2}}}
+  ROOT t = ((s32[3], u32[], token[]), (s32[3], u32[], token[])) tuple(s, r)
+}
+ENTRY e {
+  x = f32[2,2] parameter(0)
+  a = s32[3] parameter(1)
+  zero = u32[] constant(0)
+  init = (u32[], f32[2,2]) tuple(zero, x)
+  loop = (u32[], f32[2,2]) while(init), condition=cond, body=body
+  v = f32[2,2] get-tuple-element(loop), index=1
+  tok = token[] after-all()
+  start = ((s32[3], token[], token[]), ((s32[3], u32[], token[]), (s32[3], u32[], token[])), s32[])
+    async-start(a, tok, tok), calls=wrapped
+  done = ((s32[3], u32[], token[]), (s32[3], u32[], token[])) async-done(start)
+  rt = (s32[3], u32[], token[]) get-tuple-element(done), index=1
+  got = s32[3] get-tuple-element(rt), index=0
+  ROOT t = (f32[2,2], s32[3]) tuple(v, got)
+})", 4, 22);
+}
+
+TEST(JitSendRecv, BadPairsAndMissingSendsFailOnBothBackends) {
+  // A pair that names replica 5 of 4.
+  ASSERT_OK_AND_ASSIGN(outside, ParseVerified(R"(HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  tok = token[] after-all()
+  s = (f32[2], u32[], token[]) send(x, tok), channel_id=1,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{0,5}}}
+  ROOT d = token[] send-done(s), channel_id=1
+})"));
+  ExpectBothFail(*outside, RandomArguments(*outside, 4, 23), absl::StatusCode::kInvalidArgument);
+  // A recv whose source never sends: a deadlock error, not a hang.
+  ASSERT_OK_AND_ASSIGN(missing, ParseVerified(R"(HloModule m
+ENTRY e {
+  tok = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(tok), channel_id=1,
+    frontend_attributes={_xla_send_recv_source_target_pairs={{0,1}}}
+  d = (f32[2], token[]) recv-done(r), channel_id=1
+  ROOT v = f32[2] get-tuple-element(d), index=0
+})"));
+  ExpectBothFail(*missing, std::vector<std::vector<Literal>>(2),
+                 absl::StatusCode::kFailedPrecondition);
+}
+
+// collective-permute's combined form: two operands of different types
+// permuted together.
+TEST(JitReplicas, CombinedCollectivePermute) {
+  ExpectReplicasMatch(R"(HloModule m
+ENTRY e {
+  a = u32[2] parameter(0)
+  b = f32[3,2]{0,1} parameter(1)
+  ROOT p = (u32[2], f32[3,2]{1,0}) collective-permute(a, b), source_target_pairs={{1,0},{0,2},{2,1}}
+})", 4, 24);
+}
+
+// Arguments of a ragged-all-to-all whose offsets agree between replicas:
+// in `groups` (each of `group_size` replicas, positions in group order),
+// member q sends (q + p + u) % 3 rows (update u of k) to member p, packed in
+// its input in (p, u) order and placed in p's output in (q, u) order after
+// `gap` rows.
+std::vector<std::vector<Literal>> RaggedArguments(const Module& module,
+                                                  const std::vector<std::vector<int>>& groups,
+                                                  int k, int gap, uint64_t seed) {
+  const Instruction* root = module.entry()->root();
+  const Shape& input_shape = root->operand(0)->shape();
+  const Shape& output_shape = root->operand(1)->shape();
+  const Shape& index_shape = root->operand(2)->shape();
+  int replicas = 0;
+  for (const auto& group : groups) replicas += static_cast<int>(group.size());
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<Literal>> arguments(replicas);
+  for (const auto& group : groups) {
+    const int n = static_cast<int>(group.size());
+    auto size = [&](int q, int p, int u) { return (q + p + u) % 3; };
+    for (int q = 0; q < n; ++q) {
+      std::vector<int64_t> in_offsets, sizes, out_offsets, recv_sizes;
+      int64_t in_at = 0;
+      for (int p = 0; p < n; ++p) {
+        for (int u = 0; u < k; ++u) {
+          in_offsets.push_back(in_at);
+          sizes.push_back(size(q, p, u));
+          in_at += size(q, p, u);
+          int64_t out_at = gap;  // Where q's update u lands in p's output.
+          for (int q2 = 0; q2 < q; ++q2) {
+            for (int u2 = 0; u2 < k; ++u2) out_at += size(q2, p, u2);
+          }
+          for (int u2 = 0; u2 < u; ++u2) out_at += size(q, p, u2);
+          out_offsets.push_back(out_at);
+          recv_sizes.push_back(size(p, q, u));
+        }
+      }
+      std::vector<Literal>& mine = arguments[group[q]];
+      mine.push_back(RandomLiteral(input_shape, rng));
+      mine.push_back(RandomLiteral(output_shape, rng));
+      for (const auto* values : {&in_offsets, &sizes, &out_offsets, &recv_sizes}) {
+        mine.push_back(Literal::FromInts(index_shape, *values));
+      }
+    }
+  }
+  return arguments;
+}
+
+std::string RaggedModule(const std::string& type, const std::string& input,
+                         const std::string& output, const std::string& index,
+                         const std::string& groups) {
+  return "HloModule m\nENTRY e {\n  input = " + type + input + " parameter(0)\n  output = " +
+         type + output + " parameter(1)\n  io = " + index + " parameter(2)\n  ss = " + index +
+         " parameter(3)\n  oo = " + index + " parameter(4)\n  rs = " + index +
+         " parameter(5)\n  ROOT r = " + type + output +
+         " ragged-all-to-all(input, output, io, ss, oo, rs), replica_groups=" + groups + "\n}\n";
+}
+
+// ragged-all-to-all: every element type, s32/s64/u32 offsets, several
+// updates per peer, groups in and out of id order, rank 3 with layouts.
+TEST(JitRaggedAllToAll, EveryTypeAndFormEqualsTheEvaluator) {
+  struct Case {
+    std::string type, input, output, index, groups;
+    std::vector<std::vector<int>> members;
+    int k, gap;
+  };
+  const std::vector<Case> cases = {
+      {"f32", "[12]", "[14]", "s32[2]", "{{0,1}}", {{0, 1}}, 1, 2},
+      {"bf16", "[16,5,3]", "[16,5,3]", "s64[2]", "{{1,0}}", {{1, 0}}, 1, 1},
+      {"f32", "[16,4,2]{0,2,1}", "[16,4,2]{0,1,2}", "s32[4]", "{{0,1}}", {{0, 1}}, 2, 0},
+      {"s8", "[20,3]", "[24,3]", "s32[8]", "{{0,1},{2,3}}", {{0, 1}, {2, 3}}, 4, 1},
+      {"u64", "[12,2]", "[12,2]", "u32[4]", "{{0,1,2,3}}", {{0, 1, 2, 3}}, 1, 0},
+      {"pred", "[12]", "[13]", "s64[4]", "{{3,1,2,0}}", {{3, 1, 2, 0}}, 1, 1},
+      {"c64", "[10,2]", "[10,2]", "s32[4]", "{{0,2},{1,3}}", {{0, 2}, {1, 3}}, 2, 0},
+      {"f64", "[6]", "[6]", "s32[1]", "{{0},{1},{2},{3}}", {{0}, {1}, {2}, {3}}, 1, 3},
+      {"s16", "[6]", "[6]", "s32[2]", "{{0,1}}", {{0, 1}}, 1, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.type + c.input + " " + c.groups);
+    ASSERT_OK_AND_ASSIGN(module,
+                         ParseVerified(RaggedModule(c.type, c.input, c.output, c.index, c.groups)));
+    ExpectReplicasMatchOn(*module, RaggedArguments(*module, c.members, c.k, c.gap, 25));
+  }
+  // recv_sizes that disagree with the sender, and rows out of range.
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(RaggedModule("f32", "[4]", "[4]", "s32[2]",
+                                                          "{{0,1}}")));
+  std::vector<std::vector<Literal>> arguments = RaggedArguments(*module, {{0, 1}}, 1, 0, 26);
+  arguments[1][5] = Literal::FromInts(module->entry()->parameter(5)->shape(), {2, 2});
+  ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
+  arguments = RaggedArguments(*module, {{0, 1}}, 1, 3, 27);
+  ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
 }
 
 TEST(JitHostTransfers, InfeedOutfeedAndChannelsEqualTheEvaluator) {

@@ -10,16 +10,17 @@ convolution, transcendental functions), results within rtol 1e-4 / atol 1e-5 ('c
 `xjit compile` must report no interpreted collective, host transfer or custom call (other
 interpreted steps are listed as notes: they belong to other operations). Where the interpreter
 fails the jit must fail too (an interpreted collective is then only a note: the oracle cannot run
-it either, e.g. ragged-all-to-all or send/recv between replicas). Prints one line per disagreement and a summary; exits 1 on any disagreement, 77
-(skip) when no directory exists.
+it either, e.g. collective-reduce, or the random offsets that a ragged-all-to-all refuses). Prints
+one line per disagreement and a summary; exits 1 on any disagreement, 77 (skip) when no directory
+exists.
 
   replicas_corpus.py XJIT DIR... [--replicas 2,4] [--timeout S] [--jobs N] [--verbose]
 """
 import argparse, ast, concurrent.futures, math, os, re, struct, subprocess, sys, tempfile
 
 COLLECTIVE = re.compile(r'\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|'
-                        r'collective-broadcast|replica-id|partition-id|cross-replica-sum)'
-                        r'(-start)?\(')
+                        r'collective-broadcast|replica-id|partition-id|cross-replica-sum|'
+                        r'ragged-all-to-all)(-start)?\(|_xla_send_recv_source_target_pairs')
 INTERPRETED = re.compile(r'^interpreted: .*?\(([a-z-]+)\):')
 MINE = re.compile(r'^(all-|reduce-scatter|collective-|replica-id|partition-id|ragged-|async-|'
                   r'infeed|outfeed|send|recv|custom-call)')
