@@ -54,7 +54,30 @@ bool IsKernelElementType(ElementType type) {
 ElementType BufferType(ElementType type) {
   return IsComplex(type) ? ComplexComponentType(type) : ProgramElementType(type);
 }
+// Sub-byte elements packed several to a byte (a layout's E(n) with n < 8):
+// the bits per element, or 0 for an unpacked array.
+int PackedBits(const Shape& shape) {
+  if (!shape.IsArray() || !shape.has_layout()) return 0;
+  const int64_t bits = shape.layout().element_size_in_bits;
+  return bits > 0 && bits < 8 && bits < 8 * ByteWidth(shape.element_type()) ? static_cast<int>(bits)
+                                                                              : 0;
+}
+// A packed array whose layout is otherwise plain.
+bool IsPackedPlainLayout(const Shape& shape) {
+  if (PackedBits(shape) == 0 || !ValidateLayout(shape).ok()) return false;
+  Shape unpacked = shape;
+  unpacked.mutable_layout()->element_size_in_bits = 0;
+  return IsPlainLayout(unpacked);
+}
+// A packed array is a u8 buffer of its bytes, element k in bits
+// [k * n, k * n + n) counted from the low bit of byte 0 (ir/literal.h).
+ElementType BufferType(const Shape& shape) {
+  return PackedBits(shape) > 0 ? ElementType::kU8 : BufferType(shape.element_type());
+}
 int64_t BufferElements(const Shape& shape) {
+  if (const int bits = PackedBits(shape); bits > 0) {
+    return (PhysicalElementCount(shape) * bits + 7) / 8;
+  }
   return PhysicalElementCount(shape) * (IsComplex(shape.element_type()) ? 2 : 1);
 }
 
@@ -249,7 +272,7 @@ class ElementEmitter {
     }
     leaf_buffer_[&leaf] = static_cast<int>(spec_->program.buffers.size());
     spec_->program.buffers.push_back(
-        {BufferType(leaf.shape().element_type()), BufferElements(leaf.shape())});
+        {BufferType(leaf.shape()), BufferElements(leaf.shape())});
     spec_->inputs.push_back(source);
     return absl::OkStatus();
   }
@@ -343,6 +366,58 @@ class ElementEmitter {
     if (b_.IsConst(predicate_index)) return b_.Value(predicate_index) != 0 ? on_true : on_false;
     const int predicate = b_.Value(KOpKind::kFromIndex, ElementType::kPred, predicate_index);
     return SelectValue(predicate, on_true, on_false, type);
+  }
+
+  // The index of the element at physical position `position` of `shape`.
+  Index IndexAt(const Shape& shape, int position) {
+    Index index(shape.rank());
+    int64_t stride = 1;
+    for (int64_t d : shape.layout().minor_to_major) {
+      index[d] = b_.IRem(b_.IDiv(position, stride), std::max<int64_t>(shape.dimensions(d), 1));
+      stride *= shape.dimensions(d);
+    }
+    return index;
+  }
+
+  // A packed element's `bits` raw bits (a u8 value, high bits clear) as a
+  // value of `type`, and back.
+  int FromRawBits(ElementType type, int bits, int width) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    if (IsMiniFloat(type)) return bits;
+    if (IsPred(type)) return b_.Value(KOpKind::kConvert, ElementType::kPred, bits);
+    if (IsUnsignedInteger(type)) return b_.Value(KOpKind::kConvert, type, bits);
+    const int sign = IntValue(kU8, int64_t{1} << (width - 1));  // Sign-extends by xor, subtract.
+    const int extended = FBinary(Opcode::kSubtract, kU8, FBinary(Opcode::kXor, kU8, bits, sign),
+                                 sign);
+    const int s8 = b_.Value(KOpKind::kBitcast, ElementType::kS8, extended);
+    return type == ElementType::kS8 ? s8 : b_.Value(KOpKind::kConvert, type, s8);
+  }
+  int ToRawBits(ElementType type, int value, int width) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    const int byte = IsMiniFloat(type) ? value : b_.Value(KOpKind::kConvert, kU8, value);
+    return FBinary(Opcode::kAnd, kU8, byte, IntValue(kU8, (int64_t{1} << width) - 1));
+  }
+
+  int U8Binary(Opcode opcode, int a, int b) { return FBinary(opcode, ElementType::kU8, a, b); }
+  int U8Const(int64_t value) { return IntValue(ElementType::kU8, value); }
+
+  // The element at `index` of a packed leaf array (PackedBits).
+  int EmitPackedLoad(const Instruction& instr, int buffer, const Index& index) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    const int bits = PackedBits(instr.shape());
+    const int per_byte = 8 / bits;
+    const int position = Offset(instr.shape(), index);
+    KOp load;
+    load.kind = KOpKind::kLoad;
+    load.type = kU8;
+    load.imm = buffer;
+    load.a = b_.IDiv(position, per_byte);
+    const int byte = b_.Add(load);
+    const int shift =
+        b_.Value(KOpKind::kFromIndex, kU8, b_.IMul(b_.IRem(position, per_byte), b_.Const(bits)));
+    const int piece = FBinary(Opcode::kAnd, kU8, FBinary(Opcode::kShiftRightLogical, kU8, byte, shift),
+                              IntValue(kU8, (int64_t{1} << bits) - 1));
+    return FromRawBits(instr.shape().element_type(), piece, bits);
   }
 
   // The physical position of `index` in an array of `shape`.
@@ -471,6 +546,9 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     return Unsupported(instr, "parameter without a value");
   }
   auto leaf = leaf_buffer_.find(&instr);
+  if (leaf != leaf_buffer_.end() && PackedBits(instr.shape()) > 0) {
+    return EmitPackedLoad(instr, leaf->second, index);
+  }
   if (leaf != leaf_buffer_.end()) {
     KOp load;
     load.kind = KOpKind::kLoad;
@@ -1765,7 +1843,7 @@ class KernelAssembler {
     spec_->program.output_count = static_cast<int>(outputs.size());
     for (const OutputPlan& output : outputs) {
       spec_->program.buffers.push_back(
-          {BufferType(output.shape.element_type()), BufferElements(output.shape)});
+          {BufferType(output.shape), BufferElements(output.shape)});
     }
     RemoveDeadOps(&spec_->program);
     return absl::OkStatus();
@@ -1779,11 +1857,48 @@ class KernelAssembler {
         return Unsupported(kernel_, "outputs of different dimensions");
       }
     }
+    if (PackedBits(first) > 0) return RunPackedLoop(outputs);
     const Index index = LoopNest(first, &builder_, &spec_->program);
     for (size_t k = 0; k < outputs.size(); ++k) {
       XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*outputs[k].value, index));
       Store(static_cast<int>(k), outputs[k].shape, index, value);
     }
+    return absl::OkStatus();
+  }
+
+  // A packed output (PackedBits): the loop runs over its bytes, and each
+  // iteration computes the elements of one byte and stores it whole, so
+  // no two iterations (or threads) write one byte. The bits past the last
+  // element are zero.
+  absl::Status RunPackedLoop(const std::vector<OutputPlan>& outputs) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    if (outputs.size() != 1) return Unsupported(kernel_, "a packed output among several");
+    const Shape& shape = outputs[0].shape;
+    const int bits = PackedBits(shape);
+    const int per_byte = 8 / bits;
+    const int64_t n = PhysicalElementCount(shape);
+    const Shape bytes = Shape::Array(kU8, {(n * bits + 7) / 8});
+    const int j = LoopNest(bytes, &builder_, &spec_->program)[0];
+    int byte = -1;
+    for (int p = 0; p < per_byte; ++p) {
+      const int position = builder_.IAdd(builder_.IMul(j, builder_.Const(per_byte)),
+                                         builder_.Const(p));
+      const int clamped = builder_.IMin(position, builder_.Const(std::max<int64_t>(n - 1, 0)));
+      XJIT_ASSIGN_OR_RETURN(int value,
+                            emitter_.Emit(*outputs[0].value, emitter_.IndexAt(shape, clamped)));
+      int piece = emitter_.ToRawBits(shape.element_type(), value, bits);
+      if (p > 0) piece = emitter_.U8Binary(Opcode::kShiftLeft, piece, emitter_.U8Const(p * bits));
+      piece = emitter_.Select(builder_.ILt(position, builder_.Const(n)), piece,
+                              emitter_.U8Const(0), kU8);
+      byte = byte < 0 ? piece : emitter_.U8Binary(Opcode::kOr, byte, piece);
+    }
+    KOp store;
+    store.kind = KOpKind::kStore;
+    store.type = ElementType::kTuple;
+    store.operand_type = kU8;
+    store.a = j;
+    store.b = byte;
+    builder_.Add(store);
     return absl::OkStatus();
   }
 
@@ -2304,7 +2419,8 @@ absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
 }  // namespace
 
 bool IsKernelCompatibleShape(const Shape& shape) {
-  return shape.IsArray() && IsKernelElementType(shape.element_type()) && IsPlainLayout(shape);
+  return shape.IsArray() && IsKernelElementType(shape.element_type()) &&
+         (IsPlainLayout(shape) || IsPackedPlainLayout(shape));
 }
 
 absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {

@@ -330,6 +330,27 @@ TEST_P(JitTypes, StochasticConvert) {
         {BitsLiteral(ElementType::kF32, x), BitsLiteral(ElementType::kU32, r)});
 }
 
+TEST_P(JitTypes, PackedSubByteArrays) {
+  for (const auto& [type, bits] : std::vector<std::pair<std::string, int>>{
+           {"s4", 4}, {"u4", 4}, {"s2", 2}, {"u2", 2}, {"s1", 1}, {"u1", 1}, {"f4e2m1fn", 4},
+           {"s4", 8}}) {
+    for (int64_t n : {1, 3, 7, 13, 33, 69}) {
+      const std::string packed = absl::StrCat(type, "[", n, "]{0:E(", bits, ")}");
+      const std::string plain = absl::StrCat(type, "[", n, "]{0}");
+      CheckRandom(OneOp({packed}, absl::StrCat("f32[", n, "] convert(p0)")));
+      CheckRandom(OneOp({absl::StrCat("s32[", n, "]")}, absl::StrCat(packed, " convert(p0)")));
+      CheckRandom(OneOp({packed, packed}, absl::StrCat(packed, " maximum(p0, p1)")));
+      CheckRandom(OneOp({packed, plain}, absl::StrCat(packed, " minimum(p0, p1)")));
+      CheckRandom(OneOp({packed}, absl::StrCat(packed, " reverse(p0), dimensions={0}")));
+    }
+    // Two dimensions, layouts of either order, an odd element count.
+    const std::string a = absl::StrCat(type, "[3,5]{0,1:E(", bits, ")}");
+    const std::string b = absl::StrCat(type, "[5,3]{1,0:E(", bits, ")}");
+    CheckRandom(OneOp({a}, absl::StrCat(b, " transpose(p0), dimensions={1,0}")));
+    CheckRandom(OneOp({b}, absl::StrCat(a, " transpose(p0), dimensions={1,0}")));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitTypes, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
