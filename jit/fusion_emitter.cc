@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "jit/complex_calls.h"
+#include "jit/minifloat_codec.h"
 #include "passes/rewrite_util.h"
 
 namespace xjit::jit {
@@ -36,7 +38,7 @@ absl::Status Unsupported(const Instruction& instruction, absl::string_view why) 
 }
 
 bool IsKernelElementType(ElementType type) {
-  if (IsPred(type) || IsInteger(type)) return true;
+  if (IsPred(type) || IsInteger(type) || IsMiniFloat(type)) return true;
   switch (type) {
     case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
     case ElementType::kF64: case ElementType::kC64: case ElementType::kC128:
@@ -48,10 +50,34 @@ bool IsKernelElementType(ElementType type) {
 
 // The type a kernel buffer of `type` is declared with: a complex array is a
 // buffer of its component type with twice the elements (re, im interleaved).
+// A mini-float array is a u8 buffer of raw bits (jit/minifloat_codec.h).
 ElementType BufferType(ElementType type) {
-  return IsComplex(type) ? ComplexComponentType(type) : type;
+  return IsComplex(type) ? ComplexComponentType(type) : ProgramElementType(type);
+}
+// Sub-byte elements packed several to a byte (a layout's E(n) with n < 8):
+// the bits per element, or 0 for an unpacked array.
+int PackedBits(const Shape& shape) {
+  if (!shape.IsArray() || !shape.has_layout()) return 0;
+  const int64_t bits = shape.layout().element_size_in_bits;
+  return bits > 0 && bits < 8 && bits < 8 * ByteWidth(shape.element_type()) ? static_cast<int>(bits)
+                                                                              : 0;
+}
+// A packed array whose layout is otherwise plain.
+bool IsPackedPlainLayout(const Shape& shape) {
+  if (PackedBits(shape) == 0 || !ValidateLayout(shape).ok()) return false;
+  Shape unpacked = shape;
+  unpacked.mutable_layout()->element_size_in_bits = 0;
+  return IsPlainLayout(unpacked);
+}
+// A packed array is a u8 buffer of its bytes, element k in bits
+// [k * n, k * n + n) counted from the low bit of byte 0 (ir/literal.h).
+ElementType BufferType(const Shape& shape) {
+  return PackedBits(shape) > 0 ? ElementType::kU8 : BufferType(shape.element_type());
 }
 int64_t BufferElements(const Shape& shape) {
+  if (const int bits = PackedBits(shape); bits > 0) {
+    return (PhysicalElementCount(shape) * bits + 7) / 8;
+  }
   return PhysicalElementCount(shape) * (IsComplex(shape.element_type()) ? 2 : 1);
 }
 
@@ -67,6 +93,7 @@ class ProgramBuilder {
   explicit ProgramBuilder(KernelProgram* program) : program_(program) {}
 
   int Add(KOp op) {
+    MapMiniFloatTypes(&op);
     const auto key = std::make_tuple(op.kind, op.type, op.operand_type, op.opcode, op.direction,
                                      op.comparison, op.a, op.b, op.c, op.imm);
     if (op.kind != KOpKind::kStore) {
@@ -79,6 +106,11 @@ class ProgramBuilder {
     if (op.kind != KOpKind::kStore) cse_[key] = id;
     return id;
   }
+
+  // Whether an operation on mini-float values reached the program other than
+  // as raw bits (a bug the emitter reports as Unimplemented, never a wrong
+  // kernel).
+  bool mini_float_misuse() const { return mini_float_misuse_; }
 
   // ---- Index operations ----
   int Const(int64_t value) {
@@ -198,7 +230,25 @@ class ProgramBuilder {
     return id;
   }
 
+  // Operations that only move values carry a mini-float as its raw bits
+  // (u8); every other use must have been decoded by the emitter first.
+  void MapMiniFloatTypes(KOp* op) {
+    if (!IsMiniFloat(op->type) && !IsMiniFloat(op->operand_type)) return;
+    switch (op->kind) {
+      case KOpKind::kLoad: case KOpKind::kStore: case KOpKind::kSelect:
+      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
+        op->type = ProgramElementType(op->type);
+        op->operand_type = ProgramElementType(op->operand_type);
+        break;
+      default:
+        mini_float_misuse_ = true;
+        break;
+    }
+  }
+
   KernelProgram* program_;
+  bool mini_float_misuse_ = false;
   std::vector<std::pair<int64_t, int64_t>> ranges_;
   absl::flat_hash_map<std::tuple<KOpKind, ElementType, ElementType, Opcode, ComparisonDirection,
                                  ComparisonType, int, int, int, int64_t>,
@@ -222,7 +272,7 @@ class ElementEmitter {
     }
     leaf_buffer_[&leaf] = static_cast<int>(spec_->program.buffers.size());
     spec_->program.buffers.push_back(
-        {BufferType(leaf.shape().element_type()), BufferElements(leaf.shape())});
+        {BufferType(leaf.shape()), BufferElements(leaf.shape())});
     spec_->inputs.push_back(source);
     return absl::OkStatus();
   }
@@ -318,6 +368,58 @@ class ElementEmitter {
     return SelectValue(predicate, on_true, on_false, type);
   }
 
+  // The index of the element at physical position `position` of `shape`.
+  Index IndexAt(const Shape& shape, int position) {
+    Index index(shape.rank());
+    int64_t stride = 1;
+    for (int64_t d : shape.layout().minor_to_major) {
+      index[d] = b_.IRem(b_.IDiv(position, stride), std::max<int64_t>(shape.dimensions(d), 1));
+      stride *= shape.dimensions(d);
+    }
+    return index;
+  }
+
+  // A packed element's `bits` raw bits (a u8 value, high bits clear) as a
+  // value of `type`, and back.
+  int FromRawBits(ElementType type, int bits, int width) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    if (IsMiniFloat(type)) return bits;
+    if (IsPred(type)) return b_.Value(KOpKind::kConvert, ElementType::kPred, bits);
+    if (IsUnsignedInteger(type)) return b_.Value(KOpKind::kConvert, type, bits);
+    const int sign = IntValue(kU8, int64_t{1} << (width - 1));  // Sign-extends by xor, subtract.
+    const int extended = FBinary(Opcode::kSubtract, kU8, FBinary(Opcode::kXor, kU8, bits, sign),
+                                 sign);
+    const int s8 = b_.Value(KOpKind::kBitcast, ElementType::kS8, extended);
+    return type == ElementType::kS8 ? s8 : b_.Value(KOpKind::kConvert, type, s8);
+  }
+  int ToRawBits(ElementType type, int value, int width) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    const int byte = IsMiniFloat(type) ? value : b_.Value(KOpKind::kConvert, kU8, value);
+    return FBinary(Opcode::kAnd, kU8, byte, IntValue(kU8, (int64_t{1} << width) - 1));
+  }
+
+  int U8Binary(Opcode opcode, int a, int b) { return FBinary(opcode, ElementType::kU8, a, b); }
+  int U8Const(int64_t value) { return IntValue(ElementType::kU8, value); }
+
+  // The element at `index` of a packed leaf array (PackedBits).
+  int EmitPackedLoad(const Instruction& instr, int buffer, const Index& index) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    const int bits = PackedBits(instr.shape());
+    const int per_byte = 8 / bits;
+    const int position = Offset(instr.shape(), index);
+    KOp load;
+    load.kind = KOpKind::kLoad;
+    load.type = kU8;
+    load.imm = buffer;
+    load.a = b_.IDiv(position, per_byte);
+    const int byte = b_.Add(load);
+    const int shift =
+        b_.Value(KOpKind::kFromIndex, kU8, b_.IMul(b_.IRem(position, per_byte), b_.Const(bits)));
+    const int piece = FBinary(Opcode::kAnd, kU8, FBinary(Opcode::kShiftRightLogical, kU8, byte, shift),
+                              IntValue(kU8, (int64_t{1} << bits) - 1));
+    return FromRawBits(instr.shape().element_type(), piece, bits);
+  }
+
   // The physical position of `index` in an array of `shape`.
   int Offset(const Shape& shape, const Index& index) {
     int offset = b_.Const(0);
@@ -346,6 +448,17 @@ class ElementEmitter {
   // inlined, and get-tuple-element of a tuple or of a multi-output fusion.
   absl::StatusOr<int> EmitInlined(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReducePrecision(const Instruction& instr, const Index& index);
+  // Operations that compute on f8/f4 values (anything but data movement):
+  // decoded to f32, computed there, encoded back (jit/minifloat_codec.h).
+  absl::StatusOr<int> EmitMiniFloat(const Instruction& instr, const Index& index);
+  // `x` (program value of HLO type `from`) converted to `to` where either is
+  // a mini-float.
+  absl::StatusOr<int> ConvertMiniFloat(const Instruction& instr, ElementType from,
+                                       ElementType to, int x);
+  absl::StatusOr<int> EmitStochasticConvert(const Instruction& instr, const Index& index);
+  MiniFloatCodec Codec() {
+    return MiniFloatCodec([this](const KOp& op) { return b_.Add(op); });
+  }
   absl::StatusOr<int> EmitBitcastConvertWidths(const Instruction& instr, const Index& index);
   // A value of integer `type` from a non-negative constant.
   int IntValue(ElementType type, int64_t value) {
@@ -433,6 +546,9 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     return Unsupported(instr, "parameter without a value");
   }
   auto leaf = leaf_buffer_.find(&instr);
+  if (leaf != leaf_buffer_.end() && PackedBits(instr.shape()) > 0) {
+    return EmitPackedLoad(instr, leaf->second, index);
+  }
   if (leaf != leaf_buffer_.end()) {
     KOp load;
     load.kind = KOpKind::kLoad;
@@ -461,6 +577,25 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
         operand->shape().is_dynamic()) {
       return Unsupported(instr, absl::StrCat("unsupported operand shape ",
                                              operand->shape().ToString()));
+    }
+  }
+  bool mini = IsMiniFloat(type);
+  for (const Instruction* operand : instr.operands()) {
+    mini = mini || IsMiniFloat(operand->shape().element_type());
+  }
+  if (opcode == Opcode::kStochasticConvert) return EmitStochasticConvert(instr, index);
+  if (mini) {
+    switch (opcode) {
+      // Data movement: the generic code moves the raw bits.
+      case Opcode::kCopy: case Opcode::kBroadcast: case Opcode::kTranspose:
+      case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kSlice: case Opcode::kReverse:
+      case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kDynamicSlice:
+      case Opcode::kDynamicUpdateSlice: case Opcode::kSelect: case Opcode::kGather:
+      case Opcode::kMap: case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize:
+      case Opcode::kBitcastConvert: case Opcode::kReal:
+        break;
+      default:
+        return EmitMiniFloat(instr, index);
     }
   }
   bool complex = IsComplex(type);
@@ -498,8 +633,8 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
         return Unsupported(instr, "bitcast-convert between these types");
       }
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
-      if (from == type) return x;
-      return b_.Value(KOpKind::kBitcast, type, x);
+      if (ProgramElementType(from) == ProgramElementType(type)) return x;  // Raw bits.
+      return b_.Value(KOpKind::kBitcast, ProgramElementType(type), x);
     }
     case Opcode::kCompare: {
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
@@ -1219,6 +1354,142 @@ absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr
   return b_.Value(KOpKind::kBitcast, type, x);
 }
 
+absl::StatusOr<int> ElementEmitter::ConvertMiniFloat(const Instruction& instr, ElementType from,
+                                                     ElementType to, int x) {
+  constexpr ElementType kF32 = ElementType::kF32, kF64 = ElementType::kF64;
+  if (from == to) return x;
+  if (IsComplex(from) || IsComplex(to)) return Unsupported(instr, "f8/f4 <-> complex convert");
+  MiniFloatCodec codec = Codec();
+  if (IsMiniFloat(from)) {
+    const int f = codec.Decode(from, x);  // Exact.
+    if (IsMiniFloat(to)) return codec.Encode(to, f, kF32, /*nan_quieted=*/false);
+    return to == kF32 ? f : b_.Value(KOpKind::kConvert, to, f);
+  }
+  if (from == kF32) return codec.Encode(to, x, kF32, /*nan_quieted=*/true);
+  if (from == kF64) return codec.Encode(to, x, kF64, /*nan_quieted=*/false);
+  if (from == ElementType::kF16 || from == ElementType::kBF16) {
+    return codec.Encode(to, b_.Value(KOpKind::kConvert, kF32, x), kF32, /*nan_quieted=*/false);
+  }
+  // Integers: exact in f32 up to 16 bits and in f64 up to 32; a 64-bit
+  // integer rounds to f64 first, which cannot change the second rounding
+  // where every value >= 2^53 overflows the target (all but f8e8m0fnu).
+  if (IsPred(from) || BitWidth(from) <= 16) {
+    return codec.Encode(to, b_.Value(KOpKind::kConvert, kF32, x), kF32, true);
+  }
+  if (BitWidth(from) == 64 && to == ElementType::kF8E8M0FNU) {
+    return Unsupported(instr, "64-bit integer to f8e8m0fnu (needs one rounding)");
+  }
+  return codec.Encode(to, b_.Value(KOpKind::kConvert, kF64, x), kF64, false);
+}
+
+absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, const Index& index) {
+  const ElementType type = instr.shape().element_type();
+  const Opcode opcode = instr.opcode();
+  MiniFloatCodec codec = Codec();
+  // An operand's value at `index` (a scalar operand where HLO allows one),
+  // decoded to f32 if it is a mini-float.
+  auto operand = [&](int k) -> absl::StatusOr<int> {
+    const Instruction& op = *instr.operand(k);
+    XJIT_ASSIGN_OR_RETURN(int x, EmitMaybeScalar(op, index));
+    const ElementType t = op.shape().element_type();
+    return IsMiniFloat(t) ? codec.Decode(t, x) : x;
+  };
+  // The f32 result of an operation, encoded when the result is a mini-float.
+  auto result = [&](int f) {
+    return IsMiniFloat(type) ? codec.Encode(type, f, ElementType::kF32, true) : f;
+  };
+  const ElementType compute = IsMiniFloat(type) ? ElementType::kF32 : type;
+  switch (opcode) {
+    case Opcode::kConvert: {
+      XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+      return ConvertMiniFloat(instr, instr.operand(0)->shape().element_type(), type, x);
+    }
+    case Opcode::kImag:  // Of a real mini-float: +0 in its encoding.
+      return IntValue(ElementType::kU8, static_cast<int64_t>(DoubleToFloatBits(type, 0.0)));
+    case Opcode::kIota: {
+      const int64_t dim = instr.attrs().iota_dimension;
+      if (dim < 0 || dim >= instr.shape().rank()) return Unsupported(instr, "bad iota dimension");
+      const int x = b_.Value(KOpKind::kFromIndex, ElementType::kF64, index[dim]);
+      return codec.Encode(type, x, ElementType::kF64, false);
+    }
+    case Opcode::kCompare: {
+      if (instr.attrs().comparison_type == ComparisonType::kTotalOrder) {
+        return Unsupported(instr, "total-order compare of f8/f4");
+      }
+      XJIT_ASSIGN_OR_RETURN(int x, operand(0));
+      XJIT_ASSIGN_OR_RETURN(int y, operand(1));
+      return FCompare(instr.attrs().comparison_direction, x, y);
+    }
+    case Opcode::kClamp: {
+      XJIT_ASSIGN_OR_RETURN(int low, operand(0));
+      XJIT_ASSIGN_OR_RETURN(int x, operand(1));
+      XJIT_ASSIGN_OR_RETURN(int high, operand(2));
+      KOp op;
+      op.kind = KOpKind::kClamp;
+      op.type = compute;
+      op.operand_type = compute;
+      op.a = low;
+      op.b = x;
+      op.c = high;
+      return result(b_.Add(op));
+    }
+    default:
+      break;
+  }
+  const bool float_operands = IsFloat(instr.operand(0)->shape().element_type());
+  if (IsElementwiseUnary(opcode) && instr.operand_count() == 1 && float_operands) {
+    XJIT_ASSIGN_OR_RETURN(int x, operand(0));
+    return result(FUnary(opcode, compute, x));
+  }
+  if (IsElementwiseBinary(opcode) && instr.operand_count() == 2 && float_operands) {
+    XJIT_ASSIGN_OR_RETURN(int x, operand(0));
+    XJIT_ASSIGN_OR_RETURN(int y, operand(1));
+    return result(FBinary(opcode, compute, x, y));
+  }
+  return Unsupported(instr, "this operation on f8/f4 values");
+}
+
+// Stochastic convert (float -> signed integer) as the evaluator does it: |x|
+// rounded down, then up when the random bits are below the dropped fraction
+// scaled to 2^bits(random); negated for negative x; NaN -> 0; saturated.
+// Computed in f64, where every step is exact.
+absl::StatusOr<int> ElementEmitter::EmitStochasticConvert(const Instruction& instr,
+                                                          const Index& index) {
+  constexpr ElementType kF64 = ElementType::kF64;
+  const ElementType in_type = instr.operand(0)->shape().element_type();
+  const ElementType random_type = instr.operand(1)->shape().element_type();
+  const ElementType type = instr.shape().element_type();
+  if (!IsFloat(in_type) || !IsSignedInteger(type) || !IsUnsignedInteger(random_type) ||
+      !instr.operand(1)->shape().SameDimensions(instr.operand(0)->shape())) {
+    return Unsupported(instr, "stochastic-convert types");
+  }
+  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
+  XJIT_ASSIGN_OR_RETURN(int random, Emit(*instr.operand(1), index));
+  if (IsMiniFloat(in_type)) value = Codec().Decode(in_type, value);
+  const int x = Convert(kF64, value);
+  const int width = BitWidth(type);
+  const double min = -std::ldexp(1.0, width - 1);
+  const double max = std::ldexp(1.0, width - 1) - 1;
+  const int magnitude = FUnary(Opcode::kAbs, kF64, x);
+  const int truncated = FUnary(Opcode::kFloor, kF64, magnitude);
+  const int fixed =
+      FBinary(Opcode::kMultiply, kF64, FBinary(Opcode::kSubtract, kF64, magnitude, truncated),
+              FConst(kF64, std::ldexp(1.0, BitWidth(random_type))));
+  const int round_up = UnsignedCompare(ComparisonDirection::kLt, random,
+                                       b_.Value(KOpKind::kConvert, random_type, fixed));
+  int v = FBinary(Opcode::kAdd, type, b_.Value(KOpKind::kConvert, type, truncated),
+                  b_.Value(KOpKind::kConvert, type, round_up));
+  v = SelectValue(FCompare(ComparisonDirection::kLt, x, FConst(kF64, 0.0)),
+                  FUnary(Opcode::kNegate, type, v), v, type);
+  const int64_t low = width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (width - 1));
+  const int64_t high = width >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (width - 1)) - 1;
+  v = SelectValue(FCompare(ComparisonDirection::kGe, x, FConst(kF64, max)), IntValue(type, high), v,
+                  type);
+  v = SelectValue(FCompare(ComparisonDirection::kLe, x, FConst(kF64, min)),
+                  b_.Value(KOpKind::kFromIndex, type, b_.Const(low)), v, type);
+  return SelectValue(FCompare(ComparisonDirection::kNe, x, x), IntValue(type, 0), v, type);
+}
+
 // bitcast-convert between element widths (the evaluator's rules, XLA's):
 // a wider element splits into a new minor dimension of pieces, least
 // significant first; narrower elements along the operand's minor dimension
@@ -1269,7 +1540,10 @@ absl::StatusOr<int> ElementEmitter::EmitBitcastConvertWidths(const Instruction& 
   };
   auto from_bits = [&](int bits, ElementType type) {
     if (IsPred(type)) return Convert(ElementType::kPred, bits);  // The bit: 0 or 1.
-    return b_program_type(bits) == type ? bits : b_.Value(KOpKind::kBitcast, type, bits);
+    const ElementType program_type = ProgramElementType(type);
+    return b_program_type(bits) == program_type
+               ? bits
+               : b_.Value(KOpKind::kBitcast, program_type, bits);
   };
   if (in_bits > out_bits) {
     // Piece j (the last index) of element index[0..rank-1].
@@ -1563,10 +1837,13 @@ class KernelAssembler {
     } else {
       XJIT_RETURN_IF_ERROR(RunReduce(outputs, *reduce));
     }
+    if (builder_.mini_float_misuse()) {
+      return Unsupported(kernel_, "an f8/f4 operation the emitter does not decode");
+    }
     spec_->program.output_count = static_cast<int>(outputs.size());
     for (const OutputPlan& output : outputs) {
       spec_->program.buffers.push_back(
-          {BufferType(output.shape.element_type()), BufferElements(output.shape)});
+          {BufferType(output.shape), BufferElements(output.shape)});
     }
     RemoveDeadOps(&spec_->program);
     return absl::OkStatus();
@@ -1580,11 +1857,48 @@ class KernelAssembler {
         return Unsupported(kernel_, "outputs of different dimensions");
       }
     }
+    if (PackedBits(first) > 0) return RunPackedLoop(outputs);
     const Index index = LoopNest(first, &builder_, &spec_->program);
     for (size_t k = 0; k < outputs.size(); ++k) {
       XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*outputs[k].value, index));
       Store(static_cast<int>(k), outputs[k].shape, index, value);
     }
+    return absl::OkStatus();
+  }
+
+  // A packed output (PackedBits): the loop runs over its bytes, and each
+  // iteration computes the elements of one byte and stores it whole, so
+  // no two iterations (or threads) write one byte. The bits past the last
+  // element are zero.
+  absl::Status RunPackedLoop(const std::vector<OutputPlan>& outputs) {
+    constexpr ElementType kU8 = ElementType::kU8;
+    if (outputs.size() != 1) return Unsupported(kernel_, "a packed output among several");
+    const Shape& shape = outputs[0].shape;
+    const int bits = PackedBits(shape);
+    const int per_byte = 8 / bits;
+    const int64_t n = PhysicalElementCount(shape);
+    const Shape bytes = Shape::Array(kU8, {(n * bits + 7) / 8});
+    const int j = LoopNest(bytes, &builder_, &spec_->program)[0];
+    int byte = -1;
+    for (int p = 0; p < per_byte; ++p) {
+      const int position = builder_.IAdd(builder_.IMul(j, builder_.Const(per_byte)),
+                                         builder_.Const(p));
+      const int clamped = builder_.IMin(position, builder_.Const(std::max<int64_t>(n - 1, 0)));
+      XJIT_ASSIGN_OR_RETURN(int value,
+                            emitter_.Emit(*outputs[0].value, emitter_.IndexAt(shape, clamped)));
+      int piece = emitter_.ToRawBits(shape.element_type(), value, bits);
+      if (p > 0) piece = emitter_.U8Binary(Opcode::kShiftLeft, piece, emitter_.U8Const(p * bits));
+      piece = emitter_.Select(builder_.ILt(position, builder_.Const(n)), piece,
+                              emitter_.U8Const(0), kU8);
+      byte = byte < 0 ? piece : emitter_.U8Binary(Opcode::kOr, byte, piece);
+    }
+    KOp store;
+    store.kind = KOpKind::kStore;
+    store.type = ElementType::kTuple;
+    store.operand_type = kU8;
+    store.a = j;
+    store.b = byte;
+    builder_.Add(store);
     return absl::OkStatus();
   }
 
@@ -2105,7 +2419,8 @@ absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
 }  // namespace
 
 bool IsKernelCompatibleShape(const Shape& shape) {
-  return shape.IsArray() && IsKernelElementType(shape.element_type()) && IsPlainLayout(shape);
+  return shape.IsArray() && IsKernelElementType(shape.element_type()) &&
+         (IsPlainLayout(shape) || IsPackedPlainLayout(shape));
 }
 
 absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {

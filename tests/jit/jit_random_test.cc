@@ -112,6 +112,13 @@ class ModuleGenerator {
         ElementType::kF32, ElementType::kF32, ElementType::kF64, ElementType::kF16,
         ElementType::kBF16, ElementType::kS8, ElementType::kS32, ElementType::kS64,
         ElementType::kU8, ElementType::kU16, ElementType::kU32, ElementType::kPred};
+    // The narrow floats (jit_types_test.cc), about one module in eight:
+    // computed in f32 and rounded back after every operation.
+    static const std::vector<ElementType> mini_floats = {
+        ElementType::kF8E5M2,      ElementType::kF8E4M3,      ElementType::kF8E4M3FN,
+        ElementType::kF8E3M4,      ElementType::kF8E4M3FNUZ,  ElementType::kF8E5M2FNUZ,
+        ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU, ElementType::kF4E2M1FN};
+    if (Uniform(0, 7) == 0) return Pick(mini_floats);
     return Pick(types);
   }
 
