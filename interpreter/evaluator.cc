@@ -116,7 +116,9 @@ class Evaluator::Impl {
   }
 
   explicit Impl(EvaluatorOptions options)
-      : options_(std::move(options)), rng_state_(options_.rng_seed) {}
+      : options_(std::move(options)),
+        own_rng_state_(options_.rng_seed),
+        rng_state_(options_.rng_state != nullptr ? options_.rng_state : &own_rng_state_) {}
 
   const EvaluatorOptions& options() const { return options_; }
 
@@ -156,7 +158,8 @@ class Evaluator::Impl {
                                                 Literal value);
 
   EvaluatorOptions options_;
-  uint64_t rng_state_;
+  uint64_t own_rng_state_;
+  uint64_t* rng_state_;  // options_.rng_state or &own_rng_state_.
   HostQueues own_queues_;
   absl::flat_hash_map<const Computation*, bool> side_effect_memo_;
   // The module's own replica and partition counts (1 outside RunModule).
@@ -200,7 +203,7 @@ eval::Context Evaluator::Impl::MakeContext() {
                         absl::Span<const Literal* const> arguments) {
     return RunComputation(computation, arguments);
   };
-  context.rng_state = &rng_state_;
+  context.rng_state = rng_state_;
   return context;
 }
 
@@ -440,8 +443,8 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalInstruction(const Instruction& inst
       if (!result.shape().IsArray() || result.element_count() < 1) {
         return absl::InvalidArgumentError("rng-get-and-update-state has a u64[2] result");
       }
-      result.SetBitsLinear(0, rng_state_);
-      rng_state_ += static_cast<uint64_t>(instruction.attrs().delta);
+      result.SetBitsLinear(0, *rng_state_);
+      *rng_state_ += static_cast<uint64_t>(instruction.attrs().delta);
       return result;
     }
 
@@ -631,6 +634,17 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
   if (function == nullptr) {
     if (IsIdentityCustomCall(target) && operands.size() == 1) {
       return Conform(*operands[0], instruction.shape());
+    }
+    // XLA's CPU and GPU compilers write a large enough top-k as this custom
+    // call (TopkRewriter): one operand [batch, n] or [n], result (values,
+    // s32 indices) with k = the values' last dimension, largest first.
+    // Unregistered, it is topk with largest=true (ties and NaN as topk's).
+    if (target == "TopK" && operands.size() == 1 && instruction.shape().IsTuple() &&
+        instruction.shape().tuple_size() == 2 && instruction.shape().tuple_shapes(0).IsArray() &&
+        instruction.shape().tuple_shapes(0).rank() >= 1) {
+      const Shape& values = instruction.shape().tuple_shapes(0);
+      return eval::TopK(instruction, *operands[0], values.dimensions(values.rank() - 1),
+                        /*largest=*/true);
     }
     return absl::NotFoundError(
         absl::StrCat("custom-call target \"", target, "\" is not registered"));

@@ -90,6 +90,11 @@ struct EvaluatorOptions {
   // Seed of the generator behind `rng` (RngUniform / RngNormal) and
   // rng-get-and-update-state. The same seed gives the same values.
   uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
+  // The generator's state kept outside the evaluator (rng_seed is then
+  // unused): the JIT's runs share one state between their compiled rng steps
+  // and the evaluators of their interpreted steps (runtime/run_context.h).
+  // Null: the evaluator's own, starting at rng_seed.
+  uint64_t* rng_state = nullptr;
   // Host side of infeed/outfeed and send/recv. Null: the evaluator uses
   // private empty queues (an infeed or recv then fails, outfeed values are
   // dropped).

@@ -43,6 +43,11 @@ absl::StatusOr<Literal> EvalGather(const Instruction& instruction, Operands oper
 absl::StatusOr<Literal> EvalScatter(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalSort(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalTopK(const Instruction& instruction, Operands operands, const Context& context);
+// topk's values for `instruction`'s (values, indices) result, with k and
+// largest given: EvalTopK, and the evaluator's "TopK" custom call (XLA's
+// form of topk: k from the result, largest first; see evaluator.cc).
+absl::StatusOr<Literal> TopK(const Instruction& instruction, const Literal& operand, int64_t k,
+                             bool largest);
 absl::StatusOr<Literal> EvalReduce(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalReduceWindow(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& instruction, Operands operands, const Context& context);

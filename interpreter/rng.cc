@@ -41,6 +41,7 @@
 #include "ir/element_type.h"
 #include "interpreter/ops.h"
 #include "interpreter/ops_internal.h"
+#include "interpreter/rng_draw.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {
@@ -242,27 +243,18 @@ absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& instruction, Oper
   return Literal::MakeTuple(std::move(elements));
 }
 
-absl::StatusOr<Literal> EvalRng(const Instruction& instruction, Operands operands,
-                                const Context& context) {
-  if (operands.size() != 2) return internal::OperandError(instruction, "needs 2 operands");
-  const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || operands[0]->element_count() != 1 || operands[1]->element_count() != 1) {
-    return internal::OperandError(instruction, "parameters must be scalars, the result an array");
-  }
-  uint64_t local_state = 0;
-  uint64_t& state = context.rng_state != nullptr ? *context.rng_state : local_state;
-  const Index p0(operands[0]->shape().rank(), 0);
-  const Index p1(operands[1]->shape().rank(), 0);
-  const ElementType type = shape.element_type();
-  Literal result(shape);
-  const RandomDistribution distribution = instruction.attrs().distribution;
+absl::Status DrawRng(RandomDistribution distribution, const Literal& a_value,
+                     const Literal& b_value, ElementType type, int64_t count, uint64_t& state,
+                     absl::FunctionRef<void(int64_t, uint64_t)> write) {
+  const Index p0(a_value.shape().rank(), 0);
+  const Index p1(b_value.shape().rank(), 0);
+  Literal scalar(Shape::Scalar(type));
   if (distribution == RandomDistribution::kNormal) {
     if (!IsFloat(type)) {
-      return internal::OperandError(instruction, "rng normal needs a floating-point type");
+      return absl::InvalidArgumentError("rng normal needs a floating-point type");
     }
-    const double mu = internal::ReadDouble(*operands[0], p0);
-    const double sigma = internal::ReadDouble(*operands[1], p1);
-    const int64_t count = result.element_count();
+    const double mu = internal::ReadDouble(a_value, p0);
+    const double sigma = internal::ReadDouble(b_value, p1);
     for (int64_t e = 0; e < count; e += 2) {
       double u1 = Uniform01(state);
       double u2 = Uniform01(state);
@@ -270,18 +262,15 @@ absl::StatusOr<Literal> EvalRng(const Instruction& instruction, Operands operand
       double angle = 2.0 * std::numbers::pi * u2;
       for (int64_t k = 0; k < 2 && e + k < count; ++k) {
         double z = radius * (k == 0 ? std::cos(angle) : std::sin(angle));
-        Literal scalar(Shape::Scalar(type));
         scalar.SetDouble({}, mu + sigma * z);
-        result.SetBitsLinear(e + k, scalar.GetBits({}));
+        write(e + k, scalar.GetBits({}));
       }
     }
-    return result;
+    return absl::OkStatus();
   }
-  const int64_t count = result.element_count();
-  Literal scalar(Shape::Scalar(type));
   if (IsFloat(type)) {
-    const double a = internal::ReadDouble(*operands[0], p0);
-    const double b = internal::ReadDouble(*operands[1], p1);
+    const double a = internal::ReadDouble(a_value, p0);
+    const double b = internal::ReadDouble(b_value, p1);
     for (int64_t e = 0; e < count; ++e) {
       double value = a;
       for (int attempt = 0; attempt < 64; ++attempt) {
@@ -294,22 +283,43 @@ absl::StatusOr<Literal> EvalRng(const Instruction& instruction, Operands operand
         value = a;
       }
       scalar.SetDouble({}, value);
-      result.SetBitsLinear(e, scalar.GetBits({}));
+      write(e, scalar.GetBits({}));
     }
-    return result;
+    return absl::OkStatus();
   }
   if (IsComplex(type)) return absl::UnimplementedError("rng: complex types are not supported");
   // Integers and PRED: a + draw mod (b - a) in 64-bit wrap-around arithmetic.
-  const uint64_t a = internal::ReadIntBits(*operands[0], p0);
-  const uint64_t b = internal::ReadIntBits(*operands[1], p1);
+  const uint64_t a = internal::ReadIntBits(a_value, p0);
+  const uint64_t b = internal::ReadIntBits(b_value, p1);
   const bool is_unsigned = IsUnsignedInteger(type);
   const bool ordered = is_unsigned ? a < b : static_cast<int64_t>(a) < static_cast<int64_t>(b);
   const uint64_t range = b - a;
   for (int64_t e = 0; e < count; ++e) {
     uint64_t value = ordered ? a + SplitMix64(state) % range : a;
     internal::WriteIntBits(scalar, {}, value);
-    result.SetBitsLinear(e, scalar.GetBits({}));
+    write(e, scalar.GetBits({}));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> EvalRng(const Instruction& instruction, Operands operands,
+                                const Context& context) {
+  if (operands.size() != 2) return internal::OperandError(instruction, "needs 2 operands");
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray() || operands[0]->element_count() != 1 || operands[1]->element_count() != 1) {
+    return internal::OperandError(instruction, "parameters must be scalars, the result an array");
+  }
+  uint64_t local_state = 0;
+  uint64_t& state = context.rng_state != nullptr ? *context.rng_state : local_state;
+  Literal result(shape);
+  absl::Status status =
+      DrawRng(instruction.attrs().distribution, *operands[0], *operands[1], shape.element_type(),
+              result.element_count(), state,
+              [&](int64_t e, uint64_t bits) { result.SetBitsLinear(e, bits); });
+  if (absl::IsInvalidArgument(status)) {
+    return internal::OperandError(instruction, std::string(status.message()));
+  }
+  XJIT_RETURN_IF_ERROR(status);
   return result;
 }
 

@@ -129,7 +129,11 @@ absl::StatusOr<Literal> EvalSort(const Instruction& instruction, Operands operan
 absl::StatusOr<Literal> EvalTopK(const Instruction& instruction, Operands operands,
                                  const Context& context) {
   if (operands.size() != 1) return internal::OperandError(instruction, "needs 1 operand");
-  const Literal& operand = *operands[0];
+  return TopK(instruction, *operands[0], instruction.attrs().k, instruction.attrs().largest);
+}
+
+absl::StatusOr<Literal> TopK(const Instruction& instruction, const Literal& operand, int64_t k,
+                             bool largest) {
   const Shape& shape = instruction.shape();
   if (!operand.shape().IsArray() || operand.shape().rank() < 1) {
     return internal::OperandError(instruction, "operand must be an array of rank >= 1");
@@ -139,9 +143,7 @@ absl::StatusOr<Literal> EvalTopK(const Instruction& instruction, Operands operan
   }
   const int64_t rank = operand.shape().rank();
   const int64_t length = operand.shape().dimensions(rank - 1);
-  const int64_t k = instruction.attrs().k;
   if (k < 0 || k > length) return internal::OperandError(instruction, "k out of range");
-  const bool largest = instruction.attrs().largest;
   std::vector<int64_t> out_dims(operand.shape().dimensions().begin(),
                                 operand.shape().dimensions().end());
   out_dims[rank - 1] = k;

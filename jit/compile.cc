@@ -25,7 +25,10 @@
 #include "jit/host_transfer_call.h"
 #include "jit/jitdump.h"
 #include "jit/linalg_call.h"
+#include "jit/isolate_tiled_layouts.h"
 #include "jit/perf_map.h"
+#include "jit/relayout_call.h"
+#include "jit/rng_call.h"
 #include "jit/row_groups.h"
 #include "jit/select_and_scatter_call.h"
 #include "jit/sort_call.h"
@@ -147,7 +150,7 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
 bool IsLibraryCall(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
          IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
-         opcode == Opcode::kFft;
+         opcode == Opcode::kFft || IsRngCall(opcode);
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -419,6 +422,8 @@ class ExecutableBuilder {
         kernel_status = AddCollectiveDone(instruction, outputs);
       } else if (IsLibraryCall(opcode)) {
         kernel_status = AddLibraryCall(instruction, outputs);
+      } else if (IsRelayoutCopy(instruction)) {  // jit/relayout_call.h.
+        kernel_status = AddRelayout(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
         kernel_status = AddControlFlow(instruction, outputs);
       } else {
@@ -524,6 +529,16 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
+  // A copy into or out of a tiled layout (jit/relayout_call.h).
+  absl::Status AddRelayout(const Instruction& instruction, const std::vector<int>& outputs) {
+    XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanRelayoutCall(instruction));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
+    AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                       absl::StrCat(instruction.operand(0)->shape().ToString(true), " -> ",
+                                    instruction.shape().ToString(true)));
+    return absl::OkStatus();
+  }
+
   // infeed, outfeed, send and recv over the run's host queues
   // (jit/host_transfer_call.h).
   absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
@@ -585,6 +600,9 @@ class ExecutableBuilder {
     } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
                                                  &description));
+    } else if (IsRngCall(instruction.opcode())) {  // runtime/rng, jit/rng_call.h.
+      XJIT_ASSIGN_OR_RETURN(call, PlanRngCall(instruction, std::max(options_.threads, 1),
+                                              &description));
     } else if (instruction.opcode() == Opcode::kFft) {  // runtime/fft.
       XJIT_ASSIGN_OR_RETURN(
           runtime::fft::FftPlan plan,
@@ -745,7 +763,113 @@ class ExecutableBuilder {
     absl::StatusOr<KernelSpec> kernel = instruction.opcode() == Opcode::kFusion
                                             ? EmitFusionKernel(instruction)
                                             : EmitInstructionKernel(instruction);
+    if (!kernel.ok() && instruction.opcode() == Opcode::kFusion && outputs.size() > 1) {
+      // One loop nest cannot make every output (outputs of different
+      // dimensions): one kernel per output, if each can be made.
+      if (AddKernelPerOutput(instruction, outputs).ok()) return absl::OkStatus();
+    }
     if (!kernel.ok()) return kernel.status();
+    XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, KernelInputSlots(instruction, *kernel));
+    return AddKernelStep(instruction, *std::move(kernel), std::move(inputs), outputs,
+                         instruction.name());
+  }
+
+  // A multi-output fusion as one kernel per output (leaf), each computing
+  // what its output needs from the fusion's operands (shared producers are
+  // computed once per kernel that needs them). All are emitted before any
+  // step is added, so a failure leaves the fusion to the evaluator. An
+  // output written in place of an operand (buffer allocation may put it
+  // there) is written only after every other kernel that reads that operand
+  // has run; when no order does that, Unimplemented.
+  absl::Status AddKernelPerOutput(const Instruction& fusion, const std::vector<int>& outputs) {
+    const size_t n = outputs.size();
+    std::vector<KernelSpec> kernels;
+    std::vector<std::vector<int>> inputs;
+    for (size_t k = 0; k < n; ++k) {
+      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitFusionKernel(fusion, static_cast<int>(k)));
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> slots, KernelInputSlots(fusion, kernel));
+      kernels.push_back(std::move(kernel));
+      inputs.push_back(std::move(slots));
+    }
+    auto overlap = [&](int a, int b) {
+      const BufferSlot& x = spec_->plan.slots[a];
+      const BufferSlot& y = spec_->plan.slots[b];
+      return x.kind == y.kind && x.index == y.index && x.size > 0 && y.size > 0 &&
+             x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+    };
+    // before[k]: the kernels that must run before kernel k (they read what
+    // k overwrites).
+    std::vector<std::vector<size_t>> before(n);
+    for (size_t k = 0; k < n; ++k) {
+      for (size_t j = 0; j < n; ++j) {
+        if (j == k) continue;
+        for (int slot : inputs[j]) {
+          if (overlap(slot, outputs[k])) {
+            before[k].push_back(j);
+            break;
+          }
+        }
+        // Two outputs in one place would be a planning error.
+        if (overlap(outputs[j], outputs[k])) {
+          return absl::InternalError(absl::StrCat(fusion.name(), ": outputs overlap"));
+        }
+      }
+    }
+    std::vector<size_t> order;
+    std::vector<bool> done(n, false);
+    while (order.size() < n) {
+      bool progressed = false;
+      for (size_t k = 0; k < n; ++k) {
+        if (done[k]) continue;
+        bool ready = true;
+        for (size_t j : before[k]) ready = ready && done[j];
+        if (!ready) continue;
+        done[k] = true;
+        order.push_back(k);
+        progressed = true;
+      }
+      if (!progressed) {
+        return absl::UnimplementedError("per-output kernels overwrite each other's operands");
+      }
+    }
+    for (size_t k : order) {
+      XJIT_RETURN_IF_ERROR(AddKernelStep(fusion, std::move(kernels[k]), std::move(inputs[k]),
+                                         {outputs[k]}, absl::StrCat(fusion.name(), ".", k)));
+    }
+    return absl::OkStatus();
+  }
+
+  // The slots of a kernel's input buffers.
+  absl::StatusOr<std::vector<int>> KernelInputSlots(const Instruction& instruction,
+                                                    const KernelSpec& kernel) {
+    std::vector<int> slots;
+    for (size_t k = 0; k < kernel.inputs.size(); ++k) {
+      const Instruction* input = kernel.inputs[k];
+      const int element = k < kernel.input_elements.size() ? kernel.input_elements[k] : -1;
+      if (element >= 0) {  // One leaf of a tuple value (a variadic scatter's own).
+        XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*input));
+        if (element >= static_cast<int>(leaves.size()) || !input->shape().IsTuple() ||
+            !input->shape().tuple_shapes(element).IsArray()) {
+          return absl::InternalError(absl::StrCat("kernel input ", input->name(), " element ",
+                                                  element, " is not an array leaf"));
+        }
+        slots.push_back(leaves[element]);
+      } else if (input->parent() == instruction.parent()) {
+        XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*input));
+        slots.push_back(slot);
+      } else {
+        slots.push_back(FusedConstantSlot(*input));
+      }
+    }
+    return slots;
+  }
+
+  // Lowers `kernel` (computing `instruction`, or one output of it) and
+  // appends its step, named `name`, reading `inputs` and writing `outputs`.
+  absl::Status AddKernelStep(const Instruction& instruction, KernelSpec kernel_spec,
+                             std::vector<int> inputs, const std::vector<int>& outputs,
+                             const std::string& name) {
+    KernelSpec* kernel = &kernel_spec;
     const size_t kernel_outputs = kernel->program.buffers.size() - kernel->inputs.size();
     if (kernel_outputs != outputs.size()) {
       return absl::InternalError(absl::StrCat("kernel of ", instruction.name(), " writes ",
@@ -754,15 +878,8 @@ class ExecutableBuilder {
     }
     runtime::Step step;
     step.kind = runtime::Step::Kind::kKernel;
-    step.name = instruction.name();
-    for (const Instruction* input : kernel->inputs) {
-      if (input->parent() == instruction.parent()) {
-        XJIT_ASSIGN_OR_RETURN(int slot, ArraySlot(*input));
-        step.inputs.push_back(slot);
-      } else {
-        step.inputs.push_back(FusedConstantSlot(*input));
-      }
-    }
+    step.name = name;
+    step.inputs = std::move(inputs);
     step.outputs = outputs;
     MathOptions math;
     math.fused_multiply_add = target_->HasFusedMultiplyAdd();
@@ -782,19 +899,21 @@ class ExecutableBuilder {
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
     step.row_elements = RowElements(kernel->program);
-    // A scatter's kernel updates its output, which starts as the operand.
+    // A scatter's kernel updates its outputs, which start as the operands
+    // (output k as operand k of a variadic scatter).
     if (instruction.opcode() == Opcode::kScatter) {
-      XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(0)));
-      const BufferSlot& from = spec_->plan.slots[operand];
-      const BufferSlot& to = spec_->plan.slots[outputs[0]];
-      if (from.kind != to.kind || from.index != to.index || from.offset != to.offset) {
-        spec_->steps.push_back(CopyStep(operand, outputs[0]));
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(k)));
+        const BufferSlot& from = spec_->plan.slots[operand];
+        const BufferSlot& to = spec_->plan.slots[outputs[k]];
+        if (from.kind != to.kind || from.index != to.index || from.offset != to.offset) {
+          spec_->steps.push_back(CopyStep(operand, outputs[k]));
+        }
       }
     }
     spec_->steps.push_back(std::move(step));
 
-    const std::string perf_name =
-        absl::StrCat("xjit:", spec_->name, ":", instruction.name());
+    const std::string perf_name = absl::StrCat("xjit:", spec_->name, ":", name);
     if (PerfMapEnabled(options_.perf_map)) {
       WritePerfMapEntry(lowered.code, lowered.code_size, perf_name);
     }
@@ -805,12 +924,12 @@ class ExecutableBuilder {
     }
     if (!options_.dump_dir.empty()) {
       std::ofstream file(std::filesystem::path(options_.dump_dir) /
-                         absl::StrCat(spec_->name, ".", instruction.name(), ".kernel.txt"));
+                         absl::StrCat(spec_->name, ".", name, ".kernel.txt"));
       file << kernel->program.ToString() << "\n" << lowered.asm_text;
     }
     if (report_ != nullptr) {
       KernelInfo info;
-      info.name = instruction.name();
+      info.name = name;
       info.code_size = lowered.code_size;
       info.vector_lanes = lowered.vector_lanes;
       info.program = kernel->program.ToString();
@@ -854,6 +973,9 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
   // Whichever passes ran, values passed on by tuples and the like keep the
   // layouts written (conform_layouts.h).
   XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
+  // Tiled and padded layouts only in copies at the edges of kernels
+  // (isolate_tiled_layouts.h).
+  XJIT_RETURN_IF_ERROR(IsolateTiledLayouts(prepared.get()).status());
   return prepared;
 }
 

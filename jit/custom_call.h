@@ -5,11 +5,15 @@
 //     with typed buffers for every array leaf of the operands and the result
 //     and may fail the run with its status.
 //   - A target of the untyped registry (runtime/host/custom_call_registry.h)
-//     is called as `target(out, in)` exactly as the evaluator calls it, for
-//     the forms whose buffers are the step's own: array operands in their
-//     own layouts (no operand_layout_constraints= that differ), no
-//     output_to_operand_aliasing=, api_version original, an array result or
-//     a tuple of arrays (out is then the table of its elements' addresses).
+//     is called as `target(out, in)` exactly as the evaluator calls it:
+//     in[i] is operand i's buffer, or for a tuple operand a table of its
+//     elements' pointers (nested for nested tuples); out the result's
+//     buffer or table. An operand whose operand_layout_constraints= entry
+//     differs from its layout is copied into scratch in that layout first;
+//     an output named by output_to_operand_aliasing= (operand_index {},
+//     output_index {} or {k}) starts as a copy of that operand, as the
+//     evaluator's does (when buffer allocation placed the output over the
+//     operand, the copy is the operand itself). api_version original only.
 // Anything else — an unregistered target included — is Unimplemented here,
 // and the driver leaves the instruction to the evaluator, which reports an
 // unregistered target when the program runs (what `xjit run` always did).

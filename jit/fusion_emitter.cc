@@ -274,7 +274,29 @@ class ElementEmitter {
     spec_->program.buffers.push_back(
         {BufferType(leaf.shape()), BufferElements(leaf.shape())});
     spec_->inputs.push_back(source);
+    spec_->input_elements.push_back(-1);
     return absl::OkStatus();
+  }
+
+  // An input buffer holding element `element` of the tuple-shaped `value`
+  // (a variadic scatter reading its own outputs); read with LoadElement.
+  absl::Status AddTupleElementLeaf(const Instruction& value, int element) {
+    const Shape& shape = value.shape().tuple_shapes(element);
+    if (!IsKernelCompatibleShape(shape)) {
+      return Unsupported(value, absl::StrCat("unsupported shape ", shape.ToString()));
+    }
+    element_buffer_[{&value, element}] = static_cast<int>(spec_->program.buffers.size());
+    spec_->program.buffers.push_back({BufferType(shape.element_type()), BufferElements(shape)});
+    spec_->inputs.push_back(&value);
+    spec_->input_elements.push_back(element);
+    return absl::OkStatus();
+  }
+
+  // The value at `index` of the buffer AddTupleElementLeaf added.
+  absl::StatusOr<int> LoadElement(const Instruction& value, int element, const Index& index) {
+    auto it = element_buffer_.find({&value, element});
+    if (it == element_buffer_.end()) return Unsupported(value, "tuple element without a buffer");
+    return LoadFrom(it->second, value.shape().tuple_shapes(element), index);
   }
 
   // Runs `body` with the parameters of `computation` standing for the
@@ -433,6 +455,8 @@ class ElementEmitter {
 
  private:
   absl::StatusOr<int> EmitUncached(const Instruction& instr, const Index& index);
+  // A load of element `index` of input buffer `buffer`, an array of `shape`.
+  int LoadFrom(int buffer, const Shape& shape, const Index& index);
   absl::StatusOr<int> EmitPad(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitConcatenate(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicSlice(const Instruction& instr, const Index& index);
@@ -513,6 +537,7 @@ class ElementEmitter {
   KernelSpec* spec_;
   ProgramBuilder& b_;
   absl::flat_hash_map<const Instruction*, int> leaf_buffer_;
+  absl::flat_hash_map<std::pair<const Instruction*, int>, int> element_buffer_;
   absl::flat_hash_map<const Instruction*, int> fixed_;
   absl::flat_hash_map<std::pair<const Instruction*, Index>, int> memo_;
   std::vector<std::pair<int, int>> pairs_;
@@ -538,6 +563,21 @@ ComparisonType ResolveComparison(ComparisonType requested, ElementType type) {
   return ComparisonType::kUnsigned;  // pred
 }
 
+int ElementEmitter::LoadFrom(int buffer, const Shape& shape, const Index& index) {
+  KOp load;
+  load.kind = KOpKind::kLoad;
+  load.type = BufferType(shape.element_type());
+  load.imm = buffer;
+  load.a = Offset(shape, index);
+  if (!IsComplex(shape.element_type())) return b_.Add(load);
+  const int offset = load.a;
+  load.a = ComponentPosition(offset, 0);
+  const int re = b_.Add(load);
+  load.a = ComponentPosition(offset, 1);
+  const int im = b_.Add(load);
+  return Pair(re, im);
+}
+
 absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const Index& index) {
   if (instr.opcode() == Opcode::kConstant && !leaf_buffer_.contains(&instr)) {
     XJIT_RETURN_IF_ERROR(AddLeaf(instr, &instr));
@@ -549,20 +589,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   if (leaf != leaf_buffer_.end() && PackedBits(instr.shape()) > 0) {
     return EmitPackedLoad(instr, leaf->second, index);
   }
-  if (leaf != leaf_buffer_.end()) {
-    KOp load;
-    load.kind = KOpKind::kLoad;
-    load.type = BufferType(instr.shape().element_type());
-    load.imm = leaf->second;
-    load.a = Offset(instr.shape(), index);
-    if (!IsComplex(instr.shape().element_type())) return b_.Add(load);
-    const int offset = load.a;
-    load.a = ComponentPosition(offset, 0);
-    const int re = b_.Add(load);
-    load.a = ComponentPosition(offset, 1);
-    const int im = b_.Add(load);
-    return Pair(re, im);
-  }
+  if (leaf != leaf_buffer_.end()) return LoadFrom(leaf->second, instr.shape(), index);
   if (instr.opcode() == Opcode::kGetTupleElement || instr.opcode() == Opcode::kFusion) {
     return EmitInlined(instr, index);
   }
@@ -2149,33 +2176,62 @@ class KernelAssembler {
   // bounds in some dimension is skipped: its stores write back the value
   // they read. Loop 0 has one iteration, so the kernel is never split
   // between threads (updates to one element must stay in order).
+  //
+  // A variadic scatter (N operands, N updates, a tuple of N results) is the
+  // same loop with N outputs: each iteration reads the N current values
+  // (input buffers over its own outputs, KernelSpec::input_elements),
+  // applies the update computation to all of them at once, and stores N.
   absl::Status RunScatter(const std::vector<OutputPlan>& outputs) {
     const Instruction& scatter = *outputs[0].value;
-    if (scatter.operand_count() != 3 || outputs.size() != 1 ||
-        scatter.called_computations().size() != 1) {
-      return Unsupported(scatter, "variadic scatter");
+    const int64_t n = (scatter.operand_count() - 1) / 2;
+    if (n < 1 || scatter.operand_count() != 2 * n + 1 ||
+        static_cast<int64_t>(outputs.size()) != n || scatter.called_computations().size() != 1) {
+      return Unsupported(scatter, "scatter operands and results do not match");
     }
-    const Shape& shape = scatter.shape();
-    // The driver's copy moves the operand's bytes: they must be in the
-    // result's layout (layout assignment makes them so; with passes off,
-    // a different layout leaves the scatter to the evaluator).
-    if (!(scatter.operand(0)->shape() == shape)) {
-      return Unsupported(scatter, "operand layout differs from the result's");
+    const bool variadic = scatter.shape().IsTuple();
+    auto result_shape = [&](int64_t k) -> const Shape& {
+      return variadic ? scatter.shape().tuple_shapes(k) : scatter.shape();
+    };
+    const Shape& shape = result_shape(0);
+    const Instruction& indices = *scatter.operand(n);
+    const Instruction& updates = *scatter.operand(n + 1);
+    const Computation& combiner = *scatter.to_apply();
+    if (!IsInteger(indices.shape().element_type()) || combiner.parameter_count() != 2 * n ||
+        combiner.root() == nullptr) {
+      return Unsupported(scatter, "scatter types or update computation");
     }
-    const Instruction& indices = *scatter.operand(1);
-    const Instruction& updates = *scatter.operand(2);
+    // The combiner's results: its root, or the operands of its root tuple.
+    std::vector<const Instruction*> combined_roots;
+    if (variadic) {
+      if (combiner.root()->opcode() != Opcode::kTuple || combiner.root()->operand_count() != n) {
+        return Unsupported(scatter, "a variadic update computation whose root is not a tuple");
+      }
+      combined_roots.assign(combiner.root()->operands().begin(),
+                            combiner.root()->operands().end());
+    } else {
+      combined_roots.push_back(combiner.root());
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const Shape& result = result_shape(k);
+      const ElementType type = result.element_type();
+      // The driver's copy moves the operand's bytes: they must be in the
+      // result's layout (layout assignment makes them so; with passes off,
+      // a different layout leaves the scatter to the evaluator).
+      if (!(scatter.operand(k)->shape() == result)) {
+        return Unsupported(scatter, "operand layout differs from the result's");
+      }
+      const Shape& root = combined_roots[k]->shape();
+      if (!root.IsArray() || root.rank() != 0 || root.element_type() != type ||
+          scatter.operand(n + 1 + k)->shape().element_type() != type ||
+          scatter.operand(n + 1 + k)->shape().dimensions() != updates.shape().dimensions() ||
+          result.dimensions() != shape.dimensions()) {
+        return Unsupported(scatter, "scatter types or update computation");
+      }
+    }
     const ScatterDimensionNumbers& dn = scatter.attrs().scatter_dimension_numbers;
     const int64_t operand_rank = shape.rank();
     const int64_t indices_rank = indices.shape().rank();
     const int64_t update_rank = updates.shape().rank();
-    const Computation& combiner = *scatter.to_apply();
-    const ElementType type = shape.element_type();
-    if (!IsInteger(indices.shape().element_type()) || combiner.parameter_count() != 2 ||
-        combiner.root() == nullptr || !combiner.root()->shape().IsArray() ||
-        combiner.root()->shape().rank() != 0 || combiner.root()->shape().element_type() != type ||
-        updates.shape().element_type() != type) {
-      return Unsupported(scatter, "scatter types or update computation");
-    }
     auto contains = [](const std::vector<int64_t>& v, int64_t x) {
       return std::find(v.begin(), v.end(), x) != v.end();
     };
@@ -2246,16 +2302,31 @@ class KernelAssembler {
       operand_index[d] = builder_.IAdd(operand_index[d], update_index[dn.update_window_dims[k]]);
     }
     if (updates.shape().element_count() == 0 || builder_.IsConst(inside, 0)) return absl::OkStatus();
-    XJIT_ASSIGN_OR_RETURN(int current, emitter_.Emit(scatter, operand_index));
-    XJIT_ASSIGN_OR_RETURN(int update, emitter_.Emit(updates, update_index));
+    std::vector<int> arguments;  // The current values, then the updates.
+    for (int64_t k = 0; k < n; ++k) {
+      XJIT_ASSIGN_OR_RETURN(int current,
+                            variadic ? emitter_.LoadElement(scatter, static_cast<int>(k),
+                                                            operand_index)
+                                     : emitter_.Emit(scatter, operand_index));
+      arguments.push_back(current);
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      XJIT_ASSIGN_OR_RETURN(int update, emitter_.Emit(*scatter.operand(n + 1 + k), update_index));
+      arguments.push_back(update);
+    }
     std::vector<int> combined;
-    XJIT_RETURN_IF_ERROR(emitter_.WithFixedParameters(combiner, {current, update},
+    XJIT_RETURN_IF_ERROR(emitter_.WithFixedParameters(combiner, arguments,
                                                       [&]() -> absl::Status {
-      XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*combiner.root(), {}));
-      combined.push_back(value);
+      for (const Instruction* root : combined_roots) {
+        XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*root, {}));
+        combined.push_back(value);
+      }
       return absl::OkStatus();
     }));
-    Store(0, shape, operand_index, emitter_.Select(inside, combined[0], current, type));
+    for (int64_t k = 0; k < n; ++k) {
+      Store(static_cast<int>(k), result_shape(k), operand_index,
+            emitter_.Select(inside, combined[k], arguments[k], result_shape(k).element_type()));
+    }
     return absl::OkStatus();
   }
 
@@ -2393,7 +2464,8 @@ absl::StatusOr<std::vector<OutputPlan>> PlanOutputs(const Instruction& kernel,
   std::vector<OutputPlan> outputs;
   auto add = [&](const Instruction& value) -> absl::Status {
     if (value.shape().IsTuple()) {
-      if (value.opcode() != Opcode::kReduce && value.opcode() != Opcode::kReduceWindow) {
+      if (value.opcode() != Opcode::kReduce && value.opcode() != Opcode::kReduceWindow &&
+          value.opcode() != Opcode::kScatter) {
         return Unsupported(kernel, "nested tuple result");
       }
       for (int64_t i = 0; i < value.shape().tuple_size(); ++i) {
@@ -2433,7 +2505,7 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
       break;
   }
   if (instruction.shape().IsTuple() && instruction.opcode() != Opcode::kReduce &&
-      instruction.opcode() != Opcode::kReduceWindow) {
+      instruction.opcode() != Opcode::kReduceWindow && instruction.opcode() != Opcode::kScatter) {
     return Unsupported(instruction,
                        absl::StrCat("unsupported result shape ", instruction.shape().ToString()));
   }
@@ -2445,7 +2517,14 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
   }
   // A scatter updates its output where it stands (see RunScatter).
   if (instruction.opcode() == Opcode::kScatter) {
-    XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(instruction, &instruction));
+    if (instruction.shape().IsTuple()) {
+      for (int64_t k = 0; k < instruction.shape().tuple_size(); ++k) {
+        XJIT_RETURN_IF_ERROR(
+            assembler.emitter().AddTupleElementLeaf(instruction, static_cast<int>(k)));
+      }
+    } else {
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(instruction, &instruction));
+    }
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
@@ -2453,7 +2532,7 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
   return spec;
 }
 
-absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion) {
+absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output) {
   KernelSpec spec;
   spec.program.name = fusion.name();
   if (fusion.opcode() != Opcode::kFusion || fusion.called_computations().size() != 1) {
@@ -2478,6 +2557,12 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion) {
     }
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
+  if (only_output >= 0) {
+    if (only_output >= static_cast<int>(outputs.size())) {
+      return Unsupported(fusion, "no such output");
+    }
+    outputs = {outputs[only_output]};
+  }
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
   spec.output_count = spec.program.output_count;
   return spec;

@@ -53,6 +53,9 @@ struct KernelSpec {
   // operands of the computed instruction (or of the fusion instruction), or
   // constants inside a fused computation.
   std::vector<const Instruction*> inputs;
+  // Per input: -1 when it holds the whole (array) value, k when it holds
+  // tuple element k of it (a variadic scatter reading its own outputs).
+  std::vector<int> input_elements;
 };
 
 // The kernel computing `instruction` alone from its operands.
@@ -61,7 +64,11 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
 // The kernel of a loop or input fusion instruction (opcode kFusion, kind
 // kLoop or kInput): its fused computation's parameter k reads the fusion's
 // operand k.
-absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion);
+// With `only_output` >= 0, the kernel computes that output alone (leaf
+// `only_output` of the fusion's value): how the driver runs a multi-output
+// fusion whose outputs one loop nest cannot produce together (outputs of
+// different dimensions), as one kernel per output.
+absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output = -1);
 
 // The kernel of a computation on its own (a sort's comparator): parameter k
 // is input buffer k (spec.inputs[k] is the parameter instruction), constants

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
+#include "runtime/host/custom_call_registry.h"
+#include "runtime/host/ffi_registry.h"
 
 namespace xjit {
 namespace {
@@ -39,11 +41,10 @@ Computation* MakeComparator(Module* module, ElementType type, bool largest) {
   return comparator;
 }
 
-absl::Status Expand(Module* module, Computation* c, Instruction* topk) {
+absl::Status Expand(Module* module, Computation* c, Instruction* topk, int64_t k, bool largest) {
   Instruction* operand = topk->operand(0);
   const Shape& shape = operand->shape();
   const int64_t rank = shape.rank();
-  const int64_t k = topk->attrs().k;
   std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
 
   NewInstruction iota;
@@ -58,7 +59,7 @@ absl::Status Expand(Module* module, Computation* c, Instruction* topk) {
   sort.attrs.dimensions = {rank - 1};
   sort.attrs.has_dimensions = true;
   sort.attrs.is_stable = true;
-  sort.called_computations = {MakeComparator(module, shape.element_type(), topk->attrs().largest)};
+  sort.called_computations = {MakeComparator(module, shape.element_type(), largest)};
   XJIT_ASSIGN_OR_RETURN(Instruction * sorted, AddInstruction(c, std::move(sort)));
 
   std::vector<Instruction*> elements;
@@ -89,13 +90,52 @@ absl::Status Expand(Module* module, Computation* c, Instruction* topk) {
   return absl::OkStatus();
 }
 
+// XLA's "TopK" custom call, when no handler is registered for it (a
+// registered one is the user's and runs as such): one array operand of rank
+// >= 1 and a (values, s32 indices) result whose dimensions are the
+// operand's with the last one k <= its length; the evaluator gives it
+// topk's values with largest=true (interpreter/evaluator.cc).
+bool IsTopKCustomCall(const Instruction& instruction, int64_t* k) {
+  if (instruction.opcode() != Opcode::kCustomCall ||
+      instruction.attrs().custom_call_target != "TopK" || instruction.operand_count() != 1 ||
+      FfiRegistry::Global().Find("TopK") != nullptr ||
+      CustomCallRegistry::Global().Find("TopK") != nullptr) {
+    return false;
+  }
+  const Shape& operand = instruction.operand(0)->shape();
+  const Shape& result = instruction.shape();
+  if (!operand.IsArray() || operand.rank() < 1 || !result.IsTuple() || result.tuple_size() != 2) {
+    return false;
+  }
+  const Shape& values = result.tuple_shapes(0);
+  const Shape& indices = result.tuple_shapes(1);
+  const int64_t rank = operand.rank();
+  if (!values.IsArray() || !indices.IsArray() || values.rank() != rank ||
+      indices.rank() != rank || values.element_type() != operand.element_type() ||
+      indices.element_type() != ElementType::kS32 || values.dimensions() != indices.dimensions()) {
+    return false;
+  }
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    if (values.dimensions(d) != operand.dimensions(d)) return false;
+  }
+  *k = values.dimensions(rank - 1);
+  return *k <= operand.dimensions(rank - 1);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ExpandTopK::Run(Module* module) {
   bool changed = false;
   for (Computation* computation : ComputationsOf(*module)) {
     for (Instruction* instruction : InstructionsOf(*computation)) {
-      if (instruction->opcode() != Opcode::kTopK) continue;
+      int64_t k = 0;
+      bool largest = true;
+      if (instruction->opcode() == Opcode::kTopK) {
+        k = instruction->attrs().k;
+        largest = instruction->attrs().largest;
+      } else if (!IsTopKCustomCall(*instruction, &k)) {
+        continue;
+      }
       const Shape& shape = instruction->operand(0)->shape();
       // The indices are s32 (the verifier checks topk's result shape); a
       // row longer than s32 can index is left to the evaluator.
@@ -103,7 +143,7 @@ absl::StatusOr<bool> ExpandTopK::Run(Module* module) {
           shape.dimensions(shape.rank() - 1) > int64_t{1} << 31) {
         continue;
       }
-      XJIT_RETURN_IF_ERROR(Expand(module, computation, instruction));
+      XJIT_RETURN_IF_ERROR(Expand(module, computation, instruction, k, largest));
       changed = true;
     }
   }

@@ -10,6 +10,9 @@
 // values keep ascending indices, as the evaluator's topk returns them. The
 // result is therefore the evaluator's, bit for bit. A full sort costs
 // O(n log n) per row where a partial selection would do; it is compiled code.
+// XLA's "TopK" custom call (what its TopkRewriter writes: k from the result,
+// largest first) is expanded the same way when no handler is registered for
+// that target; the evaluator gives it topk's values (evaluator.cc).
 //   Requires: a verified module. Guarantees: no topk instruction is left in
 //   any computation; each becomes tuple(slice(gte(sort, 0)), slice(gte(sort,
 //   1))) (the algebraic simplifier forwards get-tuple-element through it).

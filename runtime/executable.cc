@@ -273,6 +273,7 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
     // single replica's answer.
     EvaluatorOptions options;
     options.queues = context.queues;
+    options.rng_state = context.rng_state;
     if (context.communicator != nullptr) {
       options.replica_count = context.communicator->replica_count();
     }
@@ -493,6 +494,15 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
     absl::Status status;
     XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { status = Execute(parameters, result, context); }));
     return status;
+  }
+  if (context.rng_state == nullptr) {
+    // One generator state per run, shared by its rng steps, the evaluators
+    // of its interpreted steps and its loops' and branches' runs; it starts
+    // where a fresh evaluator's does, so a run draws what RunModule draws.
+    RunContext with_state = context;
+    uint64_t rng_state = EvaluatorOptions().rng_seed;
+    with_state.rng_state = &rng_state;
+    return Execute(parameters, result, with_state);
   }
   if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(

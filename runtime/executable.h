@@ -15,8 +15,9 @@
 // kernel steps share the process-wide ThreadPool, which is safe for that).
 // A kernel step that writes a large output is split into ranges of its
 // outermost loop run on ExecutableSpec::threads threads; the split never
-// changes a result bit. Interpreted steps use a fresh evaluator per run, so
-// an `rng` instruction gives the same values on every run.
+// changes a result bit. Each run starts the `rng` generator's state afresh
+// (RunContext::rng_state, at the evaluator's seed), so an `rng` instruction
+// gives the same values on every run, and the values RunModule gives.
 #ifndef XJIT_RUNTIME_EXECUTABLE_H_
 #define XJIT_RUNTIME_EXECUTABLE_H_
 

@@ -31,6 +31,10 @@ struct RunContext {
   // Host side of infeed/outfeed; null: none (an infeed fails, an outfeed's
   // value is dropped).
   HostQueues* queues = nullptr;
+  // State of the generator behind `rng` and rng-get-and-update-state
+  // (interpreter/rng_draw.h), advanced by every draw of the run. Null:
+  // Execute starts one at the evaluator's seed for the run.
+  uint64_t* rng_state = nullptr;
 };
 
 }  // namespace xjit::runtime

@@ -353,6 +353,167 @@ TEST_P(JitOps, Scatter) {
   }
 }
 
+// Variadic scatter: N operands and N updates, one update computation over
+// all of them, a tuple of N results, as one kernel with N outputs. Windows
+// apply in order, out-of-bounds ones are skipped (the random indices are
+// rich in 0, 1, -1 and extremes); operands may be one value twice; types
+// may differ between the operands; the computation may mix them (an
+// argmax-like pair keeps the index of the larger value).
+TEST_P(JitOps, VariadicScatter) {
+  const std::string computations =
+      "second2 {\n  a0 = s32[] parameter(0)\n  a1 = f32[] parameter(1)\n"
+      "  b0 = s32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+      "  ROOT t = (s32[], f32[]) tuple(b0, b1)\n}\n"
+      "add2 {\n  a0 = s32[] parameter(0)\n  a1 = f32[] parameter(1)\n"
+      "  b0 = s32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+      "  s0 = s32[] add(a0, b0)\n  s1 = f32[] add(a1, b1)\n"
+      "  ROOT t = (s32[], f32[]) tuple(s0, s1)\n}\n"
+      "argmax {\n  a0 = s32[] parameter(0)\n  a1 = f32[] parameter(1)\n"
+      "  b0 = s32[] parameter(2)\n  b1 = f32[] parameter(3)\n"
+      "  gt = pred[] compare(b1, a1), direction=GT\n"
+      "  i = s32[] select(gt, b0, a0)\n  v = f32[] select(gt, b1, a1)\n"
+      "  ROOT t = (s32[], f32[]) tuple(i, v)\n}\n"
+      "mix3 {\n  a0 = f16[] parameter(0)\n  a1 = f16[] parameter(1)\n"
+      "  a2 = u8[] parameter(2)\n  b0 = f16[] parameter(3)\n  b1 = f16[] parameter(4)\n"
+      "  b2 = u8[] parameter(5)\n  m = f16[] multiply(a0, b1)\n  n = f16[] maximum(a1, b0)\n"
+      "  x = u8[] xor(a2, b2)\n  ROOT t = (f16[], f16[], u8[]) tuple(m, n, x)\n}\n";
+  auto with = [&](const std::string& module) {
+    return absl::StrReplaceAll(module, {{"HloModule m\n", "HloModule m\n" + computations}});
+  };
+  for (const char* combiner : {"second2", "add2", "argmax"}) {
+    const std::string apply = absl::StrCat(", to_apply=", combiner);
+    // The corpus's form (scatter_test.cc): windows along the last dimension.
+    Check(with(OneOp({"s32[3,3,2]", "f32[3,3,2]", "s32[2,2]", "s32[2,2]", "f32[2,2]"},
+                     "(s32[3,3,2], f32[3,3,2]) scatter(p0, p1, p2, p3, p4), "
+                     "update_window_dims={1}, inserted_window_dims={0,1}, "
+                     "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1" + apply)));
+    Check(with(OneOp({"s32[9]", "f32[9]", "s32[6]", "s32[6]", "f32[6]"},
+                     "(s32[9], f32[9]) scatter(p0, p1, p2, p3, p4), update_window_dims={}, "
+                     "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                     "index_vector_dim=1" + apply)));
+    Check(with(OneOp({"s32[6,4]{0,1}", "f32[6,4]{0,1}", "u8[3,1]", "s32[3,2,4]", "f32[3,2,4]"},
+                     "(s32[6,4]{0,1}, f32[6,4]{0,1}) scatter(p0, p1, p2, p3, p4), "
+                     "update_window_dims={1,2}, inserted_window_dims={}, "
+                     "scatter_dims_to_operand_dims={0}, index_vector_dim=1" + apply)));
+    Check(with(OneOp({"s32[3,8]", "f32[3,8]", "s64[3,1]", "s32[3,2]", "f32[3,2]"},
+                     "(s32[3,8], f32[3,8]) scatter(p0, p1, p2, p3, p4), update_window_dims={1}, "
+                     "inserted_window_dims={}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={0}" + apply)));
+    Check(with(OneOp({"s32[4]", "f32[4]", "s32[0,1]", "s32[0]", "f32[0]"},
+                     "(s32[4], f32[4]) scatter(p0, p1, p2, p3, p4), update_window_dims={}, "
+                     "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                     "index_vector_dim=1" + apply)));
+  }
+  // One operand value twice (the corpus's second form), three operands of
+  // different types.
+  Check(with(ModuleText({"s32[3,3,2]", "s32[2,2]", "s32[2,2]", "s32[2,2]"},
+                        {"c = f32[3,3,2] convert(p0)", "u = f32[2,2] convert(p3)",
+                         "r = (s32[3,3,2], f32[3,3,2]) scatter(p0, c, p1, p2, u), "
+                         "update_window_dims={1}, inserted_window_dims={0,1}, "
+                         "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, "
+                         "to_apply=add2"})));
+  Check(with(OneOp({"f16[5,7]", "f16[5,7]", "u8[5,7]", "s32[4,2]", "f16[4]", "f16[4]", "u8[4]"},
+                   "(f16[5,7], f16[5,7], u8[5,7]) scatter(p0, p1, p2, p3, p4, p5, p6), "
+                   "update_window_dims={}, inserted_window_dims={0,1}, "
+                   "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=mix3")));
+}
+
+// Multi-output loop fusions whose outputs have different dimensions run as
+// one kernel per output (compile.cc, AddKernelPerOutput), with the pipeline
+// on and off: a bitcast output beside its producer's (the corpus's
+// multioutput_fusion_test), two dynamic-update-slices of different operands
+// sharing one update (dynamic_ops_test), a reduce beside an elementwise
+// output, and outputs of three shapes.
+TEST_P(JitOps, MultiOutputFusionOfDifferentDimensions) {
+  const std::vector<std::string> modules = {
+      "HloModule m\nfused {\n  p = f32[4] parameter(0)\n  m = f32[4] multiply(p, p)\n"
+      "  lt = pred[4] compare(p, m), direction=LT\n  b = pred[1,4] bitcast(lt)\n"
+      "  ROOT t = (pred[1,4], f32[4]) tuple(b, m)\n}\n"
+      "ENTRY e {\n  p0 = f32[4] parameter(0)\n"
+      "  f = (pred[1,4], f32[4]) fusion(p0), kind=kLoop, calls=fused\n"
+      "  g0 = pred[1,4] get-tuple-element(f), index=0\n  b0 = pred[4] bitcast(g0)\n"
+      "  g1 = f32[4] get-tuple-element(f), index=1\n  c = f32[4] constant({0, 0, 0, 0})\n"
+      "  ROOT s = f32[4] select(b0, g1, c)\n}\n",
+      "HloModule m\nfused {\n  p0 = bf16[10,11,12] parameter(0)\n"
+      "  p1 = bf16[1,11,12] parameter(1)\n  p2 = bf16[8,11,12] parameter(2)\n"
+      "  p3 = bf16[1,11,12] parameter(3)\n  p4 = s32[] parameter(4)\n"
+      "  c0 = s32[] constant(0)\n  cmp = pred[] compare(p4, c0), direction=EQ\n"
+      "  b = pred[1,11,12] broadcast(cmp), dimensions={}\n"
+      "  s = bf16[1,11,12] select(b, p1, p3)\n"
+      "  d0 = bf16[10,11,12] dynamic-update-slice(p0, s, p4, c0, c0)\n"
+      "  d1 = bf16[8,11,12] dynamic-update-slice(p2, s, c0, p4, c0)\n"
+      "  ROOT t = (bf16[10,11,12], bf16[8,11,12]) tuple(d0, d1)\n}\n"
+      "ENTRY e {\n  p0 = bf16[10,11,12] parameter(0)\n  p1 = bf16[1,11,12] parameter(1)\n"
+      "  p2 = bf16[8,11,12] parameter(2)\n  p3 = bf16[1,11,12] parameter(3)\n"
+      "  p4 = s32[] parameter(4)\n"
+      "  ROOT f = (bf16[10,11,12], bf16[8,11,12]) fusion(p0, p1, p2, p3, p4), kind=kLoop, "
+      "calls=fused\n}\n",
+      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  ROOT r = f32[] add(a, b)\n}\n"
+      "fused {\n  p = f32[6,5] parameter(0)\n  q = f32[5] parameter(1)\n"
+      "  e = f32[6,5] exponential(p)\n  z = f32[] constant(0)\n"
+      "  r = f32[6] reduce(e, z), dimensions={1}, to_apply=add\n"
+      "  n = f32[5] negate(q)\n  t3 = f32[3,2,5] reshape(e)\n"
+      "  ROOT t = (f32[6], f32[5], f32[6,5], f32[3,2,5]) tuple(r, n, e, t3)\n}\n"
+      "ENTRY e {\n  p0 = f32[6,5] parameter(0)\n  p1 = f32[5] parameter(1)\n"
+      "  ROOT f = (f32[6], f32[5], f32[6,5], f32[3,2,5]) fusion(p0, p1), kind=kInput, "
+      "calls=fused\n}\n",
+  };
+  for (const std::string& hlo : modules) {
+    for (bool passes : {true, false}) {
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        CheckOptions options;
+        options.isa = GetParam();
+        options.seed = seed;
+        options.run_passes = passes;
+        options.ulp_tolerance = MathUlpTolerance(ElementType::kF32);
+        EXPECT_TRUE(MatchesEvaluator(hlo, options)) << "passes " << passes << "\n" << hlo;
+      }
+    }
+  }
+}
+
+// Tiled layouts (TPU-style T(8,128), T(8,128)(2,1) for bf16, T(1024) for a
+// vector) on parameters, results and inner values: the kernels see plain
+// layouts, with relayout copies at their edges (jit/isolate_tiled_layouts.h).
+// The corpus's form (test_utils_test.cc: a tuple parameter of tiled values,
+// a gather, a tiled result) among them; shapes that are not whole tiles.
+TEST_P(JitOps, TiledLayouts) {
+  const std::vector<std::string> modules = {
+      OneOp({"f32[10,300]{1,0:T(8,128)}", "f32[10,300]"},
+            "f32[10,300]{1,0:T(8,128)} add(p0, p1)"),
+      OneOp({"f32[10,300]{1,0:T(8,128)}"}, "f32[300,10]{1,0:T(8,128)} transpose(p0), "
+                                           "dimensions={1,0}"),
+      ModuleText({"bf16[17,130]{1,0:T(8,128)(2,1)}", "s32[5]{0:T(1024)}"},
+                 {"c = bf16[17,130] convert(p0)", "n = bf16[17,130]{0,1:T(8,128)(2,1)} negate(c)",
+                  "s = s32[5] multiply(p1, p1)",
+                  "t = (bf16[17,130]{0,1:T(8,128)(2,1)}, s32[5]{0:T(1024)}) tuple(n, s)"}),
+      "HloModule m\nENTRY e {\n"
+      "  a = (s32[10]{0:T(1024)}, bf16[100,256]{1,0:T(8,128)(2,1)}) parameter(0)\n"
+      "  t = bf16[100,256]{1,0:T(8,128)(2,1)} get-tuple-element(a), index=1\n"
+      "  r = bf16[100,256]{1,0} reshape(t)\n"
+      "  i = s32[10]{0:T(1024)} get-tuple-element(a), index=0\n"
+      "  j = s32[10]{0} reshape(i)\n"
+      "  g = bf16[10,256]{1,0} gather(r, j), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}\n"
+      "  o = bf16[10,256]{1,0:T(8,128)(2,1)} reshape(g)\n"
+      "  c = bf16[10,256]{1,0:T(8,128)(2,1)} copy(o)\n"
+      "  ROOT u = (bf16[10,256]{1,0:T(8,128)(2,1)}) tuple(c)\n}\n",
+  };
+  for (const std::string& hlo : modules) {
+    for (bool passes : {true, false}) {
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        CheckOptions options;
+        options.isa = GetParam();
+        options.seed = seed;
+        options.run_passes = passes;
+        EXPECT_TRUE(MatchesEvaluator(hlo, options)) << "passes " << passes << "\n" << hlo;
+      }
+    }
+  }
+}
+
 // A scatter whose result layout differs from its operand's: with the
 // pipeline on, layout assignment copies the operand first; with it off, the
 // scatter is an interpreted step (its kernel starts from the operand's
