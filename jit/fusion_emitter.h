@@ -53,6 +53,10 @@ struct KernelSpec {
   // operands of the computed instruction (or of the fusion instruction), or
   // constants inside a fused computation.
   std::vector<const Instruction*> inputs;
+  // The kernel writes only part of its (single) output, which must hold
+  // operand 0's bytes when it starts (scatter, dynamic-update-slice): the
+  // driver copies them there unless the output is the operand's buffer.
+  bool output_starts_as_operand0 = false;
 };
 
 // The kernel computing `instruction` alone from its operands.
