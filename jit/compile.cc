@@ -210,13 +210,16 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
 // graph (which doubles with each level of such nesting).
 struct CompileContext {
   Target* target = nullptr;
-  // By computation name (unique in the module; ModuleFor keeps names).
+  // By computation name (unique in the module; ModuleFor keeps names), with a
+  // suffix for a while body compiled to run in place.
   absl::flat_hash_map<std::string, std::shared_ptr<const runtime::Executable>> compiled;
 };
 
+// state_in_place: `module` is a while body that its kWhile step runs in
+// place (ExecutableSpec::state_in_place).
 absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     const Module& module, const CompileOptions& options, CompileReport* report,
-    CompileContext* context);
+    CompileContext* context, bool state_in_place = false);
 
 // Builds the steps and slots of the entry computation from its buffer plan
 // (passes/buffer_plan.h): steps follow the plan's schedule; each allocation
@@ -226,8 +229,12 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
 class ExecutableBuilder {
  public:
   ExecutableBuilder(const CompileOptions& options, CompileContext* context,
-                    CompileReport* report)
-      : options_(options), context_(context), target_(context->target), report_(report) {}
+                    CompileReport* report, bool state_in_place)
+      : options_(options),
+        context_(context),
+        target_(context->target),
+        report_(report),
+        state_in_place_(state_in_place) {}
 
   absl::Status Build(const Computation& entry, const BufferPlan& plan,
                      runtime::ExecutableSpec* spec) {
@@ -241,6 +248,19 @@ class ExecutableBuilder {
     }
     // Result leaves the plan leaves outside the caller's result buffer (a
     // parameter, a constant, a second copy of one value) are copied there.
+    // Under state_in_place the result buffer is the parameter's: a copy out
+    // of another parameter leaf (the body permutes its state) could read
+    // bytes an earlier copy wrote, so those sources are first staged in the
+    // arena, all of them before any copy into the result.
+    for (auto& [source, destination] : result_copies_) {
+      const BufferSlot& from = spec_->plan.slots[source];
+      if (!state_in_place_ || from.kind != BufferSlot::Kind::kParameter) continue;
+      Home stage;
+      stage.offset = ReserveArena(from.size);
+      const int stage_slot = SlotAt(stage, 0, from.shape);
+      spec_->steps.push_back(CopyStep(source, stage_slot));
+      source = stage_slot;
+    }
     for (const auto& [source, destination] : result_copies_) {
       spec_->steps.push_back(CopyStep(source, destination));
     }
@@ -379,8 +399,12 @@ class ExecutableBuilder {
     const Shape& result_shape = root.shape();
     for (const LeafSlice& leaf : plan_->Slices(&root)) {
       const Home& home = home_.at(leaf.slice.allocation);
-      const bool in_place = home.kind == BufferSlot::Kind::kResult &&
-                            home.offset == runtime::FlatOffset(result_shape, leaf.index);
+      // Under state_in_place, parameter 0 is the result buffer.
+      const bool in_place = (home.kind == BufferSlot::Kind::kResult ||
+                             (state_in_place_ && home.kind == BufferSlot::Kind::kParameter &&
+                              home.index == 0)) &&
+                            home.offset + leaf.slice.offset ==
+                                runtime::FlatOffset(result_shape, leaf.index);
       if (in_place) continue;
       const Shape& shape = Subshape(result_shape, leaf.index);
       Home result;
@@ -716,8 +740,14 @@ class ExecutableBuilder {
     CompileOptions options = options_;
     options.run_passes = false;
     options.dump_dir.clear();
-    for (const Computation* callee : callees) {
-      auto cached = context_->compiled.find(callee->name());
+    for (size_t c = 0; c < callees.size(); ++c) {
+      const Computation* callee = callees[c];
+      // A while body updates the loop state in place (RunWhile); the same
+      // computation run elsewhere is compiled again, reading its parameter.
+      const bool in_place = is_while && c == 1 && options_.while_state_in_place;
+      const std::string key = in_place ? absl::StrCat(callee->name(), "\n(state in place)")
+                                       : callee->name();
+      auto cached = context_->compiled.find(key);
       if (cached != context_->compiled.end()) {
         step.subprograms.push_back(cached->second);
         continue;
@@ -725,9 +755,9 @@ class ExecutableBuilder {
       CompileReport report;
       XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
                             CompileInContext(*ModuleFor(*instruction.parent()->parent(), *callee),
-                                             options, &report, context_));
+                                             options, &report, context_, in_place));
       std::shared_ptr<const runtime::Executable> shared = std::move(executable);
-      context_->compiled[callee->name()] = shared;
+      context_->compiled[key] = shared;
       step.subprograms.push_back(std::move(shared));
       // The report lists a shared computation's kernels once, under the
       // first instruction that called it.
@@ -899,9 +929,10 @@ class ExecutableBuilder {
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
     step.row_elements = RowElements(kernel->program);
-    // A scatter's kernel updates its outputs, which start as the operands
-    // (output k as operand k of a variadic scatter).
-    if (instruction.opcode() == Opcode::kScatter) {
+    // A scatter's or dynamic-update-slice's kernel updates its outputs,
+    // which start as the operands (output k as operand k of a variadic
+    // scatter).
+    if (kernel->outputs_start_as_operands) {
       for (size_t k = 0; k < outputs.size(); ++k) {
         XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(k)));
         const BufferSlot& from = spec_->plan.slots[operand];
@@ -949,6 +980,7 @@ class ExecutableBuilder {
   absl::flat_hash_map<const Instruction*, std::vector<int>> slots_of_;
   absl::flat_hash_map<const Instruction*, int> fused_constant_slot_;
   std::vector<std::pair<int, int>> result_copies_;
+  bool state_in_place_ = false;
 };
 
 // The module the executable runs: `module` after the pass pipeline (when
@@ -993,7 +1025,7 @@ namespace {
 
 absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     const Module& module, const CompileOptions& options, CompileReport* report,
-    CompileContext* context) {
+    CompileContext* context, bool state_in_place) {
   const auto start = std::chrono::steady_clock::now();
   *report = CompileReport();
   XJIT_RETURN_IF_ERROR(VerifyModule(module));
@@ -1035,8 +1067,11 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
                                             spec.result_shape.ToString(true)));
   }
   BufferPlanOptions plan_options;
-  // Execute's contract: parameter buffers are only read.
+  // Execute's contract: parameter buffers are only read (but for a while
+  // body run in place, whose parameter is the state it updates).
   plan_options.donate_parameters = false;
+  plan_options.state_in_place = state_in_place;
+  spec.state_in_place = state_in_place;
   XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*spec.module, plan_options));
   if (!options.dump_dir.empty()) {
     std::ofstream(std::filesystem::path(options.dump_dir) / "final.hlo")
@@ -1044,7 +1079,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
         << plan.ToString();
   }
-  ExecutableBuilder builder(options, context, report);
+  ExecutableBuilder builder(options, context, report, state_in_place);
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (target != nullptr) spec.code_owner = target->code_owner();
   spec.threads = std::max(options.threads, 1);

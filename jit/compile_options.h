@@ -79,6 +79,12 @@ struct CompileOptions {
   // rows, temporaries in cache-sized scratch (jit/row_groups.h); the same
   // bits either way.
   bool row_groups = true;
+  // Run while bodies over the loop state in place (BufferPlanOptions::
+  // state_in_place): a step that writes part of a state element, such as a
+  // scan's dynamic-update-slice, costs that part, and elements passed
+  // through cost nothing. Off, each iteration writes a new state (a baseline
+  // for benchmarks); the same bits either way.
+  bool while_state_in_place = true;
   // Serve a compile of a module compiled before in this process with the
   // same options from the compile cache (jit/compile_cache.h).
   bool cache = true;

@@ -442,6 +442,11 @@ class ElementEmitter {
     return FromRawBits(instr.shape().element_type(), piece, bits);
   }
 
+  // The start indices of a dynamic (update) slice, clamped so that a window
+  // of `sizes` fits in `operand`.
+  absl::StatusOr<Index> ClampedStarts(const Instruction& instr, int first_index_operand,
+                                      const Shape& operand, absl::Span<const int64_t> sizes);
+
   // The physical position of `index` in an array of `shape`.
   int Offset(const Shape& shape, const Index& index) {
     int offset = b_.Const(0);
@@ -520,10 +525,6 @@ class ElementEmitter {
     }
     return b_.Value(KOpKind::kSelect, type, predicate, on_true, on_false);
   }
-  // The start indices of a dynamic (update) slice, clamped so that a window
-  // of `sizes` fits in `operand`.
-  absl::StatusOr<Index> ClampedStarts(const Instruction& instr, int first_index_operand,
-                                      const Shape& operand, absl::Span<const int64_t> sizes);
   // An operand that may be a scalar standing for every element.
   absl::StatusOr<int> EmitMaybeScalar(const Instruction& operand, const Index& index) {
     if (operand.shape().rank() == 0) return Emit(operand, {});
@@ -1859,6 +1860,9 @@ class KernelAssembler {
       XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
     } else if (outputs[0].value->opcode() == Opcode::kScatter) {
       XJIT_RETURN_IF_ERROR(RunScatter(outputs));
+    } else if (outputs[0].value->opcode() == Opcode::kDynamicUpdateSlice &&
+               spec_->outputs_start_as_operands) {
+      XJIT_RETURN_IF_ERROR(RunDynamicUpdateSlice(*outputs[0].value));
     } else if (reduce == nullptr) {
       XJIT_RETURN_IF_ERROR(RunLoop(outputs));
     } else {
@@ -2330,6 +2334,36 @@ class KernelAssembler {
     return absl::OkStatus();
   }
 
+  // A dynamic-update-slice over its output where it stands: the output
+  // already holds operand 0 (the driver copies it there unless buffer
+  // allocation wrote the result over the operand, as in a loop's state), and
+  // the kernel stores the update's elements only, at the clamped start, so
+  // its cost is the update's size, not the operand's. Loop 0 has one
+  // iteration (stores are not split between threads); the update's loops
+  // follow its physical order, so that a contiguous row of the update is a
+  // vectorised inner loop.
+  absl::Status RunDynamicUpdateSlice(const Instruction& dus) {
+    const Shape& shape = dus.shape();
+    const Instruction& update = *dus.operand(1);
+    spec_->program.loop_extents.push_back(1);
+    builder_.LoopIndex(0, 1);
+    if (update.shape().element_count() == 0) return absl::OkStatus();
+    XJIT_ASSIGN_OR_RETURN(Index starts, emitter_.ClampedStarts(dus, 2, shape,
+                                                               update.shape().dimensions()));
+    const int64_t rank = shape.rank();
+    Index update_index(rank);
+    const std::vector<int64_t>& minor_to_major = update.shape().layout().minor_to_major;
+    for (int64_t level = rank - 1; level >= 0; --level) {
+      const int64_t dim = minor_to_major[level];
+      update_index[dim] = Loop(update.shape().dimensions(dim));
+    }
+    Index out_index(rank);
+    for (int64_t d = 0; d < rank; ++d) out_index[d] = builder_.IAdd(starts[d], update_index[d]);
+    XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(update, update_index));
+    Store(0, shape, out_index, value);
+    return absl::OkStatus();
+  }
+
   // A new loop (after the existing ones) of `extent`; extent 1 needs none.
   int Loop(int64_t extent) {
     if (extent == 1) return builder_.Const(0);
@@ -2515,7 +2549,9 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     for (const Instruction* input : spec.inputs) seen = seen || input == operand;
     if (!seen) XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*operand, operand));
   }
-  // A scatter updates its output where it stands (see RunScatter).
+  // A scatter updates its output where it stands (see RunScatter), and so
+  // does a dynamic-update-slice whose operand has the result's layout (its
+  // bytes are the output's starting value).
   if (instruction.opcode() == Opcode::kScatter) {
     if (instruction.shape().IsTuple()) {
       for (int64_t k = 0; k < instruction.shape().tuple_size(); ++k) {
@@ -2525,6 +2561,13 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     } else {
       XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(instruction, &instruction));
     }
+    spec.outputs_start_as_operands = true;
+  }
+  if (instruction.opcode() == Opcode::kDynamicUpdateSlice && instruction.shape().IsArray() &&
+      instruction.operand_count() >= 2 && instruction.operand(0)->shape() == instruction.shape() &&
+      instruction.operand(1)->shape().has_layout() &&
+      instruction.operand(1)->shape().rank() == instruction.shape().rank()) {
+    spec.outputs_start_as_operands = true;
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));

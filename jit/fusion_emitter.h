@@ -56,6 +56,11 @@ struct KernelSpec {
   // Per input: -1 when it holds the whole (array) value, k when it holds
   // tuple element k of it (a variadic scatter reading its own outputs).
   std::vector<int> input_elements;
+  // The kernel writes only part of its outputs, and output k must hold
+  // operand k's bytes when it starts (a scatter, variadic too, and
+  // dynamic-update-slice): the driver copies them there unless the output is
+  // the operand's buffer.
+  bool outputs_start_as_operands = false;
 };
 
 // The kernel computing `instruction` alone from its operands.

@@ -20,7 +20,10 @@
 //      not a constant, not an entry parameter unless donated by
 //      input_output_alias, and, inside a while body, a state buffer only for
 //      the value that becomes that same state element (so that the state is
-//      updated in place and no copy-back is needed).
+//      updated in place and no copy-back is needed). A body planned on its
+//      own as an entry with state_in_place has the same rule for its
+//      parameter's leaves, except that values outside the result may use
+//      them too (the runtime then copies the root's leaf back at the end).
 //   4. Placement. Sets holding an entry parameter or a constant keep that
 //      allocation; sets in the entry result get a result allocation; bound
 //      sets keep the caller's slice; every other set is a temp placed in the
@@ -100,7 +103,8 @@ struct Value {
   bool live_out = false;
   Origin origin = Origin::kNormal;
   bool donated = false;        // Entry parameter named by input_output_alias.
-  int64_t state_index = -1;    // kBoundState: leaf ordinal of the while state.
+  bool entry_state = false;    // Entry parameter 0 under state_in_place.
+  int64_t state_index = -1;    // kBoundState, entry_state: leaf ordinal of the while state.
   BufferSlice bound;           // kBoundReadOnly / kBoundState.
   int64_t parameter_number = -1;
 };
@@ -121,6 +125,12 @@ class Allocator {
     const Computation* entry = module_.entry();
     if (entry == nullptr || entry->root() == nullptr) {
       return absl::InvalidArgumentError("allocate-buffers: the module has no entry computation");
+    }
+    if (options_.state_in_place &&
+        (entry->parameter_count() != 1 || entry->parameter(0) == nullptr ||
+         !(entry->parameter(0)->shape() == entry->root()->shape()))) {
+      return absl::InvalidArgumentError(
+          "allocate-buffers: state_in_place needs one parameter of the root's shape");
     }
     // Entry parameters first, so that their allocation ids are 0, 1, ...
     for (int64_t number = 0; number < entry->parameter_count(); ++number) {
@@ -304,6 +314,10 @@ class Allocator {
         value.parameter_number = number;
         if (context.kind == Context::Kind::kEntry) {
           value.origin = Origin::kEntryParameter;
+          if (options_.state_in_place && number == 0) {
+            value.entry_state = true;
+            value.state_index = static_cast<int64_t>(ordinal);
+          }
           for (const InputOutputAlias& alias : module_.input_output_aliases()) {
             if (alias.parameter_number == number && IsPrefix(alias.parameter_index, index)) {
               value.donated = true;
@@ -389,6 +403,16 @@ class Allocator {
         case Origin::kNormal:
           break;
         case Origin::kEntryParameter:
+          if (representative.entry_state) {
+            // A result value only over its own state leaf; others anywhere.
+            const int64_t j = representative.state_index;
+            if ((*sets)[new_value].live_out &&
+                (j < 0 || j >= static_cast<int64_t>(root_values.size()) ||
+                 root_values[j] != new_value)) {
+              continue;
+            }
+            break;
+          }
           if (!representative.donated || !options_.donate_parameters) continue;
           break;
         case Origin::kBoundState: {
@@ -467,7 +491,9 @@ class Allocator {
         case Origin::kNormal:
           break;
       }
-      if (is_entry && info.live_out) {
+      // Under state_in_place the result is the parameter's buffer: a root
+      // value outside it is a temp, copied into its leaf at the end.
+      if (is_entry && info.live_out && !options_.state_in_place) {
         BufferAllocation allocation;
         allocation.kind = BufferAllocation::Kind::kResult;
         allocation.size = info.size;

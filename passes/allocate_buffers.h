@@ -18,7 +18,8 @@
 //     element width whose buffer dies at that step; dynamic-update-slice and
 //     scatter over their operand 0; a while's state over its init; fusions and
 //     custom-calls with output_to_operand_aliasing over the named operand.
-//     Never over an entry parameter, unless input_output_alias donates it;
+//     Never over an entry parameter, unless input_output_alias donates it
+//     or it is the loop state of a body planned with state_in_place (below);
 //     never over a constant;
 //   - temps whose lifetimes do not overlap share arena bytes (first fit,
 //     64-byte aligned offsets).
@@ -45,6 +46,16 @@ struct BufferPlanOptions {
   // input_output_alias donates. Off for a runtime whose callers keep their
   // parameter buffers (the JIT's Executable only reads them).
   bool donate_parameters = true;
+  // The entry is a while body that a runtime runs in place: its one
+  // parameter and its result are the same buffer (the loop state), leaf i of
+  // the parameter being leaf i of the result. A state leaf's buffer may then
+  // be written over once the leaf's value is dead, by any in-place step
+  // whose value is not in the result or becomes that same leaf; a result
+  // leaf that passes its own parameter leaf through costs nothing, and no
+  // result leaf gets a buffer of its own: a root value outside its leaf's
+  // buffer lives in the arena and is copied there at the end. The entry must
+  // have one parameter of the root's shape (InvalidArgument otherwise).
+  bool state_in_place = false;
 };
 
 // The plan of `module` (which must stay unchanged while the plan is used).

@@ -50,7 +50,7 @@ struct RunPlaces {
 uint8_t* SlotAddress(const BufferSlot& slot, const RunPlaces& places) {
   switch (slot.kind) {
     case BufferSlot::Kind::kParameter:
-      // Kernels never write parameter ranges; the cast only unifies types.
+      // Kernels write parameter ranges only of a state_in_place executable.
       return const_cast<uint8_t*>(static_cast<const uint8_t*>(places.parameters[slot.index])) +
              slot.offset;
     case BufferSlot::Kind::kTemp:
@@ -323,15 +323,17 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
   return bytes;
 }
 
-// The loop state lives in two flat buffers: the body reads one and writes
-// the other (its parameter is only read), then they swap.
+// The loop state lives in one flat buffer that the body updates in place
+// (state_in_place), or in two: the body reads one and writes the other,
+// then they swap.
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
                       const RunPlaces& places, int64_t max_iterations,
                       const RunContext& context) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
-  std::vector<uint8_t> state(bytes), next(bytes);
+  const bool in_place = body.state_in_place();
+  std::vector<uint8_t> state(bytes), next(in_place ? 0 : bytes);
   CopyLeaves(step.inputs, slots, places, state.data(), /*from_flat=*/false);
   for (int64_t iteration = 0;; ++iteration) {
     XJIT_RETURN_IF_ERROR(CheckInterrupt());
@@ -344,6 +346,10 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
     if (max_iterations >= 0 && iteration >= max_iterations) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "while loop %s ran more than %d iterations", step.name, max_iterations));
+    }
+    if (in_place) {
+      XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, state.data(), context));
+      continue;
     }
     XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data(), context));
     state.swap(next);
@@ -515,6 +521,10 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
   }
   if (result == nullptr && spec_->plan.result_bytes > 0) {
     return absl::InvalidArgumentError("result buffer is null");
+  }
+  if (spec_->state_in_place && (parameters.size() != 1 || parameters[0] != result)) {
+    return absl::InvalidArgumentError(
+        "this executable updates its state in place: the result buffer must be parameter 0's");
   }
   // The arena: aligned by hand so that no allocator guarantee is assumed.
   const int64_t temp_bytes = spec_->plan.temp_bytes;

@@ -89,7 +89,9 @@ class Executable;
 //     taking the loop state as its one (flattened) parameter: `inputs` (the
 //     operand's leaves) are copied into a state buffer, the body maps state to
 //     state while the condition gives true, and the final state is copied to
-//     `outputs`;
+//     `outputs`. A body with state_in_place updates the one state buffer
+//     (nothing is copied per iteration but what its plan copies); another
+//     writes a second buffer and the two swap;
 //   kConditional: `subprograms` holds the compiled branches; `inputs` the
 //     selector's leaf, then each branch operand's leaves (`operand_leaves[k]`
 //     of them for branch k). A pred selector picks branch 0 when true, 1 when
@@ -169,6 +171,10 @@ struct ExecutableSpec {
   // Upper bound on the iterations of one run of a kWhile step (a loop that
   // would run more fails the run with ResourceExhausted); < 0: none.
   int64_t max_while_iterations = -1;
+  // A while body compiled to update the loop state in place
+  // (BufferPlanOptions::state_in_place): Execute must get the same buffer as
+  // parameter 0 and as the result, and writes it.
+  bool state_in_place = false;
 };
 
 class Executable {
@@ -188,6 +194,7 @@ class Executable {
   const std::vector<Step>& steps() const { return spec_->steps; }
   const Module& module() const { return *spec_->module; }
   const std::shared_ptr<const ExecutableSpec>& shared_spec() const { return spec_; }
+  bool state_in_place() const { return spec_->state_in_place; }
 
   // Runs on host literals. Arguments must match the parameters' element
   // types and dimensions (InvalidArgument otherwise); any layout is accepted
@@ -200,7 +207,9 @@ class Executable {
   // Runs on raw buffers: parameters[i] holds ByteSize(parameter_shapes()[i])
   // bytes in that shape's layout (tuples flattened, see buffer_plan.h) and
   // `result` receives ByteSize(result_shape()) bytes. Buffers need no
-  // particular alignment. Parameter buffers are only read.
+  // particular alignment. Parameter buffers are only read, but by an
+  // executable with state_in_place(), which must get its one parameter's
+  // buffer as `result` too (InvalidArgument otherwise) and updates it.
   absl::Status Execute(absl::Span<const void* const> parameters, void* result) const;
   // The same as one replica of a replicated run (runtime/collectives/) or
   // with host queues: `context` reaches every step, loops' and branches'

@@ -2,6 +2,8 @@
 // run on the same buffers:
 //   - DotGeneral f32 [n,n] x [n,n] (n = 256, 1024, 2048) through
 //     PlanDot/RunDot vs one direct cblas_sgemm call;
+//   - DotGeneral bf16 [m,k] x [k,n] through RunDot (f32 images and sgemm)
+//     vs cblas_sgemm of the same shape on f32 data;
 //   - ResNet-50 convolutions (NHWC, HWIO kernel, batch 1 and 8) through
 //     PlanConvolution/RunConvolution vs a straightforward im2col into a
 //     [pixels][kh*kw*c] matrix and one cblas_sgemm, and (when built with
@@ -89,6 +91,65 @@ void BM_DotSgemm(benchmark::State& state) {
 
 BENCHMARK(BM_DotRunDot)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DotSgemm)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+// bf16 [m,k] x [k,n] -> bf16 through RunDot (widened into f32 images, sgemm,
+// rounded once) against cblas_sgemm of the same shape on f32 data: the
+// ratio is the cost of the conversions. Args: m, k, n (square ones and the
+// GPT-2 block's projections at the benchmark's 512 tokens).
+void BM_DotRunDotBf16(benchmark::State& state) {
+  SetBlasThreads(1);
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {1};
+  d.rhs_contracting_dimensions = {0};
+  auto plan = PlanDot(Shape::Array(ElementType::kBF16, {m, k}),
+                      Shape::Array(ElementType::kBF16, {k, n}),
+                      Shape::Array(ElementType::kBF16, {m, n}), d);
+  if (!plan.ok()) {
+    state.SkipWithError("plan failed");
+    return;
+  }
+  auto to_bf16 = [](const std::vector<float>& v) {
+    std::vector<uint16_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], 4);
+      out[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    return out;
+  };
+  std::vector<uint16_t> a = to_bf16(RandomFloats(m * k, 1)), b = to_bf16(RandomFloats(k * n, 2)),
+                        c(m * n);
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  for (auto _ : state) {
+    RunDot(*plan, a.data(), b.data(), c.data(), scratch.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.SetLabel(plan->ToString());
+  SetFlops(state, 2.0 * m * n * k);
+}
+
+void BM_DotSgemmShape(benchmark::State& state) {
+  SetBlasThreads(1);
+  const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
+            n = static_cast<int>(state.range(2));
+  std::vector<float> a = RandomFloats(int64_t{m} * k, 1), b = RandomFloats(int64_t{k} * n, 2),
+                     c(int64_t{m} * n);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, 2.0 * m * n * k);
+}
+
+void Bf16Shapes(benchmark::internal::Benchmark* b) {
+  b->Args({256, 256, 256})->Args({1024, 1024, 1024})->Args({512, 768, 2304})
+      ->Args({512, 768, 3072})->Args({512, 3072, 768})->Args({512, 768, 4096});
+}
+
+BENCHMARK(BM_DotRunDotBf16)->Apply(Bf16Shapes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DotSgemmShape)->Apply(Bf16Shapes)->Unit(benchmark::kMillisecond);
 
 // A square-window NHWC convolution layer (the batch is a benchmark argument).
 struct Layer {

@@ -439,9 +439,76 @@ absl::Status CheckPlainArray(const Shape& shape, absl::string_view what) {
   return CheckPlainLayout(shape, what);
 }
 
+// bf16 <-> f32: bf16 is the top half of an f32, so widening is exact;
+// narrowing rounds to nearest even (NaNs through the evaluator's encoder,
+// which keeps their payload as it does).
+inline float WidenBf16(uint16_t half) {
+  const uint32_t bits = static_cast<uint32_t>(half) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t NarrowToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) [[unlikely]] {
+    return static_cast<uint16_t>(DoubleToFloatBits(ElementType::kBF16, f));
+  }
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
 void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* operand_out,
                     uint8_t* scratch, bool to_image) {
   const int nd = static_cast<int>(copy.sizes.size());
+  if (copy.bf16_to_f32 && nd > 0) {
+    // Rows of the innermost dimension at a time: a unit-stride row (the
+    // usual case: the image keeps the operand's minor order) is a plain loop
+    // the compiler vectorises.
+    int64_t zero[kMaxLoopDims] = {};
+    auto* image = reinterpret_cast<float*>(scratch + copy.scratch_offset);
+    const int inner = nd - 1;
+    const int64_t n = copy.sizes[inner];
+    const int64_t ss = copy.operand_strides[inner], ds = copy.scratch_strides[inner];
+    if (to_image) {
+      auto src = static_cast<const uint16_t*>(operand_in);
+      ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
+                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                    [&](int64_t s, int64_t d, int64_t) {
+                      const uint16_t* from = src + s;
+                      float* to = image + d;
+                      if (ss == 1 && ds == 1) {
+                        for (int64_t i = 0; i < n; ++i) to[i] = WidenBf16(from[i]);
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) to[i * ds] = WidenBf16(from[i * ss]);
+                      }
+                    });
+    } else {
+      auto dst = static_cast<uint16_t*>(operand_out);
+      ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
+                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                    [&](int64_t s, int64_t d, int64_t) {
+                      uint16_t* to = dst + s;
+                      const float* from = image + d;
+                      if (ss == 1 && ds == 1) {
+                        for (int64_t i = 0; i < n; ++i) to[i] = NarrowToBf16(from[i]);
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) to[i * ss] = NarrowToBf16(from[i * ds]);
+                      }
+                    });
+    }
+    return;
+  }
+  if (copy.bf16_to_f32) {  // A scalar: one element.
+    auto* image = reinterpret_cast<float*>(scratch + copy.scratch_offset);
+    if (to_image) {
+      image[0] = WidenBf16(static_cast<const uint16_t*>(operand_in)[copy.operand_offset]);
+    } else {
+      static_cast<uint16_t*>(operand_out)[copy.operand_offset] = NarrowToBf16(image[0]);
+    }
+    return;
+  }
   const int64_t w = copy.element_bytes;
   int64_t zero[kMaxLoopDims] = {};
   uint8_t* image = scratch + copy.scratch_offset;
@@ -494,6 +561,10 @@ std::string DotPlan::ToString() const {
   int64_t batch = 1;
   for (int64_t s : batch_sizes) batch *= s;
   std::string s = absl::StrCat(kind_name, " ", ElementTypeName(out_type));
+  if ((compute_type != out_type || compute_type != lhs_type || compute_type != rhs_type) &&
+      kind != Kind::kLoop && kind != Kind::kNothing) {
+    absl::StrAppend(&s, " on ", ElementTypeName(compute_type), " images");
+  }
   if (kind == Kind::kGemm || kind == Kind::kGemv) {
     absl::StrAppend(&s, row_major ? " row_major" : " col_major", trans_a ? " T" : " N");
     if (kind == Kind::kGemm) absl::StrAppend(&s, trans_b ? " T" : " N");
@@ -528,15 +599,25 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   plan.lhs_type = p.lhs_type;
   plan.rhs_type = p.rhs_type;
   plan.out_type = p.out_type;
+  plan.compute_type = p.out_type;
   const int64_t bt = Product(p.batch), mt = Product(p.m), nt = Product(p.n), kt = Product(p.k);
   if (bt == 0 || mt == 0 || nt == 0) {
     plan.kind = DotPlan::Kind::kNothing;
     return plan;
   }
 
-  const bool blas = IsBlasType(p.out_type) && p.lhs_type == p.out_type &&
-                    p.rhs_type == p.out_type && kt > 0 && mt <= kBlasIntMax &&
-                    nt <= kBlasIntMax && kt <= kBlasIntMax;
+  const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax && kt <= kBlasIntMax;
+  // bf16 runs in f32 on images of its bf16 operands (dot.h).
+  auto bf16_or_f32 = [](ElementType t) {
+    return t == ElementType::kBF16 || t == ElementType::kF32;
+  };
+  const bool bf16_images = sizes_fit && bf16_or_f32(p.out_type) && bf16_or_f32(p.lhs_type) &&
+                           bf16_or_f32(p.rhs_type) &&
+                           (p.out_type == ElementType::kBF16 ||
+                            p.lhs_type == ElementType::kBF16 || p.rhs_type == ElementType::kBF16);
+  if (bf16_images) plan.compute_type = ElementType::kF32;
+  const bool blas = bf16_images || (IsBlasType(p.out_type) && p.lhs_type == p.out_type &&
+                                    p.rhs_type == p.out_type && sizes_fit);
   if (!blas) {
     DotProblem loop = p;
     // Merge what can be merged, innermost loops on the smallest strides.
@@ -574,6 +655,12 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     for (const auto& no : n_orders) {
       for (const auto& ko : k_orders) {
         Fits f = Evaluate(mo, no, ko);
+        // A bf16 operand is always copied (widened) into an f32 image.
+        if (bf16_images) {
+          f.lhs = f.lhs && p.lhs_type == ElementType::kF32;
+          f.rhs = f.rhs && p.rhs_type == ElementType::kF32;
+          f.out = f.out && p.out_type == ElementType::kF32;
+        }
         int64_t cost = (f.lhs ? 0 : bt * mt * kt) + (f.rhs ? 0 : bt * kt * nt) +
                        (f.out ? 0 : bt * mt * nt);
         if (cost < best_cost) {
@@ -607,9 +694,12 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   auto image = [&](Sel sel, ElementType type, int64_t* data_offset, std::vector<DotDim>& rows,
                    std::vector<DotDim>& cols, int64_t* scratch_offset, bool* in_scratch) {
     const bool cols_minor = MinStride(cols, sel) <= MinStride(rows, sel);
-    place(MakeImage(sel, type, *data_offset, Pointers(batch), Pointers(cols_minor ? rows : cols),
-                    Pointers(cols_minor ? cols : rows)),
-          scratch_offset);
+    const bool widen = type == ElementType::kBF16 && bf16_images;
+    StridedCopy copy = MakeImage(sel, widen ? ElementType::kF32 : type, *data_offset,
+                                 Pointers(batch), Pointers(cols_minor ? rows : cols),
+                                 Pointers(cols_minor ? cols : rows));
+    copy.bf16_to_f32 = widen;
+    place(std::move(copy), scratch_offset);
     *in_scratch = true;
     *data_offset = 0;
   };
@@ -791,7 +881,9 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   const auto* b = plan.rhs_in_scratch ? s + plan.rhs_scratch_offset
                                       : static_cast<const uint8_t*>(rhs);
   auto* c = plan.out_in_scratch ? s + plan.out_scratch_offset : static_cast<uint8_t*>(out);
-  const ElementType t = plan.out_type;
+  // Every buffer the calls read or write is of the compute type (bf16
+  // operands and results are in f32 images).
+  const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
   const int nd = static_cast<int>(plan.batch_sizes.size());
   internal::ForEachOffset(

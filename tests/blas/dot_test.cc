@@ -231,7 +231,7 @@ TEST_F(DotTest, MatrixVectorAndVectorVector) {
 }
 
 TEST_F(DotTest, MixedAndNarrowTypesUseTheLoop) {
-  for (const char* t : {"f16", "bf16", "s32", "u16", "pred", "s4"}) {
+  for (const char* t : {"f16", "s32", "u16", "pred", "s4"}) {
     auto r = RunCase(DotModule(absl::StrCat(t, "[2,5,3]{1,2,0}"), absl::StrCat(t, "[2,3,4]{2,1,0}"),
                                absl::StrCat(t, "[2,5,4]{0,2,1}"),
                                "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
@@ -240,6 +240,63 @@ TEST_F(DotTest, MixedAndNarrowTypesUseTheLoop) {
     EXPECT_TRUE(r.ok) << t;
     EXPECT_EQ(r.kind, DotPlan::Kind::kLoop) << t;
   }
+}
+
+// bf16 runs in f32 BLAS on f32 images of its bf16 operands (and result),
+// against the evaluator: batched with transposed layouts, mixed with f32
+// operands or an f32 result, matrix-vector and vector-vector forms.
+TEST_F(DotTest, Bf16RunsOnF32Images) {
+  const std::string batched =
+      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}";
+  struct Case {
+    std::string lhs, rhs, out, dims;
+    int64_t k;
+    DotPlan::Kind kind;
+  };
+  const std::vector<Case> cases = {
+      {"bf16[2,5,3]{1,2,0}", "bf16[2,3,4]{2,1,0}", "bf16[2,5,4]{0,2,1}", batched, 3,
+       DotPlan::Kind::kGemm},
+      {"bf16[3,40,70]{2,1,0}", "bf16[3,70,9]{1,2,0}", "bf16[3,40,9]{2,1,0}", batched, 70,
+       DotPlan::Kind::kGemm},
+      {"bf16[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", batched, 3,
+       DotPlan::Kind::kGemm},
+      {"f32[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "bf16[2,5,4]{2,1,0}", batched, 3,
+       DotPlan::Kind::kGemm},
+      {"bf16[17,33]{1,0}", "bf16[33]{0}", "bf16[17]{0}",
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 33, DotPlan::Kind::kGemv},
+      {"bf16[300]{0}", "bf16[300]{0}", "bf16[]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 300, DotPlan::Kind::kDot},
+  };
+  for (const Case& c : cases) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      auto r = RunCase(DotModule(c.lhs, c.rhs, c.out, c.dims), seed, c.k);
+      EXPECT_TRUE(r.ok) << c.lhs << " x " << c.rhs << ": " << r.plan;
+      EXPECT_EQ(r.kind, c.kind) << r.plan;
+      EXPECT_NE(r.plan.find("on f32 images"), std::string::npos) << r.plan;
+    }
+  }
+}
+
+// The f32 sum is rounded once to bf16, to nearest even: 1 + 2^-8 lies
+// halfway between 1 and 1 + 2^-7 and goes to 1 (even); 1 + 3 * 2^-8 lies
+// halfway between 1 + 2^-7 and 1 + 2^-6 and goes to 1 + 2^-6.
+TEST_F(DotTest, Bf16RoundsTheF32SumToNearestEven) {
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {0};
+  d.rhs_contracting_dimensions = {0};
+  const Shape v = Shape::Array(ElementType::kBF16, {2});
+  absl::StatusOr<DotPlan> plan = PlanDot(v, v, Shape::Array(ElementType::kBF16, {}), d);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  const uint16_t one = 0x3F80, two_to_minus_8 = 0x3B80, three_times = 0x3C40;
+  const uint16_t ones[2] = {one, one};
+  uint16_t out = 0;
+  const uint16_t halfway_low[2] = {one, two_to_minus_8};
+  RunDot(*plan, halfway_low, ones, &out, scratch.data());
+  EXPECT_EQ(out, 0x3F80);
+  const uint16_t halfway_high[2] = {one, three_times};
+  RunDot(*plan, halfway_high, ones, &out, scratch.data());
+  EXPECT_EQ(out, 0x3F82);
 }
 
 TEST_F(DotTest, PlanRejectsBadShapes) {

@@ -155,6 +155,64 @@ ENTRY e {
 }
 )";
 
+// A scan as JAX writes it, updating its state in place (the body is compiled
+// with state_in_place): a dynamic-update-slice of a stacked output at the
+// counter (and one at a start past the end, which clamps), pass-through
+// leaves, two leaves that swap every iteration, a leaf reset to a constant,
+// one value in two leaves, and the same body run by two loops. Outside the
+// loops a dynamic-update-slice at a random start over a parameter (copied
+// first) and over a dying temp (in place).
+constexpr char kScanLoop[] = R"(
+HloModule scan
+
+cond {
+  s = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(16)), direction=LT
+}
+
+body {
+  s = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  h = f32[3,5] get-tuple-element(s), index=1
+  ys = f32[16,3,5] get-tuple-element(s), index=2
+  zs = f32[16,3,5]{1,2,0} get-tuple-element(s), index=3
+  a = f32[7] get-tuple-element(s), index=4
+  b = f32[7] get-tuple-element(s), index=5
+  w = f32[3,5] get-tuple-element(s), index=8
+  zero = s32[] constant(0)
+  half = f32[3,5] broadcast(f32[] constant(0.5)), dimensions={}
+  h1 = f32[3,5] add(multiply(h, w), half)
+  u = f32[1,3,5] reshape(h1)
+  ys1 = f32[16,3,5] dynamic-update-slice(ys, u, i, zero, zero)
+  past = s32[] add(i, s32[] constant(14))
+  uz = f32[1,3,5]{1,2,0} reshape(h)
+  zs1 = f32[16,3,5]{1,2,0} dynamic-update-slice(zs, uz, past, zero, zero)
+  i1 = s32[] add(i, s32[] constant(1))
+  ROOT next = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) tuple(i1, h1, ys1, zs1, b, a, s32[] constant(7), i1, w)
+}
+
+ENTRY e {
+  h = f32[3,5] parameter(0)
+  ys = f32[16,3,5] parameter(1)
+  a = f32[7] parameter(2)
+  b = f32[7] parameter(3)
+  w = f32[3,5] parameter(4)
+  k = s32[] parameter(5)
+  zs = f32[16,3,5]{1,2,0} copy(ys)
+  kc = s32[] clamp(s32[] constant(-3), k, s32[] constant(20))
+  init = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) tuple(s32[] constant(0), h, ys, zs, a, b, k, k, w)
+  w1 = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) while(init), condition=cond, body=body
+  init2 = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) tuple(kc, h, ys, zs, b, a, k, k, w)
+  w2 = (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]) while(init2), condition=cond, body=body
+  u = f32[2,3,5] slice(ys), slice={[0:2], [0:3], [0:5]}
+  d1 = f32[16,3,5] dynamic-update-slice(ys, u, k, k, k)
+  n = f32[16,3,5] negate(ys)
+  d2 = f32[16,3,5] dynamic-update-slice(n, u, k, s32[] constant(1), s32[] constant(0))
+  ROOT r = ((s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]), (s32[], f32[3,5], f32[16,3,5], f32[16,3,5]{1,2,0}, f32[7], f32[7], s32[], s32[], f32[3,5]), f32[16,3,5], f32[16,3,5]) tuple(w1, w2, d1, d2)
+}
+)";
+
 class JitControlFlow : public ::testing::TestWithParam<Isa> {
  protected:
   void Check(const char* hlo) {
@@ -174,6 +232,45 @@ TEST_P(JitControlFlow, CountedLoop) { Check(kCountedLoop); }
 TEST_P(JitControlFlow, NestedLoops) { Check(kNestedLoops); }
 TEST_P(JitControlFlow, IndexedConditional) { Check(kIndexedConditional); }
 TEST_P(JitControlFlow, PredConditional) { Check(kPredConditional); }
+TEST_P(JitControlFlow, ScanUpdatesStateInPlace) { Check(kScanLoop); }
+
+// What makes the scan cheap: the body runs over the one state buffer, copies
+// none of the stacked outputs (f32[16,3,5], 240 bytes) per iteration, and
+// its dynamic-update-slice kernels loop over the update's 3 x 5 elements
+// only. With CompileOptions::while_state_in_place off the body copies.
+TEST(JitWhileState, BodyCopiesNoStackedOutput) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kScanLoop);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (bool in_place : {true, false}) {
+    CompileOptions options;
+    options.while_state_in_place = in_place;
+    CompileReport report;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        Compile(**module, options, &report);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    const runtime::Executable* body = nullptr;
+    for (const runtime::Step& step : (*executable)->steps()) {
+      if (step.kind == runtime::Step::Kind::kWhile) body = step.subprograms[1].get();
+    }
+    ASSERT_NE(body, nullptr);
+    EXPECT_EQ(body->state_in_place(), in_place);
+    int stacked_copies = 0;
+    for (const runtime::Step& step : body->steps()) {
+      if (step.kind == runtime::Step::Kind::kCopy &&
+          body->plan().slots[step.inputs[0]].size == 16 * 3 * 5 * 4) {
+        ++stacked_copies;
+      }
+    }
+    EXPECT_EQ(stacked_copies, in_place ? 0 : 2) << "in place " << in_place;
+    bool update_loops = false;
+    for (const KernelInfo& kernel : report.kernels) {
+      if (kernel.name == "w1/body/ys1") {
+        update_loops = kernel.program.rfind("kernel ys1 loops [1,3,5]\n", 0) == 0;
+      }
+    }
+    EXPECT_TRUE(update_loops);
+  }
+}
 
 // The loop body's kernels are reported under the loop's name.
 TEST_P(JitControlFlow, ReportsKernelsOfCalledComputations) {

@@ -316,6 +316,82 @@ ENTRY %main (a: f32[64]) -> f32[64] {
   EXPECT_EQ(plan.ForComputation(body)->arena, -1) << plan.ToString();
 }
 
+// A while body planned on its own with state_in_place (as the JIT runs it):
+// the dynamic-update-slice of a large state leaf writes over that leaf,
+// pass-through leaves keep the parameter's bytes, and no result leaf gets a
+// buffer of its own (a value that cannot be written over its leaf is a temp
+// that the runtime copies back).
+constexpr char kScanBody[] = R"(
+HloModule body
+ENTRY %body (s: (s32[], f32[4], f32[64,4], f32[64,4])) -> (s32[], f32[4], f32[64,4], f32[64,4]) {
+  %s = (s32[], f32[4]{0}, f32[64,4]{1,0}, f32[64,4]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %h = f32[4]{0} get-tuple-element(%s), index=1
+  %xs = f32[64,4]{1,0} get-tuple-element(%s), index=2
+  %ys = f32[64,4]{1,0} get-tuple-element(%s), index=3
+  %zero = s32[] constant(0)
+  %x = f32[1,4]{1,0} dynamic-slice(%xs, %i, %zero), dynamic_slice_sizes={1,4}
+  %xr = f32[4]{0} reshape(%x)
+  %h1 = f32[4]{0} add(%h, %xr)
+  %u = f32[1,4]{1,0} reshape(%h1)
+  %ys1 = f32[64,4]{1,0} dynamic-update-slice(%ys, %u, %i, %zero)
+  %one = s32[] constant(1)
+  %i1 = s32[] add(%i, %one)
+  ROOT %t = (s32[], f32[4]{0}, f32[64,4]{1,0}, f32[64,4]{1,0}) tuple(%i1, %h1, %xs, %ys1)
+})";
+
+TEST(BufferPlanTest, StateInPlaceUpdatesTheBodysParameter) {
+  auto module = Parse(kScanBody);
+  BufferPlan plan = Plan(*module, {.donate_parameters = false, .state_in_place = true});
+  const BufferSlice ys = SliceOf(plan, *module, "s", {3});
+  EXPECT_EQ(KindOf(plan, ys), BufferAllocation::Kind::kParameter);
+  EXPECT_EQ(SliceOf(plan, *module, "ys1"), ys);
+  EXPECT_EQ(plan.InPlaceOperand(Find(*module, "ys1")), 0);
+  EXPECT_EQ(SliceOf(plan, *module, "t", {2}), SliceOf(plan, *module, "s", {2}));
+  EXPECT_EQ(SliceOf(plan, *module, "t", {3}), ys);
+  // h1 is elementwise over h, which dies there: in place as well.
+  EXPECT_EQ(SliceOf(plan, *module, "h1"), SliceOf(plan, *module, "s", {1}));
+  for (const BufferAllocation& allocation : plan.allocations()) {
+    EXPECT_NE(allocation.kind, BufferAllocation::Kind::kResult) << plan.ToString();
+  }
+  // Without state_in_place the parameter is only read: the update copies.
+  BufferPlan reading = Plan(*module, {.donate_parameters = false});
+  EXPECT_FALSE(reading.InPlaceOperand(Find(*module, "ys1")).has_value());
+}
+
+// A value over a state leaf must become that same leaf: the swapped leaves'
+// new values (negations of the other leaf) cannot be written over either
+// parameter leaf, since each is still read by the other's negation.
+TEST(BufferPlanTest, StateInPlaceNeverWritesAnotherLeaf) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY %body (s: (f32[16], f32[16])) -> (f32[16], f32[16]) {
+  %s = (f32[16]{0}, f32[16]{0}) parameter(0)
+  %a = f32[16]{0} get-tuple-element(%s), index=0
+  %b = f32[16]{0} get-tuple-element(%s), index=1
+  %nb = f32[16]{0} negate(%b)
+  %na = f32[16]{0} negate(%a)
+  ROOT %t = (f32[16]{0}, f32[16]{0}) tuple(%nb, %na)
+})");
+  BufferPlan plan = Plan(*module, {.donate_parameters = false, .state_in_place = true});
+  EXPECT_NE(SliceOf(plan, *module, "nb"), SliceOf(plan, *module, "b"));
+  EXPECT_NE(SliceOf(plan, *module, "na"), SliceOf(plan, *module, "a"));
+  EXPECT_EQ(KindOf(plan, SliceOf(plan, *module, "nb")), BufferAllocation::Kind::kTemp);
+}
+
+TEST(BufferPlanTest, StateInPlaceNeedsOneParameterOfTheRootsShape) {
+  auto module = Parse(kChain);
+  auto bad = Parse(R"(
+HloModule m
+ENTRY %main (p: f32[16]) -> f32[8] {
+  %p = f32[16]{0} parameter(0)
+  ROOT %s = f32[8]{0} slice(%p), slice={[0:8]}
+})");
+  EXPECT_TRUE(ComputeBufferPlan(*module, {.state_in_place = true}).ok());
+  EXPECT_EQ(ComputeBufferPlan(*bad, {.state_in_place = true}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // The plan text carries the totals as `xjit compile` prints them.
 TEST(BufferPlanTest, TextHasTotals) {
   auto module = Parse(kChain);
