@@ -648,7 +648,8 @@ class ExecutableBuilder {
           BlasCall<runtime::blas::DotPlan>{std::move(plan), std::max(options_.threads, 1)});
     } else {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::ConvolutionPlan plan,
-                            runtime::blas::PlanConvolution(instruction));
+                            runtime::blas::PlanConvolution(instruction,
+                                                           std::max(options_.threads, 1)));
       call.routine = "convolution";
       call.function = &RunConvolutionCall;
       call.scratch_bytes = plan.scratch_bytes;
@@ -994,6 +995,12 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
     pipeline.disabled_passes = options.disabled_passes;
     pipeline.only_passes = options.only_passes;
     pipeline.dump_dir = options.dump_dir;
+    // Row programs with several passes are lowered by the x86-64 target only.
+#if defined(__x86_64__)
+    pipeline.fuse.row_fusion = options.row_fusion;
+#else
+    pipeline.fuse.row_fusion = false;
+#endif
     // The driver computes the plan itself, after splitting output fusions;
     // the pipeline's copy is only worth its time in a dump.
     if (options.dump_dir.empty() && options.only_passes.empty()) {

@@ -85,6 +85,11 @@ struct CompileOptions {
   // through cost nothing. Off, each iteration writes a new state (a baseline
   // for benchmarks); the same bits either way.
   bool while_state_in_place = true;
+  // Fuse a reduce whose result is broadcast back along its reduced
+  // dimensions with the loop that reads it (softmax, layer norm): one row
+  // program per chain (passes/fuse.h, FuseOptions::row_fusion). x86-64 only;
+  // ignored elsewhere.
+  bool row_fusion = true;
   // Serve a compile of a module compiled before in this process with the
   // same options from the compile cache (jit/compile_cache.h).
   bool cache = true;

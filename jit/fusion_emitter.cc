@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -542,6 +543,15 @@ class ElementEmitter {
   absl::flat_hash_map<const Instruction*, int> fixed_;
   absl::flat_hash_map<std::pair<const Instruction*, Index>, int> memo_;
   std::vector<std::pair<int, int>> pairs_;
+  // How a reduce inside the fused computation is emitted (a row program's
+  // accumulator); unset: a reduce is not a loop-fusible operation.
+  std::function<absl::StatusOr<int>(const Instruction&, const Index&)> reduce_hook_;
+
+ public:
+  void set_reduce_hook(
+      std::function<absl::StatusOr<int>(const Instruction&, const Index&)> hook) {
+    reduce_hook_ = std::move(hook);
+  }
 };
 
 ComparisonType ResolveComparison(ComparisonType requested, ElementType type) {
@@ -594,6 +604,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   if (instr.opcode() == Opcode::kGetTupleElement || instr.opcode() == Opcode::kFusion) {
     return EmitInlined(instr, index);
   }
+  if (instr.opcode() == Opcode::kReduce && reduce_hook_) return reduce_hook_(instr, index);
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || !IsKernelElementType(shape.element_type()) || shape.is_dynamic()) {
     return Unsupported(instr, absl::StrCat("unsupported shape ", shape.ToString()));
@@ -1856,6 +1867,18 @@ class KernelAssembler {
         break;
       }
     }
+    // A row fusion (passes/fuse.h): reduces inside, read back through
+    // broadcasts by the outputs, which have the reduces' input dimensions.
+    if (reduce == nullptr && kernel_.opcode() == Opcode::kFusion &&
+        kernel_.attrs().fusion_kind == FusionKind::kInput &&
+        kernel_.called_computations().size() == 1) {
+      for (const auto& instruction : kernel_.called_computations()[0]->instructions()) {
+        if (instruction->opcode() == Opcode::kReduce) {
+          reduce = instruction.get();
+          break;
+        }
+      }
+    }
     if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
       XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
     } else if (outputs[0].value->opcode() == Opcode::kScatter) {
@@ -2413,6 +2436,16 @@ class KernelAssembler {
         return Unsupported(kernel_, "an output is neither of the reduce's input nor result size");
       }
     }
+    // Every reduce inside a fusion counts for the loop order (a row
+    // fusion's reduces are all inside).
+    if (kernel_.opcode() == Opcode::kFusion && kernel_.called_computations().size() == 1) {
+      for (const auto& instruction : kernel_.called_computations()[0]->instructions()) {
+        if (instruction->opcode() == Opcode::kReduce) {
+          simple = simple && instruction->called_computations().size() == 1 &&
+                   IsSimpleMonoid(*instruction->to_apply());
+        }
+      }
+    }
     // Output loops over the first reduce's (first) result.
     const Shape& result_shape = first.shape().IsTuple() ? first.shape().tuple_shapes(0)
                                                         : first.shape();
@@ -2446,6 +2479,70 @@ class KernelAssembler {
     // The value of each reduce result.
     absl::flat_hash_map<std::pair<const Instruction*, int>, int> result_of;
     int slot = 0;
+    // Reduces the outputs read (a row fusion's: passes/fuse.h): the
+    // reduction of the row that the requested index names, folded in this
+    // output element's reduction loops; a kAccResult that later reads of the
+    // row use (kernel_program.h: row programs). The index must not move
+    // along the reduced dimensions (the fusion pass forms only fusions whose
+    // reduces are read through broadcasts along them).
+    const int output_loops =
+        static_cast<int>(spec_->program.loop_extents.size()) - spec_->program.reduction_loops;
+    std::vector<int8_t> varies;  // By op: -1 unknown, 0 no, 1 yes.
+    std::function<bool(int)> moves = [&](int id) -> bool {
+      if (id < 0) return false;
+      if (static_cast<size_t>(id) >= varies.size()) varies.resize(id + 1, -1);
+      if (varies[id] >= 0) return varies[id] != 0;
+      const KOp& op = spec_->program.ops[id];
+      bool v = op.kind == KOpKind::kLoopIndex && op.imm >= output_loops;
+      v = v || op.kind == KOpKind::kAccRead || moves(op.a) || moves(op.b) || moves(op.c);
+      varies[id] = v ? 1 : 0;
+      return v;
+    };
+    std::vector<int64_t> first_dims = first.attrs().dimensions;
+    std::sort(first_dims.begin(), first_dims.end());
+    emitter_.set_reduce_hook(
+        [&](const Instruction& r, const Index& at) -> absl::StatusOr<int> {
+          XJIT_RETURN_IF_ERROR(CheckReduce(r));
+          if (r.operand_count() != 2 || r.shape().IsTuple()) {
+            return Unsupported(r, "a variadic reduce read back by a row fusion");
+          }
+          std::vector<int64_t> dims = r.attrs().dimensions;
+          std::sort(dims.begin(), dims.end());
+          if (r.operand(0)->shape().dimensions() != input.dimensions() || dims != first_dims ||
+              static_cast<int64_t>(at.size()) != rank - static_cast<int64_t>(dims.size())) {
+            return Unsupported(r, "reduces over different iteration spaces in one row fusion");
+          }
+          for (int v : at) {
+            if (moves(v)) return Unsupported(r, "a reduce read along its reduced dimensions");
+          }
+          Index row_index(rank, -1);
+          size_t k = 0;
+          for (int64_t d = 0; d < rank; ++d) row_index[d] = reduced[d] ? in_index[d] : at[k++];
+          XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*r.operand(1), {}));
+          if (moves(init) || OpSections(spec_->program)[init] != KSection::kPre) {
+            return Unsupported(r, "a reduce whose init is computed from a reduction");
+          }
+          auto values = [&]() -> absl::StatusOr<std::vector<int>> {
+            XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*r.operand(0), row_index));
+            return std::vector<int>{x};
+          };
+          XJIT_ASSIGN_OR_RETURN(std::vector<int> results,
+                                Fold(r, {init}, reduced_count, &slot, values));
+          return results[0];
+        });
+    absl::Status status = EmitReduceOutputs(outputs, input, reduces, reduced_count, in_index,
+                                            out_index, &slot, &result_of);
+    emitter_.set_reduce_hook(nullptr);
+    return status;
+  }
+
+  absl::Status EmitReduceOutputs(
+      const std::vector<OutputPlan>& outputs, const Shape& input,
+      const std::vector<const Instruction*>& reduces, int64_t reduced_count,
+      const Index& in_index, const Index& out_index, int* slot_counter,
+      absl::flat_hash_map<std::pair<const Instruction*, int>, int>* result_map) {
+    int& slot = *slot_counter;
+    auto& result_of = *result_map;
     for (const Instruction* reduce : reduces) {
       const int64_t n = reduce->operand_count() / 2;
       std::vector<int> inits;

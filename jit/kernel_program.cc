@@ -256,6 +256,87 @@ std::vector<KSection> OpSections(const KernelProgram& program) {
   return section;
 }
 
+ProgramPhases ComputePhases(const KernelProgram& program) {
+  const size_t n = program.ops.size();
+  const std::vector<KSection> sections = OpSections(program);
+  ProgramPhases phases;
+  phases.pass.assign(n, -1);
+  phases.stage.assign(n, -1);
+  int64_t max_slot = -1;
+  for (const KOp& op : program.ops) {
+    if (op.kind == KOpKind::kAccInit) max_slot = std::max(max_slot, op.imm);
+  }
+  phases.slot_pass.assign(static_cast<size_t>(max_slot + 1), -1);
+  auto slot_pass = [&](int64_t slot) {
+    return slot >= 0 && slot <= max_slot ? std::max(phases.slot_pass[slot], 0) : 0;
+  };
+  // The slots whose running value each body operation reads (a bit per
+  // slot; slots from 63 on share the last bit, which only makes them share
+  // a pass). A slot written from another slot's running value must run in
+  // the same pass as that slot.
+  std::vector<uint64_t> reads(n, 0);
+  auto bit = [](int64_t slot) { return uint64_t{1} << std::min<int64_t>(slot, 63); };
+  // Accumulator reads see their slot's pass, which the slot's write (later
+  // in the program) decides; passes only grow, so repeat until stable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      const KOp& op = program.ops[i];
+      int value = 0;
+      for (int operand : {op.a, op.b, op.c}) {
+        if (operand < 0) continue;
+        value = std::max(value, sections[operand] == KSection::kBody ? phases.pass[operand]
+                                                                      : phases.stage[operand]);
+        reads[i] |= reads[operand];
+      }
+      if (sections[i] != KSection::kBody) {
+        if (op.kind == KOpKind::kAccResult) value = slot_pass(op.imm) + 1;
+        phases.stage[i] = value;
+        reads[i] = 0;
+        continue;
+      }
+      if (op.kind == KOpKind::kAccRead) {
+        value = std::max(value, slot_pass(op.imm));
+        reads[i] |= bit(op.imm);
+      }
+      if (op.kind == KOpKind::kAccWrite) {
+        value = std::max(value, slot_pass(op.imm));
+        for (int64_t slot = 0; slot <= max_slot; ++slot) {
+          if (slot != op.imm && (reads[i] & bit(slot)) == 0) continue;
+          if (value > phases.slot_pass[slot]) {
+            phases.slot_pass[slot] = value;
+            changed = true;
+          }
+        }
+      }
+      phases.pass[i] = value;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const KOp& op = program.ops[i];
+    if (sections[i] == KSection::kBody &&
+        (op.kind == KOpKind::kAccWrite || op.kind == KOpKind::kStore)) {
+      phases.count = std::max(phases.count, phases.pass[i] + 1);
+    }
+  }
+  return phases;
+}
+
+std::vector<bool> ProgramPhases::InPass(const KernelProgram& program, int p) const {
+  const size_t n = program.ops.size();
+  std::vector<bool> in(n, false);
+  for (size_t i = n; i-- > 0;) {
+    const KOp& op = program.ops[i];
+    const bool root = pass[i] == p && (op.kind == KOpKind::kAccWrite || op.kind == KOpKind::kStore);
+    if (!root && !in[i]) continue;
+    in[i] = true;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && pass[operand] >= 0) in[operand] = true;
+    }
+  }
+  return in;
+}
+
 absl::Status ValidateProgram(const KernelProgram& program) {
   auto bad = [&](absl::string_view why) {
     return absl::InternalError(absl::StrCat("kernel ", program.name, ": ", why));

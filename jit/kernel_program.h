@@ -199,6 +199,36 @@ std::vector<int> OpLevels(const KernelProgram& program);
 // kAccRead/kAccWrite), kPost when it depends on a kAccResult, kPre otherwise.
 std::vector<KSection> OpSections(const KernelProgram& program);
 
+// Row programs: several passes over the reduced elements.
+//
+// A body operation may read a kAccResult (or a kPost value made from one):
+// softmax's exp(x - max) over a row reads the row's maximum, which is
+// complete only after a whole pass over the row. Such a program runs, per
+// output element, the kPre operations, then pass 0 of the reduction loops,
+// the kPost operations that pass 0 made computable, pass 1, and so on: one
+// kernel in which the row is reread from cache, not from memory. Each body
+// operation is computed in every pass that needs it (a load of x in the
+// maximum's pass and again in the sum's), never carried between passes.
+// Passes are derived from the dependencies alone:
+//   - a slot's pass is the pass of the value its kAccWrite writes; a kPost
+//     value's stage is 1 + the latest pass of the slots whose results it
+//     reads (0 for kPre values): it is computed after that many passes;
+//   - a body operation's pass is the largest of its body operands' passes,
+//     its non-body operands' stages and, for kAccRead/kAccWrite, its slot's
+//     pass; a body kStore runs in its pass;
+//   - `count` is 1 + the largest pass of any slot or body store (1 for every
+//     program without such dependencies, which runs as before).
+struct ProgramPhases {
+  int count = 1;
+  std::vector<int> pass;   // Body operations: their pass; others -1.
+  std::vector<int> stage;  // kPre/kPost operations: their stage; body -1.
+  std::vector<int> slot_pass;  // By accumulator slot (-1: no such slot).
+  // Whether operation `id` runs in pass `p`: a body operation that an
+  // accumulator write of a slot of pass p or a body store of pass p needs.
+  std::vector<bool> InPass(const KernelProgram& program, int p) const;
+};
+ProgramPhases ComputePhases(const KernelProgram& program);
+
 // Checks the structural rules above (loop counts, accumulator slots, no
 // operation both in the body and after it, operands before users); the
 // emitter's programs always pass, a target calls it before lowering.

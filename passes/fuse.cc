@@ -46,6 +46,27 @@
 //    depend on each other are merged; the root becomes
 //    a tuple of their results and their users read it through
 //    get-tuple-element. The shared input is then read once.
+// 5. Row fusion (FuseOptions::row_fusion, for targets that run row programs):
+//    a reduce whose result is broadcast back along its reduced dimensions
+//    (softmax's row maximum and row sum, layer norm's mean and variance)
+//    joins the loop that reads it. Sweeping each computation from the root
+//    backwards, a consumer (a kLoop fusion, or a row fusion, of dimensions D)
+//    takes a producer that only it uses when the producer computes per row:
+//    a kInput fusion whose root is one reduce of an input of dimensions D
+//    over dimensions R (the same R as the consumer's reduces), or a kLoop
+//    fusion of dimensions D minus R (mean = sum / n) that reads such a
+//    producer used by it alone; and every use of it in the consumer reads it
+//    per row (moved around without changing its element count, then
+//    broadcast into D at positions that are not reduced). A producer of the
+//    dimensions D used by the consumer alone (exp(x - max), which two
+//    readers kept out of rule 2) joins too when one of the two has reduces,
+//    if the consumer reads it at the element's own index. The result is a kInput
+//    fusion whose root is not a reduce: the JIT emits it as one row program
+//    (jit/kernel_program.h), one kernel that passes over each row as often
+//    as its chain of reductions needs, the row staying in cache. Row
+//    fusions are not merged as siblings. The reduce is never duplicated;
+//    the row's values (x, exp(x - max)) are recomputed in each pass, from
+//    cache.
 // Fusions never cross computations: the entry and every while / conditional
 // / call body are fused separately; reducers and comparators are untouched.
 //
@@ -203,7 +224,31 @@ FusionKind KindOf(const Computation& body) {
   for (const auto& instruction : body.instructions()) {
     if (IsContraction(instruction->opcode())) return FusionKind::kOutput;
   }
-  return FusedReduce(body) != nullptr ? FusionKind::kInput : FusionKind::kLoop;
+  for (const auto& instruction : body.instructions()) {
+    if (instruction->opcode() == Opcode::kReduce) return FusionKind::kInput;
+  }
+  return FusionKind::kLoop;
+}
+
+// A row fusion (rule 5): kind=kInput whose root is no reduce (its reduces
+// are read back through broadcasts).
+bool IsRowFusion(const Instruction& instruction) {
+  return instruction.opcode() == Opcode::kFusion &&
+         instruction.attrs().fusion_kind == FusionKind::kInput &&
+         FusedComputation(instruction) != nullptr &&
+         FusedReduce(*FusedComputation(instruction)) == nullptr;
+}
+
+// The reduce a row fusion consumer or producer is built around: the root
+// of a kInput fusion whose root is one non-variadic reduce.
+const Instruction* SingleReduceRoot(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kFusion ||
+      instruction.attrs().fusion_kind != FusionKind::kInput || instruction.shape().IsTuple()) {
+    return nullptr;
+  }
+  const Instruction* root = FusedComputation(instruction)->root();
+  if (root->opcode() != Opcode::kReduce || root->operand_count() != 2) return nullptr;
+  return root;
 }
 
 }  // namespace
@@ -314,6 +359,9 @@ class Fuser {
       if (options_.output_fusion) XJIT_RETURN_IF_ERROR(FuseEpilogues(computation));
       XJIT_RETURN_IF_ERROR(FuseProducers(computation));
       if (options_.wrap_single_instructions) XJIT_RETURN_IF_ERROR(WrapSingles(computation));
+      if (options_.row_fusion && options_.wrap_single_instructions) {
+        XJIT_RETURN_IF_ERROR(FuseRows(computation));
+      }
       if (options_.multi_output_min_bytes >= 0) XJIT_RETURN_IF_ERROR(FuseSiblings(computation));
       const std::vector<Instruction*> before = InstructionsOf(*computation);
       computation->SortTopologically();
@@ -930,6 +978,217 @@ class Fuser {
     return absl::OkStatus();
   }
 
+  // Rule 5, row fusion. The row structure a consumer has or would get: the
+  // dimensions D it iterates over and the reduced dimensions R of the
+  // reduces in it (empty R: none yet).
+  struct RowShape {
+    std::vector<int64_t> dims;     // D
+    std::vector<int64_t> reduced;  // R, sorted
+  };
+
+  static std::vector<int64_t> DimsOf(const Shape& shape) {
+    return std::vector<int64_t>(shape.dimensions().begin(), shape.dimensions().end());
+  }
+
+  // D minus R, in order: the dimensions of a reduce's result.
+  static std::vector<int64_t> KeptDims(const RowShape& row) {
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < static_cast<int64_t>(row.dims.size()); ++d) {
+      if (!std::binary_search(row.reduced.begin(), row.reduced.end(), d)) {
+        kept.push_back(row.dims[d]);
+      }
+    }
+    return kept;
+  }
+
+  // A kLoop fusion or a row fusion with an array root of rank >= 1 can take
+  // row producers; a row fusion already has its R.
+  bool RowConsumer(const Instruction& consumer, RowShape* row) const {
+    if (consumer.opcode() != Opcode::kFusion || !IsPlainPure(consumer) ||
+        consumer.shape().IsTuple() || consumer.shape().rank() < 1) {
+      return false;
+    }
+    const FusionKind kind = consumer.attrs().fusion_kind;
+    if (kind != FusionKind::kLoop && !IsRowFusion(consumer)) return false;
+    row->dims = DimsOf(consumer.shape());
+    row->reduced.clear();
+    for (const auto& inner : FusedComputation(consumer)->instructions()) {
+      if (inner->opcode() != Opcode::kReduce) continue;
+      row->reduced = inner->attrs().dimensions;
+      std::sort(row->reduced.begin(), row->reduced.end());
+      break;
+    }
+    return true;
+  }
+
+  // Whether `producer` computes per row of `row` (completing row->reduced
+  // when it is still empty): a kInput fusion whose root is one reduce of an
+  // input of dimensions D (a reduce producer), or a kLoop fusion of the
+  // dimensions D minus R one of whose operands is such a producer (directly
+  // or through more of them) used by it alone (any shape with one element
+  // per row: JAX keeps the row sums as [rows, 1]). Such values are computed
+  // once per row in a row program; anything else would be computed per
+  // element.
+  bool RowValue(const Instruction& producer, RowShape* row, int depth) const {
+    if (depth > 8 || !IsPlainPure(producer) || IsRoot(&producer)) return false;
+    if (const Instruction* reduce = SingleReduceRoot(producer)) {
+      if (DimsOf(reduce->operand(0)->shape()) != row->dims) return false;
+      std::vector<int64_t> reduced = reduce->attrs().dimensions;
+      std::sort(reduced.begin(), reduced.end());
+      if (reduced.empty()) return false;
+      if (row->reduced.empty()) row->reduced = reduced;
+      return reduced == row->reduced;
+    }
+    if (producer.opcode() != Opcode::kFusion ||
+        producer.attrs().fusion_kind != FusionKind::kLoop || producer.shape().IsTuple()) {
+      return false;
+    }
+    for (const Instruction* operand : producer.operands()) {
+      if (operand->users().size() != 1) continue;
+      RowShape probe = *row;
+      if (!RowValue(*operand, &probe, depth + 1)) continue;
+      if (!producer.shape().IsArray() ||
+          producer.shape().element_count() != RowCount(probe)) {
+        continue;
+      }
+      *row = probe;
+      return true;
+    }
+    return false;
+  }
+
+  // Whether every use of `value` (an instruction in a fused body holding
+  // per-row values: as many elements as D has rows) reads it per row. Its
+  // users may move the row values around (elementwise operations, reshapes,
+  // bitcasts, copies, transposes, broadcasts that add no elements) and then
+  // broadcast them into D at positions that are not reduced (of size > 1):
+  // the index the row program reads them at then never moves along R, so
+  // they are computed once per row (fusion_emitter.h checks the same).
+  static bool ReadPerRow(const Instruction& value, const RowShape& row, int64_t rows,
+                         int depth) {
+    if (depth > 64 || value.users().empty()) return false;
+    for (const Instruction* user : value.users()) {
+      if (!user->shape().IsArray()) return false;
+      const Opcode opcode = user->opcode();
+      const bool same_count = user->shape().element_count() == rows;
+      if (opcode == Opcode::kBroadcast && DimsOf(user->shape()) == row.dims) {
+        for (size_t i = 0; i < user->attrs().dimensions.size(); ++i) {
+          const int64_t position = user->attrs().dimensions[i];
+          if (std::binary_search(row.reduced.begin(), row.reduced.end(), position) &&
+              row.dims[position] > 1) {
+            return false;
+          }
+        }
+        continue;
+      }
+      const bool moves_rows = IsElementwise(opcode) || opcode == Opcode::kReshape ||
+                              opcode == Opcode::kBitcast || opcode == Opcode::kCopy ||
+                              opcode == Opcode::kTranspose || opcode == Opcode::kBroadcast;
+      if (!moves_rows || !same_count || !ReadPerRow(*user, row, rows, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  static int64_t RowCount(const RowShape& row) {
+    int64_t rows = 1;
+    for (int64_t size : KeptDims(row)) rows *= size;
+    return rows;
+  }
+
+  // Whether every use of `value` (of the dimensions D, in a fused body) reads
+  // it at the index of the element being computed: through elementwise
+  // operations of the dimensions D up to the root, or as the reduced operand
+  // of a reduce over R (which reads row I's elements for row I).
+  static bool ReadAtRowIndex(const Instruction& value, const RowShape& row, int depth) {
+    if (depth > 256) return false;
+    if (value.parent() != nullptr && value.parent()->root() == &value) return true;
+    if (value.users().empty()) return false;
+    for (const Instruction* user : value.users()) {
+      if (user->opcode() == Opcode::kReduce) {
+        std::vector<int64_t> reduced = user->attrs().dimensions;
+        std::sort(reduced.begin(), reduced.end());
+        if (user->operand_count() != 2 || user->operand(0) != &value ||
+            reduced != row.reduced) {
+          return false;
+        }
+        continue;
+      }
+      if (!IsElementwise(user->opcode()) || !user->shape().IsArray() ||
+          DimsOf(user->shape()) != row.dims || !ReadAtRowIndex(*user, row, depth + 1)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A producer of the consumer's dimensions D that joins a row fusion as
+  // rows of data (exp(x - max), read by the row sum and by the quotient):
+  // a kLoop or row fusion used by the consumer alone, read at the element's
+  // own index; at least one of the two has reduces (else rule 2 decided).
+  // The row program recomputes it in each pass that reads it, from cache.
+  bool RowData(const Instruction& producer, const Instruction& consumer,
+               RowShape* row) const {
+    if (producer.opcode() != Opcode::kFusion || !IsPlainPure(producer) || IsRoot(&producer) ||
+        producer.shape().IsTuple() || DimsOf(producer.shape()) != row->dims) {
+      return false;
+    }
+    const bool producer_rows = IsRowFusion(producer);
+    if (producer.attrs().fusion_kind != FusionKind::kLoop && !producer_rows) return false;
+    RowShape probe = *row;
+    if (producer_rows) {
+      RowShape own;
+      if (!RowConsumer(producer, &own) || own.reduced.empty()) return false;
+      if (!probe.reduced.empty() && probe.reduced != own.reduced) return false;
+      probe.reduced = own.reduced;
+    }
+    if (probe.reduced.empty()) return false;
+    const Computation& body = *FusedComputation(consumer);
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) != &producer) continue;
+      if (!ReadAtRowIndex(*body.parameter(i), probe, 0)) return false;
+    }
+    *row = probe;
+    return true;
+  }
+
+  bool ShouldFuseRow(const Instruction& producer, const Instruction& consumer,
+                     const RowShape& consumer_row) const {
+    if (producer.users().size() != 1 || producer.users()[0] != &consumer) return false;
+    if (FusedSize(producer) + FusedSize(consumer) > options_.max_fusion_size) return false;
+    RowShape data_row = consumer_row;
+    if (RowData(producer, consumer, &data_row)) return true;
+    RowShape row = consumer_row;
+    if (!RowValue(producer, &row, 0)) return false;
+    const Computation& body = *FusedComputation(consumer);
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) != &producer) continue;
+      if (!ReadPerRow(*body.parameter(i), row, RowCount(row), 0)) return false;
+    }
+    return true;
+  }
+
+  absl::Status FuseRows(Computation* computation) {
+    removed_.clear();
+    std::vector<Instruction*> order = InstructionsOf(*computation);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (removed_.contains(*it)) continue;
+      Instruction* consumer = *it;
+      RowShape row;
+      bool progress = true;
+      while (progress && RowConsumer(*consumer, &row)) {
+        progress = false;
+        for (Instruction* producer : consumer->operands()) {
+          if (ShouldFuseRow(*producer, *consumer, row)) {
+            consumer = FuseInto(consumer, producer);
+            progress = true;
+            break;
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // Whether `to` is among the transitive operands of `from`.
   static bool Reaches(const Instruction* from, const Instruction* to) {
     absl::flat_hash_set<const Instruction*> seen;
@@ -955,6 +1214,7 @@ class Fuser {
     }
     const FusionKind kind = instruction.attrs().fusion_kind;
     if (kind != FusionKind::kLoop && kind != FusionKind::kInput) return false;
+    if (IsRowFusion(instruction)) return false;
     if (HasSideEffectDeep(instruction) || HasControlEdgesFast(instruction)) return false;
     if (instruction.shape().IsTuple()) {
       for (const Instruction* user : instruction.users()) {

@@ -10,7 +10,10 @@
 //   - kind=kLoop: the root is elementwise or data movement (or a tuple of
 //     such roots of one iteration space: multi-output);
 //   - kind=kInput: a reduce is the root (or among the tuple's elements), with
-//     its elementwise and data-movement producers inside;
+//     its elementwise and data-movement producers inside; or (a row fusion)
+//     the root is elementwise or data movement over the reduces' input
+//     dimensions and reads reduces inside only through broadcasts along
+//     their reduced dimensions;
 //   - kind=kOutput: exactly one dot or convolution, whose operands are
 //     parameters of the fused computation, followed by an elementwise
 //     epilogue (bias add, scaling, relu = maximum with 0, tanh, logistic,
@@ -60,6 +63,11 @@ struct FuseOptions {
   // single-instruction fusions, so that every loop the program runs is a
   // fusion the JIT emits.
   bool wrap_single_instructions = true;
+  // A reduce whose result is broadcast back along its reduced dimensions
+  // joins its consumer (rule 5 in fuse.cc): one kernel per row-wise chain
+  // (softmax, layer norm). Needs wrap_single_instructions. Off for targets
+  // that cannot lower row programs with several passes (AArch64).
+  bool row_fusion = true;
 };
 
 class Fuse : public Pass {

@@ -61,7 +61,7 @@ absl::Status RunPasses(PassRunner& run) {
   // known to be a free bitcast.
   XJIT_RETURN_IF_ERROR(run.Run(AssignLayouts()).status());
   XJIT_RETURN_IF_ERROR(run.Run(NoOpMovesToBitcast()).status());
-  XJIT_RETURN_IF_ERROR(run.Run(Fuse()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(Fuse(run.options().fuse)).status());
   XJIT_RETURN_IF_ERROR(run.Run(AllocateBuffers()).status());
   return absl::OkStatus();
 }

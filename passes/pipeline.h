@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ir/module.h"
+#include "passes/fuse.h"
 #include "passes/pass.h"
 
 namespace xjit {
@@ -40,6 +41,9 @@ struct PipelineOptions {
   // Where to write the module after every pass; empty: no dump. Created if
   // missing.
   std::string dump_dir;
+  // The fusion pass's options (a target without row programs turns
+  // row_fusion off).
+  FuseOptions fuse;
 };
 
 // What happened to one pass.
@@ -63,6 +67,7 @@ class PassRunner {
 
   // Passes seen so far, in order.
   const std::vector<PassRecord>& records() const { return records_; }
+  const PipelineOptions& options() const { return options_; }
   bool IsEnabled(absl::string_view name) const;
 
   // When set (names_only mode), Run records names and runs nothing. Used to

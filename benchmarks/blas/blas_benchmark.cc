@@ -13,10 +13,12 @@
 //     timed loop) and `any` (every tensor in oneDNN's own blocked format,
 //     all reorders outside the timed loop: oneDNN's best case).
 //     BM_ConvRunConvolution takes the direct kernel (direct_convolution.h)
-//     where the plan has one (on one BLAS thread); BM_ConvRunConvolutionGemm
-//     runs the same plan with the direct kernel dropped (xjit's im2col +
-//     GEMM, as with more BLAS threads).
-// Every side runs on one thread: OpenBLAS through SetBlasThreads(1), oneDNN
+//     where the plan has one; BM_ConvRunConvolutionGemm runs the same plan
+//     with the direct kernel dropped (xjit's im2col + GEMM);
+//   - BM_ConvDirectThreads: the direct kernel planned for 1 and for 2
+//     threads, in wall time (the 2-thread scaling is the ratio of a layer's
+//     two rows).
+// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1), oneDNN
 // (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the
 // `flops` rate counter, over CPU time (the machine is shared; compare only
 // rows of one run).
@@ -168,9 +170,12 @@ const Layer kLayers[] = {
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
 };
 
-// range(2) != 0 drops the direct kernel from the plan.
+// range(2) != 0 drops the direct kernel from the plan; range(3), when
+// given, is the thread count the plan is made for (the direct kernel splits
+// its work over that many threads of the shared pool; BLAS gets as many).
 void BM_ConvRunConvolution(benchmark::State& state) {
-  SetBlasThreads(1);
+  const int threads = state.range_size() > 3 ? static_cast<int>(state.range(3)) : 1;
+  SetBlasThreads(threads);
   const Layer& l = kLayers[state.range(0)];
   const int64_t batch = state.range(1);
   Shape in = Shape::Array(ElementType::kF32, {batch, l.size, l.size, l.in_c});
@@ -192,12 +197,16 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     wd.stride = l.stride;
     wd.padding_low = wd.padding_high = l.pad;
   }
-  auto plan = PlanConvolution(in, k, out, w, dn, 1, 1);
+  auto plan = PlanConvolution(in, k, out, w, dn, 1, 1, threads);
   if (!plan.ok()) {
     state.SkipWithError("plan failed");
     return;
   }
   if (state.range(2) != 0) plan->has_direct = false;
+  if (threads > 1 && !plan->has_direct) {
+    state.SkipWithError("no direct plan (the CPU lacks AVX-512F)");
+    return;
+  }
   state.SetLabel(std::string(l.name) + "; " + plan->ToString());
   std::vector<float> x = RandomFloats(in.element_count(), 1), f = RandomFloats(k.element_count(), 2),
                      y(out.element_count());
@@ -207,6 +216,7 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
   }
   SetFlops(state, l.flops(batch));
+  SetBlasThreads(1);
 }
 
 // The baseline: a plain NHWC im2col (rows = output pixels, columns =
@@ -271,6 +281,21 @@ BENCHMARK(BM_ConvRunConvolution)
     ->Apply([](benchmark::internal::Benchmark* b) { RunConvolutionArgs(b, 1); })
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ConvIm2colSgemm)->Apply(ConvArgs)->Unit(benchmark::kMillisecond);
+// The direct kernel on 1 and 2 threads, each layer's two rows next to each
+// other; wall time (UseRealTime), so `flops` is per wall second: the 2-thread
+// scaling is the ratio of the two rows' times.
+BENCHMARK(BM_ConvRunConvolution)
+    ->Name("BM_ConvDirectThreads")
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      b->ArgNames({"layer", "batch", "gemm", "threads"});
+      for (int64_t batch : {1, 8}) {
+        for (int64_t layer = 0; layer < 4; ++layer) {
+          for (int64_t threads : {1, 2}) b->Args({layer, batch, 0, threads});
+        }
+      }
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 #if XJIT_BENCHMARK_DNNL
 // oneDNN's convolution on the same layer; range(2) is 0 for `nhwc`

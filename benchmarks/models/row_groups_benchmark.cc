@@ -1,16 +1,20 @@
-// Row groups (jit/row_groups.h) against memory bandwidth, in one run:
+// Row-wise fusion against memory bandwidth, in one run:
 //
-//   RowWise/op/groups/threads   softmax (op 0) or layer norm (op 1) over the
-//                               rows of f32[4096,4096], compiled with row
-//                               groups on (1) or off (0), CompileOptions::
-//                               threads = threads.
+//   RowWise/op/mode/threads     softmax (op 0) or layer norm (op 1) over the
+//                               rows of f32[4096,4096], CompileOptions::
+//                               threads = threads; mode 0: separate kernels
+//                               (row fusion and row groups off), 1: row
+//                               groups (jit/row_groups.h), 2: row fusion,
+//                               one kernel (passes/fuse.cc rule 5, the
+//                               default).
 //   Triad/threads               a[i] = b[i] + s*c[i] over 16M floats, written
 //                               by hand (O3), split over the shared pool.
 //
 // bytes_per_second counts the bytes each must move at the least: softmax and
 // layer norm read x and write the result (2 x 64 MiB; layer norm's scale and
 // offset rows are noise), the triad reads two arrays and writes one (3 x 64
-// MiB). Row groups reach the triad's rate when they move only those bytes.
+// MiB). They reach the triad's rate when they move only those bytes at the
+// triad's speed.
 //   build/benchmarks/models/row_groups_benchmark --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
 
@@ -104,11 +108,13 @@ std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
   return v;
 }
 
-// range(0): 0 softmax, 1 layer norm; range(1): row groups; range(2): threads.
+// range(0): 0 softmax, 1 layer norm; range(1): mode (above); range(2):
+// threads.
 void BM_RowWise(benchmark::State& state) {
   std::unique_ptr<Module> module = ParseOrDie(state.range(0) == 0 ? Softmax() : LayerNorm());
   jit::CompileOptions options;
-  options.row_groups = state.range(1) != 0;
+  options.row_groups = state.range(1) == 1;
+  options.row_fusion = state.range(1) == 2;
   options.threads = static_cast<int>(state.range(2));
   jit::CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> exe =
@@ -166,8 +172,8 @@ BENCHMARK(BM_Triad)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_RowWise)
-    ->ArgNames({"op", "groups", "threads"})
-    ->ArgsProduct({{0, 1}, {0, 1}, {1, 2}})
+    ->ArgNames({"op", "mode", "threads"})
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -248,6 +248,12 @@ absl::Status KernelLowering::Emit(int* lanes) {
   func->setArg(2, end_);
 
   XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
+  // Row programs with several passes over the reduced elements are x86-64
+  // only (the fusion pass forms them only for targets that say so).
+  if (ComputePhases(program_).count > 1) {
+    return absl::UnimplementedError(
+        absl::StrCat("kernel ", program_.name, ": several passes over a row (a64)"));
+  }
   levels_ = OpLevels(program_);
   sections_ = OpSections(program_);
   strides_ = InnerStrides(program_);

@@ -268,6 +268,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
   XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
   levels_ = OpLevels(program_);
   sections_ = OpSections(program_);
+  phases_ = ComputePhases(program_);
+  in_pass_.assign(program_.ops.size(), true);
   per_copy_.assign(program_.ops.size(), false);
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
@@ -297,7 +299,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
   if (program_.reduction_loops == 0) {
     vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
     strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
-  } else if (fits([&] { return ColumnVectorizable(&vector_type_, &lanes_); })) {
+  } else if (phases_.count == 1 &&
+             fits([&] { return ColumnVectorizable(&vector_type_, &lanes_); })) {
     strategy_ = Strategy::kColumn;
     strides_ = StridesAlong(program_, program_.output_loops() - 1);
   } else if (fits([&] { return RowVectorizable(&vector_type_, &lanes_); })) {
@@ -695,6 +698,8 @@ absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection s
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level || sections_[id] != section) continue;
     if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
+    if (section == KSection::kBody && !in_pass_[id]) continue;
+    if (section == KSection::kPost && phases_.stage[id] != pass_ + 1) continue;
     if (copies_ > 1 && !per_copy_[id]) {
       if (current_copy_ != 0) continue;
       XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
@@ -799,8 +804,15 @@ absl::Status KernelLowering::EmitSplitLoop(int level, bool vector, int unroll, B
 absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   const int level = program_.output_loops() - 1;
   XJIT_RETURN_IF_ERROR(ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPre); }));
-  XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1, mode));
-  return ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPost); });
+  for (pass_ = 0; pass_ < phases_.count; ++pass_) {
+    if (phases_.count > 1) in_pass_ = phases_.InPass(program_, pass_);
+    XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1, mode));
+    XJIT_RETURN_IF_ERROR(
+        ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPost); }));
+  }
+  pass_ = 0;
+  in_pass_.assign(program_.ops.size(), true);
+  return absl::OkStatus();
 }
 
 absl::Status KernelLowering::EmitReductionLoops(size_t level, Mode mode) {
@@ -841,7 +853,7 @@ absl::Status KernelLowering::EmitAccumulatorWrites() {
   std::vector<Pending> pending;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
-    if (op.kind != KOpKind::kAccWrite) continue;
+    if (op.kind != KOpKind::kAccWrite || !in_pass_[id]) continue;
     Val source;
     if (vals_[op.a].in_vec) {
       source.in_vec = true;
@@ -994,6 +1006,7 @@ absl::Status KernelLowering::EmitRowReduction() {
   int body_ops = 0;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
+    if (!in_pass_[id]) continue;
     if (sections_[id] == KSection::kBody && !IsIndexOp(op.kind)) ++body_ops;
     if (op.kind != KOpKind::kAccWrite) continue;
     const int combiner = RowCombiner(static_cast<int>(id));
@@ -1014,7 +1027,7 @@ absl::Status KernelLowering::EmitRowReduction() {
   mode_ = Mode::kVector;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
-    if (sections_[id] != KSection::kBody || IsIndexOp(op.kind)) continue;
+    if (sections_[id] != KSection::kBody || IsIndexOp(op.kind) || !in_pass_[id]) continue;
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0 || sections_[operand] == KSection::kBody ||
           IsIndexOp(program_.ops[operand].kind)) {
@@ -1254,6 +1267,8 @@ absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
   const size_t n = program_.ops.size();
   levels_ = OpLevels(program_);
   sections_ = OpSections(program_);
+  phases_ = ComputePhases(program_);
+  in_pass_.assign(program_.ops.size(), true);
   per_copy_.assign(n, false);
   strides_ = InnerStrides(program_);
   vals_.assign(n, Val());

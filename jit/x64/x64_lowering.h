@@ -84,6 +84,12 @@
 //     vector accumulators starting at the operation's identity, which are
 //     combined and folded into the scalar accumulator before the scalar
 //     tail (a reassociation XLA allows for reductions).
+// Row programs with several passes (ProgramPhases) run, per output element,
+// the kPre operations, then each pass's reduction loops (only the body
+// operations and accumulator writes of that pass) followed by the kPost
+// operations of the next stage. They use the row strategy (every pass's
+// body vectorised along the innermost reduction loop, body stores as vector
+// stores) or scalar code, never the column strategy.
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
@@ -341,6 +347,12 @@ class KernelLowering {
   const Features features_;
   std::vector<int> levels_;
   std::vector<KSection> sections_;
+  // Row programs (kernel_program.h, ProgramPhases): the passes, the one
+  // being emitted, and which body operations it runs (all of them when
+  // there is one pass).
+  ProgramPhases phases_;
+  int pass_ = 0;
+  std::vector<bool> in_pass_;
   // Accumulator registers by slot (the representation of the current mode).
   absl::flat_hash_map<int64_t, Val> accs_;
   Strategy strategy_ = Strategy::kNone;

@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "ir/element_type.h"
 #include "ir/status_macros.h"
-#include "runtime/blas/blas_threads.h"
 #include "runtime/blas/strided_internal.h"
 
 namespace xjit::runtime::blas {
@@ -185,7 +184,7 @@ std::vector<ConvDim> SortedBy(std::vector<ConvDim> dims, int64_t ConvDim::*strid
 std::optional<DirectConvolutionPlan> PlanDirect(
     const Shape& input, const Shape& kernel, const Shape& output, const Window& window,
     const ConvolutionDimensionNumbers& dn, int64_t groups, const std::vector<int64_t>& is,
-    const std::vector<int64_t>& ks, const std::vector<int64_t>& os) {
+    const std::vector<int64_t>& ks, const std::vector<int64_t>& os, int threads) {
   const size_t ns = dn.input_spatial_dimensions.size();
   if (input.element_type() != ElementType::kF32 || kernel.element_type() != ElementType::kF32 ||
       output.element_type() != ElementType::kF32 || groups != 1 || ns < 1 || ns > 2 ||
@@ -221,7 +220,7 @@ std::optional<DirectConvolutionPlan> PlanDirect(
     s.kernel_stride = ks[dn.kernel_spatial_dimensions[i]];
     s.output_stride = os[dn.output_spatial_dimensions[i]];
   }
-  return PlanDirectConvolution(p);
+  return PlanDirectConvolution(p, threads);
 }
 
 }  // namespace
@@ -235,7 +234,7 @@ std::string ConvolutionPlan::ToString() const {
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
                                                 const Shape& output, const Window& window,
                                                 const ConvolutionDimensionNumbers& dn,
-                                                int64_t fgc, int64_t bgc) {
+                                                int64_t fgc, int64_t bgc, int threads) {
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(input, "convolution input"));
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(kernel, "convolution kernel"));
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(output, "convolution output"));
@@ -431,7 +430,7 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   plan.scratch_bytes = image_bytes + plan.dot.scratch_bytes;
   if (plan.dot.kind != DotPlan::Kind::kNothing) {
     std::optional<DirectConvolutionPlan> d =
-        PlanDirect(input, kernel, output, window, dn, groups, is, ks, os);
+        PlanDirect(input, kernel, output, window, dn, groups, is, ks, os, threads);
     if (d.has_value()) {
       plan.has_direct = true;
       plan.direct = *d;
@@ -441,20 +440,20 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   return plan;
 }
 
-absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution) {
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, int threads) {
   if (convolution.opcode() != Opcode::kConvolution || convolution.operand_count() != 2) {
     return absl::InvalidArgumentError("PlanConvolution needs a convolution with two operands");
   }
   const InstructionAttributes& a = convolution.attrs();
   return PlanConvolution(convolution.operand(0)->shape(), convolution.operand(1)->shape(),
                          convolution.shape(), a.window, a.convolution_dimension_numbers,
-                         a.feature_group_count, a.batch_group_count);
+                         a.feature_group_count, a.batch_group_count, threads);
 }
 
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
-  if (plan.has_direct && BlasThreads() == 1) {
+  if (plan.has_direct) {
     RunDirectConvolution(plan.direct, static_cast<const float*>(input),
                          static_cast<const float*>(kernel), static_cast<float*>(output), s);
     return;

@@ -29,10 +29,9 @@
 //
 // An f32 convolution in channels-minor layouts (NHWC-like input, output and
 // kernel with unit stride along their features / output features) that
-// direct_convolution.h covers also gets a direct plan; RunConvolution runs
-// it instead of im2col + GEMM when BLAS runs on one thread (the direct
-// kernel is single-threaded; with more BLAS threads the GEMM's own
-// parallelism wins).
+// direct_convolution.h covers also gets a direct plan, for the thread count
+// given to PlanConvolution; RunConvolution runs it instead of im2col + GEMM
+// (the direct kernel splits its work over the shared thread pool itself).
 #ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 
@@ -103,14 +102,16 @@ struct ConvolutionPlan {
 
 // Plans a convolution with these shapes (with plain layouts; others are
 // Unimplemented). InvalidArgument when the shapes do not fit the window,
-// dimension numbers and group counts.
+// dimension numbers and group counts. `threads`: how many threads the direct
+// kernel splits its work over (im2col + GEMM uses BLAS's own setting).
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
                                                 const Shape& output, const Window& window,
                                                 const ConvolutionDimensionNumbers& dnums,
                                                 int64_t feature_group_count,
-                                                int64_t batch_group_count);
+                                                int64_t batch_group_count, int threads = 1);
 // The same for a `convolution` instruction.
-absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution);
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
+                                                int threads = 1);
 
 // Runs the plan; `scratch` holds plan.scratch_bytes bytes (may be null when
 // that is 0). Never allocates.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/thread_pool.h"
 
 // The tiles are AVX-512F code, compiled for x86-64 only (in functions with
 // that target, so the rest of the build needs no -mavx512f) and run only
@@ -133,6 +134,7 @@ constexpr int kMaxPixels4 = 1, kMaxPixels2 = 1, kMaxPixels1 = 1;
 std::string DirectConvolutionPlan::ToString() const {
   return absl::StrCat("direct-kernel tile=", pixels, "x", 16 * vectors,
                       padded_copy ? " padded" : "", merge_columns ? " merged" : "",
+                      threads > 1 ? absl::StrCat(" threads=", threads) : "",
                       " scratch=", scratch_bytes);
 }
 
@@ -145,7 +147,8 @@ bool DirectConvolutionSupported() {
 #endif
 }
 
-std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p) {
+std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p,
+                                                           int threads) {
   if (!DirectConvolutionSupported()) return std::nullopt;
   if (p.batch < 1 || p.input_features < 1 || p.output_features < 16 ||
       p.output_features % 16 != 0) {
@@ -171,7 +174,7 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
     plan.row_stride[1] = p.input_features;
     plan.row_stride[0] = plan.padded_size[1] * p.input_features;
     plan.batch_stride = 0;  // one image at a time
-    plan.scratch_bytes =
+    plan.scratch_per_thread =
         plan.padded_size[0] * plan.row_stride[0] * static_cast<int64_t>(sizeof(float));
   } else {
     plan.row_stride[0] = p.spatial[0].input_stride;
@@ -181,6 +184,10 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
   const DirectSpatial& s1 = p.spatial[1];
   plan.merge_columns = s1.window_dilation == 1 && plan.row_stride[1] == p.input_features &&
                        s1.kernel_stride == p.input_features * p.kernel_feature_stride;
+  const int64_t items =
+      p.batch * p.spatial[0].output_size * (p.output_features / (16 * plan.vectors));
+  plan.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, items));
+  plan.scratch_bytes = plan.scratch_per_thread * plan.threads;
   return plan;
 }
 
@@ -189,10 +196,6 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
   const DirectConvolutionProblem& p = plan.problem;
   const DirectSpatial& s0 = p.spatial[0];
   const DirectSpatial& s1 = p.spatial[1];
-  // A padded copy is made one image at a time, each row just before the
-  // first output row that reads it, so that it is still in cache then.
-  float* padded = static_cast<float*>(scratch);
-  const float* x = plan.padded_copy ? padded : input;
   TileGeometry g;
   g.rows = s0.kernel_size;
   g.input_row_step = s0.window_dilation * plan.row_stride[0];
@@ -211,17 +214,34 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
   const TileFn* tiles = Tiles(plan.vectors);
   const int64_t width = 16 * plan.vectors;
   const int64_t pixel_step = s1.stride * plan.row_stride[1];
-  for (int64_t b = 0; b < p.batch; ++b) {
+  const int64_t blocks = p.output_features / width;
+  const int64_t items = p.batch * s0.output_size * blocks;
+  // Work items [first, last) of (image, output row, feature block) on one
+  // thread with its padded-image buffer. A padded copy is made one image at
+  // a time, each row just before the first output row that reads it, so
+  // that it is still in cache then.
+  auto run_items = [&](int64_t first, int64_t last, float* padded) {
+    const float* x = plan.padded_copy ? padded : input;
+    int64_t padded_image = -1;
     int64_t padded_rows = 0;
-    for (int64_t i = 0; i < s0.output_size; ++i) {
+    for (int64_t item = first; item < last;) {
+      const int64_t row_item = item / blocks;
+      const int64_t b = row_item / s0.output_size;
+      const int64_t i = row_item % s0.output_size;
+      const int64_t block_end = std::min(last, (row_item + 1) * blocks);
       if (plan.padded_copy) {
         const int64_t need = i * s0.stride + (s0.kernel_size - 1) * s0.window_dilation + 1;
+        if (padded_image != b) {
+          padded_image = b;
+          padded_rows = i * s0.stride;  // the rows above are never read
+        }
         PadRows(plan, input, b, padded_rows, need, padded);
-        padded_rows = need;
+        padded_rows = std::max(padded_rows, need);
       }
       const float* x_row = x + b * plan.batch_stride + i * s0.stride * plan.row_stride[0];
       float* y_row = output + b * p.output_batch_stride + i * s0.output_stride;
-      for (int64_t o = 0; o < p.output_features; o += width) {
+      for (; item < block_end; ++item) {
+        const int64_t o = item % blocks * width;
         for (int64_t j = 0; j < s1.output_size; j += plan.pixels) {
           const int64_t n = std::min<int64_t>(plan.pixels, s1.output_size - j);
           tiles[n - 1](x_row + j * pixel_step, pixel_step, kernel + o, g,
@@ -229,10 +249,23 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
         }
       }
     }
+  };
+  const int threads = static_cast<int>(std::min<int64_t>(plan.threads, items));
+  auto* base = static_cast<uint8_t*>(scratch);
+  if (threads <= 1) {
+    run_items(0, items, reinterpret_cast<float*>(base));
+    return;
   }
+  ThreadPool::Shared().ParallelFor(threads, threads - 1, [&](int64_t k) {
+    run_items(items * k / threads, items * (k + 1) / threads,
+              reinterpret_cast<float*>(base + k * plan.scratch_per_thread));
+  });
 #else
-  (void)x;
   (void)g;
+  (void)input;
+  (void)kernel;
+  (void)output;
+  (void)scratch;
 #endif
 }
 

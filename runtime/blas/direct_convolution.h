@@ -1,7 +1,6 @@
 // A direct f32 convolution kernel for channels-minor layouts (NHWC input,
 // kernel and output with the output features minor, e.g. HWIO), used by
-// convolution.h in place of im2col + GEMM when the process runs BLAS on one
-// thread and the CPU has AVX-512F.
+// convolution.h in place of im2col + GEMM when the CPU has AVX-512F.
 //
 // Why: im2col writes and rereads an image kh*kw times the input, and a GEMM
 // library packs both operands again; for small channel counts (ResNet's
@@ -68,7 +67,9 @@ struct DirectConvolutionPlan {
   // The kernel column and feature loops merge into one run (unit window
   // dilation and both the input and the kernel contiguous over them).
   bool merge_columns = false;
-  int64_t scratch_bytes = 0;
+  int threads = 1;                // chunks run in parallel (see above)
+  int64_t scratch_per_thread = 0;  // one padded image (0 without padded_copy)
+  int64_t scratch_bytes = 0;       // scratch_per_thread * threads
 
   std::string ToString() const;
 };
@@ -76,9 +77,11 @@ struct DirectConvolutionPlan {
 // Whether this process can run direct convolutions (the CPU has AVX-512F).
 bool DirectConvolutionSupported();
 
-// The plan, or nullopt when the problem is not covered (see above) or the
-// CPU cannot run it.
-std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p);
+// The plan for `threads` (>= 1; more than the work items is clamped), or
+// nullopt when the problem is not covered (see above) or the CPU cannot run
+// it.
+std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p,
+                                                           int threads = 1);
 
 // Runs it; `scratch` holds plan.scratch_bytes bytes. Never allocates.
 void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,

@@ -13,6 +13,7 @@
 #include "ir/layout_util.h"
 #include "ir/module.h"
 #include "ir/verifier.h"
+#include "runtime/blas/blas_threads.h"
 
 namespace xjit::runtime::blas::testing {
 
@@ -65,7 +66,8 @@ struct Prepared {
     scratch.assign(plan->scratch_bytes + 64, 0xA5);
     RunDot(*plan, a, b, out, scratch.data());
   } else if (root.opcode() == Opcode::kConvolution) {
-    auto plan = PlanConvolution(root);
+    // The direct kernel splits over as many threads as BLAS uses.
+    auto plan = PlanConvolution(root, BlasThreads());
     if (!plan.ok()) return ::testing::AssertionFailure() << "PlanConvolution: " << plan.status();
     info->plan = plan->ToString();
     info->copies = static_cast<int64_t>(plan->dot.copies.size());

@@ -247,8 +247,9 @@ TEST_F(ConvolutionTest, ElementTypes) {
   }
 }
 
-// Scaled-down ResNet layers in NHWC/HWIO run on the direct kernel with BLAS
-// on one thread (the fixture's setting) and through im2col + GEMM on two.
+// Scaled-down ResNet layers in NHWC/HWIO run on the direct kernel on one
+// thread (the fixture's setting) and split over two and three (the test
+// utility plans with BLAS's thread count).
 TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
   struct L {
     int64_t size, in_c, out_c, kernel, stride, pad, batch;
@@ -269,8 +270,13 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
     if (DirectConvolutionSupported()) {
       EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
     }
-    SetBlasThreads(2);
-    Run(s, seed);
+    for (int threads : {2, 3}) {
+      SetBlasThreads(threads);
+      r = Run(s, seed);
+      if (DirectConvolutionSupported()) {
+        EXPECT_NE(r.plan.find(absl::StrCat("threads=", threads)), std::string::npos) << r.plan;
+      }
+    }
     SetBlasThreads(1);
   }
 }

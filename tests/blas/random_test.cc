@@ -194,8 +194,8 @@ TEST(BlasRandomTest, Convolution) {
 // groups, features minor in the input and output, output features minor in
 // the kernel and a multiple of 16; random spatial orders (so the tile runs
 // along either spatial dimension), channel counts, strides, padding (high
-// padding negative too) and window dilation. Each runs with BLAS on one
-// thread (the direct kernel) and on two (im2col + GEMM).
+// padding negative too) and window dilation. Each runs on the direct kernel
+// with one thread and split over two.
 ConvSpec RandomDirectConv(std::mt19937_64& rng) {
   ConvSpec s;
   const int ns = Pick(rng, {1, 2, 2, 2});
@@ -250,6 +250,9 @@ TEST(BlasRandomTest, DirectConvolution) {
       auto r = RunCase(ConvModuleText(s), seed, ConvContraction(s));
       ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads << " " << r.plan;
       direct += threads == 1 && r.plan.find("or direct") != std::string::npos;
+      if (threads == 2 && DirectConvolutionSupported()) {
+        EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
+      }
     }
   }
   SetBlasThreads(1);

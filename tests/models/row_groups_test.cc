@@ -140,6 +140,9 @@ Outcome Compile(const Module& module, const std::vector<Literal>& args, bool row
                 int threads) {
   CompileOptions options;
   options.row_groups = row_groups;
+  // Row groups serve the kernels row fusion leaves separate; these modules
+  // would be single row programs with it (tests/jit/jit_row_fusion_test.cc).
+  options.row_fusion = false;
   options.threads = threads;
   options.cache = false;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = jit::Compile(module, options);

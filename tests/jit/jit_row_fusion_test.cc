@@ -1,0 +1,436 @@
+// Row fusion (passes/fuse.cc rule 5) and row programs (jit/kernel_program.h,
+// ProgramPhases; the x86-64 lowering's passes): a reduce whose result is
+// broadcast back along its reduced dimensions joins the loop that reads it,
+// so softmax and layer norm compile to one kernel each, which passes over
+// each row as often as its chain of reductions needs.
+//
+// Every module is compiled through the whole pipeline and run; results are
+// compared with the evaluator's: NaN where the evaluator has NaN, the same
+// infinities, and finite values within a bound for summation order (the
+// row program adds a row in vector lanes, the evaluator in order): |jit -
+// eval| <= 4 (n + 2) eps max(1, |eval|), n the reduced elements per row.
+// Row fusion off must agree too, and the kernel counts say what fused.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "interpreter/evaluator.h"
+#include "ir/float_format.h"
+#include "ir/literal.h"
+#include "jit/compile.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit {
+namespace {
+
+using ::xjit::jit::testing::ParseVerified;
+
+// Row fusion is on where the target lowers row programs (x86-64); elsewhere
+// the modules keep their kernels and only the results are checked.
+#if defined(__x86_64__)
+constexpr bool kRowPrograms = true;
+#else
+constexpr bool kRowPrograms = false;
+#endif
+
+// Values uniform in [-4, 4), with specials in chosen rows: row 1 holds a
+// NaN, row 2 a +inf, row 3 a -inf, row 4 is all -inf (its maximum is -inf,
+// so softmax gives NaN), when the array has those rows.
+Literal RowData(const Shape& shape, int64_t row_length, bool specials, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dist(-4.0, 4.0);
+  std::vector<double> values(static_cast<size_t>(shape.element_count()));
+  for (double& v : values) v = dist(rng);
+  if (specials && row_length > 0) {
+    const int64_t rows = static_cast<int64_t>(values.size()) / row_length;
+    const double inf = std::numeric_limits<double>::infinity();
+    auto at = [&](int64_t row, int64_t k) -> double& {
+      return values[static_cast<size_t>(row * row_length + k % row_length)];
+    };
+    if (rows > 1) at(1, 3) = std::nan("");
+    if (rows > 2) at(2, 5) = inf;
+    if (rows > 3) at(3, 1) = -inf;
+    if (rows > 4) {
+      for (int64_t k = 0; k < row_length; ++k) at(4, k) = -inf;
+    }
+  }
+  return Literal::FromDoubles(shape, values);
+}
+
+double Epsilon(ElementType type) {
+  return std::ldexp(1.0, -FloatMantissaBits(type));
+}
+
+// Element i (row-major over the logical dimensions) of an array literal.
+double At(const Literal& literal, int64_t i) {
+  const Shape& shape = literal.shape();
+  std::vector<int64_t> index(static_cast<size_t>(shape.rank()));
+  for (int64_t d = shape.rank(); d-- > 0;) {
+    index[d] = i % shape.dimensions(d);
+    i /= shape.dimensions(d);
+  }
+  return literal.GetDouble(index);
+}
+
+// "" when `actual` matches `expected` as the file comment says.
+std::string Compare(const Literal& expected, const Literal& actual, int64_t n) {
+  if (expected.shape().IsTuple()) {
+    if (!actual.shape().IsTuple() || actual.shape().tuple_size() != expected.shape().tuple_size()) {
+      return "tuple shapes differ";
+    }
+    for (int64_t k = 0; k < expected.shape().tuple_size(); ++k) {
+      std::string d = Compare(expected.element(k), actual.element(k), n);
+      if (!d.empty()) return absl::StrCat("tuple element ", k, ": ", d);
+    }
+    return "";
+  }
+  if (!actual.shape().IsArray() ||
+      expected.shape().element_count() != actual.shape().element_count()) {
+    return "element counts differ";
+  }
+  const double bound = 4.0 * static_cast<double>(n + 2) * Epsilon(expected.shape().element_type());
+  for (int64_t i = 0; i < expected.shape().element_count(); ++i) {
+    const double e = At(expected, i);
+    const double a = At(actual, i);
+    const bool ok = std::isnan(e) ? std::isnan(a)
+                    : std::isinf(e) ? a == e
+                                    : std::fabs(a - e) <= bound * std::max(1.0, std::fabs(e));
+    if (!ok) return absl::StrCat("element ", i, ": evaluator ", e, ", jit ", a);
+  }
+  return "";
+}
+
+struct Outcome {
+  Literal result;
+  int kernels = 0;
+  int interpreted = 0;
+  std::string status;
+};
+
+Outcome CompileAndRun(const Module& module, const std::vector<Literal>& arguments, bool row_fusion,
+                  int threads) {
+  Outcome run;
+  CompileOptions options;
+  options.row_fusion = row_fusion;
+  options.threads = threads;
+  options.cache = false;
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = Compile(module, options, &report);
+  if (!exe.ok()) {
+    run.status = std::string(exe.status().message());
+    return run;
+  }
+  run.kernels = static_cast<int>(report.kernels.size());
+  run.interpreted = static_cast<int>(report.interpreted_steps.size());
+  absl::StatusOr<Literal> result = (*exe)->Run(arguments);
+  if (!result.ok()) {
+    run.status = std::string(result.status().message());
+    return run;
+  }
+  run.result = std::move(*result);
+  return run;
+}
+
+struct Case {
+  std::string hlo;
+  std::vector<Shape> parameters;
+  int64_t row_length = 0;  // elements reduced per row
+  int kernels = 1;         // with row fusion on
+};
+
+// Compiles with row fusion on (1 and 2 threads) and off; each must match
+// the evaluator; on, the kernel count must be `c.kernels`.
+void Check(const Case& c, bool specials, uint64_t seed) {
+  SCOPED_TRACE(c.hlo);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> arguments;
+  for (const Shape& shape : c.parameters) {
+    arguments.push_back(RowData(shape, c.row_length, specials, rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (const auto& [row_fusion, threads] : {std::pair{true, 1}, {true, 2}, {false, 1}}) {
+    SCOPED_TRACE(absl::StrCat("row_fusion=", row_fusion, " threads=", threads));
+    Outcome run = CompileAndRun(**module, arguments, row_fusion, threads);
+    ASSERT_EQ(run.status, "");
+    EXPECT_EQ(run.interpreted, 0);
+    if (row_fusion && kRowPrograms) {
+      EXPECT_EQ(run.kernels, c.kernels);
+    }
+    EXPECT_EQ(Compare(*expected, run.result, c.row_length), "");
+  }
+}
+
+std::string Dims(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+constexpr char kReducers[] = R"(
+max_$T {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+add_$T {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+)";
+
+// Softmax of x (dims `dims`) over dimensions `reduced`.
+Case Softmax(const std::string& type, const std::vector<int64_t>& dims,
+             const std::vector<int64_t>& reduced) {
+  std::vector<int64_t> kept, kept_positions;
+  int64_t row_length = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    bool r = false;
+    for (int64_t x : reduced) r = r || x == d;
+    if (r) {
+      row_length *= dims[d];
+    } else {
+      kept.push_back(dims[d]);
+      kept_positions.push_back(d);
+    }
+  }
+  const std::string m = type + Dims(dims);
+  const std::string v = type + Dims(kept);
+  const std::string rd = absl::StrJoin(reduced, ",");
+  const std::string kd = absl::StrJoin(kept_positions, ",");
+  Case c;
+  c.hlo = absl::StrReplaceAll(absl::StrCat("HloModule softmax\n", kReducers, R"(
+ENTRY e {
+  x = $M parameter(0)
+  ninf = $T[] constant(-inf)
+  zero = $T[] constant(0)
+  mx = $V reduce(x, ninf), dimensions={$RD}, to_apply=max_$T
+  mxb = $M broadcast(mx), dimensions={$KD}
+  sh = $M subtract(x, mxb)
+  ex = $M exponential(sh)
+  sm = $V reduce(ex, zero), dimensions={$RD}, to_apply=add_$T
+  smb = $M broadcast(sm), dimensions={$KD}
+  ROOT out = $M divide(ex, smb)
+}
+)"),
+                              {{"$M", m}, {"$V", v}, {"$RD", rd}, {"$KD", kd}, {"$T", type}});
+  c.parameters = {Shape::Array(*ParseElementType(type), dims)};
+  c.row_length = row_length;
+  return c;
+}
+
+// Layer norm over the last dimension of x[rows, cols], with scale and
+// offset: two reductions per row, the second reading the first.
+Case LayerNorm(const std::string& type, int64_t rows, int64_t cols) {
+  const std::string m = absl::StrCat(type, "[", rows, ",", cols, "]");
+  const std::string r = absl::StrCat(type, "[", rows, "]");
+  const std::string c = absl::StrCat(type, "[", cols, "]");
+  Case k;
+  k.hlo = absl::StrReplaceAll(absl::StrCat("HloModule layer_norm\n", kReducers, R"(
+ENTRY e {
+  x = $M parameter(0)
+  g = $C parameter(1)
+  b = $C parameter(2)
+  zero = $T[] constant(0)
+  n = $T[] constant($COLS)
+  eps = $T[] constant(1e-5)
+  s = $R reduce(x, zero), dimensions={1}, to_apply=add_$T
+  nb = $R broadcast(n), dimensions={}
+  mean = $R divide(s, nb)
+  meanb = $M broadcast(mean), dimensions={0}
+  xc = $M subtract(x, meanb)
+  sq = $M multiply(xc, xc)
+  ss = $R reduce(sq, zero), dimensions={1}, to_apply=add_$T
+  var = $R divide(ss, nb)
+  epsb = $R broadcast(eps), dimensions={}
+  ve = $R add(var, epsb)
+  rs = $R rsqrt(ve)
+  rsb = $M broadcast(rs), dimensions={0}
+  y = $M multiply(xc, rsb)
+  gb = $M broadcast(g), dimensions={1}
+  bb = $M broadcast(b), dimensions={1}
+  yg = $M multiply(y, gb)
+  ROOT out = $M add(yg, bb)
+}
+)"),
+                              {{"$M", m}, {"$R", r}, {"$C", c}, {"$T", type},
+                               {"$COLS", absl::StrCat(cols)}});
+  const ElementType t = *ParseElementType(type);
+  k.parameters = {Shape::Array(t, {rows, cols}), Shape::Array(t, {cols}),
+                  Shape::Array(t, {cols})};
+  k.row_length = cols;
+  return k;
+}
+
+class RowFusionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RowFusionTest, SoftmaxShapes) {
+  const std::string type = GetParam();
+  uint64_t seed = 1;
+  // Rows of 1 element, odd lengths, one row, lengths around the vector
+  // width, and a length the vector loop does not divide.
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+           {256, 1024}, {7, 1}, {1, 1}, {1, 33}, {5, 17}, {9, 16}, {3, 63}, {6, 100}}) {
+    SCOPED_TRACE(Dims(dims));
+    Check(Softmax(type, dims, {1}), /*specials=*/false, ++seed);
+  }
+}
+
+TEST_P(RowFusionTest, SoftmaxNanAndInfinities) {
+  const std::string type = GetParam();
+  Check(Softmax(type, {6, 40}, {1}), /*specials=*/true, 11);
+  Check(Softmax(type, {8, 5}, {1}), /*specials=*/true, 12);
+}
+
+// Size 0: no rows, and rows of no elements (sums of nothing).
+TEST_P(RowFusionTest, SoftmaxEmpty) {
+  const std::string type = GetParam();
+  for (const std::vector<int64_t>& dims :
+       std::vector<std::vector<int64_t>>{{0, 8}, {4, 0}, {0, 0}}) {
+    SCOPED_TRACE(Dims(dims));
+    Case c = Softmax(type, dims, {1});
+    c.kernels = -1;  // Empty arrays need no kernels; the count is not the point.
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::mt19937_64 rng(3);
+    std::vector<Literal> arguments = {RowData(c.parameters[0], 0, false, rng)};
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    for (bool row_fusion : {true, false}) {
+      Outcome run = CompileAndRun(**module, arguments, row_fusion, 1);
+      ASSERT_EQ(run.status, "");
+      EXPECT_EQ(run.interpreted, 0);
+      EXPECT_EQ(Compare(*expected, run.result, 0), "");
+    }
+  }
+}
+
+// Rank 3: over the last dimension, over the last two, and over the middle
+// one (not the minor dimension: the row program's inner loop strides).
+TEST_P(RowFusionTest, SoftmaxOtherDimensions) {
+  const std::string type = GetParam();
+  Check(Softmax(type, {3, 4, 37}, {2}), false, 21);
+  Check(Softmax(type, {3, 5, 7}, {1, 2}), false, 22);
+  Check(Softmax(type, {4, 9, 6}, {1}), false, 23);
+  Check(Softmax(type, {20, 3}, {0}), false, 24);
+}
+
+TEST_P(RowFusionTest, LayerNorm) {
+  const std::string type = GetParam();
+  Check(LayerNorm(type, 256, 1024), false, 31);
+  Check(LayerNorm(type, 7, 33), false, 32);
+  Check(LayerNorm(type, 1, 1), false, 33);
+  Check(LayerNorm(type, 9, 40), true, 34);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, RowFusionTest, ::testing::Values("f32", "f64", "bf16"));
+
+// JAX's form (models/fixtures): the row results kept as [rows, 1], divided
+// there, reshaped and broadcast back; the maximum clamped with -inf.
+TEST(RowFusionJaxTest, JaxSoftmaxAndLayerNormAreOneKernelEach) {
+  Case softmax;
+  softmax.hlo = absl::StrCat("HloModule jax_softmax\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+ENTRY e {
+  x = f32[2,4,16,24] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  rmax = f32[2,4,16] reduce(x, ninf), dimensions={3}, to_apply=max_f32
+  ninfb = f32[2,4,16] broadcast(ninf), dimensions={}
+  m = f32[2,4,16] maximum(rmax, ninfb)
+  m1 = f32[2,4,16,1] reshape(m)
+  m2 = f32[2,4,16,1] broadcast(m1), dimensions={0,1,2,3}
+  m3 = f32[2,4,16] reshape(m2)
+  mb = f32[2,4,16,24] broadcast(m3), dimensions={0,1,2}
+  sh = f32[2,4,16,24] subtract(x, mb)
+  ex = f32[2,4,16,24] exponential(sh)
+  s = f32[2,4,16] reduce(ex, zero), dimensions={3}, to_apply=add_f32
+  s1 = f32[2,4,16,1] reshape(s)
+  s2 = f32[2,4,16,1] broadcast(s1), dimensions={0,1,2,3}
+  s3 = f32[2,4,16] reshape(s2)
+  sb = f32[2,4,16,24] broadcast(s3), dimensions={0,1,2}
+  ROOT out = f32[2,4,16,24] divide(ex, sb)
+}
+)");
+  softmax.parameters = {Shape::Array(ElementType::kF32, {2, 4, 16, 24})};
+  softmax.row_length = 24;
+  Check(softmax, true, 41);
+
+  Case norm;
+  norm.hlo = absl::StrCat("HloModule jax_layer_norm\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+ENTRY e {
+  x = f32[2,16,64] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[2,16] reduce(x, zero), dimensions={2}, to_apply=add_f32
+  s1 = f32[2,16,1] reshape(s)
+  n = f32[] constant(64)
+  nb = f32[2,16,1] broadcast(n), dimensions={}
+  mean = f32[2,16,1] divide(s1, nb)
+  mean1 = f32[2,16,1] broadcast(mean), dimensions={0,1,2}
+  mean2 = f32[2,16] reshape(mean1)
+  meanb = f32[2,16,64] broadcast(mean2), dimensions={0,1}
+  xc = f32[2,16,64] subtract(x, meanb)
+  sq = f32[2,16,64] multiply(xc, xc)
+  ss = f32[2,16] reduce(sq, zero), dimensions={2}, to_apply=add_f32
+  ss1 = f32[2,16,1] reshape(ss)
+  var = f32[2,16,1] divide(ss1, nb)
+  eps = f32[] constant(1e-05)
+  epsb = f32[2,16,1] broadcast(eps), dimensions={}
+  ve = f32[2,16,1] add(var, epsb)
+  rs = f32[2,16,1] rsqrt(ve)
+  rs1 = f32[2,16,1] broadcast(rs), dimensions={0,1,2}
+  rs2 = f32[2,16] reshape(rs1)
+  rsb = f32[2,16,64] broadcast(rs2), dimensions={0,1}
+  ROOT y = f32[2,16,64] multiply(xc, rsb)
+}
+)");
+  norm.parameters = {Shape::Array(ElementType::kF32, {2, 16, 64})};
+  norm.row_length = 64;
+  Check(norm, false, 42);
+}
+
+// What must not fuse: a row maximum that is also a result (the reduce has
+// another user: never computed twice), and a row sum read along the
+// reduced dimension (broadcast over the other axis). Both still match.
+TEST(RowFusionJaxTest, ReducesWithOtherReadersStayKernels) {
+  Case shared;
+  shared.hlo = absl::StrCat("HloModule shared\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+ENTRY e {
+  x = f32[8,32] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  mxb = f32[8,32] broadcast(mx), dimensions={0}
+  sh = f32[8,32] subtract(x, mxb)
+  ROOT t = (f32[8,32], f32[8]) tuple(sh, mx)
+}
+)");
+  shared.parameters = {Shape::Array(ElementType::kF32, {8, 32})};
+  shared.row_length = 32;
+  shared.kernels = 2;
+  Check(shared, false, 51);
+
+  Case across;
+  across.hlo = absl::StrCat("HloModule across\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+ENTRY e {
+  x = f32[16,16] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[16] reduce(x, zero), dimensions={1}, to_apply=add_f32
+  sb = f32[16,16] broadcast(s), dimensions={1}
+  ROOT d = f32[16,16] subtract(x, sb)
+}
+)");
+  across.parameters = {Shape::Array(ElementType::kF32, {16, 16})};
+  across.row_length = 16;
+  across.kernels = 2;
+  Check(across, false, 52);
+}
+
+}  // namespace
+}  // namespace xjit::jit
