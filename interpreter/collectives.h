@@ -42,21 +42,34 @@
 
 namespace xjit::eval {
 
-class Rendezvous {
+// Where a replica's collectives meet the other replicas: the in-process
+// Rendezvous below, or a transport between processes (MPI,
+// runtime/collectives/mpi_communicator.h, through RunModuleAsReplica).
+class ReplicaExchange {
+ public:
+  virtual ~ReplicaExchange() = default;
+  virtual int64_t replica_count() const = 0;
+  // Deposits `value` for `replica` (a member of `group`) under
+  // (instruction, occurrence, group) and returns every member's value in
+  // group order once all have deposited.
+  virtual absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
+                                                        int64_t occurrence,
+                                                        absl::Span<const int64_t> group,
+                                                        int64_t replica, Literal value) = 0;
+};
+
+class Rendezvous : public ReplicaExchange {
  public:
   explicit Rendezvous(int64_t replica_count) : replica_count_(replica_count) {}
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;
 
-  int64_t replica_count() const { return replica_count_; }
+  int64_t replica_count() const override { return replica_count_; }
 
-  // Deposits `value` for `replica` (a member of `group`) under
-  // (instruction, occurrence, group) and returns every member's value in
-  // group order once all have deposited.
   absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
                                                 int64_t occurrence,
                                                 absl::Span<const int64_t> group, int64_t replica,
-                                                Literal value);
+                                                Literal value) override;
 
   // Point to point: `value` from replica `from` to replica `to` under
   // `tag`. Post never waits; Take waits for the oldest value posted from

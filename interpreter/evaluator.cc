@@ -124,7 +124,7 @@ class Evaluator::Impl {
 
   // Makes this evaluator replica `replica_id` of a replicated run whose
   // collectives meet in `rendezvous`.
-  void JoinReplicas(int64_t replica_id, eval::Rendezvous* rendezvous) {
+  void JoinReplicas(int64_t replica_id, eval::ReplicaExchange* rendezvous) {
     replica_id_ = replica_id;
     rendezvous_ = rendezvous;
   }
@@ -168,7 +168,7 @@ class Evaluator::Impl {
   // Replicated runs: this replica's id, the shared rendezvous (null in a
   // plain run) and how often each collective has run on this replica.
   int64_t replica_id_ = 0;
-  eval::Rendezvous* rendezvous_ = nullptr;
+  eval::ReplicaExchange* rendezvous_ = nullptr;
   absl::flat_hash_map<const Instruction*, int64_t> occurrences_;
 };
 
@@ -1184,6 +1184,38 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
   std::vector<Literal> values;
   for (int64_t r = 0; r < count; ++r) values.push_back(*std::move(*results[r]));
   return values;
+}
+
+absl::StatusOr<Literal> RunModuleAsReplica(const Module& module,
+                                           absl::Span<const Literal> arguments,
+                                           int64_t replica_id, eval::ReplicaExchange& exchange,
+                                           const EvaluatorOptions& options) {
+  const int64_t count = exchange.replica_count();
+  if (replica_id < 0 || replica_id >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replica ", replica_id, " of a run on ", count, " replicas"));
+  }
+  if (module.num_partitions() > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "evaluator: the module has num_partitions=", module.num_partitions(),
+        "; replicated runs support one partition"));
+  }
+  if (module.replica_count() > 1 && module.replica_count() != count) {
+    return absl::InvalidArgumentError(absl::StrCat("the module has replica_count=",
+                                                   module.replica_count(), " but runs on ",
+                                                   count, " replicas"));
+  }
+  EvaluatorOptions replica_options = options;
+  replica_options.replica_count = count;
+  Evaluator evaluator(replica_options);
+  evaluator.impl_->JoinReplicas(replica_id, &exchange);
+  if (NeedsLargeStack(module) && !OnLargeStack()) {
+    absl::StatusOr<Literal> result = absl::InternalError("not evaluated");
+    XJIT_RETURN_IF_ERROR(
+        RunOnLargeStack([&] { result = evaluator.impl_->RunModule(module, arguments); }));
+    return result;
+  }
+  return evaluator.impl_->RunModule(module, arguments);
 }
 
 }  // namespace xjit

@@ -83,6 +83,10 @@
 
 namespace xjit {
 
+namespace eval {
+class ReplicaExchange;
+}  // namespace eval
+
 struct EvaluatorOptions {
   // Number of replicas the program runs on. An Evaluator runs replica 0 alone,
   // so its collectives need replica_count == 1; RunModuleReplicated sets it.
@@ -141,6 +145,16 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
     const Module& module, absl::Span<const std::vector<Literal>> arguments,
     const EvaluatorOptions& options = {});
 
+// Runs `module` as replica `replica_id` of exchange.replica_count() whose
+// collectives meet the other replicas (other processes: MPI) through
+// `exchange` (interpreter/collectives.h): RunModuleReplicated's semantics
+// and checks for one replica. A failure elsewhere is the transport's to
+// report.
+absl::StatusOr<Literal> RunModuleAsReplica(const Module& module,
+                                           absl::Span<const Literal> arguments,
+                                           int64_t replica_id, eval::ReplicaExchange& exchange,
+                                           const EvaluatorOptions& options = {});
+
 // An evaluator keeps the state that persists across evaluations with the same
 // options (the rng state). Not thread-safe; use one per thread.
 class Evaluator {
@@ -172,6 +186,11 @@ class Evaluator {
   friend absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
       const Module& module, absl::Span<const std::vector<Literal>> arguments,
       const EvaluatorOptions& options);
+  friend absl::StatusOr<Literal> RunModuleAsReplica(const Module& module,
+                                                    absl::Span<const Literal> arguments,
+                                                    int64_t replica_id,
+                                                    eval::ReplicaExchange& exchange,
+                                                    const EvaluatorOptions& options);
 
   class Impl;
   std::unique_ptr<Impl> impl_;

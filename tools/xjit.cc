@@ -53,6 +53,9 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "jit/compile_options.h"
+#include "runtime/collectives/communicator_exchange.h"
+#include "runtime/collectives/mpi_communicator.h"
+#include "runtime/collectives/mpi_process.h"
 #include "runtime/collectives/replicated_run.h"
 #include "runtime/executable.h"
 #include "runtime/host/interrupt.h"
@@ -76,7 +79,11 @@ constexpr char kUsage[] =
       --threads N                 worker threads (the interpreter uses one)
       --replicas N                run N in-process replicas (threads; both backends); each
                                   gets the same arguments; results print per replica
-                                  after a `replica R:` line (--out: DIR/replica_R/)
+                                  after a `replica R:` line (--out: DIR/replica_R/).
+                                  Under mpirun -np N: rank R runs replica R, collectives
+                                  go over MPI (docs/mpi.md)
+      --collective-timeout S      under mpirun: a collective that waits more than S
+                                  seconds for the other ranks fails the job
       --random-args               fill parameters without a file with random values
       --seed S                    seed for --random-args (default 0)
       --isa=auto|sse4|avx2|avx512|neon  instruction set of the jit (default: the host's best;
@@ -184,13 +191,15 @@ struct RunOptions {
   bool run_passes = true;
   std::vector<std::string> disabled_passes;
   int64_t max_while_iterations = -1;  // < 0: unbounded.
+  double collective_timeout = 0;      // <= 0: none (MPI runs only).
 };
 
 constexpr int64_t kMaxReplicas = 1024;
 
 constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
                                            "replicas", "seed",       "random-args", "isa",
-                                           "passes",  "disable-passes", "max-while-iterations"};
+                                           "passes",  "disable-passes", "max-while-iterations",
+                                           "collective-timeout"};
 constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads", "passes",
                                                "disable-passes"};
 constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa",           "seed",
@@ -298,6 +307,14 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
             "--max-while-iterations needs a non-negative integer, got '", text, "'"));
       }
       options.max_while_iterations = v;
+    } else if (name == "collective-timeout") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      double v = 0;
+      if (!absl::SimpleAtod(text, &v) || !(v > 0) || v > 1e6) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--collective-timeout needs a positive number of seconds, got '", text, "'"));
+      }
+      options.collective_timeout = v;
     } else if (name == "seed") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       uint64_t seed = 0;
@@ -634,8 +651,105 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   return absl::OkStatus();
 }
 
+// `mpirun -np N xjit run M.hlo ... --replicas N` (docs/mpi.md): this
+// process is rank R and runs replica R, its collectives over MPI
+// (runtime/collectives/mpi_communicator.h). Output as the in-process mode:
+// rank 0 prints every replica's results in order, each rank writes its own
+// DIR/replica_R/. An error before the run (module, arguments, compile,
+// output directory) is agreed so that every rank exits with it; an error
+// during the run ends the job (MPI_Abort: the others may wait in a
+// collective that will never complete).
+absl::Status RunOverMpi(const RunOptions& options) {
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<collectives::MpiProcess> process,
+                        collectives::MpiProcess::Init());
+  const int64_t rank = process->rank();
+  std::unique_ptr<Module> module;
+  std::vector<Literal> arguments;
+  std::unique_ptr<runtime::Executable> executable;
+  const absl::Status setup = [&]() -> absl::Status {
+    if (options.replicas != process->size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the MPI job has ", process->size(), " ranks but --replicas is ", options.replicas,
+          " (each rank runs one replica: mpirun -np N xjit run ... --replicas N)"));
+    }
+    XJIT_ASSIGN_OR_RETURN(module, LoadModule(options.module_path));
+    XJIT_ASSIGN_OR_RETURN(arguments, BuildArguments(*module, options));
+    if (options.out_dir.has_value()) {
+      std::error_code ec;
+      if (std::filesystem::exists(*options.out_dir, ec) &&
+          !std::filesystem::is_directory(*options.out_dir, ec)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--out ", *options.out_dir, " exists and is not a directory"));
+      }
+    }
+    if (options.backend == "jit") {
+      XJIT_ASSIGN_OR_RETURN(executable,
+                            CompileModule(*module, options, JitOptions(options), nullptr));
+      XJIT_RETURN_IF_ERROR(collectives::CheckReplicaCount(*executable, options.replicas));
+    }
+    return absl::OkStatus();
+  }();
+  XJIT_RETURN_IF_ERROR(process->Agree(setup));
+  collectives::MpiOptions mpi_options;
+  mpi_options.timeout_seconds = options.collective_timeout;
+  absl::StatusOr<std::unique_ptr<collectives::Communicator>> communicator =
+      collectives::MakeMpiCommunicator(process->world_handle(), mpi_options);
+  XJIT_RETURN_IF_ERROR(process->Agree(communicator.status()));
+  collectives::CommunicatorExchange exchange(**communicator);
+  runtime::RunContext context;
+  context.replica_id = rank;
+  context.communicator = communicator->get();
+  EvaluatorOptions evaluator_options = InterpreterOptions(options);
+  std::vector<const Literal*> pointers;
+  for (const Literal& argument : arguments) pointers.push_back(&argument);
+  std::vector<double> times_ms;
+  std::optional<Literal> result;
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Literal> r =
+        executable != nullptr
+            ? executable->Run(pointers, context)
+            : RunModuleAsReplica(*module, arguments, rank, exchange, evaluator_options);
+    if (!r.ok()) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "xjit: error: replica %lld: %s\n", static_cast<long long>(rank),
+                   std::string(r.status().message()).c_str());
+      std::fflush(stderr);
+      process->Abort(1);
+    }
+    times_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    result = *std::move(r);
+  }
+  std::optional<std::string> dir;
+  if (options.out_dir.has_value()) {
+    dir = (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", rank)).string();
+  }
+  const std::string text = absl::StrCat(
+      "replica ", rank, ":\n", ResultText(*result, module->entry()->root()->shape(), dir), "\n");
+  XJIT_RETURN_IF_ERROR(process->Agree(dir.has_value() ? WriteResults(*result, *dir)
+                                                      : absl::OkStatus()));
+  XJIT_ASSIGN_OR_RETURN(std::string all, process->GatherText(text));
+  std::fwrite(all.data(), 1, all.size(), stdout);
+  if (options.repeat > 1 && rank == 0) {
+    std::sort(times_ms.begin(), times_ms.end());
+    std::fprintf(stderr, "run ms: %.3f (median of %lld on rank 0, %s backend, %lld MPI ranks)\n",
+                 times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
+                 options.backend.c_str(), static_cast<long long>(options.replicas));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("run", kRunFlags, std::move(args)));
+  if (collectives::StartedByMpiLauncher() &&
+      (collectives::MpiAvailable() || options.replicas > 1)) {
+    return RunOverMpi(options);
+  }
+  if (options.collective_timeout > 0) {
+    return absl::InvalidArgumentError("--collective-timeout applies to runs under mpirun");
+  }
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
   if (options.out_dir.has_value()) {

@@ -24,6 +24,8 @@
 #include "ir/shape.h"
 #include "jit/capi/c_api_internal.h"
 #include "jit/capi/xjit.h"
+#include "runtime/collectives/communicator_exchange.h"
+#include "runtime/collectives/mpi_communicator.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
 
@@ -122,6 +124,30 @@ class InterpreterRunner : public Runner {
     return FlattenLiteral(relaid, static_cast<uint8_t*>(result), &offset);
   }
 
+  absl::Status RunAsReplica(xjit::collectives::Communicator& communicator,
+                            absl::Span<const void* const> parameters,
+                            void* result) const override {
+    const Computation& entry = *module_->entry();
+    std::vector<Literal> arguments;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      Literal argument(entry.parameter(i)->shape());
+      int64_t offset = 0;
+      absl::Status status =
+          FillLiteral(&argument, static_cast<const uint8_t*>(parameters[i]), &offset);
+      if (!status.ok()) return status;
+      arguments.push_back(std::move(argument));
+    }
+    xjit::collectives::CommunicatorExchange exchange(communicator);
+    xjit::EvaluatorOptions options = options_;
+    absl::StatusOr<Literal> value = xjit::RunModuleAsReplica(
+        *module_, arguments, communicator.replica_id(), exchange, options);
+    if (!value.ok()) return value.status();
+    const Shape& root_shape = entry.root()->shape();
+    Literal relaid = value->shape() == root_shape ? std::move(*value) : value->Relayout(root_shape);
+    int64_t offset = 0;
+    return FlattenLiteral(relaid, static_cast<uint8_t*>(result), &offset);
+  }
+
   absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
                              absl::Span<void* const> results) const override {
     const Computation& entry = *module_->entry();
@@ -212,6 +238,18 @@ class JitRunner : public Runner {
         count, nullptr, [&](int64_t r, const xjit::runtime::RunContext& context) {
           return executable_->Execute(parameters[r], results[r], context);
         });
+  }
+
+  absl::Status RunAsReplica(xjit::collectives::Communicator& communicator,
+                            absl::Span<const void* const> parameters,
+                            void* result) const override {
+    absl::Status status =
+        xjit::collectives::CheckReplicaCount(*executable_, communicator.replica_count());
+    if (!status.ok()) return status;
+    xjit::runtime::RunContext context;
+    context.replica_id = communicator.replica_id();
+    context.communicator = &communicator;
+    return executable_->Execute(parameters, result, context);
   }
 
  private:
@@ -644,6 +682,80 @@ xjit_status* xjit_status_create(xjit_code code, const char* message) {
   } catch (...) {
     return nullptr;
   }
+}
+
+}  // extern "C"
+
+// ===========================================================================
+// Replicas as MPI processes (runtime/collectives/mpi_communicator.h)
+
+struct xjit_mpi_communicator {
+  std::unique_ptr<xjit::collectives::Communicator> communicator;
+};
+
+extern "C" {
+
+xjit_status* xjit_mpi_communicator_create(int64_t fortran_comm, double timeout_seconds,
+                                          xjit_mpi_communicator** out) {
+  if (out == nullptr) return InvalidArgument("mpi communicator: null output");
+  *out = nullptr;
+  return Guard([&]() -> absl::Status {
+    xjit::collectives::MpiOptions options;
+    options.timeout_seconds = timeout_seconds;
+    absl::StatusOr<std::unique_ptr<xjit::collectives::Communicator>> communicator =
+        xjit::collectives::MakeMpiCommunicator(fortran_comm, options);
+    if (!communicator.ok()) return communicator.status();
+    *out = new xjit_mpi_communicator{std::move(*communicator)};
+    return absl::OkStatus();
+  });
+}
+
+void xjit_mpi_communicator_destroy(xjit_mpi_communicator* communicator) { delete communicator; }
+
+int xjit_mpi_communicator_rank(const xjit_mpi_communicator* communicator) {
+  return communicator == nullptr ? -1 : static_cast<int>(communicator->communicator->replica_id());
+}
+
+int xjit_mpi_communicator_size(const xjit_mpi_communicator* communicator) {
+  return communicator == nullptr ? -1
+                                 : static_cast<int>(communicator->communicator->replica_count());
+}
+
+xjit_status* xjit_execute_mpi(const xjit_executable* executable,
+                              xjit_mpi_communicator* communicator, const void* const* args,
+                              const size_t* arg_sizes, int nargs, void* const* results,
+                              const size_t* result_sizes, int nresults) {
+  return Guard([&]() -> absl::Status {
+    if (executable == nullptr) return absl::InvalidArgumentError("execute mpi: null executable");
+    if (communicator == nullptr || communicator->communicator == nullptr) {
+      return absl::InvalidArgumentError("execute mpi: null communicator");
+    }
+    const xjit_executable& exe = *executable;
+    absl::Status valid =
+        CheckBuffers(exe, args, arg_sizes, nargs, results, result_sizes, nresults, "execute mpi");
+    if (!valid.ok()) return valid;
+    static const uint8_t kEmpty[1] = {0};
+    std::vector<const void*> parameters(exe.parameter_shapes.size());
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      parameters[i] = args[i] != nullptr ? args[i] : kEmpty;
+    }
+    // Through a flat buffer, copied out after the run (results may overlap
+    // arguments, as for xjit_execute).
+    std::vector<uint8_t> flat(exe.result_bytes > 0 ? exe.result_bytes : 1);
+    absl::Status status =
+        exe.runner->RunAsReplica(*communicator->communicator, parameters, flat.data());
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("replica ", communicator->communicator->replica_id(), ": ",
+                                       status.message()));
+    }
+    for (size_t i = 0; i < exe.result_leaves.size(); ++i) {
+      if (result_sizes[i] > 0) {
+        std::memcpy(results[i], flat.data() + exe.leaf_offsets[i], result_sizes[i]);
+      }
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // extern "C"

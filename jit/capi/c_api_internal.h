@@ -31,6 +31,10 @@
 #include "ir/shape.h"
 #include "jit/capi/xjit.h"
 
+namespace xjit::collectives {
+class Communicator;
+}  // namespace xjit::collectives
+
 namespace xjit::capi {
 
 // State shared by a builder and all its sub-builders.
@@ -53,6 +57,11 @@ class Runner {
   // parameters[r] and writes the flattened results[r].
   virtual absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
                                      absl::Span<void* const> results) const = 0;
+  // Runs replica communicator.replica_id() of a run whose other replicas
+  // are reached through `communicator` (MPI ranks): as Run otherwise.
+  virtual absl::Status RunAsReplica(collectives::Communicator& communicator,
+                                    absl::Span<const void* const> parameters,
+                                    void* result) const = 0;
 };
 
 }  // namespace xjit::capi

@@ -757,6 +757,45 @@ xjit_status* xjit_execute_replicated(const xjit_executable* executable, int num_
                                      int nargs, void* const* const* results,
                                      const size_t* result_sizes, int nresults);
 
+/* ---- Replicas as MPI processes (docs/mpi.md) ----
+ * An MPI application runs an executable compiled for N replicas with one
+ * replica per rank of an N-rank communicator: rank r runs replica r, and
+ * the collectives go over MPI. The application owns MPI_Init/MPI_Finalize;
+ * xjit.h does not include mpi.h: the communicator is passed as its Fortran
+ * handle, MPI_Comm_c2f(comm). */
+typedef struct xjit_mpi_communicator xjit_mpi_communicator;
+
+/* Wraps `fortran_comm` (MPI_Comm_c2f of an intra-communicator; MPI must be
+ * initialised). Collective over that communicator: every rank calls it.
+ * xjit duplicates it, so its messages never mix with the application's, and
+ * caches one communicator per replica group across executions.
+ * timeout_seconds > 0: a collective that waits longer for the other ranks
+ * fails with DEADLINE_EXCEEDED, and the handle is unusable afterwards
+ * (the application then typically calls MPI_Abort); <= 0: no limit.
+ * UNIMPLEMENTED when xjit was built without MPI. Destroy the handle
+ * (collective too) before MPI_Finalize. If the application's threads, or a
+ * deeply nested module (run on a thread of its own), call xjit while MPI
+ * has fewer than MPI_THREAD_SERIALIZED, initialise MPI with
+ * MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...). */
+xjit_status* xjit_mpi_communicator_create(int64_t fortran_comm, double timeout_seconds,
+                                          xjit_mpi_communicator** out);
+void xjit_mpi_communicator_destroy(xjit_mpi_communicator* communicator);
+/* This rank's replica id and the replica count (the communicator's size). */
+int xjit_mpi_communicator_rank(const xjit_mpi_communicator* communicator);
+int xjit_mpi_communicator_size(const xjit_mpi_communicator* communicator);
+
+/* Runs this rank's replica of the executable, as xjit_execute does with
+ * this rank's own buffers; every rank of the communicator must call it
+ * (with the same executable, compiled from the same module). Results equal
+ * xjit_execute_replicated's bit for bit (docs/replicas.md). An error on this
+ * rank returns here; the other ranks then fail at their next collective
+ * only through the timeout, so an application without one should
+ * MPI_Abort on error. Both backends. */
+xjit_status* xjit_execute_mpi(const xjit_executable* executable,
+                              xjit_mpi_communicator* communicator, const void* const* args,
+                              const size_t* arg_sizes, int nargs, void* const* results,
+                              const size_t* result_sizes, int nresults);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,440 @@
+// MpiCommunicator over MPI (see mpi_communicator.h). Built only when meson
+// finds MPI; mpi_unavailable.cc stands in otherwise.
+#include "runtime/collectives/mpi_communicator.h"
+
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+
+namespace xjit::collectives {
+namespace {
+
+absl::Status MpiStatus(int code, absl::string_view what) {
+  if (code == MPI_SUCCESS) return absl::OkStatus();
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return absl::InternalError(absl::StrCat("MPI ", what, ": ", absl::string_view(text, length)));
+}
+
+#define XJIT_MPI(call, what) XJIT_RETURN_IF_ERROR(MpiStatus((call), (what)))
+
+// FNV-1a: the same on every process (absl::Hash is seeded per process).
+uint64_t Fingerprint(absl::string_view text, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (char c : text) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// What every member of a collective states before its data moves.
+struct CallHeader {
+  uint64_t site = 0;        // Fingerprint of the instruction and the primitive.
+  uint64_t occurrence = 0;  // How often this replica reached it before.
+  uint64_t bytes = 0;       // This member's contribution.
+};
+
+// Elements a member folds per round of the float all-reduce: the segment
+// it receives from each peer stays in cache for the fold.
+constexpr int64_t kSegmentBytes = int64_t{1} << 20;
+
+// out[i] = ((m0[i] op m1[i]) op m2[i]) ... for sum and product: the order of
+// FoldInGroupOrder, in tiles so that the compiler vectorises across i (the
+// per-element order, hence the bits, is the same).
+template <typename T>
+void FoldArithmetic(bool sum, absl::Span<const T* const> members, int64_t count, T* out) {
+  constexpr int64_t kTile = 1024;
+  for (int64_t begin = 0; begin < count; begin += kTile) {
+    const int64_t n = std::min(kTile, count - begin);
+    T* o = out + begin;
+    std::memcpy(o, members[0] + begin, n * sizeof(T));
+    for (size_t m = 1; m < members.size(); ++m) {
+      const T* v = members[m] + begin;
+      if (sum) {
+        for (int64_t i = 0; i < n; ++i) o[i] = o[i] + v[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[i] = o[i] * v[i];
+      }
+    }
+  }
+}
+
+// The fold of `members` (count elements each, in group order) into `out`,
+// which aliases none of them.
+void FoldMembers(ElementType type, ReductionKind kind, absl::Span<const void* const> members,
+                 int64_t count, void* out, std::vector<uint8_t>& staging) {
+  const bool arithmetic = kind == ReductionKind::kSum || kind == ReductionKind::kProduct;
+  if (arithmetic && type == ElementType::kF32) {
+    std::vector<const float*> typed;
+    for (const void* m : members) typed.push_back(static_cast<const float*>(m));
+    return FoldArithmetic<float>(kind == ReductionKind::kSum, typed, count,
+                                 static_cast<float*>(out));
+  }
+  if (arithmetic && type == ElementType::kF64) {
+    std::vector<const double*> typed;
+    for (const void* m : members) typed.push_back(static_cast<const double*>(m));
+    return FoldArithmetic<double>(kind == ReductionKind::kSum, typed, count,
+                                  static_cast<double*>(out));
+  }
+  // max/min (NaN and signed-zero rules): the reference fold on a copy.
+  const size_t bytes = static_cast<size_t>(count) * ByteWidth(type);
+  staging.resize(bytes * members.size());
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (bytes > 0) std::memcpy(staging.data() + m * bytes, members[m], bytes);
+  }
+  FoldInGroupOrder(type, kind, staging.data(), static_cast<int64_t>(members.size()), count, out);
+}
+
+// The MPI datatype and operation of an exact (integer or pred) all-reduce.
+// Signed sums and products wrap: computed on the unsigned type of the same
+// width (the same bits).
+bool ExactReduction(ElementType type, ReductionKind kind, MPI_Datatype* datatype, MPI_Op* op) {
+  const bool wrap = kind == ReductionKind::kSum || kind == ReductionKind::kProduct ||
+                    kind == ReductionKind::kAnd || kind == ReductionKind::kOr;
+  switch (type) {
+    case ElementType::kPred:
+      *datatype = MPI_UINT8_T;
+      // The evaluator's pred rules: and/multiply/minimum are "and".
+      *op = kind == ReductionKind::kAnd || kind == ReductionKind::kProduct ||
+                    kind == ReductionKind::kMin
+                ? MPI_LAND
+                : MPI_LOR;
+      return true;
+    case ElementType::kS8: *datatype = wrap ? MPI_UINT8_T : MPI_INT8_T; break;
+    case ElementType::kS16: *datatype = wrap ? MPI_UINT16_T : MPI_INT16_T; break;
+    case ElementType::kS32: *datatype = wrap ? MPI_UINT32_T : MPI_INT32_T; break;
+    case ElementType::kS64: *datatype = wrap ? MPI_UINT64_T : MPI_INT64_T; break;
+    case ElementType::kU8: *datatype = MPI_UINT8_T; break;
+    case ElementType::kU16: *datatype = MPI_UINT16_T; break;
+    case ElementType::kU32: *datatype = MPI_UINT32_T; break;
+    case ElementType::kU64: *datatype = MPI_UINT64_T; break;
+    default: return false;
+  }
+  switch (kind) {
+    case ReductionKind::kSum: *op = MPI_SUM; break;
+    case ReductionKind::kProduct: *op = MPI_PROD; break;
+    case ReductionKind::kMax: *op = MPI_MAX; break;
+    case ReductionKind::kMin: *op = MPI_MIN; break;
+    case ReductionKind::kAnd: *op = MPI_BAND; break;
+    case ReductionKind::kOr: *op = MPI_BOR; break;
+  }
+  return true;
+}
+
+class MpiCommunicator : public Communicator {
+ public:
+  MpiCommunicator(MPI_Comm world, int rank, int size, MpiOptions options)
+      : world_(world), rank_(rank), size_(size), options_(options) {}
+
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    for (auto& [group, comm] : groups_) MPI_Comm_free(&comm);
+    MPI_Comm_free(&world_);
+  }
+
+  int64_t replica_id() const override { return rank_; }
+  int64_t replica_count() const override { return size_; }
+
+  absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
+                         absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) override {
+    if (all.size() != mine.size() * group.size()) {
+      return absl::InternalError(absl::StrCat(site.name(), ": all-gather buffer of ", all.size(),
+                                              " bytes for ", group.size(), " x ", mine.size()));
+    }
+    XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, Begin(site, "all-gather", group, mine.size()));
+    if (comm == MPI_COMM_NULL) {
+      if (!mine.empty()) std::memcpy(all.data(), mine.data(), mine.size());
+      return absl::OkStatus();
+    }
+    if (mine.size() > static_cast<size_t>(INT_MAX)) {
+      return absl::UnimplementedError(absl::StrCat(
+          site.name(), ": an MPI all-gather of more than 2 GiB per replica"));
+    }
+    const int bytes = static_cast<int>(mine.size());
+    return Finish(site, [&](MPI_Request* request) {
+      return request == nullptr
+                 ? MPI_Allgather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, comm)
+                 : MPI_Iallgather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE,
+                                  comm, request);
+    });
+  }
+
+  absl::Status AllReduce(const Instruction& site, absl::Span<const int64_t> group,
+                         ElementType type, ReductionKind kind, const void* in, void* out,
+                         int64_t count) override {
+    const int64_t width = ByteWidth(type);
+    const char* primitive = kind == ReductionKind::kSum       ? "all-reduce sum"
+                            : kind == ReductionKind::kProduct ? "all-reduce product"
+                            : kind == ReductionKind::kMax     ? "all-reduce max"
+                            : kind == ReductionKind::kMin     ? "all-reduce min"
+                            : kind == ReductionKind::kAnd     ? "all-reduce and"
+                                                              : "all-reduce or";
+    XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, Begin(site, primitive, group, count * width));
+    if (comm == MPI_COMM_NULL) {
+      if (in != out && count > 0) std::memmove(out, in, count * width);
+      return absl::OkStatus();
+    }
+    MPI_Datatype datatype = MPI_BYTE;
+    MPI_Op op = MPI_SUM;
+    if (ExactReduction(type, kind, &datatype, &op)) {
+      // Chunks of at most 2^30 elements: MPI counts are int.
+      constexpr int64_t kChunk = int64_t{1} << 30;
+      for (int64_t begin = 0; begin < count; begin += kChunk) {
+        const int n = static_cast<int>(std::min(kChunk, count - begin));
+        const uint8_t* source = static_cast<const uint8_t*>(in) + begin * width;
+        uint8_t* target = static_cast<uint8_t*>(out) + begin * width;
+        const void* send = in == out ? MPI_IN_PLACE : source;
+        XJIT_RETURN_IF_ERROR(Finish(site, [&](MPI_Request* request) {
+          return request == nullptr
+                     ? MPI_Allreduce(send, target, n, datatype, op, comm)
+                     : MPI_Iallreduce(send, target, n, datatype, op, comm, request);
+        }));
+      }
+      return absl::OkStatus();
+    }
+    if (type != ElementType::kF32 && type != ElementType::kF64) {
+      return Communicator::AllReduce(site, group, type, kind, in, out, count);
+    }
+    return OrderedAllReduce(site, static_cast<int>(group.size()), type, kind,
+                            static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), count,
+                            comm);
+  }
+
+ private:
+  // Runs an MPI operation blocking (request null) or, with a timeout, as a
+  // non-blocking one polled until done or the deadline.
+  template <typename Start>
+  absl::Status Finish(const Instruction& site, Start start) {
+    if (options_.timeout_seconds <= 0) return MpiStatus(start(nullptr), site.name());
+    MPI_Request request = MPI_REQUEST_NULL;
+    XJIT_RETURN_IF_ERROR(MpiStatus(start(&request), site.name()));
+    return Wait(site, absl::MakeSpan(&request, 1));
+  }
+
+  absl::Status Wait(const Instruction& site, absl::Span<MPI_Request> requests) {
+    if (requests.empty()) return absl::OkStatus();
+    if (options_.timeout_seconds <= 0) {
+      return MpiStatus(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                                   MPI_STATUSES_IGNORE),
+                       site.name());
+    }
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration<double>(options_.timeout_seconds);
+    while (true) {
+      int done = 0;
+      XJIT_RETURN_IF_ERROR(MpiStatus(MPI_Testall(static_cast<int>(requests.size()),
+                                                 requests.data(), &done, MPI_STATUSES_IGNORE),
+                                     site.name()));
+      if (done) return absl::OkStatus();
+      if (std::chrono::steady_clock::now() > deadline) {
+        broken_ = absl::DeadlineExceededError(absl::StrCat(
+            site.name(), ": replica ", rank_, " waited more than ", options_.timeout_seconds,
+            " s for the other replicas (one failed, hangs or reached another collective)"));
+        return broken_;
+      }
+      sched_yield();
+    }
+  }
+
+  // The communicator of `group` (MPI_COMM_NULL for a group of one) after
+  // its members agreed that they are at the same collective.
+  absl::StatusOr<MPI_Comm> Begin(const Instruction& site, absl::string_view primitive,
+                                 absl::Span<const int64_t> group, uint64_t bytes) {
+    if (!broken_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the MPI communicator failed before: ", broken_.message()));
+    }
+    const auto position = std::find(group.begin(), group.end(), rank_);
+    if (position == group.end()) {
+      return absl::InternalError(absl::StrCat(site.name(), ": replica ", rank_,
+                                              " runs a collective outside its group"));
+    }
+    const uint64_t occurrence = occurrences_[&site]++;
+    if (group.size() == 1) return MPI_COMM_NULL;
+    XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, CommunicatorOf(group));
+    CallHeader mine;
+    mine.site = Fingerprint(site.name(), Fingerprint(primitive, 0));
+    mine.occurrence = occurrence;
+    mine.bytes = bytes;
+    std::vector<CallHeader> headers(group.size());
+    XJIT_RETURN_IF_ERROR(Finish(site, [&](MPI_Request* request) {
+      const int n = static_cast<int>(sizeof(CallHeader));
+      return request == nullptr
+                 ? MPI_Allgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm)
+                 : MPI_Iallgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm,
+                                  request);
+    }));
+    for (size_t m = 0; m < group.size(); ++m) {
+      const CallHeader& theirs = headers[m];
+      if (theirs.site != mine.site || theirs.occurrence != mine.occurrence) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            site.name(), ": replicas disagree on their collectives: replica ", group[m],
+            " is at another collective (or another execution of it) than replica ", rank_,
+            " (", primitive, ", execution ", occurrence + 1, ")"));
+      }
+      if (theirs.bytes != mine.bytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            site.name(), ": replica ", group[m], " contributes ", theirs.bytes,
+            " bytes where replica ", rank_, " contributes ", mine.bytes));
+      }
+    }
+    return comm;
+  }
+
+  absl::StatusOr<MPI_Comm> CommunicatorOf(absl::Span<const int64_t> group) {
+    std::vector<int> ranks(group.begin(), group.end());
+    bool everyone = static_cast<int>(ranks.size()) == size_;
+    for (size_t i = 0; everyone && i < ranks.size(); ++i) everyone = ranks[i] == static_cast<int>(i);
+    if (everyone) return world_;
+    auto found = groups_.find(ranks);
+    if (found != groups_.end()) return found->second;
+    for (int r : ranks) {
+      if (r < 0 || r >= size_) {
+        return absl::InvalidArgumentError(absl::StrCat("replica group names replica ", r,
+                                                       " of ", size_));
+      }
+    }
+    MPI_Group world_group, sub_group;
+    XJIT_MPI(MPI_Comm_group(world_, &world_group), "comm group");
+    XJIT_MPI(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &sub_group),
+             "group incl");
+    MPI_Comm comm = MPI_COMM_NULL;
+    const int code = MPI_Comm_create_group(world_, sub_group, /*tag=*/0x786a, &comm);
+    MPI_Group_free(&sub_group);
+    MPI_Group_free(&world_group);
+    XJIT_RETURN_IF_ERROR(MpiStatus(code, "create a replica group's communicator"));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    groups_.emplace(std::move(ranks), comm);
+    return comm;
+  }
+
+  // The float all-reduce in a fixed order (mpi_communicator.h): member j
+  // folds block j of the array from every member's contribution, in group
+  // order, a segment at a time; then the blocks are all-gathered in place.
+  absl::Status OrderedAllReduce(const Instruction& site, int members, ElementType type,
+                                ReductionKind kind, const uint8_t* in, uint8_t* out,
+                                int64_t count, MPI_Comm comm) {
+    const int64_t width = ByteWidth(type);
+    int me = 0;
+    XJIT_MPI(MPI_Comm_rank(comm, &me), "comm rank");
+    auto block_begin = [&](int64_t block) { return block * count / members; };
+    const int64_t most = (count + members - 1) / members;
+    if (most > INT_MAX) {
+      return absl::UnimplementedError(absl::StrCat(
+          site.name(), ": an MPI all-reduce of more than 2^31 elements per replica"));
+    }
+    const int64_t segment = std::max<int64_t>(1, kSegmentBytes / width);
+    // One slot per member for the segment in flight.
+    const int64_t slot = std::min(segment, most) * width;
+    std::vector<uint8_t> received(static_cast<size_t>(slot) * members);
+    std::vector<uint8_t> staging;
+    std::vector<MPI_Request> requests;
+    std::vector<const void*> values(members);
+    const int64_t my_begin = block_begin(me), my_end = block_begin(me + 1);
+    const int segments = static_cast<int>((most + segment - 1) / segment);
+    for (int s = 0; s < segments; ++s) {
+      requests.clear();
+      // Receive my block's segment s from every peer, send theirs.
+      const int64_t my_offset = my_begin + s * segment;
+      const int64_t my_n = std::clamp<int64_t>(my_end - my_offset, 0, segment);
+      for (int peer = 0; peer < members; ++peer) {
+        if (peer == me) continue;
+        if (my_n > 0) {
+          requests.emplace_back();
+          XJIT_MPI(MPI_Irecv(received.data() + peer * slot,
+                             static_cast<int>(my_n * width), MPI_BYTE, peer, 0, comm,
+                             &requests.back()),
+                   site.name());
+        }
+        const int64_t peer_offset = block_begin(peer) + s * segment;
+        const int64_t peer_n = std::clamp<int64_t>(block_begin(peer + 1) - peer_offset, 0, segment);
+        if (peer_n > 0) {
+          requests.emplace_back();
+          XJIT_MPI(MPI_Isend(in + peer_offset * width, static_cast<int>(peer_n * width), MPI_BYTE,
+                             peer, 0, comm, &requests.back()),
+                   site.name());
+        }
+      }
+      XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(requests)));
+      if (my_n == 0) continue;
+      // My own segment: from `in`, or a copy where `out` aliases it.
+      const uint8_t* own = in + my_offset * width;
+      if (in == out) {
+        std::memcpy(received.data() + me * slot, own, my_n * width);
+        own = received.data() + me * slot;
+      }
+      for (int m = 0; m < members; ++m) {
+        values[m] = m == me ? own : received.data() + m * slot;
+      }
+      FoldMembers(type, kind, values, my_n, out + my_offset * width, staging);
+    }
+    std::vector<int> counts(members), displacements(members);
+    for (int m = 0; m < members; ++m) {
+      counts[m] = static_cast<int>(block_begin(m + 1) - block_begin(m));
+      displacements[m] = static_cast<int>(block_begin(m));
+    }
+    MPI_Datatype element = type == ElementType::kF32 ? MPI_FLOAT : MPI_DOUBLE;
+    if (count > INT_MAX) {
+      // Displacements past int: whole blocks as one datatype each is not
+      // possible for unequal blocks; refuse instead.
+      return absl::UnimplementedError(absl::StrCat(
+          site.name(), ": an MPI all-reduce of more than 2^31 elements"));
+    }
+    return Finish(site, [&](MPI_Request* request) {
+      return request == nullptr
+                 ? MPI_Allgatherv(MPI_IN_PLACE, 0, element, out, counts.data(),
+                                  displacements.data(), element, comm)
+                 : MPI_Iallgatherv(MPI_IN_PLACE, 0, element, out, counts.data(),
+                                   displacements.data(), element, comm, request);
+    });
+  }
+
+  MPI_Comm world_;
+  const int rank_;
+  const int size_;
+  const MpiOptions options_;
+  std::map<std::vector<int>, MPI_Comm> groups_;
+  absl::flat_hash_map<const Instruction*, uint64_t> occurrences_;
+  absl::Status broken_;
+};
+
+}  // namespace
+
+bool MpiAvailable() { return true; }
+
+absl::StatusOr<std::unique_ptr<Communicator>> MakeMpiCommunicator(int64_t fortran_handle,
+                                                                  const MpiOptions& options) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    return absl::FailedPreconditionError("MPI is not initialised (MPI_Init) or already finalised");
+  }
+  MPI_Comm given = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
+  if (given == MPI_COMM_NULL) return absl::InvalidArgumentError("MPI communicator: null handle");
+  MPI_Comm world = MPI_COMM_NULL;
+  XJIT_MPI(MPI_Comm_dup(given, &world), "duplicate the communicator");
+  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  return std::unique_ptr<Communicator>(new MpiCommunicator(world, rank, size, options));
+}
+
+}  // namespace xjit::collectives
