@@ -56,6 +56,16 @@ class ReplicaExchange {
                                                         int64_t occurrence,
                                                         absl::Span<const int64_t> group,
                                                         int64_t replica, Literal value) = 0;
+
+  // Point to point: `value` from replica `from` to replica `to` under
+  // `tag`. Post never waits; Take waits for the oldest value posted from
+  // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
+  // posting order). `name` (the receiving instruction) is for the errors.
+  // The defaults return Unimplemented: a transport without point to point
+  // still runs every other collective.
+  virtual absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value);
+  virtual absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+                                       int64_t tag);
 };
 
 class Rendezvous : public ReplicaExchange {
@@ -71,13 +81,10 @@ class Rendezvous : public ReplicaExchange {
                                                 absl::Span<const int64_t> group, int64_t replica,
                                                 Literal value) override;
 
-  // Point to point: `value` from replica `from` to replica `to` under
-  // `tag`. Post never waits; Take waits for the oldest value posted from
-  // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
-  // posting order). `name` (the receiving instruction) is for the errors: a
-  // Take that no Post can satisfy fails the run as a deadlock.
-  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value);
-  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to, int64_t tag);
+  // A Take that no Post can satisfy fails the run as a deadlock.
+  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) override;
+  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+                               int64_t tag) override;
 
   // Replica `replica` has finished its program (`status` is its outcome).
   // An error aborts the waiting replicas.
