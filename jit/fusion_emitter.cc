@@ -1414,7 +1414,34 @@ absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, cons
     }
     case Opcode::kCompare: {
       if (instr.attrs().comparison_type == ComparisonType::kTotalOrder) {
-        return Unsupported(instr, "total-order compare of f8/f4");
+        // The evaluator's order of the raw bits: sign-magnitude read as
+        // -magnitude - 1 for a set top bit, compared as signed integers.
+        constexpr ElementType kU8 = ElementType::kU8, kS32 = ElementType::kS32;
+        const int width = BitWidth(instr.operand(0)->shape().element_type());
+        auto key = [&](int k) -> absl::StatusOr<int> {
+          XJIT_ASSIGN_OR_RETURN(int x, EmitMaybeScalar(*instr.operand(k), index));
+          const int sign = IntValue(kU8, int64_t{1} << (width - 1));
+          const int magnitude = b_.Value(
+              KOpKind::kConvert, kS32,
+              FBinary(Opcode::kAnd, kU8, x, IntValue(kU8, (int64_t{1} << (width - 1)) - 1)));
+          const int negative = UnsignedCompare(ComparisonDirection::kNe,
+                                               FBinary(Opcode::kAnd, kU8, x, sign),
+                                               IntValue(kU8, 0));
+          const int flipped = FBinary(Opcode::kSubtract, kS32,
+                                      b_.Value(KOpKind::kFromIndex, kS32, b_.Const(-1)), magnitude);
+          return SelectValue(negative, flipped, magnitude, kS32);
+        };
+        XJIT_ASSIGN_OR_RETURN(int x, key(0));
+        XJIT_ASSIGN_OR_RETURN(int y, key(1));
+        KOp op;
+        op.kind = KOpKind::kCompare;
+        op.type = ElementType::kPred;
+        op.operand_type = kS32;
+        op.direction = instr.attrs().comparison_direction;
+        op.comparison = ComparisonType::kSigned;
+        op.a = x;
+        op.b = y;
+        return b_.Add(op);
       }
       XJIT_ASSIGN_OR_RETURN(int x, operand(0));
       XJIT_ASSIGN_OR_RETURN(int y, operand(1));

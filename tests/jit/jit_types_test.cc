@@ -255,9 +255,11 @@ TEST_P(JitTypes, ArithmeticOnEveryPair) {
             {BitsLiteral(type, x), BitsLiteral(type, y)});
     }
     for (const char* direction : {"LT", "EQ", "NE", "GE"}) {
-      Check(OneOp({t, t}, absl::StrCat("pred[", x.size(), "] compare(p0, p1), direction=",
-                                       direction)),
-            {BitsLiteral(type, x), BitsLiteral(type, y)});
+      for (const char* order : {"FLOAT", "TOTALORDER"}) {
+        Check(OneOp({t, t}, absl::StrCat("pred[", x.size(), "] compare(p0, p1), direction=",
+                                         direction, ", type=", order)),
+              {BitsLiteral(type, x), BitsLiteral(type, y)});
+      }
     }
   }
 }
