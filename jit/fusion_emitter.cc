@@ -448,6 +448,8 @@ class ElementEmitter {
   // inlined, and get-tuple-element of a tuple or of a multi-output fusion.
   absl::StatusOr<int> EmitInlined(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReducePrecision(const Instruction& instr, const Index& index);
+  // reduce-precision of `value` (program type `type`: f16, bf16, f32, f64).
+  absl::StatusOr<int> ReducePrecisionValue(const Instruction& instr, ElementType type, int value);
   // Operations that compute on f8/f4 values (anything but data movement):
   // decoded to f32, computed there, encoded back (jit/minifloat_codec.h).
   absl::StatusOr<int> EmitMiniFloat(const Instruction& instr, const Index& index);
@@ -1298,6 +1300,26 @@ absl::StatusOr<int> ElementEmitter::EmitInlined(const Instruction& instr, const 
 absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr,
                                                         const Index& index) {
   const ElementType type = instr.shape().element_type();
+  if (IsMiniFloat(type)) {
+    // As the evaluator: on the f32 value (exact), then rounded back.
+    if (instr.operand(0)->shape().element_type() != type) {
+      return Unsupported(instr, "reduce-precision attributes");
+    }
+    XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+    MiniFloatCodec codec = Codec();
+    XJIT_ASSIGN_OR_RETURN(int reduced,
+                          ReducePrecisionValue(instr, ElementType::kF32, codec.Decode(type, x)));
+    return codec.Encode(type, reduced, ElementType::kF32, /*nan_quieted=*/true);
+  }
+  if (instr.operand(0)->shape().element_type() != type) {
+    return Unsupported(instr, "reduce-precision attributes");
+  }
+  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
+  return ReducePrecisionValue(instr, type, value);
+}
+
+absl::StatusOr<int> ElementEmitter::ReducePrecisionValue(const Instruction& instr,
+                                                         ElementType type, int value) {
   ElementType bits_type;
   switch (type) {
     case ElementType::kF16: case ElementType::kBF16: bits_type = ElementType::kU16; break;
@@ -1307,14 +1329,12 @@ absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr
   }
   const int64_t exponent_bits = instr.attrs().exponent_bits;
   const int64_t mantissa_bits = instr.attrs().mantissa_bits;
-  if (exponent_bits < 1 || mantissa_bits < 0 ||
-      instr.operand(0)->shape().element_type() != type) {
+  if (exponent_bits < 1 || mantissa_bits < 0) {
     return Unsupported(instr, "reduce-precision attributes");
   }
   const int width = BitWidth(type);
   const int src_mantissa = FloatMantissaBits(type);
   const int src_exponent = FloatExponentBits(type);
-  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
   const int original = b_.Value(KOpKind::kBitcast, bits_type, value);
   int x = original;
   const ElementType u = bits_type;
@@ -1404,6 +1424,8 @@ absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, cons
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
       return ConvertMiniFloat(instr, instr.operand(0)->shape().element_type(), type, x);
     }
+    case Opcode::kReducePrecision:
+      return EmitReducePrecision(instr, index);
     case Opcode::kImag:  // Of a real mini-float: +0 in its encoding.
       return IntValue(ElementType::kU8, static_cast<int64_t>(DoubleToFloatBits(type, 0.0)));
     case Opcode::kIota: {

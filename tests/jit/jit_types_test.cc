@@ -10,7 +10,7 @@
 //   - arithmetic computed in f32 and rounded back after each operation
 //     (every pair of bit patterns for add, subtract, multiply, divide,
 //     maximum), compare, clamp, reductions with mini-float accumulators,
-//     iota, data movement;
+//     iota, data movement, reduce-precision on every pattern;
 //   - stochastic-convert from every float width to every signed width;
 //   - sub-byte integers and f4 in packed (E(n)) layouts of odd lengths;
 // with array lengths that leave vector tails. Each module must compile with
@@ -274,6 +274,10 @@ TEST_P(JitTypes, UnaryOnEveryPattern) {
     }
     Check(OneOp({t}, absl::StrCat("pred[", bits.size(), "] is-finite(p0)")),
           {BitsLiteral(type, bits)});
+    for (const char* em : {"exponent_bits=2, mantissa_bits=1", "exponent_bits=3, mantissa_bits=0",
+                           "exponent_bits=8, mantissa_bits=2", "exponent_bits=4, mantissa_bits=7"}) {
+      Check(OneOp({t}, absl::StrCat(t, " reduce-precision(p0), ", em)), {BitsLiteral(type, bits)});
+    }
   }
 }
 
