@@ -117,9 +117,9 @@ class ModuleGenerator {
     // computed in f32 and rounded back after every operation. Drawn from a
     // stream of their own, so that modules without them stay as they were.
     static const std::vector<ElementType> mini_floats = {
-        ElementType::kF8E5M2,      ElementType::kF8E4M3,      ElementType::kF8E4M3FN,
-        ElementType::kF8E3M4,      ElementType::kF8E4M3FNUZ,  ElementType::kF8E5M2FNUZ,
-        ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU, ElementType::kF4E2M1FN};
+        ElementType::kF8E5M2,        ElementType::kF8E4M3,     ElementType::kF8E4M3FN,
+        ElementType::kF8E3M4,        ElementType::kF8E4M3FNUZ, ElementType::kF8E5M2FNUZ,
+        ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU,  ElementType::kF4E2M1FN};
     const ElementType type = Pick(types);
     if (mini_rng_() % 8 == 0) return mini_floats[mini_rng_() % mini_floats.size()];
     return type;
