@@ -61,7 +61,7 @@ int PackedBits(const Shape& shape) {
   if (!shape.IsArray() || !shape.has_layout()) return 0;
   const int64_t bits = shape.layout().element_size_in_bits;
   return bits > 0 && bits < 8 && bits < 8 * ByteWidth(shape.element_type()) ? static_cast<int>(bits)
-                                                                              : 0;
+                                                                            : 0;
 }
 // A packed array whose layout is otherwise plain.
 bool IsPackedPlainLayout(const Shape& shape) {
@@ -236,8 +236,12 @@ class ProgramBuilder {
   void MapMiniFloatTypes(KOp* op) {
     if (!IsMiniFloat(op->type) && !IsMiniFloat(op->operand_type)) return;
     switch (op->kind) {
-      case KOpKind::kLoad: case KOpKind::kStore: case KOpKind::kSelect:
-      case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
+      case KOpKind::kLoad:
+      case KOpKind::kStore:
+      case KOpKind::kSelect:
+      case KOpKind::kAccInit:
+      case KOpKind::kAccRead:
+      case KOpKind::kAccWrite:
       case KOpKind::kAccResult:
         op->type = ProgramElementType(op->type);
         op->operand_type = ProgramElementType(op->operand_type);
@@ -272,8 +276,7 @@ class ElementEmitter {
       return Unsupported(leaf, absl::StrCat("unsupported shape ", leaf.shape().ToString()));
     }
     leaf_buffer_[&leaf] = static_cast<int>(spec_->program.buffers.size());
-    spec_->program.buffers.push_back(
-        {BufferType(leaf.shape()), BufferElements(leaf.shape())});
+    spec_->program.buffers.push_back({BufferType(leaf.shape()), BufferElements(leaf.shape())});
     spec_->inputs.push_back(source);
     spec_->input_elements.push_back(-1);
     return absl::OkStatus();
@@ -410,8 +413,8 @@ class ElementEmitter {
     if (IsPred(type)) return b_.Value(KOpKind::kConvert, ElementType::kPred, bits);
     if (IsUnsignedInteger(type)) return b_.Value(KOpKind::kConvert, type, bits);
     const int sign = IntValue(kU8, int64_t{1} << (width - 1));  // Sign-extends by xor, subtract.
-    const int extended = FBinary(Opcode::kSubtract, kU8, FBinary(Opcode::kXor, kU8, bits, sign),
-                                 sign);
+    const int extended =
+        FBinary(Opcode::kSubtract, kU8, FBinary(Opcode::kXor, kU8, bits, sign), sign);
     const int s8 = b_.Value(KOpKind::kBitcast, ElementType::kS8, extended);
     return type == ElementType::kS8 ? s8 : b_.Value(KOpKind::kConvert, type, s8);
   }
@@ -438,8 +441,9 @@ class ElementEmitter {
     const int byte = b_.Add(load);
     const int shift =
         b_.Value(KOpKind::kFromIndex, kU8, b_.IMul(b_.IRem(position, per_byte), b_.Const(bits)));
-    const int piece = FBinary(Opcode::kAnd, kU8, FBinary(Opcode::kShiftRightLogical, kU8, byte, shift),
-                              IntValue(kU8, (int64_t{1} << bits) - 1));
+    const int piece =
+        FBinary(Opcode::kAnd, kU8, FBinary(Opcode::kShiftRightLogical, kU8, byte, shift),
+                IntValue(kU8, (int64_t{1} << bits) - 1));
     return FromRawBits(instr.shape().element_type(), piece, bits);
   }
 
@@ -478,13 +482,15 @@ class ElementEmitter {
   // inlined, and get-tuple-element of a tuple or of a multi-output fusion.
   absl::StatusOr<int> EmitInlined(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitReducePrecision(const Instruction& instr, const Index& index);
+  // reduce-precision of `value` (program type `type`: f16, bf16, f32, f64).
+  absl::StatusOr<int> ReducePrecisionValue(const Instruction& instr, ElementType type, int value);
   // Operations that compute on f8/f4 values (anything but data movement):
   // decoded to f32, computed there, encoded back (jit/minifloat_codec.h).
   absl::StatusOr<int> EmitMiniFloat(const Instruction& instr, const Index& index);
   // `x` (program value of HLO type `from`) converted to `to` where either is
   // a mini-float.
-  absl::StatusOr<int> ConvertMiniFloat(const Instruction& instr, ElementType from,
-                                       ElementType to, int x);
+  absl::StatusOr<int> ConvertMiniFloat(const Instruction& instr, ElementType from, ElementType to,
+                                       int x);
   absl::StatusOr<int> EmitStochasticConvert(const Instruction& instr, const Index& index);
   MiniFloatCodec Codec() {
     return MiniFloatCodec([this](const KOp& op) { return b_.Add(op); });
@@ -626,12 +632,24 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   if (mini) {
     switch (opcode) {
       // Data movement: the generic code moves the raw bits.
-      case Opcode::kCopy: case Opcode::kBroadcast: case Opcode::kTranspose:
-      case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kSlice: case Opcode::kReverse:
-      case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kDynamicSlice:
-      case Opcode::kDynamicUpdateSlice: case Opcode::kSelect: case Opcode::kGather:
-      case Opcode::kMap: case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize:
-      case Opcode::kBitcastConvert: case Opcode::kReal:
+      case Opcode::kCopy:
+      case Opcode::kBroadcast:
+      case Opcode::kTranspose:
+      case Opcode::kReshape:
+      case Opcode::kBitcast:
+      case Opcode::kSlice:
+      case Opcode::kReverse:
+      case Opcode::kPad:
+      case Opcode::kConcatenate:
+      case Opcode::kDynamicSlice:
+      case Opcode::kDynamicUpdateSlice:
+      case Opcode::kSelect:
+      case Opcode::kGather:
+      case Opcode::kMap:
+      case Opcode::kGetDimensionSize:
+      case Opcode::kSetDimensionSize:
+      case Opcode::kBitcastConvert:
+      case Opcode::kReal:
         break;
       default:
         return EmitMiniFloat(instr, index);
@@ -1337,6 +1355,26 @@ absl::StatusOr<int> ElementEmitter::EmitInlined(const Instruction& instr, const 
 absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr,
                                                         const Index& index) {
   const ElementType type = instr.shape().element_type();
+  if (IsMiniFloat(type)) {
+    // As the evaluator: on the f32 value (exact), then rounded back.
+    if (instr.operand(0)->shape().element_type() != type) {
+      return Unsupported(instr, "reduce-precision attributes");
+    }
+    XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+    MiniFloatCodec codec = Codec();
+    XJIT_ASSIGN_OR_RETURN(int reduced,
+                          ReducePrecisionValue(instr, ElementType::kF32, codec.Decode(type, x)));
+    return codec.Encode(type, reduced, ElementType::kF32, /*nan_quieted=*/true);
+  }
+  if (instr.operand(0)->shape().element_type() != type) {
+    return Unsupported(instr, "reduce-precision attributes");
+  }
+  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
+  return ReducePrecisionValue(instr, type, value);
+}
+
+absl::StatusOr<int> ElementEmitter::ReducePrecisionValue(const Instruction& instr, ElementType type,
+                                                         int value) {
   ElementType bits_type;
   switch (type) {
     case ElementType::kF16: case ElementType::kBF16: bits_type = ElementType::kU16; break;
@@ -1346,14 +1384,12 @@ absl::StatusOr<int> ElementEmitter::EmitReducePrecision(const Instruction& instr
   }
   const int64_t exponent_bits = instr.attrs().exponent_bits;
   const int64_t mantissa_bits = instr.attrs().mantissa_bits;
-  if (exponent_bits < 1 || mantissa_bits < 0 ||
-      instr.operand(0)->shape().element_type() != type) {
+  if (exponent_bits < 1 || mantissa_bits < 0) {
     return Unsupported(instr, "reduce-precision attributes");
   }
   const int width = BitWidth(type);
   const int src_mantissa = FloatMantissaBits(type);
   const int src_exponent = FloatExponentBits(type);
-  XJIT_ASSIGN_OR_RETURN(int value, Emit(*instr.operand(0), index));
   const int original = b_.Value(KOpKind::kBitcast, bits_type, value);
   int x = original;
   const ElementType u = bits_type;
@@ -1443,6 +1479,8 @@ absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, cons
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
       return ConvertMiniFloat(instr, instr.operand(0)->shape().element_type(), type, x);
     }
+    case Opcode::kReducePrecision:
+      return EmitReducePrecision(instr, index);
     case Opcode::kImag:  // Of a real mini-float: +0 in its encoding.
       return IntValue(ElementType::kU8, static_cast<int64_t>(DoubleToFloatBits(type, 0.0)));
     case Opcode::kIota: {
@@ -1453,7 +1491,33 @@ absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, cons
     }
     case Opcode::kCompare: {
       if (instr.attrs().comparison_type == ComparisonType::kTotalOrder) {
-        return Unsupported(instr, "total-order compare of f8/f4");
+        // The evaluator's order of the raw bits: sign-magnitude read as
+        // -magnitude - 1 for a set top bit, compared as signed integers.
+        constexpr ElementType kU8 = ElementType::kU8, kS32 = ElementType::kS32;
+        const int width = BitWidth(instr.operand(0)->shape().element_type());
+        auto key = [&](int k) -> absl::StatusOr<int> {
+          XJIT_ASSIGN_OR_RETURN(int x, EmitMaybeScalar(*instr.operand(k), index));
+          const int sign = IntValue(kU8, int64_t{1} << (width - 1));
+          const int magnitude = b_.Value(
+              KOpKind::kConvert, kS32,
+              FBinary(Opcode::kAnd, kU8, x, IntValue(kU8, (int64_t{1} << (width - 1)) - 1)));
+          const int negative = UnsignedCompare(
+              ComparisonDirection::kNe, FBinary(Opcode::kAnd, kU8, x, sign), IntValue(kU8, 0));
+          const int flipped = FBinary(Opcode::kSubtract, kS32,
+                                      b_.Value(KOpKind::kFromIndex, kS32, b_.Const(-1)), magnitude);
+          return SelectValue(negative, flipped, magnitude, kS32);
+        };
+        XJIT_ASSIGN_OR_RETURN(int x, key(0));
+        XJIT_ASSIGN_OR_RETURN(int y, key(1));
+        KOp op;
+        op.kind = KOpKind::kCompare;
+        op.type = ElementType::kPred;
+        op.operand_type = kS32;
+        op.direction = instr.attrs().comparison_direction;
+        op.comparison = ComparisonType::kSigned;
+        op.a = x;
+        op.b = y;
+        return b_.Add(op);
       }
       XJIT_ASSIGN_OR_RETURN(int x, operand(0));
       XJIT_ASSIGN_OR_RETURN(int y, operand(1));
@@ -1520,8 +1584,10 @@ absl::StatusOr<int> ElementEmitter::EmitStochasticConvert(const Instruction& ins
                   b_.Value(KOpKind::kConvert, type, round_up));
   v = SelectValue(FCompare(ComparisonDirection::kLt, x, FConst(kF64, 0.0)),
                   FUnary(Opcode::kNegate, type, v), v, type);
-  const int64_t low = width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (width - 1));
-  const int64_t high = width >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (width - 1)) - 1;
+  const int64_t low =
+      width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (width - 1));
+  const int64_t high =
+      width >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (width - 1)) - 1;
   v = SelectValue(FCompare(ComparisonDirection::kGe, x, FConst(kF64, max)), IntValue(type, high), v,
                   type);
   v = SelectValue(FCompare(ComparisonDirection::kLe, x, FConst(kF64, min)),
@@ -1580,9 +1646,8 @@ absl::StatusOr<int> ElementEmitter::EmitBitcastConvertWidths(const Instruction& 
   auto from_bits = [&](int bits, ElementType type) {
     if (IsPred(type)) return Convert(ElementType::kPred, bits);  // The bit: 0 or 1.
     const ElementType program_type = ProgramElementType(type);
-    return b_program_type(bits) == program_type
-               ? bits
-               : b_.Value(KOpKind::kBitcast, program_type, bits);
+    return b_program_type(bits) == program_type ? bits
+                                                : b_.Value(KOpKind::kBitcast, program_type, bits);
   };
   if (in_bits > out_bits) {
     // Piece j (the last index) of element index[0..rank-1].
@@ -1896,8 +1961,7 @@ class KernelAssembler {
     }
     spec_->program.output_count = static_cast<int>(outputs.size());
     for (const OutputPlan& output : outputs) {
-      spec_->program.buffers.push_back(
-          {BufferType(output.shape), BufferElements(output.shape)});
+      spec_->program.buffers.push_back({BufferType(output.shape), BufferElements(output.shape)});
     }
     RemoveDeadOps(&spec_->program);
     return absl::OkStatus();
@@ -1935,15 +1999,15 @@ class KernelAssembler {
     const int j = LoopNest(bytes, &builder_, &spec_->program)[0];
     int byte = -1;
     for (int p = 0; p < per_byte; ++p) {
-      const int position = builder_.IAdd(builder_.IMul(j, builder_.Const(per_byte)),
-                                         builder_.Const(p));
+      const int position =
+          builder_.IAdd(builder_.IMul(j, builder_.Const(per_byte)), builder_.Const(p));
       const int clamped = builder_.IMin(position, builder_.Const(std::max<int64_t>(n - 1, 0)));
       XJIT_ASSIGN_OR_RETURN(int value,
                             emitter_.Emit(*outputs[0].value, emitter_.IndexAt(shape, clamped)));
       int piece = emitter_.ToRawBits(shape.element_type(), value, bits);
       if (p > 0) piece = emitter_.U8Binary(Opcode::kShiftLeft, piece, emitter_.U8Const(p * bits));
-      piece = emitter_.Select(builder_.ILt(position, builder_.Const(n)), piece,
-                              emitter_.U8Const(0), kU8);
+      piece = emitter_.Select(builder_.ILt(position, builder_.Const(n)), piece, emitter_.U8Const(0),
+                              kU8);
       byte = byte < 0 ? piece : emitter_.U8Binary(Opcode::kOr, byte, piece);
     }
     KOp store;

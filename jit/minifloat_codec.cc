@@ -17,15 +17,20 @@ struct Format {
   int mantissa_bits;
   int bias;
   Family family;
-  int total_bits() const { return (family == Family::kE8m0 ? 0 : 1) + exponent_bits + mantissa_bits; }
+  int total_bits() const {
+    return (family == Family::kE8m0 ? 0 : 1) + exponent_bits + mantissa_bits;
+  }
   uint64_t mantissa_mask() const { return (uint64_t{1} << mantissa_bits) - 1; }
   // The exponent field all ones, in place.
   uint64_t exponent_ones() const { return ((uint64_t{1} << exponent_bits) - 1) << mantissa_bits; }
   uint64_t max_finite() const {
     switch (family) {
-      case Family::kIeee: return (exponent_ones() - (uint64_t{1} << mantissa_bits)) | mantissa_mask();
-      case Family::kFn: return (exponent_ones() | mantissa_mask()) - 1;
-      default: return exponent_ones() | mantissa_mask();
+      case Family::kIeee:
+        return (exponent_ones() - (uint64_t{1} << mantissa_bits)) | mantissa_mask();
+      case Family::kFn:
+        return (exponent_ones() | mantissa_mask()) - 1;
+      default:
+        return exponent_ones() | mantissa_mask();
     }
   }
 };
@@ -36,12 +41,17 @@ Format FormatOf(ElementType type) {
   f.mantissa_bits = FloatMantissaBits(type);
   f.bias = 1 - std::ilogb(FloatMinNormal(type));
   switch (type) {
-    case ElementType::kF8E4M3FN: f.family = Family::kFn; break;
-    case ElementType::kF8E4M3FNUZ: case ElementType::kF8E5M2FNUZ:
+    case ElementType::kF8E4M3FN:
+      f.family = Family::kFn;
+      break;
+    case ElementType::kF8E4M3FNUZ:
+    case ElementType::kF8E5M2FNUZ:
     case ElementType::kF8E4M3B11FNUZ:
       f.family = Family::kFnuz;
       break;
-    case ElementType::kF8E8M0FNU: f.family = Family::kE8m0; break;
+    case ElementType::kF8E8M0FNU:
+      f.family = Family::kE8m0;
+      break;
     default:
       f.family = FloatHasInfinity(type) ? Family::kIeee
                  : FloatHasNan(type)    ? Family::kFn
@@ -144,17 +154,20 @@ int MiniFloatCodec::Decode(ElementType type, int bits) {
   const int t = f.total_bits();
   const int m = f.mantissa_bits;
   const uint64_t sign_bit = uint64_t{1} << (t - 1);
-  const int sign32 = BinConst(Opcode::kShiftLeft, kU, BinConst(Opcode::kAnd, kU, v, sign_bit), 32 - t);
+  const int sign32 =
+      BinConst(Opcode::kShiftLeft, kU, BinConst(Opcode::kAnd, kU, v, sign_bit), 32 - t);
   const int magnitude = BinConst(Opcode::kAnd, kU, v, sign_bit - 1);
   // The magnitude's bits in f32 position read as an f32 with bias 127;
   // scaling by 2^(127 - bias) is exact (subnormals included).
-  const int shifted = Unary(KOpKind::kBitcast, kF, kU, BinConst(Opcode::kShiftLeft, kU, magnitude, 23 - m));
-  const int scaled = Bin(Opcode::kMultiply, kF, shifted, FloatConst(kF, std::ldexp(1.0, 127 - f.bias)));
+  const int shifted =
+      Unary(KOpKind::kBitcast, kF, kU, BinConst(Opcode::kShiftLeft, kU, magnitude, 23 - m));
+  const int scaled =
+      Bin(Opcode::kMultiply, kF, shifted, FloatConst(kF, std::ldexp(1.0, 127 - f.bias)));
   int r = Bin(Opcode::kOr, kU, Unary(KOpKind::kBitcast, kU, kF, scaled), sign32);
   switch (f.family) {
     case Family::kIeee: {
-      const int mantissa = BinConst(Opcode::kShiftLeft, kU,
-                                    BinConst(Opcode::kAnd, kU, magnitude, f.mantissa_mask()), 23 - m);
+      const int mantissa = BinConst(
+          Opcode::kShiftLeft, kU, BinConst(Opcode::kAnd, kU, magnitude, f.mantissa_mask()), 23 - m);
       const int quiet = Select(kU, CmpConst(kGt, kU, magnitude, f.exponent_ones()),
                                Int(kU, 0x7FC00000), Int(kU, 0x7F800000));
       const int special = Bin(Opcode::kOr, kU, Bin(Opcode::kOr, kU, quiet, mantissa), sign32);
@@ -183,15 +196,18 @@ int MiniFloatCodec::EncodeE8m0(int value, ElementType from) {
   const int negative = CmpConst(kNe, u, BinConst(Opcode::kShiftRightLogical, u, a, width - 1), 0);
   const int magnitude = BinConst(Opcode::kAnd, u, a, (uint64_t{1} << (width - 1)) - 1);
   // The source's biased exponent rounded to nearest, ties to the even field.
-  const int odd = BinConst(Opcode::kAnd, u, BinConst(Opcode::kShiftRightLogical, u, magnitude, mw), 1);
-  const int rounded = BinConst(
-      Opcode::kShiftRightLogical, u,
-      Bin(Opcode::kAdd, u, BinConst(Opcode::kAdd, u, magnitude, (uint64_t{1} << (mw - 1)) - 1), odd),
-      mw);
+  const int odd =
+      BinConst(Opcode::kAnd, u, BinConst(Opcode::kShiftRightLogical, u, magnitude, mw), 1);
+  const int rounded =
+      BinConst(Opcode::kShiftRightLogical, u,
+               Bin(Opcode::kAdd, u,
+                   BinConst(Opcode::kAdd, u, magnitude, (uint64_t{1} << (mw - 1)) - 1), odd),
+               mw);
   int code;
   if (f64) {
     // Field 896 is 2^-127 (code 0); below it everything gives code 0.
-    code = Select(u, CmpConst(kLe, u, rounded, 896), Int(u, 0), BinConst(Opcode::kSubtract, u, rounded, 896));
+    code = Select(u, CmpConst(kLe, u, rounded, 896), Int(u, 0),
+                  BinConst(Opcode::kSubtract, u, rounded, 896));
   } else {
     // f32 subnormals: below 2^-126 only values above 1.5 * 2^-127 round up.
     const int small = Select(u, CmpConst(kGt, u, magnitude, 0x600000), Int(u, 1), Int(u, 0));
@@ -227,10 +243,12 @@ int MiniFloatCodec::Encode(ElementType type, int value, ElementType from, bool n
   const int magnitude = BinConst(Opcode::kAnd, u, a, (uint64_t{1} << (width - 1)) - 1);
   // Normal range: round the source bits to k fewer mantissa bits (ties to
   // even), then re-bias the exponent field.
-  const int odd = BinConst(Opcode::kAnd, u, BinConst(Opcode::kShiftRightLogical, u, magnitude, k), 1);
+  const int odd =
+      BinConst(Opcode::kAnd, u, BinConst(Opcode::kShiftRightLogical, u, magnitude, k), 1);
   const int rounded = BinConst(
       Opcode::kShiftRightLogical, u,
-      Bin(Opcode::kAdd, u, BinConst(Opcode::kAdd, u, magnitude, (uint64_t{1} << (k - 1)) - 1), odd), k);
+      Bin(Opcode::kAdd, u, BinConst(Opcode::kAdd, u, magnitude, (uint64_t{1} << (k - 1)) - 1), odd),
+      k);
   const int normal =
       BinConst(Opcode::kSubtract, u, rounded, static_cast<uint64_t>(bw - f.bias) << m);
   // Subnormal range: |x| + C rounds |x| to a multiple of the smallest
@@ -238,9 +256,10 @@ int MiniFloatCodec::Encode(ElementType type, int value, ElementType from, bool n
   const double c = std::ldexp(1.0, 1 - f.bias - m + mw);
   const int abs_value = Unary(KOpKind::kBitcast, from, u, magnitude);
   const int sum = Bin(Opcode::kAdd, from, abs_value, FloatConst(from, c));
-  const uint64_t c_bits = f64 ? std::bit_cast<uint64_t>(c)
-                              : std::bit_cast<uint32_t>(static_cast<float>(c));
-  const int subnormal = BinConst(Opcode::kSubtract, u, Unary(KOpKind::kBitcast, u, from, sum), c_bits);
+  const uint64_t c_bits =
+      f64 ? std::bit_cast<uint64_t>(c) : std::bit_cast<uint32_t>(static_cast<float>(c));
+  const int subnormal =
+      BinConst(Opcode::kSubtract, u, Unary(KOpKind::kBitcast, u, from, sum), c_bits);
   const uint64_t min_normal_bits = static_cast<uint64_t>(bw + 1 - f.bias) << mw;
   int mag = Select(u, CmpConst(kLt, u, magnitude, min_normal_bits), subnormal, normal);
 
@@ -265,7 +284,8 @@ int MiniFloatCodec::Encode(ElementType type, int value, ElementType from, bool n
       break;
     }
     case Family::kFn:
-      overflow_bits = nan_bits = BinConst(Opcode::kOr, u, sign_bit, f.exponent_ones() | f.mantissa_mask());
+      overflow_bits = nan_bits =
+          BinConst(Opcode::kOr, u, sign_bit, f.exponent_ones() | f.mantissa_mask());
       break;
     case Family::kFnuz:
       overflow_bits = nan_bits = Int(u, 0x80);

@@ -32,9 +32,9 @@ add {
 less {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  a8 = f8e5m2[] convert(a)
-  r8 = f8e5m2[] reduce-precision(a8), exponent_bits=5, mantissa_bits=1
-  ra = f32[] convert(r8)
+  ai = s64[] convert(a)
+  a8 = f8e8m0fnu[] convert(ai)
+  ra = f32[] convert(a8)
   ROOT lt = pred[] compare(ra, b), direction=LT
 }
 ENTRY e {
@@ -72,8 +72,8 @@ TEST(JitDriver, MixedKernelsInterpretedStepsAndTuples) {
       options.report = &report;
       EXPECT_TRUE(MatchesEvaluator(**module, options));
       // multiply and reduce are kernels (one fusion each with the passes);
-      // sort is interpreted (its comparator's reduce-precision of an f8
-      // type has no kernel).
+      // sort is interpreted (its comparator's s64 -> f8e8m0fnu convert has
+      // no kernel: docs/types.md).
       EXPECT_EQ(report.kernels.size(), 2u);
       ASSERT_EQ(report.interpreted_steps.size(), 1u);
       EXPECT_TRUE(absl::StartsWith(report.interpreted_steps[0], "sorted (sort)"))

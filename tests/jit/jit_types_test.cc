@@ -10,14 +10,13 @@
 //   - arithmetic computed in f32 and rounded back after each operation
 //     (every pair of bit patterns for add, subtract, multiply, divide,
 //     maximum), compare, clamp, reductions with mini-float accumulators,
-//     iota, data movement;
+//     iota, data movement, reduce-precision on every pattern;
 //   - stochastic-convert from every float width to every signed width;
 //   - sub-byte integers and f4 in packed (E(n)) layouts of odd lengths;
 // with array lengths that leave vector tails. Each module must compile with
 // no interpreted step.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -35,9 +34,9 @@ namespace xjit::jit::testing {
 namespace {
 
 constexpr ElementType kMiniFloats[] = {
-    ElementType::kF8E5M2,      ElementType::kF8E4M3,      ElementType::kF8E4M3FN,
-    ElementType::kF8E3M4,      ElementType::kF8E4M3FNUZ,  ElementType::kF8E5M2FNUZ,
-    ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU, ElementType::kF4E2M1FN,
+    ElementType::kF8E5M2,        ElementType::kF8E4M3,     ElementType::kF8E4M3FN,
+    ElementType::kF8E3M4,        ElementType::kF8E4M3FNUZ, ElementType::kF8E5M2FNUZ,
+    ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU,  ElementType::kF4E2M1FN,
 };
 
 std::string Name(ElementType type) { return std::string(ElementTypeName(type)); }
@@ -161,9 +160,9 @@ TEST_P(JitTypes, DecodeEveryBitPattern) {
     const std::vector<uint64_t> bits = AllPatterns(type);
     const std::string n = absl::StrCat(bits.size());
     for (const char* to : {"f32", "f64", "f16", "bf16", "s32", "u8", "s64", "pred"}) {
-      Check(OneOp({absl::StrCat(Name(type), "[", n, "]")},
-                  absl::StrCat(to, "[", n, "] convert(p0)")),
-            {BitsLiteral(type, bits)});
+      Check(
+          OneOp({absl::StrCat(Name(type), "[", n, "]")}, absl::StrCat(to, "[", n, "] convert(p0)")),
+          {BitsLiteral(type, bits)});
     }
   }
 }
@@ -199,13 +198,14 @@ TEST_P(JitTypes, EncodeAtEveryRoundingBoundary) {
 
 TEST_P(JitTypes, EncodeFromNarrowFloatsAndIntegers) {
   for (ElementType type : kMiniFloats) {
-    for (const char* from : {"f16", "bf16", "s8", "u16", "s32", "u32", "s64", "u64", "pred",
-                             "s4", "u2"}) {
-      if (type == ElementType::kF8E8M0FNU && (std::string(from) == "s64" ||
-                                             std::string(from) == "u64")) {
+    for (const char* from :
+         {"f16", "bf16", "s8", "u16", "s32", "u32", "s64", "u64", "pred", "s4", "u2"}) {
+      if (type == ElementType::kF8E8M0FNU &&
+          (std::string(from) == "s64" || std::string(from) == "u64")) {
         continue;  // Refused (two roundings): see EightBitIntegersToE8m0Fallback.
       }
-      CheckRandom(OneOp({absl::StrCat(from, "[131]")}, absl::StrCat(Name(type), "[131] convert(p0)")));
+      CheckRandom(
+          OneOp({absl::StrCat(from, "[131]")}, absl::StrCat(Name(type), "[131] convert(p0)")));
     }
     // Every f16 bit pattern.
     std::vector<uint64_t> halves;
@@ -255,9 +255,11 @@ TEST_P(JitTypes, ArithmeticOnEveryPair) {
             {BitsLiteral(type, x), BitsLiteral(type, y)});
     }
     for (const char* direction : {"LT", "EQ", "NE", "GE"}) {
-      Check(OneOp({t, t}, absl::StrCat("pred[", x.size(), "] compare(p0, p1), direction=",
-                                       direction)),
-            {BitsLiteral(type, x), BitsLiteral(type, y)});
+      for (const char* order : {"FLOAT", "TOTALORDER"}) {
+        Check(OneOp({t, t}, absl::StrCat("pred[", x.size(), "] compare(p0, p1), direction=",
+                                         direction, ", type=", order)),
+              {BitsLiteral(type, x), BitsLiteral(type, y)});
+      }
     }
   }
 }
@@ -266,12 +268,17 @@ TEST_P(JitTypes, UnaryOnEveryPattern) {
   for (ElementType type : kMiniFloats) {
     const std::vector<uint64_t> bits = AllPatterns(type);
     const std::string t = absl::StrCat(Name(type), "[", bits.size(), "]");
-    for (const char* op : {"negate", "abs", "sqrt", "floor", "ceil", "round-nearest-even",
-                           "sign"}) {
+    for (const char* op :
+         {"negate", "abs", "sqrt", "floor", "ceil", "round-nearest-even", "sign"}) {
       Check(OneOp({t}, absl::StrCat(t, " ", op, "(p0)")), {BitsLiteral(type, bits)});
     }
     Check(OneOp({t}, absl::StrCat("pred[", bits.size(), "] is-finite(p0)")),
           {BitsLiteral(type, bits)});
+    for (const char* em :
+         {"exponent_bits=2, mantissa_bits=1", "exponent_bits=3, mantissa_bits=0",
+          "exponent_bits=8, mantissa_bits=2", "exponent_bits=4, mantissa_bits=7"}) {
+      Check(OneOp({t}, absl::StrCat(t, " reduce-precision(p0), ", em)), {BitsLiteral(type, bits)});
+    }
   }
 }
 
@@ -279,14 +286,12 @@ TEST_P(JitTypes, FusedChainsReductionsAndDataMovement) {
   for (ElementType type : kMiniFloats) {
     const std::string n = Name(type);
     // A chain fused into one kernel: every step rounds to the type.
-    CheckRandom(ModuleText({absl::StrCat(n, "[67]"), absl::StrCat(n, "[67]"), "f32[67]"},
-                           {absl::StrCat("a = ", n, "[67] multiply(p0, p1)"),
-                            absl::StrCat("c = ", n, "[67] convert(p2)"),
-                            absl::StrCat("s = ", n, "[67] add(a, c)"),
-                            absl::StrCat("l = ", n, "[] constant(0)"),
-                            absl::StrCat("h = ", n, "[] constant(1)"),
-                            absl::StrCat("k = ", n, "[67] clamp(l, s, h)"),
-                            "r = f32[67] convert(k)"}));
+    CheckRandom(ModuleText(
+        {absl::StrCat(n, "[67]"), absl::StrCat(n, "[67]"), "f32[67]"},
+        {absl::StrCat("a = ", n, "[67] multiply(p0, p1)"),
+         absl::StrCat("c = ", n, "[67] convert(p2)"), absl::StrCat("s = ", n, "[67] add(a, c)"),
+         absl::StrCat("l = ", n, "[] constant(0)"), absl::StrCat("h = ", n, "[] constant(1)"),
+         absl::StrCat("k = ", n, "[67] clamp(l, s, h)"), "r = f32[67] convert(k)"}));
     // A reduction with a mini-float accumulator.
     CheckRandom(absl::StrCat("HloModule m\nadd {\n  a = ", n, "[] parameter(0)\n  b = ", n,
                              "[] parameter(1)\n  ROOT s = ", n,
@@ -312,9 +317,13 @@ TEST_P(JitTypes, FusedChainsReductionsAndDataMovement) {
 
 TEST_P(JitTypes, StochasticConvert) {
   // The random bits are as wide as the operand (the verifier's rule).
-  for (const auto& [from, random] : std::vector<std::pair<std::string, std::string>>{
-           {"f32", "u32"}, {"f64", "u64"}, {"f16", "u16"}, {"bf16", "u16"},
-           {"f8e4m3fn", "u8"}, {"f8e5m2", "u8"}}) {
+  for (const auto& [from, random] :
+       std::vector<std::pair<std::string, std::string>>{{"f32", "u32"},
+                                                        {"f64", "u64"},
+                                                        {"f16", "u16"},
+                                                        {"bf16", "u16"},
+                                                        {"f8e4m3fn", "u8"},
+                                                        {"f8e5m2", "u8"}}) {
     for (const char* to : {"s8", "s16", "s32", "s64"}) {
       CheckRandom(OneOp({absl::StrCat(from, "[131]"), absl::StrCat(random, "[131]")},
                         absl::StrCat(to, "[131] stochastic-convert(p0, p1)")));
@@ -331,9 +340,14 @@ TEST_P(JitTypes, StochasticConvert) {
 }
 
 TEST_P(JitTypes, PackedSubByteArrays) {
-  for (const auto& [type, bits] : std::vector<std::pair<std::string, int>>{
-           {"s4", 4}, {"u4", 4}, {"s2", 2}, {"u2", 2}, {"s1", 1}, {"u1", 1}, {"f4e2m1fn", 4},
-           {"s4", 8}}) {
+  for (const auto& [type, bits] : std::vector<std::pair<std::string, int>>{{"s4", 4},
+                                                                           {"u4", 4},
+                                                                           {"s2", 2},
+                                                                           {"u2", 2},
+                                                                           {"s1", 1},
+                                                                           {"u1", 1},
+                                                                           {"f4e2m1fn", 4},
+                                                                           {"s4", 8}}) {
     for (int64_t n : {1, 3, 7, 13, 33, 69}) {
       const std::string packed = absl::StrCat(type, "[", n, "]{0:E(", bits, ")}");
       const std::string plain = absl::StrCat(type, "[", n, "]{0}");
