@@ -64,8 +64,8 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
       "isa=", IsaName(isa), " threads=", options.threads, " asm=", options.collect_asm,
       " passes=", options.run_passes, " disabled=", absl::StrJoin(options.disabled_passes, ","),
       " only=", absl::StrJoin(options.only_passes, ","), " interpret=", options.interpret_only,
-      " math=", static_cast<int>(options.math), " row_groups=", options.row_groups, " row_fusion=", options.row_fusion,
-      " max_while=", options.max_while_iterations, "\n");
+      " math=", static_cast<int>(options.math), " row_groups=", options.row_groups,
+      " row_fusion=", options.row_fusion, " max_while=", options.max_while_iterations, "\n");
   AppendStructuralKey(module, &key);
   return key;
 }

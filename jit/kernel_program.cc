@@ -286,7 +286,7 @@ ProgramPhases ComputePhases(const KernelProgram& program) {
       for (int operand : {op.a, op.b, op.c}) {
         if (operand < 0) continue;
         value = std::max(value, sections[operand] == KSection::kBody ? phases.pass[operand]
-                                                                      : phases.stage[operand]);
+                                                                     : phases.stage[operand]);
         reads[i] |= reads[operand];
       }
       if (sections[i] != KSection::kBody) {

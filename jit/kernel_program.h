@@ -220,8 +220,8 @@ std::vector<KSection> OpSections(const KernelProgram& program);
 //     program without such dependencies, which runs as before).
 struct ProgramPhases {
   int count = 1;
-  std::vector<int> pass;   // Body operations: their pass; others -1.
-  std::vector<int> stage;  // kPre/kPost operations: their stage; body -1.
+  std::vector<int> pass;       // Body operations: their pass; others -1.
+  std::vector<int> stage;      // kPre/kPost operations: their stage; body -1.
   std::vector<int> slot_pass;  // By accumulator slot (-1: no such slot).
   // Whether operation `id` runs in pass `p`: a body operation that an
   // accumulator write of a slot of pass p or a body store of pass p needs.

@@ -16,10 +16,9 @@
 //   - BM_ConvDirectThreads: the direct kernel planned for 1 and for 2
 //     threads, in wall time (the 2-thread scaling is the ratio of a layer's
 //     two rows).
-// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1), oneDNN
-// (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the
-// `flops` rate counter, over CPU time (the machine is shared; compare only
-// rows of one run).
+// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
+// oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the `flops` rate
+// counter, over CPU time (the machine is shared; compare only rows of one run).
 #include <cstring>
 #include <string>
 #include <random>

@@ -156,8 +156,8 @@ const TileFn* Tiles(int vectors) {
 
 // Copies rows [first, last) of image b of the input into the zero-bordered
 // dense buffer [padded 0][padded 1][features] of one image.
-void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b,
-                              int64_t first, int64_t last, float* buffer) {
+void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b, int64_t first,
+             int64_t last, float* buffer) {
   const DirectConvolutionProblem& p = plan.problem;
   const DirectSpatial& s0 = p.spatial[0];
   const DirectSpatial& s1 = p.spatial[1];

@@ -67,7 +67,7 @@ struct DirectConvolutionPlan {
   // The kernel column and feature loops merge into one run (unit window
   // dilation and both the input and the kernel contiguous over them).
   bool merge_columns = false;
-  int threads = 1;                // chunks run in parallel (see above)
+  int threads = 1;                 // chunks run in parallel (see above)
   int64_t scratch_per_thread = 0;  // one padded image (0 without padded_copy)
   int64_t scratch_bytes = 0;       // scratch_per_thread * threads
 

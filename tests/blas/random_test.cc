@@ -260,8 +260,8 @@ TEST(BlasRandomTest, DirectConvolution) {
   }
   SetBlasThreads(1);
   UsePortableDirectConvolutionForTesting(false);
-  std::printf("150 random channels-minor convolutions, %d with a direct plan (%s tiles)\n",
-              direct, native ? "AVX-512F" : "portable");
+  std::printf("150 random channels-minor convolutions, %d with a direct plan (%s tiles)\n", direct,
+              native ? "AVX-512F" : "portable");
   EXPECT_EQ(direct, 150);
 }
 
