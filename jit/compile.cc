@@ -647,9 +647,9 @@ class ExecutableBuilder {
       call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
           BlasCall<runtime::blas::DotPlan>{std::move(plan), std::max(options_.threads, 1)});
     } else {
-      XJIT_ASSIGN_OR_RETURN(runtime::blas::ConvolutionPlan plan,
-                            runtime::blas::PlanConvolution(instruction,
-                                                           std::max(options_.threads, 1)));
+      XJIT_ASSIGN_OR_RETURN(
+          runtime::blas::ConvolutionPlan plan,
+          runtime::blas::PlanConvolution(instruction, std::max(options_.threads, 1)));
       call.routine = "convolution";
       call.function = &RunConvolutionCall;
       call.scratch_bytes = plan.scratch_bytes;

@@ -554,8 +554,7 @@ class ElementEmitter {
   std::function<absl::StatusOr<int>(const Instruction&, const Index&)> reduce_hook_;
 
  public:
-  void set_reduce_hook(
-      std::function<absl::StatusOr<int>(const Instruction&, const Index&)> hook) {
+  void set_reduce_hook(std::function<absl::StatusOr<int>(const Instruction&, const Index&)> hook) {
     reduce_hook_ = std::move(hook);
   }
 };
@@ -2564,36 +2563,35 @@ class KernelAssembler {
     };
     std::vector<int64_t> first_dims = first.attrs().dimensions;
     std::sort(first_dims.begin(), first_dims.end());
-    emitter_.set_reduce_hook(
-        [&](const Instruction& r, const Index& at) -> absl::StatusOr<int> {
-          XJIT_RETURN_IF_ERROR(CheckReduce(r));
-          if (r.operand_count() != 2 || r.shape().IsTuple()) {
-            return Unsupported(r, "a variadic reduce read back by a row fusion");
-          }
-          std::vector<int64_t> dims = r.attrs().dimensions;
-          std::sort(dims.begin(), dims.end());
-          if (r.operand(0)->shape().dimensions() != input.dimensions() || dims != first_dims ||
-              static_cast<int64_t>(at.size()) != rank - static_cast<int64_t>(dims.size())) {
-            return Unsupported(r, "reduces over different iteration spaces in one row fusion");
-          }
-          for (int v : at) {
-            if (moves(v)) return Unsupported(r, "a reduce read along its reduced dimensions");
-          }
-          Index row_index(rank, -1);
-          size_t k = 0;
-          for (int64_t d = 0; d < rank; ++d) row_index[d] = reduced[d] ? in_index[d] : at[k++];
-          XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*r.operand(1), {}));
-          if (moves(init) || OpSections(spec_->program)[init] != KSection::kPre) {
-            return Unsupported(r, "a reduce whose init is computed from a reduction");
-          }
-          auto values = [&]() -> absl::StatusOr<std::vector<int>> {
-            XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*r.operand(0), row_index));
-            return std::vector<int>{x};
-          };
-          XJIT_ASSIGN_OR_RETURN(std::vector<int> results,
-                                Fold(r, {init}, reduced_count, &slot, values));
-          return results[0];
-        });
+    emitter_.set_reduce_hook([&](const Instruction& r, const Index& at) -> absl::StatusOr<int> {
+      XJIT_RETURN_IF_ERROR(CheckReduce(r));
+      if (r.operand_count() != 2 || r.shape().IsTuple()) {
+        return Unsupported(r, "a variadic reduce read back by a row fusion");
+      }
+      std::vector<int64_t> dims = r.attrs().dimensions;
+      std::sort(dims.begin(), dims.end());
+      if (r.operand(0)->shape().dimensions() != input.dimensions() || dims != first_dims ||
+          static_cast<int64_t>(at.size()) != rank - static_cast<int64_t>(dims.size())) {
+        return Unsupported(r, "reduces over different iteration spaces in one row fusion");
+      }
+      for (int v : at) {
+        if (moves(v)) return Unsupported(r, "a reduce read along its reduced dimensions");
+      }
+      Index row_index(rank, -1);
+      size_t k = 0;
+      for (int64_t d = 0; d < rank; ++d) row_index[d] = reduced[d] ? in_index[d] : at[k++];
+      XJIT_ASSIGN_OR_RETURN(int init, emitter_.Emit(*r.operand(1), {}));
+      if (moves(init) || OpSections(spec_->program)[init] != KSection::kPre) {
+        return Unsupported(r, "a reduce whose init is computed from a reduction");
+      }
+      auto values = [&]() -> absl::StatusOr<std::vector<int>> {
+        XJIT_ASSIGN_OR_RETURN(int x, emitter_.Emit(*r.operand(0), row_index));
+        return std::vector<int>{x};
+      };
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> results,
+                            Fold(r, {init}, reduced_count, &slot, values));
+      return results[0];
+    });
     absl::Status status = EmitReduceOutputs(outputs, input, reduces, reduced_count, in_index,
                                             out_index, &slot, &result_of);
     emitter_.set_reduce_hook(nullptr);
@@ -2602,8 +2600,8 @@ class KernelAssembler {
 
   absl::Status EmitReduceOutputs(
       const std::vector<OutputPlan>& outputs, const Shape& input,
-      const std::vector<const Instruction*>& reduces, int64_t reduced_count,
-      const Index& in_index, const Index& out_index, int* slot_counter,
+      const std::vector<const Instruction*>& reduces, int64_t reduced_count, const Index& in_index,
+      const Index& out_index, int* slot_counter,
       absl::flat_hash_map<std::pair<const Instruction*, int>, int>* result_map) {
     int& slot = *slot_counter;
     auto& result_of = *result_map;

@@ -286,7 +286,7 @@ ProgramPhases ComputePhases(const KernelProgram& program) {
       for (int operand : {op.a, op.b, op.c}) {
         if (operand < 0) continue;
         value = std::max(value, sections[operand] == KSection::kBody ? phases.pass[operand]
-                                                                      : phases.stage[operand]);
+                                                                     : phases.stage[operand]);
         reads[i] |= reads[operand];
       }
       if (sections[i] != KSection::kBody) {
@@ -322,7 +322,8 @@ ProgramPhases ComputePhases(const KernelProgram& program) {
   return phases;
 }
 
-std::vector<bool> ProgramPhases::InPass(const KernelProgram& program, int p) const {
+std::vector<bool> ProgramPhases::InPass(const KernelProgram& program, int p,
+                                        const std::vector<int>* carried_from) const {
   const size_t n = program.ops.size();
   std::vector<bool> in(n, false);
   for (size_t i = n; i-- > 0;) {
@@ -330,6 +331,7 @@ std::vector<bool> ProgramPhases::InPass(const KernelProgram& program, int p) con
     const bool root = pass[i] == p && (op.kind == KOpKind::kAccWrite || op.kind == KOpKind::kStore);
     if (!root && !in[i]) continue;
     in[i] = true;
+    if (carried_from != nullptr && (*carried_from)[i] >= 0 && (*carried_from)[i] < p) continue;
     for (int operand : {op.a, op.b, op.c}) {
       if (operand >= 0 && pass[operand] >= 0) in[operand] = true;
     }

@@ -220,12 +220,16 @@ std::vector<KSection> OpSections(const KernelProgram& program);
 //     program without such dependencies, which runs as before).
 struct ProgramPhases {
   int count = 1;
-  std::vector<int> pass;   // Body operations: their pass; others -1.
-  std::vector<int> stage;  // kPre/kPost operations: their stage; body -1.
+  std::vector<int> pass;       // Body operations: their pass; others -1.
+  std::vector<int> stage;      // kPre/kPost operations: their stage; body -1.
   std::vector<int> slot_pass;  // By accumulator slot (-1: no such slot).
   // Whether operation `id` runs in pass `p`: a body operation that an
   // accumulator write of a slot of pass p or a body store of pass p needs.
-  std::vector<bool> InPass(const KernelProgram& program, int p) const;
+  // `carried_from` (optional, by op): a body value computed in pass c >= 0
+  // and kept for later passes (a target's choice); in passes after c it is
+  // read back, so the walk stops there (it runs, its operands need not).
+  std::vector<bool> InPass(const KernelProgram& program, int p,
+                           const std::vector<int>* carried_from = nullptr) const;
 };
 ProgramPhases ComputePhases(const KernelProgram& program);
 

@@ -1039,16 +1039,15 @@ class Fuser {
       if (row->reduced.empty()) row->reduced = reduced;
       return reduced == row->reduced;
     }
-    if (producer.opcode() != Opcode::kFusion ||
-        producer.attrs().fusion_kind != FusionKind::kLoop || producer.shape().IsTuple()) {
+    if (producer.opcode() != Opcode::kFusion || producer.attrs().fusion_kind != FusionKind::kLoop ||
+        producer.shape().IsTuple()) {
       return false;
     }
     for (const Instruction* operand : producer.operands()) {
       if (operand->users().size() != 1) continue;
       RowShape probe = *row;
       if (!RowValue(*operand, &probe, depth + 1)) continue;
-      if (!producer.shape().IsArray() ||
-          producer.shape().element_count() != RowCount(probe)) {
+      if (!producer.shape().IsArray() || producer.shape().element_count() != RowCount(probe)) {
         continue;
       }
       *row = probe;
@@ -1064,8 +1063,7 @@ class Fuser {
   // broadcast them into D at positions that are not reduced (of size > 1):
   // the index the row program reads them at then never moves along R, so
   // they are computed once per row (fusion_emitter.h checks the same).
-  static bool ReadPerRow(const Instruction& value, const RowShape& row, int64_t rows,
-                         int depth) {
+  static bool ReadPerRow(const Instruction& value, const RowShape& row, int64_t rows, int depth) {
     if (depth > 64 || value.users().empty()) return false;
     for (const Instruction* user : value.users()) {
       if (!user->shape().IsArray()) return false;
@@ -1107,8 +1105,7 @@ class Fuser {
       if (user->opcode() == Opcode::kReduce) {
         std::vector<int64_t> reduced = user->attrs().dimensions;
         std::sort(reduced.begin(), reduced.end());
-        if (user->operand_count() != 2 || user->operand(0) != &value ||
-            reduced != row.reduced) {
+        if (user->operand_count() != 2 || user->operand(0) != &value || reduced != row.reduced) {
           return false;
         }
         continue;
@@ -1125,9 +1122,9 @@ class Fuser {
   // rows of data (exp(x - max), read by the row sum and by the quotient):
   // a kLoop or row fusion used by the consumer alone, read at the element's
   // own index; at least one of the two has reduces (else rule 2 decided).
-  // The row program recomputes it in each pass that reads it, from cache.
-  bool RowData(const Instruction& producer, const Instruction& consumer,
-               RowShape* row) const {
+  // The row program recomputes it in each pass that reads it, from cache, or
+  // carries it from the first (x86-64 PlanCarries) when it is expensive.
+  bool RowData(const Instruction& producer, const Instruction& consumer, RowShape* row) const {
     if (producer.opcode() != Opcode::kFusion || !IsPlainPure(producer) || IsRoot(&producer) ||
         producer.shape().IsTuple() || DimsOf(producer.shape()) != row->dims) {
       return false;

@@ -18,10 +18,9 @@
 //   - BM_ConvDirectThreads: the direct kernel planned for 1 and for 2
 //     threads, in wall time (the 2-thread scaling is the ratio of a layer's
 //     two rows).
-// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1), oneDNN
-// (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the
-// `flops` rate counter, over CPU time (the machine is shared; compare only
-// rows of one run).
+// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
+// oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the `flops` rate
+// counter, over CPU time (the machine is shared; compare only rows of one run).
 #include <cstring>
 #include <string>
 #include <random>
@@ -170,11 +169,11 @@ const Layer kLayers[] = {
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
 };
 
-// range(2) != 0 drops the direct kernel from the plan; range(3), when
-// given, is the thread count the plan is made for (the direct kernel splits
+// range(2) != 0 drops the direct kernel from the plan; range(3) is the
+// thread count the plan is made for (the direct kernel splits
 // its work over that many threads of the shared pool; BLAS gets as many).
 void BM_ConvRunConvolution(benchmark::State& state) {
-  const int threads = state.range_size() > 3 ? static_cast<int>(state.range(3)) : 1;
+  const int threads = static_cast<int>(state.range(3));
   SetBlasThreads(threads);
   const Layer& l = kLayers[state.range(0)];
   const int64_t batch = state.range(1);
@@ -269,7 +268,7 @@ void ConvArgs(benchmark::internal::Benchmark* b) {
 
 void RunConvolutionArgs(benchmark::internal::Benchmark* b, int64_t gemm) {
   for (int64_t batch : {1, 8}) {
-    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, gemm});
+    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, gemm, 1});
   }
 }
 

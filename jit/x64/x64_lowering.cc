@@ -30,6 +30,9 @@ constexpr int kHoistBudgetAvx = 10;
 constexpr int kHoistBudgetSse = 8;
 // Of 32 vector registers (AVX-512).
 constexpr int kHoistBudgetAvx512 = 20;
+// Row programs: at most this many bytes of row scratch for carried values
+// (PlanCarries), so that they stay in L1 with the row.
+constexpr int64_t kMaxCarryBytes = int64_t{48} << 10;
 
 }  // namespace
 
@@ -318,6 +321,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   *lanes = lanes_;
   PlanVectorLoop();
   PlanMasks();
+  PlanCarries();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -700,6 +704,11 @@ absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection s
     if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
     if (section == KSection::kBody && !in_pass_[id]) continue;
     if (section == KSection::kPost && phases_.stage[id] != pass_ + 1) continue;
+    if (section == KSection::kBody && !carry_pass_.empty() && carry_pass_[id] >= 0 &&
+        carry_pass_[id] != pass_) {
+      XJIT_RETURN_IF_ERROR(EmitCarry(static_cast<int>(id), mode, /*store=*/false));
+      continue;
+    }
     if (copies_ > 1 && !per_copy_[id]) {
       if (current_copy_ != 0) continue;
       XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
@@ -707,7 +716,109 @@ absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection s
       continue;
     }
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
+    if (section == KSection::kBody && !carry_pass_.empty() && carry_pass_[id] == pass_) {
+      XJIT_RETURN_IF_ERROR(EmitCarry(static_cast<int>(id), mode, /*store=*/true));
+    }
   }
+  return absl::OkStatus();
+}
+
+void KernelLowering::PlanCarries() {
+  carry_pass_.clear();
+  const size_t n = program_.ops.size();
+  if (phases_.count < 2 || strategy_ != Strategy::kRow || program_.reduction_loops != 1) return;
+  const int64_t extent = program_.loop_extents.back();
+  const std::vector<KSection>& sections = sections_;
+  std::vector<int> carried(n, -1);
+  std::vector<int> computed_in(n, -1);  // The first pass computing each op.
+  carry_offset_.assign(n, 0);
+  int64_t bytes = 0;
+  for (int p = 0; p < phases_.count; ++p) {
+    std::vector<bool> in = phases_.InPass(program_, p, &carried);
+    if (p > 0) {
+      // Values earlier passes computed that an operation new in this pass
+      // reads: carry those whose own computation is worth a store and a
+      // load (four or more value operations not carried themselves).
+      std::vector<bool> frontier(n, false);
+      for (size_t u = 0; u < n; ++u) {
+        if (!in[u] || computed_in[u] >= 0) continue;
+        const KOp& op = program_.ops[u];
+        for (int v : {op.a, op.b, op.c}) {
+          if (v >= 0 && in[v] && computed_in[v] >= 0 && sections[v] == KSection::kBody &&
+              carried[v] < 0) {
+            frontier[v] = true;
+          }
+        }
+      }
+      bool added = false;
+      for (size_t v = 0; v < n; ++v) {
+        if (!frontier[v]) continue;
+        const KOp& op = program_.ops[v];
+        if (IsIndexOp(op.kind) || (op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
+            op.kind == KOpKind::kLoad || op.kind == KOpKind::kConst ||
+            op.kind == KOpKind::kAccRead) {
+          continue;
+        }
+        // The value operations v's computation needs in its pass.
+        std::vector<bool> need(n, false);
+        need[v] = true;
+        int cost = 0;
+        for (size_t i = v + 1; i-- > 0;) {
+          if (!need[i]) continue;
+          if (!IsIndexOp(program_.ops[i].kind)) ++cost;
+          if (i != v && carried[i] >= 0) continue;
+          for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
+            if (o >= 0 && sections[o] == KSection::kBody) need[o] = true;
+          }
+        }
+        const int64_t width = op.type == ElementType::kF64 ? 8 : 4;
+        if (cost < 4 || bytes + extent * width > kMaxCarryBytes) continue;
+        carried[v] = computed_in[v];
+        carry_offset_[v] = bytes;
+        bytes += (extent * width + 63) / 64 * 64;
+        added = true;
+      }
+      if (added) in = phases_.InPass(program_, p, &carried);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (in[i] && computed_in[i] < 0) computed_in[i] = p;
+    }
+  }
+  if (bytes == 0) return;
+  carry_pass_ = std::move(carried);
+  x86::Mem scratch = cc_.newStack(static_cast<uint32_t>(bytes), 64);
+  carry_base_ = cc_.newIntPtr("carry");
+  cc_.lea(carry_base_, scratch);
+}
+
+absl::Status KernelLowering::EmitCarry(int id, Mode mode, bool store) {
+  const KOp& op = program_.ops[id];
+  const bool f64 = op.type == ElementType::kF64;
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  x86::Mem at = x86::ptr(carry_base_, loop_vars_[inner], f64 ? 3 : 2,
+                         static_cast<int32_t>(carry_offset_[id]));
+  mode_ = mode;
+  if (store) {
+    const x86::Vec v = vals_[id].vec;
+    if (!vals_[id].in_vec) return absl::InternalError("carried value not in a vector register");
+    if (mode == Mode::kVector) {
+      features_.avx2 ? cc_.vmovups(at, v) : cc_.movups(at, v.xmm());
+    } else if (f64) {
+      features_.avx2 ? cc_.vmovsd(at, v.xmm()) : cc_.movsd(at, v.xmm());
+    } else {
+      features_.avx2 ? cc_.vmovss(at, v.xmm()) : cc_.movss(at, v.xmm());
+    }
+    return absl::OkStatus();
+  }
+  x86::Vec v = NewVec();
+  if (mode == Mode::kVector) {
+    features_.avx2 ? cc_.vmovups(v, at) : cc_.movups(v.xmm(), at);
+  } else if (f64) {
+    features_.avx2 ? cc_.vmovsd(v.xmm(), at) : cc_.movsd(v.xmm(), at);
+  } else {
+    features_.avx2 ? cc_.vmovss(v.xmm(), at) : cc_.movss(v.xmm(), at);
+  }
+  SetVec(id, v);
   return absl::OkStatus();
 }
 
@@ -805,7 +916,9 @@ absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   const int level = program_.output_loops() - 1;
   XJIT_RETURN_IF_ERROR(ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPre); }));
   for (pass_ = 0; pass_ < phases_.count; ++pass_) {
-    if (phases_.count > 1) in_pass_ = phases_.InPass(program_, pass_);
+    if (phases_.count > 1) {
+      in_pass_ = phases_.InPass(program_, pass_, carry_pass_.empty() ? nullptr : &carry_pass_);
+    }
     XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1, mode));
     XJIT_RETURN_IF_ERROR(
         ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPost); }));

@@ -89,7 +89,12 @@
 // operations and accumulator writes of that pass) followed by the kPost
 // operations of the next stage. They use the row strategy (every pass's
 // body vectorised along the innermost reduction loop, body stores as vector
-// stores) or scalar code, never the column strategy.
+// stores) or scalar code, never the column strategy. With the row strategy
+// and one reduction loop, an expensive value that a later pass needs again
+// (softmax's exp(x - max), read by the sum and by the quotient) is carried:
+// stored into a row-sized stack scratch (in L1) in the pass that first
+// computes it and loaded there by the later passes (PlanCarries), instead of
+// being computed again. The same bits either way.
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
@@ -353,6 +358,14 @@ class KernelLowering {
   ProgramPhases phases_;
   int pass_ = 0;
   std::vector<bool> in_pass_;
+  // Carried values (PlanCarries): by op, the pass that computes and stores
+  // it into the row scratch (-1: recomputed where needed), and its byte
+  // offset there; the scratch's address.
+  std::vector<int> carry_pass_;
+  std::vector<int64_t> carry_offset_;
+  asmjit::x86::Gp carry_base_;
+  void PlanCarries();
+  absl::Status EmitCarry(int id, Mode mode, bool store);
   // Accumulator registers by slot (the representation of the current mode).
   absl::flat_hash_map<int64_t, Val> accs_;
   Strategy strategy_ = Strategy::kNone;

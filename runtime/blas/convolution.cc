@@ -181,10 +181,12 @@ std::vector<ConvDim> SortedBy(std::vector<ConvDim> dims, int64_t ConvDim::*strid
 // The direct kernel's plan for a convolution, when it covers it (see
 // direct_convolution.h): f32, no groups, 1 or 2 spatial dimensions, unit
 // feature strides where the kernel reads and writes vectors.
-std::optional<DirectConvolutionPlan> PlanDirect(
-    const Shape& input, const Shape& kernel, const Shape& output, const Window& window,
-    const ConvolutionDimensionNumbers& dn, int64_t groups, const std::vector<int64_t>& is,
-    const std::vector<int64_t>& ks, const std::vector<int64_t>& os, int threads) {
+std::optional<DirectConvolutionPlan> PlanDirect(const Shape& input, const Shape& kernel,
+                                                const Shape& output, const Window& window,
+                                                const ConvolutionDimensionNumbers& dn,
+                                                int64_t groups, const std::vector<int64_t>& is,
+                                                const std::vector<int64_t>& ks,
+                                                const std::vector<int64_t>& os, int threads) {
   const size_t ns = dn.input_spatial_dimensions.size();
   if (input.element_type() != ElementType::kF32 || kernel.element_type() != ElementType::kF32 ||
       output.element_type() != ElementType::kF32 || groups != 1 || ns < 1 || ns > 2 ||
@@ -233,8 +235,8 @@ std::string ConvolutionPlan::ToString() const {
 
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
                                                 const Shape& output, const Window& window,
-                                                const ConvolutionDimensionNumbers& dn,
-                                                int64_t fgc, int64_t bgc, int threads) {
+                                                const ConvolutionDimensionNumbers& dn, int64_t fgc,
+                                                int64_t bgc, int threads) {
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(input, "convolution input"));
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(kernel, "convolution kernel"));
   XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(output, "convolution output"));

@@ -110,8 +110,7 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
                                                 int64_t feature_group_count,
                                                 int64_t batch_group_count, int threads = 1);
 // The same for a `convolution` instruction.
-absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
-                                                int threads = 1);
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, int threads = 1);
 
 // Runs the plan; `scratch` holds plan.scratch_bytes bytes (may be null when
 // that is 0). Never allocates.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -35,9 +37,10 @@ struct TileGeometry {
   int64_t kernel_run_step = 0;  // kernel elements between them
 };
 
-#if XJIT_DIRECT_CONVOLUTION_X86
 using TileFn = void (*)(const float* x, int64_t pixel_step, const float* k,
                         const TileGeometry& g, float* y, int64_t out_pixel_step);
+
+#if XJIT_DIRECT_CONVOLUTION_X86
 
 // P output pixels (pixel_step apart in the input, out_pixel_step in the
 // output) times 16*NV output features, accumulated in registers.
@@ -89,18 +92,72 @@ constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) 
 constexpr auto kTiles4 = TileTable<4>(std::make_index_sequence<kMaxPixels4>());
 constexpr auto kTiles2 = TileTable<2>(std::make_index_sequence<kMaxPixels2>());
 constexpr auto kTiles1 = TileTable<1>(std::make_index_sequence<kMaxPixels1>());
+#else
+constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14;
+#endif
+
+// The same tile in plain C++ (one fused multiply-add per term, in the same
+// order), for tests on CPUs without AVX-512F: it lets the planning, the
+// padding and the split over threads run everywhere
+// (UsePortableDirectConvolutionForTesting).
+template <int NV, int P>
+void PortableTile(const float* x, int64_t pixel_step, const float* k, const TileGeometry& g,
+                  float* y, int64_t out_pixel_step) {
+  float acc[P][16 * NV] = {};
+  for (int64_t r = 0; r < g.rows; ++r) {
+    for (int64_t c = 0; c < g.columns; ++c) {
+      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
+      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
+      for (int64_t e = 0; e < g.run; ++e) {
+        for (int p = 0; p < P; ++p) {
+          const float b = xs[p * pixel_step + e];
+          for (int v = 0; v < 16 * NV; ++v) {
+            acc[p][v] = std::fma(b, ks[e * g.kernel_run_step + v], acc[p][v]);
+          }
+        }
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    for (int v = 0; v < 16 * NV; ++v) y[p * out_pixel_step + v] = acc[p][v];
+  }
+}
+
+template <int NV, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> PortableTileTable(std::index_sequence<I...>) {
+  return {&PortableTile<NV, static_cast<int>(I) + 1>...};
+}
+
+constexpr auto kPortableTiles4 = PortableTileTable<4>(std::make_index_sequence<kMaxPixels4>());
+constexpr auto kPortableTiles2 = PortableTileTable<2>(std::make_index_sequence<kMaxPixels2>());
+constexpr auto kPortableTiles1 = PortableTileTable<1>(std::make_index_sequence<kMaxPixels1>());
+
+std::atomic<bool> portable_for_testing{false};
+
+bool HasAvx512() {
+#if XJIT_DIRECT_CONVOLUTION_X86
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+#else
+  return false;
+#endif
+}
 
 const TileFn* Tiles(int vectors) {
-  return vectors == 4 ? kTiles4.data() : vectors == 2 ? kTiles2.data() : kTiles1.data();
-}
-#else
-constexpr int kMaxPixels4 = 1, kMaxPixels2 = 1, kMaxPixels1 = 1;
+#if XJIT_DIRECT_CONVOLUTION_X86
+  if (HasAvx512()) {
+    return vectors == 4 ? kTiles4.data() : vectors == 2 ? kTiles2.data() : kTiles1.data();
+  }
 #endif
+  return vectors == 4   ? kPortableTiles4.data()
+         : vectors == 2 ? kPortableTiles2.data()
+                        : kPortableTiles1.data();
+}
 
 // Copies rows [first, last) of image b of the input into the zero-bordered
 // dense buffer [padded 0][padded 1][features] of one image.
-[[maybe_unused]] void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b,
-                              int64_t first, int64_t last, float* buffer) {
+void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b, int64_t first,
+             int64_t last, float* buffer) {
   const DirectConvolutionProblem& p = plan.problem;
   const DirectSpatial& s0 = p.spatial[0];
   const DirectSpatial& s1 = p.spatial[1];
@@ -138,14 +195,9 @@ std::string DirectConvolutionPlan::ToString() const {
                       " scratch=", scratch_bytes);
 }
 
-bool DirectConvolutionSupported() {
-#if XJIT_DIRECT_CONVOLUTION_X86
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  return supported;
-#else
-  return false;
-#endif
-}
+bool DirectConvolutionSupported() { return HasAvx512() || portable_for_testing.load(); }
+
+void UsePortableDirectConvolutionForTesting(bool on) { portable_for_testing.store(on); }
 
 std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p,
                                                            int threads) {
@@ -210,7 +262,6 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     g.run = p.input_features;
   }
   g.kernel_run_step = p.kernel_feature_stride;
-#if XJIT_DIRECT_CONVOLUTION_X86
   const TileFn* tiles = Tiles(plan.vectors);
   const int64_t width = 16 * plan.vectors;
   const int64_t pixel_step = s1.stride * plan.row_stride[1];
@@ -260,13 +311,6 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     run_items(items * k / threads, items * (k + 1) / threads,
               reinterpret_cast<float*>(base + k * plan.scratch_per_thread));
   });
-#else
-  (void)g;
-  (void)input;
-  (void)kernel;
-  (void)output;
-  (void)scratch;
-#endif
 }
 
 }  // namespace xjit::runtime::blas

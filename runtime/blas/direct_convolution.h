@@ -67,15 +67,22 @@ struct DirectConvolutionPlan {
   // The kernel column and feature loops merge into one run (unit window
   // dilation and both the input and the kernel contiguous over them).
   bool merge_columns = false;
-  int threads = 1;                // chunks run in parallel (see above)
+  int threads = 1;                 // chunks run in parallel (see above)
   int64_t scratch_per_thread = 0;  // one padded image (0 without padded_copy)
   int64_t scratch_bytes = 0;       // scratch_per_thread * threads
 
   std::string ToString() const;
 };
 
-// Whether this process can run direct convolutions (the CPU has AVX-512F).
+// Whether this process can run direct convolutions (the CPU has AVX-512F,
+// or the portable tiles are on).
 bool DirectConvolutionSupported();
+
+// Tests only: on a CPU without AVX-512F, plan and run direct convolutions
+// with a plain C++ tile (same plans, padding and thread split; slow), so
+// that the code around the tiles is tested everywhere. Plans made while on
+// must run while on.
+void UsePortableDirectConvolutionForTesting(bool on);
 
 // The plan for `threads` (>= 1; more than the work items is clamped), or
 // nullopt when the problem is not covered (see above) or the CPU cannot run

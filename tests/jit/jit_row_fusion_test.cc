@@ -64,9 +64,7 @@ Literal RowData(const Shape& shape, int64_t row_length, bool specials, std::mt19
   return Literal::FromDoubles(shape, values);
 }
 
-double Epsilon(ElementType type) {
-  return std::ldexp(1.0, -FloatMantissaBits(type));
-}
+double Epsilon(ElementType type) { return std::ldexp(1.0, -FloatMantissaBits(type)); }
 
 // Element i (row-major over the logical dimensions) of an array literal.
 double At(const Literal& literal, int64_t i) {
@@ -99,7 +97,7 @@ std::string Compare(const Literal& expected, const Literal& actual, int64_t n) {
   for (int64_t i = 0; i < expected.shape().element_count(); ++i) {
     const double e = At(expected, i);
     const double a = At(actual, i);
-    const bool ok = std::isnan(e) ? std::isnan(a)
+    const bool ok = std::isnan(e)   ? std::isnan(a)
                     : std::isinf(e) ? a == e
                                     : std::fabs(a - e) <= bound * std::max(1.0, std::fabs(e));
     if (!ok) return absl::StrCat("element ", i, ": evaluator ", e, ", jit ", a);
@@ -115,7 +113,7 @@ struct Outcome {
 };
 
 Outcome CompileAndRun(const Module& module, const std::vector<Literal>& arguments, bool row_fusion,
-                  int threads) {
+                      int threads) {
   Outcome run;
   CompileOptions options;
   options.row_fusion = row_fusion;
@@ -234,7 +232,8 @@ Case LayerNorm(const std::string& type, int64_t rows, int64_t cols) {
   const std::string r = absl::StrCat(type, "[", rows, "]");
   const std::string c = absl::StrCat(type, "[", cols, "]");
   Case k;
-  k.hlo = absl::StrReplaceAll(absl::StrCat("HloModule layer_norm\n", kReducers, R"(
+  k.hlo = absl::StrReplaceAll(
+      absl::StrCat("HloModule layer_norm\n", kReducers, R"(
 ENTRY e {
   x = $M parameter(0)
   g = $C parameter(1)
@@ -261,11 +260,9 @@ ENTRY e {
   ROOT out = $M add(yg, bb)
 }
 )"),
-                              {{"$M", m}, {"$R", r}, {"$C", c}, {"$T", type},
-                               {"$COLS", absl::StrCat(cols)}});
+      {{"$M", m}, {"$R", r}, {"$C", c}, {"$T", type}, {"$COLS", absl::StrCat(cols)}});
   const ElementType t = *ParseElementType(type);
-  k.parameters = {Shape::Array(t, {rows, cols}), Shape::Array(t, {cols}),
-                  Shape::Array(t, {cols})};
+  k.parameters = {Shape::Array(t, {rows, cols}), Shape::Array(t, {cols}), Shape::Array(t, {cols})};
   k.row_length = cols;
   return k;
 }
@@ -337,7 +334,8 @@ INSTANTIATE_TEST_SUITE_P(Types, RowFusionTest, ::testing::Values("f32", "f64", "
 // there, reshaped and broadcast back; the maximum clamped with -inf.
 TEST(RowFusionJaxTest, JaxSoftmaxAndLayerNormAreOneKernelEach) {
   Case softmax;
-  softmax.hlo = absl::StrCat("HloModule jax_softmax\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+  softmax.hlo =
+      absl::StrCat("HloModule jax_softmax\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
 ENTRY e {
   x = f32[2,4,16,24] parameter(0)
   ninf = f32[] constant(-inf)
@@ -364,7 +362,8 @@ ENTRY e {
   Check(softmax, true, 41);
 
   Case norm;
-  norm.hlo = absl::StrCat("HloModule jax_layer_norm\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+  norm.hlo = absl::StrCat("HloModule jax_layer_norm\n",
+                          absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
 ENTRY e {
   x = f32[2,16,64] parameter(0)
   zero = f32[] constant(0)
@@ -401,7 +400,8 @@ ENTRY e {
 // reduced dimension (broadcast over the other axis). Both still match.
 TEST(RowFusionJaxTest, ReducesWithOtherReadersStayKernels) {
   Case shared;
-  shared.hlo = absl::StrCat("HloModule shared\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+  shared.hlo =
+      absl::StrCat("HloModule shared\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
 ENTRY e {
   x = f32[8,32] parameter(0)
   ninf = f32[] constant(-inf)
@@ -417,7 +417,8 @@ ENTRY e {
   Check(shared, false, 51);
 
   Case across;
-  across.hlo = absl::StrCat("HloModule across\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
+  across.hlo =
+      absl::StrCat("HloModule across\n", absl::StrReplaceAll(kReducers, {{"$T", "f32"}}), R"(
 ENTRY e {
   x = f32[16,16] parameter(0)
   zero = f32[] constant(0)
