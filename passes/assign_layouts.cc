@@ -327,9 +327,48 @@ class Assigner {
     return converted;
   }
 
+  // A dot whose only user is a transpose: the result layout (still a
+  // GEMM's output: batch dimensions major, its two matrix dimensions minor
+  // in either order) under which that transpose, in the default layout,
+  // moves nothing. The GEMM then writes the transposed matrix itself (a
+  // column-major C costs BLAS nothing), instead of a consumer reading the
+  // row-major result down its columns (a gradient accumulated as
+  // `w + transpose(dot)`, as a scan's backward pass does every step).
+  std::optional<Shape> DotLayoutForTransposedUse(const Instruction& dot) {
+    if (dot.users().size() != 1 || dot.parent()->root() == &dot) return std::nullopt;
+    const Instruction& user = *dot.users()[0];
+    if (user.opcode() != Opcode::kTranspose || user.parent() != dot.parent() ||
+        !IsPlainArray(dot.shape()) || dot.shape().is_dynamic()) {
+      return std::nullopt;
+    }
+    const DotDimensionNumbers& dn = dot.attrs().dot_dimension_numbers;
+    const int64_t rank = dot.shape().rank();
+    const int64_t batch = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+    const std::vector<int64_t>& perm = user.attrs().dimensions;
+    if (rank != batch + 2 || static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+    if (dot.operand(0)->shape().rank() != batch + 2 || dot.operand(1)->shape().rank() != batch + 2) {
+      return std::nullopt;  // One free dimension on each side.
+    }
+    // Transpose result dimension j is dot dimension perm[j]; the default
+    // layout of the result is major-to-minor 0..rank-1.
+    std::vector<int64_t> m2m;
+    for (int64_t j = rank - 1; j >= 0; --j) m2m.push_back(perm[j]);
+    for (int64_t j = 0; j < batch; ++j) {
+      if (m2m[rank - 1 - j] != j) return std::nullopt;  // Batch dimensions stay major.
+    }
+    Shape candidate = WithMinorToMajor(dot.shape(), std::move(m2m));
+    if (candidate == dot.shape()) return std::nullopt;
+    return candidate;
+  }
+
   absl::Status AssignComputation(Computation* computation) {
     for (Instruction* instruction : InstructionsOf(*computation)) {
       if (instruction->parent() != computation) continue;
+      if (instruction->opcode() == Opcode::kDot) {
+        if (std::optional<Shape> layout = DotLayoutForTransposedUse(*instruction)) {
+          *instruction->mutable_shape() = *layout;
+        }
+      }
       if (instruction->opcode() == Opcode::kTranspose) {
         std::optional<Shape> candidate = BitcastLayoutOfTranspose(*instruction);
         if (candidate.has_value() &&

@@ -333,12 +333,14 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
   const Executable& body = *step.subprograms[1];
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
   const bool in_place = body.state_in_place();
-  std::vector<uint8_t> state(bytes), next(in_place ? 0 : bytes);
-  CopyLeaves(step.inputs, slots, places, state.data(), /*from_flat=*/false);
+  // Uninitialised: every byte is copied in before it is read.
+  std::unique_ptr<uint8_t[]> state(new uint8_t[std::max<size_t>(bytes, 1)]);
+  std::unique_ptr<uint8_t[]> next(in_place ? nullptr : new uint8_t[std::max<size_t>(bytes, 1)]);
+  CopyLeaves(step.inputs, slots, places, state.get(), /*from_flat=*/false);
   for (int64_t iteration = 0;; ++iteration) {
     XJIT_RETURN_IF_ERROR(CheckInterrupt());
     uint8_t keep_going = 0;
-    const void* argument = state.data();
+    const void* argument = state.get();
     XJIT_RETURN_IF_ERROR(condition.Execute({&argument, 1}, &keep_going, context));
     if (keep_going == 0) break;
     // The evaluator's rule (interpreter/evaluator.cc): the body may run
@@ -348,13 +350,13 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
           "while loop %s ran more than %d iterations", step.name, max_iterations));
     }
     if (in_place) {
-      XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, state.data(), context));
+      XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, state.get(), context));
       continue;
     }
-    XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.data(), context));
+    XJIT_RETURN_IF_ERROR(body.Execute({&argument, 1}, next.get(), context));
     state.swap(next);
   }
-  CopyLeaves(step.outputs, slots, places, state.data(), /*from_flat=*/true);
+  CopyLeaves(step.outputs, slots, places, state.get(), /*from_flat=*/true);
   return absl::OkStatus();
 }
 
