@@ -32,7 +32,7 @@ namespace {
 
 constexpr int64_t kRows = 1024, kCols = 1024;
 
-std::string Module(bool three_fry) {
+std::string BitGeneratorModule(bool three_fry) {
   const std::string state = three_fry ? "u64[2]" : "u64[3]";
   return "HloModule m\nENTRY e {\n  s = " + state + " parameter(0)\n  ROOT r = (" + state +
          ", u32[1024,1024]) rng-bit-generator(s), algorithm=" +
@@ -40,7 +40,7 @@ std::string Module(bool three_fry) {
 }
 
 void BM_Xjit(benchmark::State& state, bool three_fry) {
-  std::unique_ptr<Module> module = ParseOrDie(Module(three_fry));
+  std::unique_ptr<Module> module = ParseOrDie(BitGeneratorModule(three_fry));
   jit::CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, jit::CompileOptions(), &report);
@@ -89,7 +89,7 @@ void BM_Scalar(benchmark::State& state, bool three_fry) {
 }
 
 void BM_Evaluator(benchmark::State& state, bool three_fry) {
-  std::unique_ptr<Module> module = ParseOrDie(Module(three_fry));
+  std::unique_ptr<Module> module = ParseOrDie(BitGeneratorModule(three_fry));
   Literal seed(Shape::Array(ElementType::kU64, {three_fry ? 2 : 3}));
   seed.SetBits({0}, 42);
   seed.SetBits({1}, 7);
@@ -118,3 +118,4 @@ BENCHMARK_CAPTURE(BM_Evaluator, philox, false)->Name("BitGenerator/philox/evalua
 
 }  // namespace
 }  // namespace xjit
+BENCHMARK_MAIN();
