@@ -10,8 +10,9 @@
 // the emitter on whole chains; the pass pipeline is on, and a second test
 // runs the modules with it off and with each pass alone. A third test
 // (JitRandomSteps) builds modules around the operations compiled as steps of
-// their own (gather, scatter, reduce-window, sort, while, conditional) and
-// complex iota, with the pipeline on and off. A failure prints the module
+// their own (gather, scatter, reduce-window, sort, while, conditional,
+// rng-bit-generator, variadic scatter) and complex iota, with the pipeline
+// on and off. A failure prints the module
 // and its seed.
 #include <algorithm>
 #include <cstdlib>
@@ -497,11 +498,12 @@ class ModuleGenerator {
   // reduce-window, sort, while, conditional) and complex iota, which
   // GenerateAround puts between a producer and a consumer chain.
   enum Feature { kGather, kScatter, kReduceWindow, kSort, kWhile, kConditional, kComplexIota,
-                 kFeatureCount };
+                 kRngBitGenerator, kVariadicScatter, kFeatureCount };
 
   static const char* FeatureName(int feature) {
-    static const char* const kNames[] = {"gather", "scatter", "reduce-window", "sort",
-                                         "while", "conditional", "complex iota"};
+    static const char* const kNames[] = {"gather",      "scatter",           "reduce-window",
+                                         "sort",        "while",             "conditional",
+                                         "complex iota", "rng-bit-generator", "variadic scatter"};
     return kNames[feature];
   }
 
@@ -532,6 +534,8 @@ class ModuleGenerator {
         case kSort: feature_emitted_ = SortStep(); break;
         case kWhile: feature_emitted_ = WhileStep(); break;
         case kConditional: feature_emitted_ = ConditionalStep(); break;
+        case kRngBitGenerator: feature_emitted_ = RngBitGeneratorStep(); break;
+        case kVariadicScatter: feature_emitted_ = VariadicScatterStep(); break;
         default: feature_emitted_ = ComplexIotaStep(); break;
       }
     }
@@ -544,8 +548,10 @@ class ModuleGenerator {
         if (StepOn(pool_.back(), kind == 13 ? 16 : kind)) break;
       }
     }
-    static const char* const kModuleNames[] = {"gather", "scatter", "reduce_window", "sort",
-                                               "while", "conditional", "complex_iota"};
+    static const char* const kModuleNames[] = {"gather",       "scatter",      "reduce_window",
+                                               "sort",         "while",        "conditional",
+                                               "complex_iota", "rng_bit_generator",
+                                               "variadic_scatter"};
     std::string text = absl::StrCat("HloModule random_", kModuleNames[feature], "\n\n");
     for (const std::string& computation : computations_) absl::StrAppend(&text, computation, "\n");
     absl::StrAppend(&text, "ENTRY e {\n", absl::StrJoin(parameters_, "\n"), "\n");
@@ -1236,6 +1242,116 @@ class ModuleGenerator {
     Finish(EmitAside(x, absl::StrCat("conditional(", selector, ", ",
                                      absl::StrJoin(operands, ", "), "), ", attrs),
                      result_text));
+    return true;
+  }
+
+  // rng-bit-generator with a random algorithm, state size and element type
+  // over the newest value's dimensions; the bits continue the chain (added
+  // to the newest value, or alone).
+  bool RngBitGeneratorStep() {
+    const Value x = Operand(false);
+    const ElementType type = Pick(std::vector<ElementType>{
+        ElementType::kU32, ElementType::kU32, ElementType::kS32, ElementType::kU8,
+        ElementType::kS8, ElementType::kU16, ElementType::kS64, ElementType::kU64,
+        ElementType::kF32, ElementType::kF16, ElementType::kBF16, ElementType::kF64});
+    const std::string algorithm =
+        Pick(std::vector<std::string>{"rng_three_fry", "rng_philox", "rng_default"});
+    // The verifier's state sizes: 2 for ThreeFry, 3 for Philox, any for the default.
+    const int64_t state_size = algorithm == "rng_three_fry" ? 2
+                               : algorithm == "rng_philox"  ? 3
+                                                            : Uniform(2, 4);
+    const Value state = AddParameter(Value{"", ElementType::kU64, {state_size}}, /*pool=*/false);
+    const Value bits{"", type, x.dims};
+    const std::string bits_text = ShapeText(bits);
+    const std::string tuple = EmitLine(
+        absl::StrCat("(u64[", state_size, "]{0}, ", bits_text, ")"),
+        absl::StrCat("rng-bit-generator(", state.name, "), algorithm=", algorithm));
+    const Value g = EmitAside(bits, absl::StrCat("get-tuple-element(", tuple, "), index=1"),
+                              bits_text);
+    if (x.type == type && Uniform(0, 1) == 0) {
+      Finish(EmitAside(g, absl::StrCat(IsPred(type) ? "xor" : "add", "(", g.name, ", ", x.name,
+                                       ")")));
+    } else {
+      Finish(g);
+    }
+    return true;
+  }
+
+  // The update computation of a two-operand scatter: per operand a reducer
+  // op or "second", or an argmax-like pair (the larger first value wins,
+  // with its second value).
+  std::string PairCombiner(ElementType t0, ElementType t1) {
+    const std::string name = absl::StrCat("vcomb", computations_.size());
+    const std::string a = absl::StrCat(ElementTypeName(t0), "[]");
+    const std::string b = absl::StrCat(ElementTypeName(t1), "[]");
+    std::string text = absl::StrCat(name, " {\n  a0 = ", a, " parameter(0)\n  a1 = ", b,
+                                    " parameter(1)\n  b0 = ", a, " parameter(2)\n  b1 = ", b,
+                                    " parameter(3)\n");
+    if (!IsPred(t0) && Uniform(0, 2) == 0) {
+      absl::StrAppend(&text, "  gt = pred[] compare(b0, a0), direction=GT\n  m0 = ", a,
+                      " select(gt, b0, a0)\n  m1 = ", b, " select(gt, b1, a1)\n");
+    } else {
+      const std::string op0 = ReducerOp(t0, /*overwrite=*/true);
+      const std::string op1 = ReducerOp(t1, /*overwrite=*/true);
+      absl::StrAppend(&text, "  m0 = ", a, " ",
+                      op0 == "second" ? "copy(b0)" : absl::StrCat(op0, "(a0, b0)"), "\n");
+      absl::StrAppend(&text, "  m1 = ", b, " ",
+                      op1 == "second" ? "copy(b1)" : absl::StrCat(op1, "(a1, b1)"), "\n");
+    }
+    absl::StrAppend(&text, "  ROOT r = (", a, ", ", b, ") tuple(m0, m1)\n}\n");
+    computations_.push_back(text);
+    return name;
+  }
+
+  // scatter of two operands of the newest value's dimensions (of two real
+  // types) with two updates, as ScatterStep otherwise.
+  bool VariadicScatterStep() {
+    const ElementType type0 = FeatureType(/*complex=*/false);
+    const ElementType type1 = FeatureType(/*complex=*/false);
+    const Value x0 = ToType(Operand(true), type0);
+    const Value x1 = Uniform(0, 3) == 0 ? x0 : ToType(x0, type1);
+    const int64_t rank = x0.dims.size();
+    std::vector<int64_t> map(rank);
+    std::iota(map.begin(), map.end(), 0);
+    std::shuffle(map.begin(), map.end(), rng_);
+    map.resize(Uniform(1, rank));
+    std::vector<int64_t> inserted;
+    std::vector<int64_t> windows;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t size = x0.dims[d];
+      if (Uniform(0, 2) == 0) {
+        inserted.push_back(d);
+      } else {
+        const int r = Uniform(0, 3);
+        windows.push_back(r == 0 ? size : r == 1 ? Uniform(0, size)
+                                                 : std::min<int64_t>(size, Uniform(1, 2)));
+      }
+    }
+    std::vector<int64_t> batch;
+    const int batch_rank = Uniform(0, 2);
+    for (int i = 0; i < batch_rank; ++i) batch.push_back(Uniform(0, 9) == 0 ? 0 : Uniform(1, 5));
+    int64_t index_vector_dim = 0;
+    const Value indices = IndexVector(batch, map.size(), &index_vector_dim);
+    const int64_t update_rank = batch_rank + windows.size();
+    const std::vector<int64_t> window_dims = SortedSubset(update_rank, windows.size());
+    const std::vector<int64_t> update_dims = Interleave(window_dims, windows, batch);
+    const Value updates0 = AddParameter(Value{"", x0.type, update_dims}, /*pool=*/false);
+    const Value updates1 = AddParameter(Value{"", x1.type, update_dims}, /*pool=*/false);
+    const std::string combiner = PairCombiner(x0.type, x1.type);
+    // The results keep the operands' layouts (see ScatterStep).
+    const std::string t0 = Text(x0);
+    const std::string t1 = Text(x1);
+    const std::string tuple = EmitLine(
+        absl::StrCat("(", t0, ", ", t1, ")"),
+        absl::StrCat("scatter(", x0.name, ", ", x1.name, ", ", indices.name, ", ", updates0.name,
+                     ", ", updates1.name, "), update_window_dims=", Dims(window_dims),
+                     ", inserted_window_dims=", Dims(inserted),
+                     ", scatter_dims_to_operand_dims=", Dims(map),
+                     ", index_vector_dim=", index_vector_dim, ", to_apply=", combiner));
+    const Value g1 = EmitAside(x1, absl::StrCat("get-tuple-element(", tuple, "), index=1"), t1);
+    const Value g0 = EmitAside(x0, absl::StrCat("get-tuple-element(", tuple, "), index=0"), t0);
+    Finish(g1);
+    Finish(g0);
     return true;
   }
 

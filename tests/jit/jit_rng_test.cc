@@ -20,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
+#include "interpreter/ops_internal.h"
+#include "runtime/rng/bit_kernels.h"
 #include "runtime/executable.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -167,6 +169,63 @@ TEST(JitRng, BitGeneratorChained) {
     std::vector<Literal> arguments;
     arguments.push_back(State(size, rng, false));
     EXPECT_TRUE(SameBits(hlo, arguments)) << algorithm;
+  }
+}
+
+// Both builds of the vector loops (the baseline one, which a CPU without
+// AVX2 runs, and the one this host runs) against the evaluator's scalar
+// block functions, word for word, for every word width, across runs that
+// start anywhere in an 8-block group and cross the 64-bit (ThreeFry) and
+// 128-bit (Philox) counter carries.
+TEST(JitRng, VectorLoopsOfEveryBuildMatchTheScalarGenerators) {
+  const runtime::rng::BitKernels* builds[] = {&runtime::rng::GenericBitKernels(),
+                                              &runtime::rng::HostBitKernels()};
+  const uint32_t k0 = 0x12345678u, k1 = 0x9abcdef0u;
+  for (const runtime::rng::BitKernels* kernels : builds) {
+    for (uint64_t start : {uint64_t{0}, uint64_t{5}, ~uint64_t{0} - 9}) {
+      for (int64_t words : {0, 1, 7, 16, 17, 33, 100}) {
+        std::vector<uint32_t> got(words + 1, 0xDEADBEEFu), got1(words + 1, 0xDEADBEEFu);
+        // ThreeFry, interleaved words.
+        kernels->threefry_interleaved[2](k0, k1, start, words, got.data());
+        for (int64_t w = 0; w < words; ++w) {
+          const uint64_t c = start + static_cast<uint64_t>(w / 2);
+          const auto r = eval::internal::ThreeFry2x32(
+              {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32)}, {k0, k1});
+          ASSERT_EQ(got[w], r[w % 2]) << "threefry interleaved, word " << w;
+        }
+        EXPECT_EQ(got[words], 0xDEADBEEFu) << "wrote past the end";
+        // ThreeFry, split: word 0 and word 1 of each block apart.
+        kernels->threefry_split[2](k0, k1, start, words, got.data(), got1.data());
+        for (int64_t j = 0; j < words; ++j) {
+          const uint64_t c = start + static_cast<uint64_t>(j);
+          const auto r = eval::internal::ThreeFry2x32(
+              {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32)}, {k0, k1});
+          ASSERT_EQ(got[j], r[0]);
+          ASSERT_EQ(got1[j], r[1]);
+        }
+        // Philox with the high counter word at its top (the carry wraps it).
+        const uint64_t high = ~uint64_t{0};
+        kernels->philox[2](k0, k1, start, high, words, got.data());
+        for (int64_t w = 0; w < words; ++w) {
+          const uint64_t lo = start + static_cast<uint64_t>(w / 4);
+          const uint64_t hi = lo < start ? high + 1 : high;
+          const auto r = eval::internal::Philox4x32(
+              {static_cast<uint32_t>(lo), static_cast<uint32_t>(lo >> 32),
+               static_cast<uint32_t>(hi), static_cast<uint32_t>(hi >> 32)},
+              {k0, k1});
+          ASSERT_EQ(got[w], r[w % 4]) << "philox, word " << w;
+        }
+        // Narrow words keep the low bits.
+        std::vector<uint8_t> bytes(words);
+        std::vector<uint16_t> halves(words);
+        kernels->philox[0](k0, k1, start, high, words, bytes.data());
+        kernels->philox[1](k0, k1, start, high, words, halves.data());
+        for (int64_t w = 0; w < words; ++w) {
+          ASSERT_EQ(bytes[w], static_cast<uint8_t>(got[w]));
+          ASSERT_EQ(halves[w], static_cast<uint16_t>(got[w]));
+        }
+      }
+    }
   }
 }
 
