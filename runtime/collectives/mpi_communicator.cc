@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,21 +49,40 @@ struct CallHeader {
   uint64_t bytes = 0;       // This member's contribution.
 };
 
-// Elements a member folds per round of the float all-reduce: the segment
-// it receives from each peer stays in cache for the fold.
-constexpr int64_t kSegmentBytes = int64_t{1} << 20;
+// Bytes a member folds per round of the float all-reduce of more than two
+// members. Each round is one exchange between every pair, so rounds cost
+// synchronisations (ranks descheduled on a loaded machine wait for each
+// other once per round): few large ones beat many cache-sized ones.
+constexpr int64_t kSegmentBytes = int64_t{8} << 20;
+
+// Chunks of the two-member float all-reduce.
+constexpr int64_t kPairChunkBytes = int64_t{2} << 20;
+
+// Largest message of one MPI call (counts are int).
+constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 
 // out[i] = ((m0[i] op m1[i]) op m2[i]) ... for sum and product: the order of
 // FoldInGroupOrder, in tiles so that the compiler vectorises across i (the
-// per-element order, hence the bits, is the same).
+// per-element order, hence the bits, is the same). `out` may be m0 or m1
+// (each element of both is read before it is written).
 template <typename T>
 void FoldArithmetic(bool sum, absl::Span<const T* const> members, int64_t count, T* out) {
   constexpr int64_t kTile = 1024;
   for (int64_t begin = 0; begin < count; begin += kTile) {
     const int64_t n = std::min(kTile, count - begin);
     T* o = out + begin;
-    std::memcpy(o, members[0] + begin, n * sizeof(T));
-    for (size_t m = 1; m < members.size(); ++m) {
+    const T* a = members[0] + begin;
+    if (members.size() == 1) {
+      if (o != a) std::memcpy(o, a, n * sizeof(T));
+      continue;
+    }
+    const T* b = members[1] + begin;
+    if (sum) {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
+    }
+    for (size_t m = 2; m < members.size(); ++m) {
       const T* v = members[m] + begin;
       if (sum) {
         for (int64_t i = 0; i < n; ++i) o[i] = o[i] + v[i];
@@ -74,7 +94,7 @@ void FoldArithmetic(bool sum, absl::Span<const T* const> members, int64_t count,
 }
 
 // The fold of `members` (count elements each, in group order) into `out`,
-// which aliases none of them.
+// which is one of the first two members or overlaps none.
 void FoldMembers(ElementType type, ReductionKind kind, absl::Span<const void* const> members,
                  int64_t count, void* out, std::vector<uint8_t>& staging) {
   const bool arithmetic = kind == ReductionKind::kSum || kind == ReductionKind::kProduct;
@@ -211,6 +231,10 @@ class MpiCommunicator : public Communicator {
     if (type != ElementType::kF32 && type != ElementType::kF64) {
       return Communicator::AllReduce(site, group, type, kind, in, out, count);
     }
+    if (group.size() == 2) {
+      return PairAllReduce(site, type, kind, static_cast<const uint8_t*>(in),
+                           static_cast<uint8_t*>(out), count, comm);
+    }
     return OrderedAllReduce(site, static_cast<int>(group.size()), type, kind,
                             static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), count,
                             comm);
@@ -324,6 +348,46 @@ class MpiCommunicator : public Communicator {
     return comm;
   }
 
+  // Two members: each sends its whole array to the other and folds both in
+  // group order, (v0 op v1). The same bytes move as in the reduce-scatter
+  // form (each member receives one array) in one exchange instead of two,
+  // and both fold the whole array at once.
+  absl::Status PairAllReduce(const Instruction& site, ElementType type, ReductionKind kind,
+                             const uint8_t* in, uint8_t* out, int64_t count, MPI_Comm comm) {
+    const int64_t bytes = count * ByteWidth(type);
+    int me = 0;
+    XJIT_MPI(MPI_Comm_rank(comm, &me), "comm rank");
+    const int peer = 1 - me;
+    uint8_t* theirs = Scratch(bytes);
+    // In chunks, all posted at once: chunk k is folded as soon as it has
+    // arrived, while it is still in cache.
+    const int64_t chunk = std::min(kPairChunkBytes, kMaxMessageBytes) / ByteWidth(type) *
+                          ByteWidth(type);
+    std::vector<MPI_Request> receives, sends;
+    for (int64_t begin = 0; begin < bytes; begin += chunk) {
+      const int n = static_cast<int>(std::min(chunk, bytes - begin));
+      receives.emplace_back();
+      XJIT_MPI(MPI_Irecv(theirs + begin, n, MPI_BYTE, peer, 0, comm, &receives.back()),
+               site.name());
+      sends.emplace_back();
+      XJIT_MPI(MPI_Isend(in + begin, n, MPI_BYTE, peer, 0, comm, &sends.back()), site.name());
+    }
+    // `out` may alias `in`: the fold reads element i of both before writing
+    // it, member 0 first; and `in` is sent before its chunk is overwritten.
+    std::vector<uint8_t> staging;
+    const int64_t width = ByteWidth(type);
+    for (size_t k = 0; k < receives.size(); ++k) {
+      XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&receives[k], 1)));
+      const int64_t begin = static_cast<int64_t>(k) * chunk;
+      const int64_t n = std::min(chunk, bytes - begin);
+      if (in == out) XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&sends[k], 1)));
+      const void* values[2] = {me == 0 ? in + begin : theirs + begin,
+                               me == 0 ? theirs + begin : in + begin};
+      FoldMembers(type, kind, values, n / width, out + begin, staging);
+    }
+    return Wait(site, absl::MakeSpan(sends));
+  }
+
   // The float all-reduce in a fixed order (mpi_communicator.h): member j
   // folds block j of the array from every member's contribution, in group
   // order, a segment at a time; then the blocks are all-gathered in place.
@@ -342,7 +406,7 @@ class MpiCommunicator : public Communicator {
     const int64_t segment = std::max<int64_t>(1, kSegmentBytes / width);
     // One slot per member for the segment in flight.
     const int64_t slot = std::min(segment, most) * width;
-    std::vector<uint8_t> received(static_cast<size_t>(slot) * members);
+    uint8_t* received = Scratch(slot * members);
     std::vector<uint8_t> staging;
     std::vector<MPI_Request> requests;
     std::vector<const void*> values(members);
@@ -357,7 +421,7 @@ class MpiCommunicator : public Communicator {
         if (peer == me) continue;
         if (my_n > 0) {
           requests.emplace_back();
-          XJIT_MPI(MPI_Irecv(received.data() + peer * slot,
+          XJIT_MPI(MPI_Irecv(received + peer * slot,
                              static_cast<int>(my_n * width), MPI_BYTE, peer, 0, comm,
                              &requests.back()),
                    site.name());
@@ -376,11 +440,11 @@ class MpiCommunicator : public Communicator {
       // My own segment: from `in`, or a copy where `out` aliases it.
       const uint8_t* own = in + my_offset * width;
       if (in == out) {
-        std::memcpy(received.data() + me * slot, own, my_n * width);
-        own = received.data() + me * slot;
+        std::memcpy(received + me * slot, own, my_n * width);
+        own = received + me * slot;
       }
       for (int m = 0; m < members; ++m) {
-        values[m] = m == me ? own : received.data() + m * slot;
+        values[m] = m == me ? own : received + m * slot;
       }
       FoldMembers(type, kind, values, my_n, out + my_offset * width, staging);
     }
@@ -405,7 +469,19 @@ class MpiCommunicator : public Communicator {
     });
   }
 
+  // Memory for received arrays, kept across calls: a fresh allocation of
+  // tens of MiB costs a page fault per page at every call.
+  uint8_t* Scratch(int64_t bytes) {
+    if (static_cast<int64_t>(scratch_size_) < bytes) {
+      scratch_.reset(new uint8_t[bytes]);
+      scratch_size_ = bytes;
+    }
+    return scratch_.get();
+  }
+
   MPI_Comm world_;
+  std::unique_ptr<uint8_t[]> scratch_;
+  int64_t scratch_size_ = 0;
   const int rank_;
   const int size_;
   const MpiOptions options_;
