@@ -70,6 +70,48 @@ absl::StatusOr<std::vector<Literal>> Rendezvous::Exchange(const Instruction& ins
   return values;
 }
 
+absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal value) {
+  if (to < 0 || to >= replica_count_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a send to replica ", to, " of ", replica_count_));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.ok()) return failure_;
+  Mailbox& mailbox = mailboxes_[MailboxKey(from, to, tag)];
+  mailbox.messages.push_back(std::move(value));
+  if (mailbox.waiting) {
+    // The receiver can proceed: it no longer counts as blocked (as a
+    // completed Exchange does for its waiters), so a sender that finishes
+    // now is not taken for a deadlock.
+    mailbox.waiting = false;
+    --blocked_;
+    changed_.notify_all();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> Rendezvous::Take(absl::string_view name, int64_t from, int64_t to,
+                                         int64_t tag) {
+  if (from < 0 || from >= replica_count_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": a recv from replica ", from, " of ", replica_count_));
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!failure_.ok()) return failure_;
+  Mailbox& mailbox = mailboxes_[MailboxKey(from, to, tag)];
+  if (mailbox.messages.empty()) {
+    mailbox.waiting = true;
+    mailbox.waiter = absl::StrCat(name, " on replica ", to, " waits for replica ", from);
+    ++blocked_;
+    CheckDeadlockLocked();
+    changed_.wait(lock, [&] { return !mailbox.messages.empty() || !failure_.ok(); });
+    if (mailbox.messages.empty()) return failure_;
+  }
+  Literal value = std::move(mailbox.messages.front());
+  mailbox.messages.pop_front();
+  return value;
+}
+
 void Rendezvous::Finish(int64_t replica, const absl::Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++finished_;
@@ -95,10 +137,13 @@ void Rendezvous::CheckDeadlockLocked() {
                                  ") has replicas {", absl::StrJoin(present, ","), "} of {",
                                  absl::StrJoin(entry->group, ","), "}"));
   }
+  for (const auto& [key, mailbox] : mailboxes_) {
+    if (mailbox.waiting) waits.push_back(mailbox.waiter);
+  }
   std::sort(waits.begin(), waits.end());
   failure_ = absl::FailedPreconditionError(absl::StrCat(
-      "replicas deadlocked: every unfinished replica waits at a collective the others never "
-      "reach (they disagree on the order or number of collectives): ",
+      "replicas deadlocked: every unfinished replica waits at a collective or recv the others "
+      "never reach (they disagree on the order or number of collectives): ",
       absl::StrJoin(waits, "; ")));
   changed_.notify_all();
 }

@@ -22,6 +22,8 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "interpreter/ops.h"
 #include "ir/instruction.h"
@@ -68,6 +71,14 @@ class Rendezvous : public ReplicaExchange {
                                                 absl::Span<const int64_t> group, int64_t replica,
                                                 Literal value) override;
 
+  // Point to point: `value` from replica `from` to replica `to` under
+  // `tag`. Post never waits; Take waits for the oldest value posted from
+  // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
+  // posting order). `name` (the receiving instruction) is for the errors: a
+  // Take that no Post can satisfy fails the run as a deadlock.
+  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value);
+  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to, int64_t tag);
+
   // Replica `replica` has finished its program (`status` is its outcome).
   // An error aborts the waiting replicas.
   void Finish(int64_t replica, const absl::Status& status);
@@ -82,6 +93,14 @@ class Rendezvous : public ReplicaExchange {
     bool complete = false;
   };
   using Key = std::tuple<const Instruction*, int64_t, int64_t>;
+  // Messages from one replica to another under one tag; at most one
+  // receiver (the `to` replica's thread) waits on it.
+  struct Mailbox {
+    std::deque<Literal> messages;
+    bool waiting = false;
+    std::string waiter;  // The waiting instruction, for the errors.
+  };
+  using MailboxKey = std::tuple<int64_t, int64_t, int64_t>;  // (from, to, tag)
 
   // With mutex_ held: fails the run when no unfinished replica can proceed.
   void CheckDeadlockLocked();
@@ -90,6 +109,7 @@ class Rendezvous : public ReplicaExchange {
   std::mutex mutex_;
   std::condition_variable changed_;
   absl::flat_hash_map<Key, std::shared_ptr<Entry>> entries_;
+  std::map<MailboxKey, Mailbox> mailboxes_;  // Stable addresses.
   int64_t blocked_ = 0;   // Replicas waiting on an incomplete entry.
   int64_t finished_ = 0;  // Replicas whose program ended.
   absl::Status failure_;  // Set once: every later or waiting Exchange fails.

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 
 namespace xjit::collectives {
@@ -136,6 +137,18 @@ absl::Status Communicator::AllReduce(const Instruction& site, absl::Span<const i
       site, group, absl::MakeConstSpan(static_cast<const uint8_t*>(in), bytes), absl::MakeSpan(all)));
   FoldInGroupOrder(type, kind, all.data(), static_cast<int64_t>(group.size()), count, out);
   return absl::OkStatus();
+}
+
+absl::Status Communicator::Send(const Instruction& site, int64_t /*peer*/, int64_t /*tag*/,
+                                absl::Span<const uint8_t> /*bytes*/) {
+  return absl::UnimplementedError(
+      absl::StrCat(site.name(), ": this transport has no point-to-point send"));
+}
+
+absl::Status Communicator::Recv(const Instruction& site, int64_t /*peer*/, int64_t /*tag*/,
+                                absl::Span<uint8_t> /*bytes*/) {
+  return absl::UnimplementedError(
+      absl::StrCat(site.name(), ": this transport has no point-to-point recv"));
 }
 
 }  // namespace xjit::collectives

@@ -68,6 +68,23 @@ class Communicator {
   virtual absl::Status AllReduce(const Instruction& site, absl::Span<const int64_t> group,
                                  ElementType type, ReductionKind kind, const void* in, void* out,
                                  int64_t count);
+
+  // Point to point (HLO send/recv between replicas, ragged-all-to-all): a
+  // message of bytes from this replica to replica `peer` (this replica
+  // itself included). Messages from one replica to another with the same
+  // `tag` are received in the order they were sent; `site` only names the
+  // instruction in errors (a send and its recv are different instructions).
+  //
+  // Send never waits for the receiver: the transport buffers the message
+  // (MPI: MPI_Isend completed by the next call, or MPI_Bsend). Recv waits
+  // for the oldest message from `peer` with `tag` not yet received; its size
+  // must be bytes.size() (InvalidArgument otherwise). The defaults return
+  // Unimplemented, so a transport without point to point still runs every
+  // other collective.
+  virtual absl::Status Send(const Instruction& site, int64_t peer, int64_t tag,
+                            absl::Span<const uint8_t> bytes);
+  virtual absl::Status Recv(const Instruction& site, int64_t peer, int64_t tag,
+                            absl::Span<uint8_t> bytes);
 };
 
 }  // namespace xjit::collectives

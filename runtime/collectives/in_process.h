@@ -29,6 +29,12 @@ class InProcessCommunicator : public Communicator {
   absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
                          absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) override;
 
+  // Through the rendezvous' mailboxes (eval::Rendezvous::Post/Take).
+  absl::Status Send(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<const uint8_t> bytes) override;
+  absl::Status Recv(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<uint8_t> bytes) override;
+
   // This replica's program ended with `status` (an error aborts the others).
   void Finish(const absl::Status& status) { rendezvous_->Finish(replica_id_, status); }
 
