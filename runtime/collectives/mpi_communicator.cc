@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <deque>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -157,14 +158,27 @@ bool ExactReduction(ElementType type, ReductionKind kind, MPI_Datatype* datatype
 
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm world, int rank, int size, MpiOptions options)
-      : world_(world), rank_(rank), size_(size), options_(options) {}
+  MpiCommunicator(MPI_Comm world, MPI_Comm point_to_point, int rank, int size,
+                  MpiOptions options)
+      : world_(world), point_to_point_(point_to_point), rank_(rank), size_(size),
+        options_(options) {
+    int* upper = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(point_to_point_, MPI_TAG_UB, &upper, &found);
+    tag_upper_bound_ = found && upper != nullptr ? *upper : 32767;
+  }
 
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+    // Sends nobody received complete in the background (Open MPI cannot
+    // cancel sends).
+    for (PendingSend& send : sends_) {
+      if (send.request != MPI_REQUEST_NULL) MPI_Request_free(&send.request);
+    }
     for (auto& [group, comm] : groups_) MPI_Comm_free(&comm);
+    MPI_Comm_free(&point_to_point_);
     MPI_Comm_free(&world_);
   }
 
@@ -240,7 +254,103 @@ class MpiCommunicator : public Communicator {
                             comm);
   }
 
+  // Point to point on a communicator of its own (the all-reduce's
+  // messages on the group communicators never match these). A send copies
+  // the bytes and returns; the copy lives until MPI has sent it.
+  absl::Status Send(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<const uint8_t> bytes) override {
+    XJIT_RETURN_IF_ERROR(CheckPointToPoint(site, peer, tag, bytes.size()));
+    ReapSends();
+    sends_.emplace_back();
+    PendingSend& send = sends_.back();
+    send.bytes.assign(bytes.begin(), bytes.end());
+    XJIT_MPI(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE,
+                       static_cast<int>(peer), static_cast<int>(tag), point_to_point_,
+                       &send.request),
+             site.name());
+    return absl::OkStatus();
+  }
+
+  absl::Status Recv(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<uint8_t> bytes) override {
+    XJIT_RETURN_IF_ERROR(CheckPointToPoint(site, peer, tag, bytes.size()));
+    ReapSends();
+    // Probe first: a message of another size is received (it is consumed,
+    // as in process) and reported.
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    const int source = static_cast<int>(peer), mpi_tag = static_cast<int>(tag);
+    if (options_.timeout_seconds <= 0) {
+      XJIT_MPI(MPI_Mprobe(source, mpi_tag, point_to_point_, &message, &status), site.name());
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration<double>(options_.timeout_seconds);
+      while (true) {
+        int found = 0;
+        XJIT_MPI(MPI_Improbe(source, mpi_tag, point_to_point_, &found, &message, &status),
+                 site.name());
+        if (found) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+          // Nothing is pending: the communicator stays usable.
+          return absl::DeadlineExceededError(absl::StrCat(
+              site.name(), ": replica ", rank_, " waited more than ", options_.timeout_seconds,
+              " s for a message from replica ", peer));
+        }
+        sched_yield();
+      }
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (static_cast<size_t>(count) != bytes.size()) {
+      std::vector<uint8_t> discard(count);
+      XJIT_MPI(MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
+               site.name());
+      return absl::InvalidArgumentError(absl::StrCat(site.name(), ": replica ", peer, " sent ",
+                                                     count, " bytes where ", bytes.size(),
+                                                     " are expected"));
+    }
+    return MpiStatus(MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
+                     site.name());
+  }
+
  private:
+  struct PendingSend {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<uint8_t> bytes;
+  };
+
+  absl::Status CheckPointToPoint(const Instruction& site, int64_t peer, int64_t tag,
+                                 size_t bytes) {
+    if (!broken_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the MPI communicator failed before: ", broken_.message()));
+    }
+    if (peer < 0 || peer >= size_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(site.name(), ": replica ", peer, " of ", size_));
+    }
+    if (tag < 0 || tag > tag_upper_bound_) {
+      return absl::UnimplementedError(absl::StrCat(site.name(), ": tag ", tag,
+                                                   " outside the MPI library's [0, ",
+                                                   tag_upper_bound_, "]"));
+    }
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      return absl::UnimplementedError(
+          absl::StrCat(site.name(), ": an MPI message of more than 2 GiB"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Frees the copies of sends MPI has finished.
+  void ReapSends() {
+    while (!sends_.empty()) {
+      int done = 0;
+      MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+      sends_.pop_front();
+    }
+  }
+
   // Runs an MPI operation blocking (request null) or, with a timeout, as a
   // non-blocking one polled until done or the deadline.
   template <typename Start>
@@ -480,6 +590,9 @@ class MpiCommunicator : public Communicator {
   }
 
   MPI_Comm world_;
+  MPI_Comm point_to_point_;
+  int tag_upper_bound_ = 32767;
+  std::deque<PendingSend> sends_;  // In sending order.
   std::unique_ptr<uint8_t[]> scratch_;
   int64_t scratch_size_ = 0;
   const int rank_;
@@ -504,13 +617,16 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeMpiCommunicator(int64_t fortra
   }
   MPI_Comm given = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
   if (given == MPI_COMM_NULL) return absl::InvalidArgumentError("MPI communicator: null handle");
-  MPI_Comm world = MPI_COMM_NULL;
+  MPI_Comm world = MPI_COMM_NULL, point_to_point = MPI_COMM_NULL;
   XJIT_MPI(MPI_Comm_dup(given, &world), "duplicate the communicator");
+  XJIT_MPI(MPI_Comm_dup(given, &point_to_point), "duplicate the communicator");
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(point_to_point, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  return std::unique_ptr<Communicator>(new MpiCommunicator(world, rank, size, options));
+  return std::unique_ptr<Communicator>(
+      new MpiCommunicator(world, point_to_point, rank, size, options));
 }
 
 }  // namespace xjit::collectives
