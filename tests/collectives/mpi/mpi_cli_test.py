@@ -28,7 +28,8 @@ COLLECTIVE = re.compile(r'\b(all-reduce|all-gather|reduce-scatter|all-to-all|col
                         r'(-start)?\(')
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-           # Quiet and quick on one machine: no network interfaces probed.
+           # One machine: shared memory only (no network interfaces probed), and
+           # no single-copy (CMA needs ptrace rights containers often withhold).
            OMPI_MCA_btl='self,vader', OMPI_MCA_btl_vader_single_copy_mechanism='none')
 
 
