@@ -34,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "interpreter/ops.h"
@@ -56,6 +57,15 @@ class ReplicaExchange {
                                                         int64_t occurrence,
                                                         absl::Span<const int64_t> group,
                                                         int64_t replica, Literal value) = 0;
+  // Point to point (see Rendezvous); a transport without it says so.
+  virtual absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) {
+    return absl::UnimplementedError("send/recv between replicas over this transport");
+  }
+  virtual absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+                                       int64_t tag) {
+    return absl::UnimplementedError(
+        absl::StrCat(name, ": send/recv between replicas over this transport"));
+  }
 };
 
 class Rendezvous : public ReplicaExchange {
@@ -76,8 +86,9 @@ class Rendezvous : public ReplicaExchange {
   // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
   // posting order). `name` (the receiving instruction) is for the errors: a
   // Take that no Post can satisfy fails the run as a deadlock.
-  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value);
-  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to, int64_t tag);
+  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) override;
+  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+                               int64_t tag) override;
 
   // Replica `replica` has finished its program (`status` is its outcome).
   // An error aborts the waiting replicas.
