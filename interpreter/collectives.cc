@@ -72,14 +72,6 @@ absl::StatusOr<std::vector<Literal>> Rendezvous::Exchange(const Instruction& ins
   return values;
 }
 
-absl::Status ReplicaExchange::Post(int64_t, int64_t, int64_t, Literal) {
-  return absl::UnimplementedError("send/recv between replicas over this transport");
-}
-
-absl::StatusOr<Literal> ReplicaExchange::Take(absl::string_view, int64_t, int64_t, int64_t) {
-  return absl::UnimplementedError("send/recv between replicas over this transport");
-}
-
 absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal value) {
   if (to < 0 || to >= replica_count_) {
     return absl::InvalidArgumentError(

@@ -34,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "interpreter/ops.h"
@@ -56,16 +57,15 @@ class ReplicaExchange {
                                                         int64_t occurrence,
                                                         absl::Span<const int64_t> group,
                                                         int64_t replica, Literal value) = 0;
-
-  // Point to point: `value` from replica `from` to replica `to` under
-  // `tag`. Post never waits; Take waits for the oldest value posted from
-  // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
-  // posting order). `name` (the receiving instruction) is for the errors.
-  // The defaults return Unimplemented: a transport without point to point
-  // still runs every other collective.
-  virtual absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value);
+  // Point to point (see Rendezvous); a transport without it says so.
+  virtual absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) {
+    return absl::UnimplementedError("send/recv between replicas over this transport");
+  }
   virtual absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
-                                       int64_t tag);
+                                       int64_t tag) {
+    return absl::UnimplementedError(
+        absl::StrCat(name, ": send/recv between replicas over this transport"));
+  }
 };
 
 class Rendezvous : public ReplicaExchange {
@@ -81,7 +81,11 @@ class Rendezvous : public ReplicaExchange {
                                                 absl::Span<const int64_t> group, int64_t replica,
                                                 Literal value) override;
 
-  // A Take that no Post can satisfy fails the run as a deadlock.
+  // Point to point: `value` from replica `from` to replica `to` under
+  // `tag`. Post never waits; Take waits for the oldest value posted from
+  // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
+  // posting order). `name` (the receiving instruction) is for the errors: a
+  // Take that no Post can satisfy fails the run as a deadlock.
   absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) override;
   absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
                                int64_t tag) override;

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <deque>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,21 +50,40 @@ struct CallHeader {
   uint64_t bytes = 0;       // This member's contribution.
 };
 
-// Elements a member folds per round of the float all-reduce: the segment
-// it receives from each peer stays in cache for the fold.
-constexpr int64_t kSegmentBytes = int64_t{1} << 20;
+// Bytes a member folds per round of the float all-reduce of more than two
+// members. Each round is one exchange between every pair, so rounds cost
+// synchronisations (ranks descheduled on a loaded machine wait for each
+// other once per round): few large ones beat many cache-sized ones.
+constexpr int64_t kSegmentBytes = int64_t{8} << 20;
+
+// Chunks of the two-member float all-reduce.
+constexpr int64_t kPairChunkBytes = int64_t{2} << 20;
+
+// Largest message of one MPI call (counts are int).
+constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 
 // out[i] = ((m0[i] op m1[i]) op m2[i]) ... for sum and product: the order of
 // FoldInGroupOrder, in tiles so that the compiler vectorises across i (the
-// per-element order, hence the bits, is the same).
+// per-element order, hence the bits, is the same). `out` may be m0 or m1
+// (each element of both is read before it is written).
 template <typename T>
 void FoldArithmetic(bool sum, absl::Span<const T* const> members, int64_t count, T* out) {
   constexpr int64_t kTile = 1024;
   for (int64_t begin = 0; begin < count; begin += kTile) {
     const int64_t n = std::min(kTile, count - begin);
     T* o = out + begin;
-    std::memcpy(o, members[0] + begin, n * sizeof(T));
-    for (size_t m = 1; m < members.size(); ++m) {
+    const T* a = members[0] + begin;
+    if (members.size() == 1) {
+      if (o != a) std::memcpy(o, a, n * sizeof(T));
+      continue;
+    }
+    const T* b = members[1] + begin;
+    if (sum) {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
+    }
+    for (size_t m = 2; m < members.size(); ++m) {
       const T* v = members[m] + begin;
       if (sum) {
         for (int64_t i = 0; i < n; ++i) o[i] = o[i] + v[i];
@@ -74,7 +95,7 @@ void FoldArithmetic(bool sum, absl::Span<const T* const> members, int64_t count,
 }
 
 // The fold of `members` (count elements each, in group order) into `out`,
-// which aliases none of them.
+// which is one of the first two members or overlaps none.
 void FoldMembers(ElementType type, ReductionKind kind, absl::Span<const void* const> members,
                  int64_t count, void* out, std::vector<uint8_t>& staging) {
   const bool arithmetic = kind == ReductionKind::kSum || kind == ReductionKind::kProduct;
@@ -137,14 +158,27 @@ bool ExactReduction(ElementType type, ReductionKind kind, MPI_Datatype* datatype
 
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm world, int rank, int size, MpiOptions options)
-      : world_(world), rank_(rank), size_(size), options_(options) {}
+  MpiCommunicator(MPI_Comm world, MPI_Comm point_to_point, int rank, int size,
+                  MpiOptions options)
+      : world_(world), point_to_point_(point_to_point), rank_(rank), size_(size),
+        options_(options) {
+    int* upper = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(point_to_point_, MPI_TAG_UB, &upper, &found);
+    tag_upper_bound_ = found && upper != nullptr ? *upper : 32767;
+  }
 
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+    // Sends nobody received complete in the background (Open MPI cannot
+    // cancel sends).
+    for (PendingSend& send : sends_) {
+      if (send.request != MPI_REQUEST_NULL) MPI_Request_free(&send.request);
+    }
     for (auto& [group, comm] : groups_) MPI_Comm_free(&comm);
+    MPI_Comm_free(&point_to_point_);
     MPI_Comm_free(&world_);
   }
 
@@ -211,12 +245,112 @@ class MpiCommunicator : public Communicator {
     if (type != ElementType::kF32 && type != ElementType::kF64) {
       return Communicator::AllReduce(site, group, type, kind, in, out, count);
     }
+    if (group.size() == 2) {
+      return PairAllReduce(site, type, kind, static_cast<const uint8_t*>(in),
+                           static_cast<uint8_t*>(out), count, comm);
+    }
     return OrderedAllReduce(site, static_cast<int>(group.size()), type, kind,
                             static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), count,
                             comm);
   }
 
+  // Point to point on a communicator of its own (the all-reduce's
+  // messages on the group communicators never match these). A send copies
+  // the bytes and returns; the copy lives until MPI has sent it.
+  absl::Status Send(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<const uint8_t> bytes) override {
+    XJIT_RETURN_IF_ERROR(CheckPointToPoint(site, peer, tag, bytes.size()));
+    ReapSends();
+    sends_.emplace_back();
+    PendingSend& send = sends_.back();
+    send.bytes.assign(bytes.begin(), bytes.end());
+    XJIT_MPI(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE,
+                       static_cast<int>(peer), static_cast<int>(tag), point_to_point_,
+                       &send.request),
+             site.name());
+    return absl::OkStatus();
+  }
+
+  absl::Status Recv(const Instruction& site, int64_t peer, int64_t tag,
+                    absl::Span<uint8_t> bytes) override {
+    XJIT_RETURN_IF_ERROR(CheckPointToPoint(site, peer, tag, bytes.size()));
+    ReapSends();
+    // Probe first: a message of another size is received (it is consumed,
+    // as in process) and reported.
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    const int source = static_cast<int>(peer), mpi_tag = static_cast<int>(tag);
+    if (options_.timeout_seconds <= 0) {
+      XJIT_MPI(MPI_Mprobe(source, mpi_tag, point_to_point_, &message, &status), site.name());
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration<double>(options_.timeout_seconds);
+      while (true) {
+        int found = 0;
+        XJIT_MPI(MPI_Improbe(source, mpi_tag, point_to_point_, &found, &message, &status),
+                 site.name());
+        if (found) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+          // Nothing is pending: the communicator stays usable.
+          return absl::DeadlineExceededError(absl::StrCat(
+              site.name(), ": replica ", rank_, " waited more than ", options_.timeout_seconds,
+              " s for a message from replica ", peer));
+        }
+        sched_yield();
+      }
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (static_cast<size_t>(count) != bytes.size()) {
+      std::vector<uint8_t> discard(count);
+      XJIT_MPI(MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
+               site.name());
+      return absl::InvalidArgumentError(absl::StrCat(site.name(), ": replica ", peer, " sent ",
+                                                     count, " bytes where ", bytes.size(),
+                                                     " are expected"));
+    }
+    return MpiStatus(MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
+                     site.name());
+  }
+
  private:
+  struct PendingSend {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<uint8_t> bytes;
+  };
+
+  absl::Status CheckPointToPoint(const Instruction& site, int64_t peer, int64_t tag,
+                                 size_t bytes) {
+    if (!broken_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the MPI communicator failed before: ", broken_.message()));
+    }
+    if (peer < 0 || peer >= size_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(site.name(), ": replica ", peer, " of ", size_));
+    }
+    if (tag < 0 || tag > tag_upper_bound_) {
+      return absl::UnimplementedError(absl::StrCat(site.name(), ": tag ", tag,
+                                                   " outside the MPI library's [0, ",
+                                                   tag_upper_bound_, "]"));
+    }
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      return absl::UnimplementedError(
+          absl::StrCat(site.name(), ": an MPI message of more than 2 GiB"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Frees the copies of sends MPI has finished.
+  void ReapSends() {
+    while (!sends_.empty()) {
+      int done = 0;
+      MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+      sends_.pop_front();
+    }
+  }
+
   // Runs an MPI operation blocking (request null) or, with a timeout, as a
   // non-blocking one polled until done or the deadline.
   template <typename Start>
@@ -324,6 +458,46 @@ class MpiCommunicator : public Communicator {
     return comm;
   }
 
+  // Two members: each sends its whole array to the other and folds both in
+  // group order, (v0 op v1). The same bytes move as in the reduce-scatter
+  // form (each member receives one array) in one exchange instead of two,
+  // and both fold the whole array at once.
+  absl::Status PairAllReduce(const Instruction& site, ElementType type, ReductionKind kind,
+                             const uint8_t* in, uint8_t* out, int64_t count, MPI_Comm comm) {
+    const int64_t bytes = count * ByteWidth(type);
+    int me = 0;
+    XJIT_MPI(MPI_Comm_rank(comm, &me), "comm rank");
+    const int peer = 1 - me;
+    uint8_t* theirs = Scratch(bytes);
+    // In chunks, all posted at once: chunk k is folded as soon as it has
+    // arrived, while it is still in cache.
+    const int64_t chunk = std::min(kPairChunkBytes, kMaxMessageBytes) / ByteWidth(type) *
+                          ByteWidth(type);
+    std::vector<MPI_Request> receives, sends;
+    for (int64_t begin = 0; begin < bytes; begin += chunk) {
+      const int n = static_cast<int>(std::min(chunk, bytes - begin));
+      receives.emplace_back();
+      XJIT_MPI(MPI_Irecv(theirs + begin, n, MPI_BYTE, peer, 0, comm, &receives.back()),
+               site.name());
+      sends.emplace_back();
+      XJIT_MPI(MPI_Isend(in + begin, n, MPI_BYTE, peer, 0, comm, &sends.back()), site.name());
+    }
+    // `out` may alias `in`: the fold reads element i of both before writing
+    // it, member 0 first; and `in` is sent before its chunk is overwritten.
+    std::vector<uint8_t> staging;
+    const int64_t width = ByteWidth(type);
+    for (size_t k = 0; k < receives.size(); ++k) {
+      XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&receives[k], 1)));
+      const int64_t begin = static_cast<int64_t>(k) * chunk;
+      const int64_t n = std::min(chunk, bytes - begin);
+      if (in == out) XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&sends[k], 1)));
+      const void* values[2] = {me == 0 ? in + begin : theirs + begin,
+                               me == 0 ? theirs + begin : in + begin};
+      FoldMembers(type, kind, values, n / width, out + begin, staging);
+    }
+    return Wait(site, absl::MakeSpan(sends));
+  }
+
   // The float all-reduce in a fixed order (mpi_communicator.h): member j
   // folds block j of the array from every member's contribution, in group
   // order, a segment at a time; then the blocks are all-gathered in place.
@@ -342,7 +516,7 @@ class MpiCommunicator : public Communicator {
     const int64_t segment = std::max<int64_t>(1, kSegmentBytes / width);
     // One slot per member for the segment in flight.
     const int64_t slot = std::min(segment, most) * width;
-    std::vector<uint8_t> received(static_cast<size_t>(slot) * members);
+    uint8_t* received = Scratch(slot * members);
     std::vector<uint8_t> staging;
     std::vector<MPI_Request> requests;
     std::vector<const void*> values(members);
@@ -357,7 +531,7 @@ class MpiCommunicator : public Communicator {
         if (peer == me) continue;
         if (my_n > 0) {
           requests.emplace_back();
-          XJIT_MPI(MPI_Irecv(received.data() + peer * slot,
+          XJIT_MPI(MPI_Irecv(received + peer * slot,
                              static_cast<int>(my_n * width), MPI_BYTE, peer, 0, comm,
                              &requests.back()),
                    site.name());
@@ -376,11 +550,11 @@ class MpiCommunicator : public Communicator {
       // My own segment: from `in`, or a copy where `out` aliases it.
       const uint8_t* own = in + my_offset * width;
       if (in == out) {
-        std::memcpy(received.data() + me * slot, own, my_n * width);
-        own = received.data() + me * slot;
+        std::memcpy(received + me * slot, own, my_n * width);
+        own = received + me * slot;
       }
       for (int m = 0; m < members; ++m) {
-        values[m] = m == me ? own : received.data() + m * slot;
+        values[m] = m == me ? own : received + m * slot;
       }
       FoldMembers(type, kind, values, my_n, out + my_offset * width, staging);
     }
@@ -405,7 +579,22 @@ class MpiCommunicator : public Communicator {
     });
   }
 
+  // Memory for received arrays, kept across calls: a fresh allocation of
+  // tens of MiB costs a page fault per page at every call.
+  uint8_t* Scratch(int64_t bytes) {
+    if (static_cast<int64_t>(scratch_size_) < bytes) {
+      scratch_.reset(new uint8_t[bytes]);
+      scratch_size_ = bytes;
+    }
+    return scratch_.get();
+  }
+
   MPI_Comm world_;
+  MPI_Comm point_to_point_;
+  int tag_upper_bound_ = 32767;
+  std::deque<PendingSend> sends_;  // In sending order.
+  std::unique_ptr<uint8_t[]> scratch_;
+  int64_t scratch_size_ = 0;
   const int rank_;
   const int size_;
   const MpiOptions options_;
@@ -428,13 +617,16 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeMpiCommunicator(int64_t fortra
   }
   MPI_Comm given = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
   if (given == MPI_COMM_NULL) return absl::InvalidArgumentError("MPI communicator: null handle");
-  MPI_Comm world = MPI_COMM_NULL;
+  MPI_Comm world = MPI_COMM_NULL, point_to_point = MPI_COMM_NULL;
   XJIT_MPI(MPI_Comm_dup(given, &world), "duplicate the communicator");
+  XJIT_MPI(MPI_Comm_dup(given, &point_to_point), "duplicate the communicator");
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(point_to_point, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  return std::unique_ptr<Communicator>(new MpiCommunicator(world, rank, size, options));
+  return std::unique_ptr<Communicator>(
+      new MpiCommunicator(world, point_to_point, rank, size, options));
 }
 
 }  // namespace xjit::collectives

@@ -21,6 +21,12 @@
 //     folds it in group order f(...f(f(v0, v1), v2)..., vn) exactly as
 //     FoldInGroupOrder (and the in-process transport) does, and the folded
 //     blocks are all-gathered;
+//   - Send/Recv (point to point: HLO send/recv between replicas) are
+//     MPI_Isend of a copy (Send never waits) and a matched probe then
+//     receive (MPI_Mprobe/MPI_Mrecv: a message of another size is consumed
+//     and reported), on a second duplicate of the communicator so that they
+//     never match the all-reduce's own messages; tags must lie within the
+//     MPI library's MPI_TAG_UB (at least 32767);
 //   - before each collective the members exchange a small header (the
 //     instruction, how often this replica reached it, the byte count), so
 //     replicas that reach different collectives fail with FailedPrecondition

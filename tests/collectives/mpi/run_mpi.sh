@@ -11,4 +11,7 @@ if ! command -v mpirun >/dev/null 2>&1; then
   exit 77
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# One machine: shared memory only (no network interfaces probed), and no
+# single-copy (CMA needs ptrace rights that containers often withhold).
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 exec timeout 600 mpirun --oversubscribe -np "$np" "$@"
