@@ -72,6 +72,27 @@ absl::StatusOr<std::vector<Literal>> Rendezvous::Exchange(const Instruction& ins
   return values;
 }
 
+void Rendezvous::Sync(const Instruction& instruction, int64_t occurrence,
+                      absl::Span<const int64_t> group) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const Key key(&instruction, occurrence, group[0]);
+  std::shared_ptr<Entry>& slot = entries_[key];
+  if (slot == nullptr) {
+    slot = std::make_shared<Entry>();
+    slot->name = instruction.name();
+    slot->group.assign(group.begin(), group.end());
+  }
+  std::shared_ptr<Entry> entry = slot;
+  if (++entry->arrived == static_cast<int64_t>(group.size())) {
+    entry->complete = true;
+    entries_.erase(key);
+    changed_.notify_all();
+    return;
+  }
+  // Not counted as blocked: the others are computing and will arrive.
+  changed_.wait(lock, [&] { return entry->complete; });
+}
+
 absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal value) {
   if (to < 0 || to >= replica_count_) {
     return absl::InvalidArgumentError(

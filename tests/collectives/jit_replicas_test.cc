@@ -8,13 +8,16 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "interpreter/collectives.h"
 #include "interpreter/evaluator.h"
 #include "ir/literal.h"
 #include "jit/compile.h"
 #include "runtime/collectives/communicator.h"
+#include "runtime/collectives/in_process.h"
 #include "runtime/collectives/replicated_run.h"
 #include "runtime/host/ffi_registry.h"
 #include "runtime/host/host_queues.h"
@@ -560,6 +563,78 @@ TEST(JitRaggedAllToAll, EveryTypeAndFormEqualsTheEvaluator) {
   ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
   arguments = RaggedArguments(*module, {{0, 1}}, 1, 3, 27);
   ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
+}
+
+// The in-process AllReduce (each member folds a share in place) against
+// FoldInGroupOrder over the gathered arrays: counts that do not divide among
+// the members, an output that is its member's input, every kind on s32 and
+// max/min with NaN and signed zeros on f32.
+TEST(InProcessAllReduce, SharesEqualTheGroupOrderFold) {
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(std::string("HloModule m\n") + kAddF32 + R"(
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+})"));
+  const Instruction& site = *module->entry()->root();
+  using collectives::ReductionKind;
+  struct Case {
+    ElementType type;
+    ReductionKind kind;
+  };
+  const std::vector<Case> cases = {
+      {ElementType::kS32, ReductionKind::kSum}, {ElementType::kS32, ReductionKind::kProduct},
+      {ElementType::kS32, ReductionKind::kMax}, {ElementType::kS32, ReductionKind::kMin},
+      {ElementType::kS32, ReductionKind::kAnd}, {ElementType::kS32, ReductionKind::kOr},
+      {ElementType::kF32, ReductionKind::kMax}, {ElementType::kF32, ReductionKind::kMin},
+      {ElementType::kF32, ReductionKind::kSum}, {ElementType::kPred, ReductionKind::kAnd}};
+  const std::vector<int64_t> group = {2, 0, 1};
+  const int64_t members = 3;
+  for (const Case& c : cases) {
+    for (int64_t count : {1, 7, 3000}) {
+      const int64_t width = ByteWidth(c.type);
+      std::mt19937_64 rng(count);
+      std::vector<std::vector<uint8_t>> in(members, std::vector<uint8_t>(count * width));
+      for (auto& bytes : in) {
+        for (int64_t i = 0; i < count; ++i) {
+          if (c.type == ElementType::kF32) {
+            const float pool[] = {0.0f, -0.0f, 1.5f, -2.0f, NAN, -NAN};
+            std::memcpy(bytes.data() + i * 4, &pool[rng() % 6], 4);
+          } else if (c.type == ElementType::kPred) {
+            bytes[i] = rng() % 2;
+          } else {
+            const int32_t v = static_cast<int32_t>(rng() % 11) - 5;
+            std::memcpy(bytes.data() + i * 4, &v, 4);
+          }
+        }
+      }
+      // Group order: replica 2, 0, 1.
+      std::vector<uint8_t> gathered;
+      for (int64_t r : group) gathered.insert(gathered.end(), in[r].begin(), in[r].end());
+      std::vector<uint8_t> expected(count * width);
+      collectives::FoldInGroupOrder(c.type, c.kind, gathered.data(), members, count,
+                                    expected.data());
+      eval::Rendezvous rendezvous(members);
+      std::vector<std::vector<uint8_t>> out(members, std::vector<uint8_t>(count * width));
+      std::vector<absl::Status> statuses(members);
+      std::vector<std::thread> threads;
+      for (int64_t r = 0; r < members; ++r) {
+        threads.emplace_back([&, r] {
+          collectives::InProcessCommunicator communicator(&rendezvous, r);
+          // Replica 1 reduces in place.
+          void* target = r == 1 ? static_cast<void*>(in[r].data()) : out[r].data();
+          statuses[r] = communicator.AllReduce(site, group, c.type, c.kind, in[r].data(), target,
+                                               count);
+          if (r == 1) out[r] = in[r];
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      for (int64_t r = 0; r < members; ++r) {
+        EXPECT_TRUE(statuses[r].ok()) << statuses[r];
+        EXPECT_EQ(out[r], expected) << "replica " << r << " count " << count << " kind "
+                                    << static_cast<int>(c.kind);
+      }
+    }
+  }
 }
 
 TEST(JitHostTransfers, InfeedOutfeedAndChannelsEqualTheEvaluator) {
