@@ -45,7 +45,8 @@ add {
 ENTRY e {
   x = f32[4] parameter(0)
   ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add
-})").release();
+})")
+                                    .release();
   return *module->entry()->root();
 }
 
@@ -102,12 +103,22 @@ void BM_Memcpy(benchmark::State& state) {
 }
 
 // A fixed number of iterations: the other replicas' threads must know it.
-BENCHMARK(BM_AllReduceInPlace)->Name("AllReduce/in_place")
-    ->Args({1 << 20, 2})->Args({1 << 20, 4})->Args({16 << 20, 4})
-    ->Iterations(200)->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_AllReduceGatherFold)->Name("AllReduce/gather_fold")
-    ->Args({1 << 20, 2})->Args({1 << 20, 4})->Args({16 << 20, 4})
-    ->Iterations(50)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceInPlace)
+    ->Name("AllReduce/in_place")
+    ->Args({1 << 20, 2})
+    ->Args({1 << 20, 4})
+    ->Args({16 << 20, 4})
+    ->Iterations(200)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceGatherFold)
+    ->Name("AllReduce/gather_fold")
+    ->Args({1 << 20, 2})
+    ->Args({1 << 20, 4})
+    ->Args({16 << 20, 4})
+    ->Iterations(50)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -85,14 +85,24 @@ void Fold(ReductionKind kind, const void* const* inputs, int64_t members, int64_
       std::memcpy(next, static_cast<const uint8_t*>(inputs[m]) + (begin + start) * sizeof(T),
                   n * sizeof(T));
       switch (kind) {  // Outside the loop, so that the loop vectorises.
-        case ReductionKind::kSum: CombineInto<T, ReductionKind::kSum>(accumulator, next, n); break;
+        case ReductionKind::kSum:
+          CombineInto<T, ReductionKind::kSum>(accumulator, next, n);
+          break;
         case ReductionKind::kProduct:
           CombineInto<T, ReductionKind::kProduct>(accumulator, next, n);
           break;
-        case ReductionKind::kMax: CombineInto<T, ReductionKind::kMax>(accumulator, next, n); break;
-        case ReductionKind::kMin: CombineInto<T, ReductionKind::kMin>(accumulator, next, n); break;
-        case ReductionKind::kAnd: CombineInto<T, ReductionKind::kAnd>(accumulator, next, n); break;
-        case ReductionKind::kOr: CombineInto<T, ReductionKind::kOr>(accumulator, next, n); break;
+        case ReductionKind::kMax:
+          CombineInto<T, ReductionKind::kMax>(accumulator, next, n);
+          break;
+        case ReductionKind::kMin:
+          CombineInto<T, ReductionKind::kMin>(accumulator, next, n);
+          break;
+        case ReductionKind::kAnd:
+          CombineInto<T, ReductionKind::kAnd>(accumulator, next, n);
+          break;
+        case ReductionKind::kOr:
+          CombineInto<T, ReductionKind::kOr>(accumulator, next, n);
+          break;
       }
     }
     std::memcpy(result + start * sizeof(T), accumulator, n * sizeof(T));
@@ -135,23 +145,34 @@ bool CanFold(ElementType type, ReductionKind kind) {
 void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, int64_t members,
                int64_t begin, int64_t end, void* out) {
   switch (type) {
-    case ElementType::kPred: return FoldPred(kind, inputs, members, begin, end, out);
-    case ElementType::kF32: return Fold<float>(kind, inputs, members, begin, end, out);
-    case ElementType::kF64: return Fold<double>(kind, inputs, members, begin, end, out);
-    case ElementType::kS8: return Fold<int8_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kS16: return Fold<int16_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kS32: return Fold<int32_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kS64: return Fold<int64_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kU8: return Fold<uint8_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kU16: return Fold<uint16_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kU32: return Fold<uint32_t>(kind, inputs, members, begin, end, out);
-    case ElementType::kU64: return Fold<uint64_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kPred:
+      return FoldPred(kind, inputs, members, begin, end, out);
+    case ElementType::kF32:
+      return Fold<float>(kind, inputs, members, begin, end, out);
+    case ElementType::kF64:
+      return Fold<double>(kind, inputs, members, begin, end, out);
+    case ElementType::kS8:
+      return Fold<int8_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS16:
+      return Fold<int16_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS32:
+      return Fold<int32_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS64:
+      return Fold<int64_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU8:
+      return Fold<uint8_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU16:
+      return Fold<uint16_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU32:
+      return Fold<uint32_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU64:
+      return Fold<uint64_t>(kind, inputs, members, begin, end, out);
     default: XJIT_CHECK(false);
   }
 }
 
-void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values,
-                      int64_t members, int64_t count, void* out) {
+void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values, int64_t members,
+                      int64_t count, void* out) {
   std::vector<const void*> inputs(members);
   for (int64_t m = 0; m < members; ++m) {
     inputs[m] = static_cast<const uint8_t*>(values) + m * count * ByteWidth(type);

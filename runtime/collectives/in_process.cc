@@ -62,9 +62,9 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
   Literal addresses(Shape::Array(ElementType::kU64, {2}));
   addresses.SetBitsLinear(0, reinterpret_cast<uintptr_t>(in));
   addresses.SetBitsLinear(1, reinterpret_cast<uintptr_t>(out));
-  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> all,
-                        rendezvous_->Exchange(site, 3 * occurrence, group, replica_id_,
-                                              std::move(addresses)));
+  XJIT_ASSIGN_OR_RETURN(
+      std::vector<Literal> all,
+      rendezvous_->Exchange(site, 3 * occurrence, group, replica_id_, std::move(addresses)));
   std::vector<const void*> inputs(members);
   std::vector<uint8_t*> outputs(members);
   for (int64_t m = 0; m < members; ++m) {

@@ -79,8 +79,7 @@ std::vector<std::vector<Literal>> RandomArguments(const Module& module, int repl
 // Runs `module` with each replica's `arguments` on both backends and expects
 // the same bits on every replica (ulp_tolerance: for dots, whose rounding
 // differs).
-void ExpectReplicasMatchOn(const Module& module,
-                           const std::vector<std::vector<Literal>>& arguments,
+void ExpectReplicasMatchOn(const Module& module, const std::vector<std::vector<Literal>>& arguments,
                            int ulp_tolerance = 0) {
   const int replicas = static_cast<int>(arguments.size());
   ASSERT_OK_AND_ASSIGN(expected, RunModuleReplicated(module, arguments));
@@ -94,11 +93,10 @@ void ExpectReplicasMatchOn(const Module& module,
 }
 
 // The same with random arguments, different per replica.
-void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed,
-                         int ulp_tolerance = 0, bool ordinary = false) {
+void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed, int ulp_tolerance = 0,
+                         bool ordinary = false) {
   ASSERT_OK_AND_ASSIGN(module, ParseVerified(hlo));
-  ExpectReplicasMatchOn(*module, RandomArguments(*module, replicas, seed, ordinary),
-                        ulp_tolerance);
+  ExpectReplicasMatchOn(*module, RandomArguments(*module, replicas, seed, ordinary), ulp_tolerance);
 }
 
 // Runs `module` on both backends and expects both to fail with `code`.
@@ -108,8 +106,7 @@ void ExpectBothFail(const Module& module, const std::vector<std::vector<Literal>
   EXPECT_EQ(expected.status().code(), code) << expected.status();
   std::unique_ptr<runtime::Executable> executable = CompileAll(module);
   ASSERT_NE(executable, nullptr);
-  absl::StatusOr<std::vector<Literal>> actual =
-      collectives::RunReplicated(*executable, arguments);
+  absl::StatusOr<std::vector<Literal>> actual = collectives::RunReplicated(*executable, arguments);
   EXPECT_EQ(actual.status().code(), code) << actual.status();
 }
 
@@ -435,7 +432,8 @@ ENTRY e {
   rt = (s32[3], u32[], token[]) get-tuple-element(done), index=1
   got = s32[3] get-tuple-element(rt), index=0
   ROOT t = (f32[2,2], s32[3]) tuple(v, got)
-})", 4, 22);
+})",
+                      4, 22);
 }
 
 TEST(JitSendRecv, BadPairsAndMissingSendsFailOnBothBackends) {
@@ -470,7 +468,22 @@ ENTRY e {
   a = u32[2] parameter(0)
   b = f32[3,2]{0,1} parameter(1)
   ROOT p = (u32[2], f32[3,2]{1,0}) collective-permute(a, b), source_target_pairs={{1,0},{0,2},{2,1}}
-})", 4, 24);
+})",
+                      4, 24);
+  // Outside a replicated run, a replica permuting to itself.
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(R"(HloModule m
+ENTRY e {
+  a = u32[2] parameter(0)
+  b = f32[3] parameter(1)
+  ROOT p = (u32[2], f32[3]) collective-permute(a, b), source_target_pairs={{0,0}}
+})"));
+  std::vector<std::vector<Literal>> arguments = RandomArguments(*module, 1, 25);
+  ASSERT_OK_AND_ASSIGN(expected, EvaluateModule(*module, arguments[0]));
+  std::unique_ptr<runtime::Executable> executable = CompileAll(*module);
+  ASSERT_NE(executable, nullptr);
+  ASSERT_OK_AND_ASSIGN(actual, executable->Run(arguments[0]));
+  EXPECT_EQ(Difference(expected, actual), "");
+  EXPECT_EQ(Difference(arguments[0][1], expected.element(1)), "");
 }
 
 // Arguments of a ragged-all-to-all whose offsets agree between replicas:
@@ -523,8 +536,8 @@ std::vector<std::vector<Literal>> RaggedArguments(const Module& module,
 std::string RaggedModule(const std::string& type, const std::string& input,
                          const std::string& output, const std::string& index,
                          const std::string& groups) {
-  return "HloModule m\nENTRY e {\n  input = " + type + input + " parameter(0)\n  output = " +
-         type + output + " parameter(1)\n  io = " + index + " parameter(2)\n  ss = " + index +
+  return "HloModule m\nENTRY e {\n  input = " + type + input + " parameter(0)\n  output = " + type +
+         output + " parameter(1)\n  io = " + index + " parameter(2)\n  ss = " + index +
          " parameter(3)\n  oo = " + index + " parameter(4)\n  rs = " + index +
          " parameter(5)\n  ROOT r = " + type + output +
          " ragged-all-to-all(input, output, io, ss, oo, rs), replica_groups=" + groups + "\n}\n";
@@ -556,8 +569,8 @@ TEST(JitRaggedAllToAll, EveryTypeAndFormEqualsTheEvaluator) {
     ExpectReplicasMatchOn(*module, RaggedArguments(*module, c.members, c.k, c.gap, 25));
   }
   // recv_sizes that disagree with the sender, and rows out of range.
-  ASSERT_OK_AND_ASSIGN(module, ParseVerified(RaggedModule("f32", "[4]", "[4]", "s32[2]",
-                                                          "{{0,1}}")));
+  ASSERT_OK_AND_ASSIGN(module,
+                       ParseVerified(RaggedModule("f32", "[4]", "[4]", "s32[2]", "{{0,1}}")));
   std::vector<std::vector<Literal>> arguments = RaggedArguments(*module, {{0, 1}}, 1, 0, 26);
   arguments[1][5] = Literal::FromInts(module->entry()->parameter(5)->shape(), {2, 2});
   ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
@@ -622,16 +635,16 @@ ENTRY e {
           collectives::InProcessCommunicator communicator(&rendezvous, r);
           // Replica 1 reduces in place.
           void* target = r == 1 ? static_cast<void*>(in[r].data()) : out[r].data();
-          statuses[r] = communicator.AllReduce(site, group, c.type, c.kind, in[r].data(), target,
-                                               count);
+          statuses[r] =
+              communicator.AllReduce(site, group, c.type, c.kind, in[r].data(), target, count);
           if (r == 1) out[r] = in[r];
         });
       }
       for (std::thread& t : threads) t.join();
       for (int64_t r = 0; r < members; ++r) {
         EXPECT_TRUE(statuses[r].ok()) << statuses[r];
-        EXPECT_EQ(out[r], expected) << "replica " << r << " count " << count << " kind "
-                                    << static_cast<int>(c.kind);
+        EXPECT_EQ(out[r], expected)
+            << "replica " << r << " count " << count << " kind " << static_cast<int>(c.kind);
       }
     }
   }
