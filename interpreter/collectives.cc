@@ -72,6 +72,27 @@ absl::StatusOr<std::vector<Literal>> Rendezvous::Exchange(const Instruction& ins
   return values;
 }
 
+void Rendezvous::Sync(const Instruction& instruction, int64_t occurrence,
+                      absl::Span<const int64_t> group) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const Key key(&instruction, occurrence, group[0]);
+  std::shared_ptr<Entry>& slot = entries_[key];
+  if (slot == nullptr) {
+    slot = std::make_shared<Entry>();
+    slot->name = instruction.name();
+    slot->group.assign(group.begin(), group.end());
+  }
+  std::shared_ptr<Entry> entry = slot;
+  if (++entry->arrived == static_cast<int64_t>(group.size())) {
+    entry->complete = true;
+    entries_.erase(key);
+    changed_.notify_all();
+    return;
+  }
+  // Not counted as blocked: the others are computing and will arrive.
+  changed_.wait(lock, [&] { return entry->complete; });
+}
+
 absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal value) {
   if (to < 0 || to >= replica_count_) {
     return absl::InvalidArgumentError(
@@ -541,8 +562,8 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
     if (at == std::string::npos) continue;
     at += kKey.size();
     auto bad = [&]() {
-      return absl::InvalidArgumentError(absl::StrCat(
-          OpcodeName(instruction.opcode()), ": cannot read ", kKey, " from ", text));
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpcodeName(instruction.opcode()), ": cannot read ", kKey, " from ", text));
     };
     auto skip = [&]() {
       while (at < text.size() && (std::isspace(static_cast<unsigned char>(text[at])) ||
@@ -590,20 +611,22 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
 }
 
 // Integer element i (row-major) of an offsets/sizes operand.
-absl::StatusOr<int64_t> IntegerAt(const Instruction& instruction, const Literal& value,
-                                  int64_t i) {
+absl::StatusOr<int64_t> IntegerAt(const Instruction& instruction, const Literal& value, int64_t i) {
   const uint64_t bits = value.GetBitsLinear(i);
   switch (value.shape().element_type()) {
-    case ElementType::kS32: return static_cast<int64_t>(static_cast<int32_t>(bits));
-    case ElementType::kS64: return static_cast<int64_t>(bits);
-    case ElementType::kU32: return static_cast<int64_t>(bits);
+    case ElementType::kS32:
+      return static_cast<int64_t>(static_cast<int32_t>(bits));
+    case ElementType::kS64:
+      return static_cast<int64_t>(bits);
+    case ElementType::kU32:
+      return static_cast<int64_t>(bits);
     case ElementType::kU64:
       if (bits > static_cast<uint64_t>(INT64_MAX)) break;
       return static_cast<int64_t>(bits);
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ragged-all-to-all: offsets and sizes are s32, s64, u32 or u64, not ",
-          value.shape().ToString(false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ragged-all-to-all: offsets and sizes are s32, s64, u32 or u64, not ",
+                       value.shape().ToString(false)));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("ragged-all-to-all: offset ", bits, " is out of range"));
@@ -618,17 +641,18 @@ absl::StatusOr<SendRecvPeers> CrossReplicaPeers(const Instruction& instruction,
   for (const auto& [from, to] : pairs) {
     for (int64_t id : {from, to}) {
       if (id < 0 || id >= replica_count) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            OpcodeName(instruction.opcode()), ": pair (", from, ",", to,
-            ") names replica ", id, " but there ",
-            replica_count == 1 ? "is 1 replica" : absl::StrCat("are ", replica_count, " replicas")));
+        return absl::InvalidArgumentError(
+            absl::StrCat(OpcodeName(instruction.opcode()), ": pair (", from, ",", to,
+                         ") names replica ", id, " but there ",
+                         replica_count == 1 ? "is 1 replica"
+                                            : absl::StrCat("are ", replica_count, " replicas")));
       }
     }
     if (from == self) peers.targets.push_back(to);
     if (to == self) {
       if (peers.source.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            OpcodeName(instruction.opcode()), ": two pairs target replica ", to));
+        return absl::InvalidArgumentError(
+            absl::StrCat(OpcodeName(instruction.opcode()), ": two pairs target replica ", to));
       }
       peers.source = from;
     }
@@ -657,17 +681,16 @@ absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
   const int64_t members = static_cast<int64_t>(contributions.size());
   for (const Literal& value : contributions) {
     if (!value.shape().IsTuple() || value.shape().tuple_size() != 6) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ragged-all-to-all takes (input, output, input_offsets, "
-                              "send_sizes, output_offsets, recv_sizes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ragged-all-to-all takes (input, output, input_offsets, "
+                       "send_sizes, output_offsets, recv_sizes)"));
     }
   }
   const Literal& mine = contributions[position];
   const Shape& input_shape = mine.element(0).shape();
   const Shape& output_shape = mine.element(1).shape();
   if (!shape.IsArray() || !SameArray(output_shape, shape) || input_shape.rank() == 0 ||
-      input_shape.rank() != shape.rank() ||
-      input_shape.element_type() != shape.element_type()) {
+      input_shape.rank() != shape.rank() || input_shape.element_type() != shape.element_type()) {
     return ShapeError(instruction, input_shape, shape);
   }
   for (int64_t d = 1; d < shape.rank(); ++d) {
@@ -678,14 +701,14 @@ absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
   const int64_t entries = mine.element(2).element_count();
   for (int64_t k = 2; k < 6; ++k) {
     if (mine.element(k).element_count() != entries) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ragged-all-to-all: the offsets and sizes operands differ in size"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ragged-all-to-all: the offsets and sizes operands differ in size"));
     }
   }
   if (entries % members != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ragged-all-to-all: ", entries, " offsets for a group of ", members,
-        " (a multiple of the group size is needed)"));
+    return absl::InvalidArgumentError(absl::StrCat("ragged-all-to-all: ", entries,
+                                                   " offsets for a group of ", members,
+                                                   " (a multiple of the group size is needed)"));
   }
   const int64_t updates = entries / members;
   const int64_t input_rows = input_shape.dimensions(0);
@@ -702,15 +725,15 @@ absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
       XJIT_ASSIGN_OR_RETURN(int64_t expected,
                             IntegerAt(instruction, mine.element(5), q * updates + u));
       if (size != expected) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ragged-all-to-all: member ", q, " sends ", size, " rows (update ", u,
-            ") where recv_sizes expects ", expected));
+        return absl::InvalidArgumentError(absl::StrCat("ragged-all-to-all: member ", q, " sends ",
+                                                       size, " rows (update ", u,
+                                                       ") where recv_sizes expects ", expected));
       }
       if (size < 0 || in_offset < 0 || in_offset > input_rows - size || out_offset < 0 ||
           out_offset > output_rows - size) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "ragged-all-to-all: member ", q, " sends rows [", in_offset, ", +", size,
-            ") of ", input_rows, " to rows [", out_offset, ", +", size, ") of ", output_rows));
+            "ragged-all-to-all: member ", q, " sends rows [", in_offset, ", +", size, ") of ",
+            input_rows, " to rows [", out_offset, ", +", size, ") of ", output_rows));
       }
       const Literal& input = sender.element(0);
       for (int64_t e = 0; e < size * row; ++e) {

@@ -81,6 +81,13 @@ class Rendezvous : public ReplicaExchange {
                                                 absl::Span<const int64_t> group, int64_t replica,
                                                 Literal value) override;
 
+  // Waits until every member of `group` has called Sync for the same
+  // (instruction, occurrence). Unlike Exchange it ignores failures, so a
+  // member never leaves while the others still use its buffers: call it only
+  // where every member is sure to arrive (after a completed Exchange, with
+  // nothing between that can wait or fail).
+  void Sync(const Instruction& instruction, int64_t occurrence, absl::Span<const int64_t> group);
+
   // Point to point: `value` from replica `from` to replica `to` under
   // `tag`. Post never waits; Take waits for the oldest value posted from
   // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in

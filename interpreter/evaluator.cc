@@ -713,9 +713,9 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
       (instruction.opcode() == Opcode::kSend || instruction.opcode() == Opcode::kRecv)) {
     // Between replicas (eval::CrossReplicaPeers): a send posts its operand
     // to each target and never waits; a recv waits for its source's.
-    XJIT_ASSIGN_OR_RETURN(eval::SendRecvPeers peers,
-                          eval::CrossReplicaPeers(instruction, rendezvous_->replica_count(),
-                                                  replica_id_));
+    XJIT_ASSIGN_OR_RETURN(
+        eval::SendRecvPeers peers,
+        eval::CrossReplicaPeers(instruction, rendezvous_->replica_count(), replica_id_));
     if (instruction.opcode() == Opcode::kSend) {
       if (operands.empty()) return absl::InvalidArgumentError("send needs an operand");
       for (int64_t target : peers.targets) {
@@ -732,7 +732,8 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
                                                            replica_id_, eval::kSendRecvTag));
     if (!ValueFits(value.shape(), shape.tuple_shapes(0))) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "recv expects %s but replica %d sent %s", shape.tuple_shapes(0).ToString(false), *peers.source, value.shape().ToString(false)));
+          "recv expects %s but replica %d sent %s", shape.tuple_shapes(0).ToString(false),
+          *peers.source, value.shape().ToString(false)));
     }
     return make_tuple_with(std::move(value));
   }
@@ -853,7 +854,8 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
       return eval::RaggedAllToAllResult(instruction, values, 0, instruction.shape());
     }
     case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
-      if (operands.size() != 1) {
+      const bool combined = eval::IsCombinedPermute(instruction);
+      if (operands.size() != 1 && !combined) {
         return absl::UnimplementedError(
             "evaluator: collective-permute with in-place buffer operands is not supported yet");
       }
@@ -866,7 +868,12 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
           opcode == Opcode::kCollectivePermute ? shape
           : (shape.IsTuple() && shape.tuple_size() >= 2 ? shape.tuple_shapes(1) : shape);
       Literal result(result_shape);
-      if (self) {
+      if (self && combined) {
+        std::vector<Literal> elements;
+        for (const Literal* operand : operands) elements.push_back(*operand);
+        XJIT_ASSIGN_OR_RETURN(result,
+                              Conform(Literal::MakeTuple(std::move(elements)), result_shape));
+      } else if (self) {
         XJIT_ASSIGN_OR_RETURN(result, Conform(*operands[0], result_shape));
       }
       if (opcode == Opcode::kCollectivePermute) return result;
@@ -995,8 +1002,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction
       XJIT_ASSIGN_OR_RETURN(result, Conform(contribution, result_shape));
     }
   } else if (std::find(group.begin(), group.end(), self) != group.end()) {
-    XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
-                          Exchange(instruction, group, contribution));
+    XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values, Exchange(instruction, group, contribution));
     if (source.has_value()) {
       const int64_t i = std::find(group.begin(), group.end(), *source) - group.begin();
       XJIT_ASSIGN_OR_RETURN(result, Conform(std::move(values[i]), result_shape));

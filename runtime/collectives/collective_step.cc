@@ -333,8 +333,8 @@ absl::StatusOr<runtime::LibraryCall> PlanCollectiveCall(const Instruction& instr
     const Shape& shape = instruction.shape();
     if (!shape.IsTuple() || shape.tuple_size() < 2 || !shape.tuple_shapes(0).IsArray() ||
         shape.tuple_shapes(0).is_dynamic() || inputs != (opcode == Opcode::kSend ? 1 : 0)) {
-      return absl::UnimplementedError(absl::StrCat(
-          OpcodeName(opcode), " between replicas of other than one static array"));
+      return absl::UnimplementedError(
+          absl::StrCat(OpcodeName(opcode), " between replicas of other than one static array"));
     }
   }
   if ((opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) &&

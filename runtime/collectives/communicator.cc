@@ -2,6 +2,7 @@
 // (see communicator.h).
 #include "runtime/collectives/communicator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -59,37 +60,68 @@ T Combine(ReductionKind kind, T a, T b) {
   }
 }
 
+template <typename T, ReductionKind kKind>
+void CombineInto(T* accumulator, const T* next, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) accumulator[i] = Combine(kKind, accumulator[i], next[i]);
+}
+
+// Member by member over the range (the same order per element as folding
+// each element over the members, so the same bits), which keeps each pass a
+// contiguous, vectorisable loop. Elements move by memcpy: no alignment needed.
 template <typename T>
-void Fold(ReductionKind kind, const void* values, int64_t members, int64_t count, void* out) {
-  // Element by element with memcpy: the buffers need no alignment.
-  const uint8_t* in = static_cast<const uint8_t*>(values);
+void Fold(ReductionKind kind, const void* const* inputs, int64_t members, int64_t begin,
+          int64_t end, void* out) {
+  const int64_t count = end - begin;
   uint8_t* result = static_cast<uint8_t*>(out);
-  for (int64_t i = 0; i < count; ++i) {
-    T accumulator;
-    std::memcpy(&accumulator, in + i * sizeof(T), sizeof(T));
+  const uint8_t* first = static_cast<const uint8_t*>(inputs[0]) + begin * sizeof(T);
+  if (result != first) std::memmove(result, first, count * sizeof(T));
+  constexpr int64_t kBlock = 1024;  // Elements per pass, kept in a local array.
+  T accumulator[kBlock];
+  T next[kBlock];
+  for (int64_t start = 0; start < count; start += kBlock) {
+    const int64_t n = std::min(kBlock, count - start);
+    std::memcpy(accumulator, result + start * sizeof(T), n * sizeof(T));
     for (int64_t m = 1; m < members; ++m) {
-      T next;
-      std::memcpy(&next, in + (m * count + i) * sizeof(T), sizeof(T));
-      accumulator = Combine(kind, accumulator, next);
+      std::memcpy(next, static_cast<const uint8_t*>(inputs[m]) + (begin + start) * sizeof(T),
+                  n * sizeof(T));
+      switch (kind) {  // Outside the loop, so that the loop vectorises.
+        case ReductionKind::kSum:
+          CombineInto<T, ReductionKind::kSum>(accumulator, next, n);
+          break;
+        case ReductionKind::kProduct:
+          CombineInto<T, ReductionKind::kProduct>(accumulator, next, n);
+          break;
+        case ReductionKind::kMax:
+          CombineInto<T, ReductionKind::kMax>(accumulator, next, n);
+          break;
+        case ReductionKind::kMin:
+          CombineInto<T, ReductionKind::kMin>(accumulator, next, n);
+          break;
+        case ReductionKind::kAnd:
+          CombineInto<T, ReductionKind::kAnd>(accumulator, next, n);
+          break;
+        case ReductionKind::kOr:
+          CombineInto<T, ReductionKind::kOr>(accumulator, next, n);
+          break;
+      }
     }
-    std::memcpy(result + i * sizeof(T), &accumulator, sizeof(T));
+    std::memcpy(result + start * sizeof(T), accumulator, n * sizeof(T));
   }
 }
 
-void FoldPred(ReductionKind kind, const void* values, int64_t members, int64_t count,
-              void* out) {
-  const uint8_t* in = static_cast<const uint8_t*>(values);
+void FoldPred(ReductionKind kind, const void* const* inputs, int64_t members, int64_t begin,
+              int64_t end, void* out) {
   uint8_t* result = static_cast<uint8_t*>(out);
   // The evaluator's pred rules: and/multiply/minimum are "and", the others "or".
   const bool is_and = kind == ReductionKind::kAnd || kind == ReductionKind::kProduct ||
                       kind == ReductionKind::kMin;
-  for (int64_t i = 0; i < count; ++i) {
-    bool accumulator = in[i] != 0;
+  for (int64_t i = begin; i < end; ++i) {
+    bool accumulator = static_cast<const uint8_t*>(inputs[0])[i] != 0;
     for (int64_t m = 1; m < members; ++m) {
-      const bool next = in[m * count + i] != 0;
+      const bool next = static_cast<const uint8_t*>(inputs[m])[i] != 0;
       accumulator = is_and ? accumulator && next : accumulator || next;
     }
-    result[i] = accumulator ? 1 : 0;
+    result[i - begin] = accumulator ? 1 : 0;
   }
 }
 
@@ -110,22 +142,42 @@ bool CanFold(ElementType type, ReductionKind kind) {
   }
 }
 
-void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values,
-                      int64_t members, int64_t count, void* out) {
+void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, int64_t members,
+               int64_t begin, int64_t end, void* out) {
   switch (type) {
-    case ElementType::kPred: return FoldPred(kind, values, members, count, out);
-    case ElementType::kF32: return Fold<float>(kind, values, members, count, out);
-    case ElementType::kF64: return Fold<double>(kind, values, members, count, out);
-    case ElementType::kS8: return Fold<int8_t>(kind, values, members, count, out);
-    case ElementType::kS16: return Fold<int16_t>(kind, values, members, count, out);
-    case ElementType::kS32: return Fold<int32_t>(kind, values, members, count, out);
-    case ElementType::kS64: return Fold<int64_t>(kind, values, members, count, out);
-    case ElementType::kU8: return Fold<uint8_t>(kind, values, members, count, out);
-    case ElementType::kU16: return Fold<uint16_t>(kind, values, members, count, out);
-    case ElementType::kU32: return Fold<uint32_t>(kind, values, members, count, out);
-    case ElementType::kU64: return Fold<uint64_t>(kind, values, members, count, out);
+    case ElementType::kPred:
+      return FoldPred(kind, inputs, members, begin, end, out);
+    case ElementType::kF32:
+      return Fold<float>(kind, inputs, members, begin, end, out);
+    case ElementType::kF64:
+      return Fold<double>(kind, inputs, members, begin, end, out);
+    case ElementType::kS8:
+      return Fold<int8_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS16:
+      return Fold<int16_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS32:
+      return Fold<int32_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kS64:
+      return Fold<int64_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU8:
+      return Fold<uint8_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU16:
+      return Fold<uint16_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU32:
+      return Fold<uint32_t>(kind, inputs, members, begin, end, out);
+    case ElementType::kU64:
+      return Fold<uint64_t>(kind, inputs, members, begin, end, out);
     default: XJIT_CHECK(false);
   }
+}
+
+void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values, int64_t members,
+                      int64_t count, void* out) {
+  std::vector<const void*> inputs(members);
+  for (int64_t m = 0; m < members; ++m) {
+    inputs[m] = static_cast<const uint8_t*>(values) + m * count * ByteWidth(type);
+  }
+  FoldRange(type, kind, inputs.data(), members, 0, count, out);
 }
 
 absl::Status Communicator::AllReduce(const Instruction& site, absl::Span<const int64_t> group,

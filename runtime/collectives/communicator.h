@@ -48,6 +48,12 @@ bool CanFold(ElementType type, ReductionKind kind);
 void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values,
                       int64_t members, int64_t count, void* out);
 
+// The same over elements [begin, end) of `members` arrays that lie anywhere:
+// out[i - begin] = fold over m of inputs[m][i], in member order. `out` may
+// alias inputs[0] + begin (then it must hold no other input's elements).
+void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, int64_t members,
+               int64_t begin, int64_t end, void* out);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;

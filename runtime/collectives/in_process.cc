@@ -1,6 +1,8 @@
 // InProcessCommunicator over the evaluator's Rendezvous (see in_process.h).
 #include "runtime/collectives/in_process.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -39,6 +41,50 @@ absl::Status InProcessCommunicator::AllGather(const Instruction& site,
     }
     if (!bytes.empty()) std::memcpy(all.data() + m * mine.size(), bytes.data(), bytes.size());
   }
+  return absl::OkStatus();
+}
+
+absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
+                                              absl::Span<const int64_t> group, ElementType type,
+                                              ReductionKind kind, const void* in, void* out,
+                                              int64_t count) {
+  const int64_t width = ByteWidth(type);
+  const int64_t occurrence = occurrences_[&site]++;
+  const int64_t members = static_cast<int64_t>(group.size());
+  if (members == 1) {
+    if (out != in && count > 0) std::memmove(out, in, count * width);
+    return absl::OkStatus();
+  }
+  const int64_t position = std::find(group.begin(), group.end(), replica_id_) - group.begin();
+  if (position == members) return absl::InternalError("a replica reduces outside its group");
+  // Phase 1: every member's (in, out); completing it means every input is
+  // ready. Three rendezvous keys per execution of the site.
+  Literal addresses(Shape::Array(ElementType::kU64, {2}));
+  addresses.SetBitsLinear(0, reinterpret_cast<uintptr_t>(in));
+  addresses.SetBitsLinear(1, reinterpret_cast<uintptr_t>(out));
+  XJIT_ASSIGN_OR_RETURN(
+      std::vector<Literal> all,
+      rendezvous_->Exchange(site, 3 * occurrence, group, replica_id_, std::move(addresses)));
+  std::vector<const void*> inputs(members);
+  std::vector<uint8_t*> outputs(members);
+  for (int64_t m = 0; m < members; ++m) {
+    inputs[m] = reinterpret_cast<const void*>(static_cast<uintptr_t>(all[m].GetBitsLinear(0)));
+    outputs[m] = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(all[m].GetBitsLinear(1)));
+  }
+  // Phase 2: this member's share, folded from every input.
+  const int64_t begin = count * position / members;
+  const int64_t end = count * (position + 1) / members;
+  std::vector<uint8_t> share(static_cast<size_t>((end - begin) * width));
+  FoldRange(type, kind, inputs.data(), members, begin, end, share.data());
+  // Every input has been read (an output may be its member's input), so the
+  // shares go into every output; then nobody leaves before all are written.
+  rendezvous_->Sync(site, 3 * occurrence + 1, group);
+  if (!share.empty()) {
+    for (int64_t m = 0; m < members; ++m) {
+      std::memcpy(outputs[m] + begin * width, share.data(), share.size());
+    }
+  }
+  rendezvous_->Sync(site, 3 * occurrence + 2, group);
   return absl::OkStatus();
 }
 

@@ -29,6 +29,13 @@ class InProcessCommunicator : public Communicator {
   absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
                          absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) override;
 
+  // In place and in parallel: the members exchange their buffers'
+  // addresses, each folds its share of the elements (in group order, so the
+  // bits are FoldInGroupOrder's) and writes it into every member's `out`.
+  // No array is copied through the rendezvous.
+  absl::Status AllReduce(const Instruction& site, absl::Span<const int64_t> group, ElementType type,
+                         ReductionKind kind, const void* in, void* out, int64_t count) override;
+
   // Through the rendezvous' mailboxes (eval::Rendezvous::Post/Take).
   absl::Status Send(const Instruction& site, int64_t peer, int64_t tag,
                     absl::Span<const uint8_t> bytes) override;

@@ -8,13 +8,16 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "interpreter/collectives.h"
 #include "interpreter/evaluator.h"
 #include "ir/literal.h"
 #include "jit/compile.h"
 #include "runtime/collectives/communicator.h"
+#include "runtime/collectives/in_process.h"
 #include "runtime/collectives/replicated_run.h"
 #include "runtime/host/ffi_registry.h"
 #include "runtime/host/host_queues.h"
@@ -76,8 +79,7 @@ std::vector<std::vector<Literal>> RandomArguments(const Module& module, int repl
 // Runs `module` with each replica's `arguments` on both backends and expects
 // the same bits on every replica (ulp_tolerance: for dots, whose rounding
 // differs).
-void ExpectReplicasMatchOn(const Module& module,
-                           const std::vector<std::vector<Literal>>& arguments,
+void ExpectReplicasMatchOn(const Module& module, const std::vector<std::vector<Literal>>& arguments,
                            int ulp_tolerance = 0) {
   const int replicas = static_cast<int>(arguments.size());
   ASSERT_OK_AND_ASSIGN(expected, RunModuleReplicated(module, arguments));
@@ -91,11 +93,10 @@ void ExpectReplicasMatchOn(const Module& module,
 }
 
 // The same with random arguments, different per replica.
-void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed,
-                         int ulp_tolerance = 0, bool ordinary = false) {
+void ExpectReplicasMatch(const std::string& hlo, int replicas, uint64_t seed, int ulp_tolerance = 0,
+                         bool ordinary = false) {
   ASSERT_OK_AND_ASSIGN(module, ParseVerified(hlo));
-  ExpectReplicasMatchOn(*module, RandomArguments(*module, replicas, seed, ordinary),
-                        ulp_tolerance);
+  ExpectReplicasMatchOn(*module, RandomArguments(*module, replicas, seed, ordinary), ulp_tolerance);
 }
 
 // Runs `module` on both backends and expects both to fail with `code`.
@@ -105,8 +106,7 @@ void ExpectBothFail(const Module& module, const std::vector<std::vector<Literal>
   EXPECT_EQ(expected.status().code(), code) << expected.status();
   std::unique_ptr<runtime::Executable> executable = CompileAll(module);
   ASSERT_NE(executable, nullptr);
-  absl::StatusOr<std::vector<Literal>> actual =
-      collectives::RunReplicated(*executable, arguments);
+  absl::StatusOr<std::vector<Literal>> actual = collectives::RunReplicated(*executable, arguments);
   EXPECT_EQ(actual.status().code(), code) << actual.status();
 }
 
@@ -432,7 +432,8 @@ ENTRY e {
   rt = (s32[3], u32[], token[]) get-tuple-element(done), index=1
   got = s32[3] get-tuple-element(rt), index=0
   ROOT t = (f32[2,2], s32[3]) tuple(v, got)
-})", 4, 22);
+})",
+                      4, 22);
 }
 
 TEST(JitSendRecv, BadPairsAndMissingSendsFailOnBothBackends) {
@@ -467,7 +468,22 @@ ENTRY e {
   a = u32[2] parameter(0)
   b = f32[3,2]{0,1} parameter(1)
   ROOT p = (u32[2], f32[3,2]{1,0}) collective-permute(a, b), source_target_pairs={{1,0},{0,2},{2,1}}
-})", 4, 24);
+})",
+                      4, 24);
+  // Outside a replicated run, a replica permuting to itself.
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(R"(HloModule m
+ENTRY e {
+  a = u32[2] parameter(0)
+  b = f32[3] parameter(1)
+  ROOT p = (u32[2], f32[3]) collective-permute(a, b), source_target_pairs={{0,0}}
+})"));
+  std::vector<std::vector<Literal>> arguments = RandomArguments(*module, 1, 25);
+  ASSERT_OK_AND_ASSIGN(expected, EvaluateModule(*module, arguments[0]));
+  std::unique_ptr<runtime::Executable> executable = CompileAll(*module);
+  ASSERT_NE(executable, nullptr);
+  ASSERT_OK_AND_ASSIGN(actual, executable->Run(arguments[0]));
+  EXPECT_EQ(Difference(expected, actual), "");
+  EXPECT_EQ(Difference(arguments[0][1], expected.element(1)), "");
 }
 
 // Arguments of a ragged-all-to-all whose offsets agree between replicas:
@@ -520,8 +536,8 @@ std::vector<std::vector<Literal>> RaggedArguments(const Module& module,
 std::string RaggedModule(const std::string& type, const std::string& input,
                          const std::string& output, const std::string& index,
                          const std::string& groups) {
-  return "HloModule m\nENTRY e {\n  input = " + type + input + " parameter(0)\n  output = " +
-         type + output + " parameter(1)\n  io = " + index + " parameter(2)\n  ss = " + index +
+  return "HloModule m\nENTRY e {\n  input = " + type + input + " parameter(0)\n  output = " + type +
+         output + " parameter(1)\n  io = " + index + " parameter(2)\n  ss = " + index +
          " parameter(3)\n  oo = " + index + " parameter(4)\n  rs = " + index +
          " parameter(5)\n  ROOT r = " + type + output +
          " ragged-all-to-all(input, output, io, ss, oo, rs), replica_groups=" + groups + "\n}\n";
@@ -553,13 +569,85 @@ TEST(JitRaggedAllToAll, EveryTypeAndFormEqualsTheEvaluator) {
     ExpectReplicasMatchOn(*module, RaggedArguments(*module, c.members, c.k, c.gap, 25));
   }
   // recv_sizes that disagree with the sender, and rows out of range.
-  ASSERT_OK_AND_ASSIGN(module, ParseVerified(RaggedModule("f32", "[4]", "[4]", "s32[2]",
-                                                          "{{0,1}}")));
+  ASSERT_OK_AND_ASSIGN(module,
+                       ParseVerified(RaggedModule("f32", "[4]", "[4]", "s32[2]", "{{0,1}}")));
   std::vector<std::vector<Literal>> arguments = RaggedArguments(*module, {{0, 1}}, 1, 0, 26);
   arguments[1][5] = Literal::FromInts(module->entry()->parameter(5)->shape(), {2, 2});
   ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
   arguments = RaggedArguments(*module, {{0, 1}}, 1, 3, 27);
   ExpectBothFail(*module, arguments, absl::StatusCode::kInvalidArgument);
+}
+
+// The in-process AllReduce (each member folds a share in place) against
+// FoldInGroupOrder over the gathered arrays: counts that do not divide among
+// the members, an output that is its member's input, every kind on s32 and
+// max/min with NaN and signed zeros on f32.
+TEST(InProcessAllReduce, SharesEqualTheGroupOrderFold) {
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(std::string("HloModule m\n") + kAddF32 + R"(
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+})"));
+  const Instruction& site = *module->entry()->root();
+  using collectives::ReductionKind;
+  struct Case {
+    ElementType type;
+    ReductionKind kind;
+  };
+  const std::vector<Case> cases = {
+      {ElementType::kS32, ReductionKind::kSum}, {ElementType::kS32, ReductionKind::kProduct},
+      {ElementType::kS32, ReductionKind::kMax}, {ElementType::kS32, ReductionKind::kMin},
+      {ElementType::kS32, ReductionKind::kAnd}, {ElementType::kS32, ReductionKind::kOr},
+      {ElementType::kF32, ReductionKind::kMax}, {ElementType::kF32, ReductionKind::kMin},
+      {ElementType::kF32, ReductionKind::kSum}, {ElementType::kPred, ReductionKind::kAnd}};
+  const std::vector<int64_t> group = {2, 0, 1};
+  const int64_t members = 3;
+  for (const Case& c : cases) {
+    for (int64_t count : {1, 7, 3000}) {
+      const int64_t width = ByteWidth(c.type);
+      std::mt19937_64 rng(count);
+      std::vector<std::vector<uint8_t>> in(members, std::vector<uint8_t>(count * width));
+      for (auto& bytes : in) {
+        for (int64_t i = 0; i < count; ++i) {
+          if (c.type == ElementType::kF32) {
+            const float pool[] = {0.0f, -0.0f, 1.5f, -2.0f, NAN, -NAN};
+            std::memcpy(bytes.data() + i * 4, &pool[rng() % 6], 4);
+          } else if (c.type == ElementType::kPred) {
+            bytes[i] = rng() % 2;
+          } else {
+            const int32_t v = static_cast<int32_t>(rng() % 11) - 5;
+            std::memcpy(bytes.data() + i * 4, &v, 4);
+          }
+        }
+      }
+      // Group order: replica 2, 0, 1.
+      std::vector<uint8_t> gathered;
+      for (int64_t r : group) gathered.insert(gathered.end(), in[r].begin(), in[r].end());
+      std::vector<uint8_t> expected(count * width);
+      collectives::FoldInGroupOrder(c.type, c.kind, gathered.data(), members, count,
+                                    expected.data());
+      eval::Rendezvous rendezvous(members);
+      std::vector<std::vector<uint8_t>> out(members, std::vector<uint8_t>(count * width));
+      std::vector<absl::Status> statuses(members);
+      std::vector<std::thread> threads;
+      for (int64_t r = 0; r < members; ++r) {
+        threads.emplace_back([&, r] {
+          collectives::InProcessCommunicator communicator(&rendezvous, r);
+          // Replica 1 reduces in place.
+          void* target = r == 1 ? static_cast<void*>(in[r].data()) : out[r].data();
+          statuses[r] =
+              communicator.AllReduce(site, group, c.type, c.kind, in[r].data(), target, count);
+          if (r == 1) out[r] = in[r];
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      for (int64_t r = 0; r < members; ++r) {
+        EXPECT_TRUE(statuses[r].ok()) << statuses[r];
+        EXPECT_EQ(out[r], expected)
+            << "replica " << r << " count " << count << " kind " << static_cast<int>(c.kind);
+      }
+    }
+  }
 }
 
 TEST(JitHostTransfers, InfeedOutfeedAndChannelsEqualTheEvaluator) {
