@@ -57,22 +57,19 @@ TEST_P(JitRegressions, F16SignallingNanKeepsItsBits) {
   const std::string n = absl::StrCat(kCount);
   const std::string f16 = absl::StrCat("f16[", n, "]");
   const std::vector<std::string> roots = {
-      absl::StrCat(f16, " clamp(lo, x, hi)"),
-      absl::StrCat(f16, " clamp(x, one, x)"),
-      absl::StrCat(f16, " maximum(x, lo)"),
-      absl::StrCat(f16, " minimum(hi, x)"),
+      absl::StrCat(f16, " clamp(lo, x, hi)"),   absl::StrCat(f16, " clamp(x, one, x)"),
+      absl::StrCat(f16, " maximum(x, lo)"),     absl::StrCat(f16, " minimum(hi, x)"),
       absl::StrCat(f16, " select(ne, x, one)"),
   };
   for (const std::string& root : roots) {
-    Check(ModuleText({absl::StrCat("u16[", n, "]")},
-                     {absl::StrCat("x = ", f16, " bitcast-convert(p0)"),
-                      "a = f16[] constant(-1)", "b = f16[] constant(1)",
-                      absl::StrCat("lo = ", f16, " broadcast(a), dimensions={}"),
-                      absl::StrCat("hi = ", f16, " broadcast(b), dimensions={}"),
-                      absl::StrCat("one = ", f16, " broadcast(b), dimensions={}"),
-                      absl::StrCat("ne = pred[", n, "] compare(x, x), direction=NE"),
-                      absl::StrCat("y = ", root),
-                      absl::StrCat("r = u16[", n, "] bitcast-convert(y)")}),
+    Check(ModuleText(
+              {absl::StrCat("u16[", n, "]")},
+              {absl::StrCat("x = ", f16, " bitcast-convert(p0)"), "a = f16[] constant(-1)",
+               "b = f16[] constant(1)", absl::StrCat("lo = ", f16, " broadcast(a), dimensions={}"),
+               absl::StrCat("hi = ", f16, " broadcast(b), dimensions={}"),
+               absl::StrCat("one = ", f16, " broadcast(b), dimensions={}"),
+               absl::StrCat("ne = pred[", n, "] compare(x, x), direction=NE"),
+               absl::StrCat("y = ", root), absl::StrCat("r = u16[", n, "] bitcast-convert(y)")}),
           {bits});
   }
 }
@@ -101,16 +98,14 @@ ENTRY e {
   ROOT v13 = f64[3,27,0]{2,0,1} power(v12, v3)
 }
 )",
-      ModuleText({"f64[3,27,0]"},
-                 {"c = f64[3,27,0] concatenate(p0, p0), dimensions={2}",
-                  "r = f64[3,27,0] power(c, p0)"}),
+      ModuleText({"f64[3,27,0]"}, {"c = f64[3,27,0] concatenate(p0, p0), dimensions={2}",
+                                   "r = f64[3,27,0] power(c, p0)"}),
       OneOp({"f32[3,0]", "f32[3,0]"}, "f32[3,0] concatenate(p0, p1), dimensions={1}"),
       ModuleText({"s32[0,2]", "s32[0,2]", "s32[0,2]"},
-                 {"c = s32[0,2] concatenate(p0, p1), dimensions={0}",
-                  "r = s32[0,2] add(c, p2)"}),
+                 {"c = s32[0,2] concatenate(p0, p1), dimensions={0}", "r = s32[0,2] add(c, p2)"}),
       ModuleText({"f32[2,0]", "f32[2,0]"},
-                 {"c = f32[2,0] concatenate(p0, p1), dimensions={1}",
-                  "n = f32[2,0] negate(c)", "t = f32[0,2] transpose(n), dimensions={1,0}"}),
+                 {"c = f32[2,0] concatenate(p0, p1), dimensions={1}", "n = f32[2,0] negate(c)",
+                  "t = f32[0,2] transpose(n), dimensions={1,0}"}),
       // A reduce over the empty dimension: the kernel has elements, and its
       // (never run) inner loop reads the concatenate.
       "HloModule m\n"
