@@ -1712,7 +1712,9 @@ absl::StatusOr<int> ElementEmitter::EmitConcatenate(const Instruction& instr,
     if (size > 0) parts.push_back({operand, start});
     start += size;
   }
-  if (parts.empty()) return Unsupported(instr, "empty concatenate");  // No elements to emit.
+  // Every operand is empty along `dim`, so each has the result's (empty)
+  // shape: operand 0 read at the result's index is the concatenate itself.
+  if (parts.empty()) return Emit(*instr.operand(0), index);
   // From the last part backwards: value = i < start_k ? (earlier parts) : part_k.
   int result = -1;
   for (size_t k = parts.size(); k-- > 0;) {

@@ -113,7 +113,28 @@ x86::Vec KernelLowering::Widen16(x86::Gp raw, ElementType type) {
   if (features_.f16c && features_.avx2) {
     cc_.vmovd(v, raw.r32());
     cc_.vcvtph2ps(v, v);
-    return v;
+    // vcvtph2ps quietens a signalling NaN; the widening is exact elsewhere
+    // (as below without F16C), so that clamp, select, max/min give the
+    // operand's bits back: a NaN takes its sign and payload from `raw`.
+    x86::Gp t = NewGp();
+    x86::Gp nan = NewGp();
+    x86::Gp bits = NewGp();
+    cc_.vmovd(bits.r32(), v);
+    cc_.mov(nan.r32(), raw.r32());
+    cc_.and_(nan.r32(), 0x3FF);
+    cc_.shl(nan.r32(), 13);
+    cc_.or_(nan.r32(), 0x7F800000);
+    cc_.mov(t.r32(), raw.r32());
+    cc_.and_(t.r32(), 0x8000);
+    cc_.shl(t.r32(), 16);
+    cc_.or_(nan.r32(), t.r32());
+    cc_.mov(t.r32(), raw.r32());
+    cc_.and_(t.r32(), 0x7FFF);
+    cc_.cmp(t.r32(), 0x7C00);
+    cc_.cmova(bits.r32(), nan.r32());
+    x86::Xmm r = cc_.newXmm();
+    cc_.vmovd(r, bits.r32());
+    return r;
   }
   // Without F16C: the exponent and fraction moved into f32 position and
   // scaled by 2^(127-15) in f32 (exact, also for subnormals, which become
@@ -247,7 +268,37 @@ x86::Vec KernelLowering::AsF32(int id, ElementType type) {
 
 x86::Gp KernelLowering::AsRaw16(int id, ElementType type) {
   if (!vals_[id].in_vec) return vals_[id].gp;
-  return Narrow16(vals_[id].vec, type);
+  x86::Gp d = Narrow16(vals_[id].vec, type);
+  if (type != ElementType::kF16) return d;  // bf16: Narrow16 keeps the bits.
+  // The f32 holds an f16 value exactly (a widened one, or a rounded result),
+  // so a NaN there is a widened f16 NaN: its bits come back unchanged, a
+  // signalling one included, as the evaluator keeps them through clamp,
+  // select, max/min. Narrow16 (a conversion) would quieten it. A payload
+  // with nothing in the top 10 bits keeps Narrow16's quiet NaN.
+  x86::Gp bits = NewGp();
+  x86::Gp a = NewGp();
+  x86::Gp nan = NewGp();
+  x86::Gp sign = NewGp();
+  if (features_.avx2) {
+    cc_.vmovd(bits.r32(), vals_[id].vec.xmm());
+  } else {
+    cc_.movd(bits.r32(), vals_[id].vec.xmm());
+  }
+  cc_.mov(nan.r32(), bits.r32());
+  cc_.shr(nan.r32(), 13);
+  cc_.and_(nan.r32(), 0x3FF);
+  cc_.or_(nan.r32(), 0x7C00);
+  cc_.mov(sign.r32(), bits.r32());
+  cc_.shr(sign.r32(), 16);
+  cc_.and_(sign.r32(), 0x8000);
+  cc_.or_(nan.r32(), sign.r32());
+  cc_.test(bits.r32(), 0x007FE000);
+  cc_.cmovz(nan.r32(), d.r32());
+  cc_.mov(a.r32(), bits.r32());
+  cc_.and_(a.r32(), 0x7FFFFFFF);
+  cc_.cmp(a.r32(), 0x7F800000);
+  cc_.cmova(d.r32(), nan.r32());
+  return d;
 }
 
 // ---- Loads and stores ----

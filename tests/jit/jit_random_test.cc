@@ -57,7 +57,7 @@ class ModuleGenerator {
   // `wide`: the innermost dimension is 15..70 long, so that vector code of
   // every width (16 f32 lanes in zmm) runs, with tails.
   explicit ModuleGenerator(uint64_t seed, bool wide = false)
-      : rng_(seed), mini_rng_(seed ^ 0x6d696e69ull), wide_(wide) {}
+      : rng_(seed), wide_(wide) {}
 
   // The ulp tolerance for comparing the last module's result (0: exact).
   int math_tolerance() const { return math_tolerance_; }
@@ -115,15 +115,13 @@ class ModuleGenerator {
         ElementType::kBF16, ElementType::kS8, ElementType::kS32, ElementType::kS64,
         ElementType::kU8, ElementType::kU16, ElementType::kU32, ElementType::kPred};
     // The narrow floats (jit_types_test.cc), about one pick in eight:
-    // computed in f32 and rounded back after every operation. Drawn from a
-    // stream of their own, so that modules without them stay as they were.
+    // computed in f32 and rounded back after every operation.
     static const std::vector<ElementType> mini_floats = {
         ElementType::kF8E5M2,        ElementType::kF8E4M3,     ElementType::kF8E4M3FN,
         ElementType::kF8E3M4,        ElementType::kF8E4M3FNUZ, ElementType::kF8E5M2FNUZ,
         ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU,  ElementType::kF4E2M1FN};
-    const ElementType type = Pick(types);
-    if (mini_rng_() % 8 == 0) return mini_floats[mini_rng_() % mini_floats.size()];
-    return type;
+    if (Uniform(0, 7) == 0) return Pick(mini_floats);
+    return Pick(types);
   }
 
   // A random type to convert `from` to. A 64-bit integer never goes to
@@ -1673,7 +1671,6 @@ class ModuleGenerator {
 
  private:
   std::mt19937_64 rng_;
-  std::mt19937_64 mini_rng_;  // RandomType's narrow-float picks.
   bool wide_ = false;
   std::vector<Value> pool_;
   std::vector<std::string> parameters_;

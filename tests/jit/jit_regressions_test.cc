@@ -1,0 +1,135 @@
+// Regressions found by the random differential test (jit_random_test),
+// each a module against the evaluator bit for bit on every instruction set
+// the host runs:
+//   - f16 signalling NaNs through clamp, maximum, minimum and select keep
+//     their bits (the f32 holding an f16 value was narrowed by a conversion,
+//     which quietens a signalling NaN); compared after a bitcast-convert to
+//     u16, since the comparison treats any NaN as equal to any NaN;
+//   - a concatenate whose operands are all empty along the concatenated
+//     dimension compiles with only the fuse pass (a kernel with no elements).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "interpreter/evaluator.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+class JitRegressions : public ::testing::TestWithParam<Isa> {
+ protected:
+  // Runs `hlo` compiled (with no interpreted step, `only_passes` alone if
+  // given) and evaluated on `arguments`; fails on any difference.
+  void Check(const std::string& hlo, const std::vector<Literal>& arguments,
+             const std::vector<std::string>& only_passes = {}) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status() << "\n" << hlo;
+    CompileOptions options;
+    options.isa = GetParam();
+    options.only_passes = only_passes;
+    CompileReport report;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        Compile(**module, options, &report);
+    ASSERT_TRUE(executable.ok()) << executable.status() << "\n" << hlo;
+    for (const std::string& step : UnexpectedInterpretedSteps(report)) {
+      ADD_FAILURE() << step << "\n" << hlo;
+    }
+    absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_EQ(Difference(*expected, *actual), "") << hlo;
+  }
+};
+
+// Every f16 bit pattern (the signalling NaNs 0x7c01..0x7dff and
+// 0xfc01..0xfdff among them) through each operation whose result is one of
+// its operands, read back as bits.
+TEST_P(JitRegressions, F16SignallingNanKeepsItsBits) {
+  constexpr int kCount = 1 << 16;
+  Literal bits(Shape::Array(ElementType::kU16, {kCount}));
+  for (int i = 0; i < kCount; ++i) bits.SetBitsLinear(i, i);
+  const std::string n = absl::StrCat(kCount);
+  const std::string f16 = absl::StrCat("f16[", n, "]");
+  const std::vector<std::string> roots = {
+      absl::StrCat(f16, " clamp(lo, x, hi)"),   absl::StrCat(f16, " clamp(x, one, x)"),
+      absl::StrCat(f16, " maximum(x, lo)"),     absl::StrCat(f16, " minimum(hi, x)"),
+      absl::StrCat(f16, " select(ne, x, one)"),
+  };
+  for (const std::string& root : roots) {
+    Check(ModuleText(
+              {absl::StrCat("u16[", n, "]")},
+              {absl::StrCat("x = ", f16, " bitcast-convert(p0)"), "a = f16[] constant(-1)",
+               "b = f16[] constant(1)", absl::StrCat("lo = ", f16, " broadcast(a), dimensions={}"),
+               absl::StrCat("hi = ", f16, " broadcast(b), dimensions={}"),
+               absl::StrCat("one = ", f16, " broadcast(b), dimensions={}"),
+               absl::StrCat("ne = pred[", n, "] compare(x, x), direction=NE"),
+               absl::StrCat("y = ", root), absl::StrCat("r = u16[", n, "] bitcast-convert(y)")}),
+          {bits});
+  }
+}
+
+// Operands all empty along the concatenated dimension: the result is empty
+// too, and each operand read at the result's index is the concatenate.
+TEST_P(JitRegressions, EmptyConcatenateWithOnlyFuse) {
+  const std::vector<std::string> modules = {
+      // Found by jit_random_test (JitRandomPasses/fuse, module seed 209).
+      R"(HloModule random
+ENTRY e {
+  p0 = f64[6,32,2]{2,0,1} parameter(0)
+  c0 = s32[] constant(1)
+  c1 = s32[] constant(4)
+  c2 = s32[] constant(4)
+  v3 = f64[3,27,0]{2,1,0} dynamic-slice(p0, c0, c1, c2), dynamic_slice_sizes={3,27,0}
+  v4 = f64[3,27,0]{1,2,0} round-nearest-even(v3)
+  v5 = f64[3,27,0]{2,1,0} clamp(v3, v3, v4)
+  v6 = s64[3,27,0]{2,1,0} bitcast-convert(v5)
+  c7 = s32[] constant(2)
+  c8 = s32[] constant(17)
+  c9 = s32[] constant(-2)
+  v10 = f64[0,18,0]{2,1,0} dynamic-slice(v3, c7, c8, c9), dynamic_slice_sizes={0,18,0}
+  v11 = f64[0,18,0]{2,1,0} clamp(v10, v10, v10)
+  v12 = f64[3,27,0]{2,0,1} concatenate(v5, v5), dimensions={2}
+  ROOT v13 = f64[3,27,0]{2,0,1} power(v12, v3)
+}
+)",
+      ModuleText({"f64[3,27,0]"}, {"c = f64[3,27,0] concatenate(p0, p0), dimensions={2}",
+                                   "r = f64[3,27,0] power(c, p0)"}),
+      OneOp({"f32[3,0]", "f32[3,0]"}, "f32[3,0] concatenate(p0, p1), dimensions={1}"),
+      ModuleText({"s32[0,2]", "s32[0,2]", "s32[0,2]"},
+                 {"c = s32[0,2] concatenate(p0, p1), dimensions={0}", "r = s32[0,2] add(c, p2)"}),
+      ModuleText({"f32[2,0]", "f32[2,0]"},
+                 {"c = f32[2,0] concatenate(p0, p1), dimensions={1}", "n = f32[2,0] negate(c)",
+                  "t = f32[0,2] transpose(n), dimensions={1,0}"}),
+      // A reduce over the empty dimension: the kernel has elements, and its
+      // (never run) inner loop reads the concatenate.
+      "HloModule m\n"
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  p0 = f32[3,0] parameter(0)\n  p1 = f32[3,0] parameter(1)\n"
+      "  c = f32[3,0] concatenate(p0, p1), dimensions={1}\n  z = f32[] constant(1.5)\n"
+      "  ROOT r = f32[3] reduce(c, z), dimensions={1}, to_apply=add\n}\n",
+  };
+  for (const std::string& hlo : modules) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
+    std::vector<Literal> arguments;
+    for (const Instruction* parameter : (*module)->entry()->parameters()) {
+      arguments.push_back(Literal(parameter->shape()));
+    }
+    Check(hlo, arguments, {"fuse"});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitRegressions, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing
