@@ -24,6 +24,17 @@
 //                         over f32[4M], inline (0) or out of line (1).
 //   CompileCached/N       the same N-add module compiled again with the
 //                         compile cache on (jit/compile_cache.h): a hit.
+//   CompileNested/KIND/D  jit::Compile of computations nested D deep (the
+//                         verifier allows 256 levels): KIND 0, each level a
+//                         while loop whose body holds the next one (every
+//                         body is compiled as a program of its own); 1, each
+//                         level a call of the next (the pipeline inlines
+//                         them all into the entry). Counter: us_per_level
+//                         (process CPU time per iteration / D, since deep
+//                         modules compile on a thread of their own): flat
+//                         when compiling is
+//                         linear in the depth (issue 15; each body's compile
+//                         copied the whole module before, quadratic).
 //   Memory/KIND/N         peak heap bytes per instruction while building
 //                         the module with ir/builder.h (build_B_per_inst),
 //                         parsing its text (parse_B_per_inst) and compiling
@@ -192,6 +203,48 @@ void BM_CompileChain(benchmark::State& state) {
   RunCompile(state, static_cast<int>(state.range(0)), state.range(1), jit::CompileOptions());
 }
 
+// D levels of while loops (KIND 0) or calls (KIND 1) around an s32 add.
+std::string NestedModule(int kind, int64_t depth) {
+  std::string text = "HloModule nested\n";
+  if (kind == 0) {
+    text +=
+        "cond {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+        "  ROOT lt = pred[] compare(p, one), direction=LT\n}\n";
+  }
+  absl::StrAppend(&text, "c0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n",
+                  "  ROOT r = s32[] add(p, one)\n}\n");
+  for (int64_t k = 1; k <= depth; ++k) {
+    const std::string inner =
+        kind == 0 ? absl::StrCat("while(p), condition=cond, body=c", k - 1)
+                  : absl::StrCat("call(p), to_apply=c", k - 1);
+    absl::StrAppend(&text, k == depth ? "ENTRY " : "", "c", k,
+                    " {\n  p = s32[] parameter(0)\n  q = s32[] ", inner,
+                    "\n  one = s32[] constant(1)\n  ROOT r = s32[] add(q, one)\n}\n");
+  }
+  return text;
+}
+
+void BM_CompileNested(benchmark::State& state) {
+  const int64_t depth = state.range(1);
+  std::unique_ptr<Module> module = ParseOrDie(NestedModule(static_cast<int>(state.range(0)), depth));
+  jit::CompileOptions options;
+  options.cache = false;
+  jit::CompileReport report;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        jit::Compile(*module, options, &report);
+    if (!executable.ok()) {
+      state.SkipWithError(std::string(executable.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(executable->get());
+  }
+  state.counters["kernels"] = static_cast<double>(report.kernels.size());
+  state.counters["us_per_level"] = benchmark::Counter(
+      static_cast<double>(depth) * 1e-6,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void BM_CompileMath(benchmark::State& state) {
   jit::CompileOptions options;
   options.math = state.range(0) == 0 ? jit::MathLowering::kInline : jit::MathLowering::kOutOfLine;
@@ -346,6 +399,10 @@ void ChainArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_FirstCompile)->Iterations(20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileChain)->Apply(ChainArgs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileNested)
+    ->ArgsProduct({{0, 1}, {16, 64, 255}})
+    ->MeasureProcessCPUTime()  // Deep modules compile on a thread of their own.
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileMath)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MathKernelRun)
     ->ArgsProduct({{1, 2, 3, 4, 8}, {0, 1}})

@@ -61,35 +61,46 @@ int64_t AlignUp(int64_t n) {
 // HasSideEffectDeep (passes/rewrite_util.h) with the collectives and host
 // transfers, which compile to context steps (runtime/collectives/,
 // jit/host_transfer_call.h), left out.
-bool HasSideEffectBesidesCollectives(const Instruction& instruction) {
-  auto shallow = [](const Instruction& i) {
-    if (collectives::IsCollectiveStep(i.opcode())) return false;
-    switch (i.opcode()) {
-      case Opcode::kAllReduceDone: case Opcode::kAllGatherDone:
-      case Opcode::kCollectivePermuteDone:
-      // Host transfers use the run's queues, which subprograms receive too.
-      case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
-      case Opcode::kRecv: case Opcode::kRecvDone: case Opcode::kAfterAll:
-        return false;
-      default:
-        return IsCollective(i.opcode()) || HasSideEffect(i.opcode()) ||
-               i.opcode() == Opcode::kAsyncStart || i.opcode() == Opcode::kAsyncUpdate ||
-               i.opcode() == Opcode::kAsyncDone || i.opcode() == Opcode::kCopyStart ||
-               i.opcode() == Opcode::kCopyDone ||
-               (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_has_side_effect);
-    }
-  };
-  if (shallow(instruction)) return true;
-  absl::flat_hash_set<const Computation*> seen;
-  std::vector<const Computation*> work(instruction.called_computations().begin(),
-                                       instruction.called_computations().end());
-  while (!work.empty()) {
-    const Computation* computation = work.back();
-    work.pop_back();
-    if (computation == nullptr || !seen.insert(computation).second) continue;
-    for (const auto& inner : computation->instructions()) {
-      if (shallow(*inner)) return true;
-      for (const Computation* c : inner->called_computations()) work.push_back(c);
+bool HasSideEffectBesidesCollectivesShallow(const Instruction& i) {
+  if (collectives::IsCollectiveStep(i.opcode())) return false;
+  switch (i.opcode()) {
+    case Opcode::kAllReduceDone: case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone:
+    // Host transfers use the run's queues, which subprograms receive too.
+    case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
+    case Opcode::kRecv: case Opcode::kRecvDone: case Opcode::kAfterAll:
+      return false;
+    default:
+      return IsCollective(i.opcode()) || HasSideEffect(i.opcode()) ||
+             i.opcode() == Opcode::kAsyncStart || i.opcode() == Opcode::kAsyncUpdate ||
+             i.opcode() == Opcode::kAsyncDone || i.opcode() == Opcode::kCopyStart ||
+             i.opcode() == Opcode::kCopyDone ||
+             (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_has_side_effect);
+  }
+}
+
+// `memo` holds each computation's answer once found (the compile's module
+// does not change), so that asking for every loop of a chain d deep costs
+// time linear in d, not quadratic. Recursion is as deep as the nesting,
+// which the verifier bounds and deep modules compile on a large stack.
+bool HasSideEffectBesidesCollectives(const Instruction& instruction,
+                                     absl::flat_hash_map<const Computation*, bool>* memo) {
+  if (HasSideEffectBesidesCollectivesShallow(instruction)) return true;
+  for (const Computation* callee : instruction.called_computations()) {
+    if (callee == nullptr) continue;
+    auto [it, inserted] = memo->try_emplace(callee, false);
+    if (inserted) {
+      bool effect = false;
+      for (const auto& inner : callee->instructions()) {
+        if (HasSideEffectBesidesCollectives(*inner, memo)) {
+          effect = true;
+          break;
+        }
+      }
+      (*memo)[callee] = effect;  // `it` may have moved meanwhile.
+      if (effect) return true;
+    } else if (it->second) {
+      return true;
     }
   }
   return false;
@@ -173,34 +184,6 @@ bool HasDynamicShape(const Computation& computation) {
   return false;
 }
 
-// `computation` (of `module`) as the entry of a module of its own that holds
-// only the computations it calls.
-std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& computation) {
-  std::unique_ptr<Module> copy = module.Clone();
-  Computation* entry = copy->FindComputation(computation.name());
-  copy->set_entry(entry);
-  std::vector<Shape> parameters;
-  for (const Instruction* parameter : entry->parameters()) parameters.push_back(parameter->shape());
-  copy->set_entry_computation_layout(std::move(parameters), entry->root()->shape());
-  absl::flat_hash_set<const Computation*> reachable = {entry};
-  std::vector<const Computation*> work = {entry};
-  while (!work.empty()) {
-    const Computation* current = work.back();
-    work.pop_back();
-    for (const auto& instruction : current->instructions()) {
-      for (const Computation* callee : instruction->called_computations()) {
-        if (reachable.insert(callee).second) work.push_back(callee);
-      }
-    }
-  }
-  std::vector<Computation*> unreachable;
-  for (const auto& candidate : copy->computations()) {
-    if (!reachable.contains(candidate.get())) unreachable.push_back(candidate.get());
-  }
-  for (Computation* computation : unreachable) copy->RemoveComputation(computation);
-  return copy;
-}
-
 // What the compiles of one module share: the target (its code memory holds
 // every kernel) and each called computation compiled once. A computation
 // called from several places (a branch used by many conditionals, nested
@@ -208,18 +191,34 @@ std::unique_ptr<Module> ModuleFor(const Module& module, const Computation& compu
 // first time and its executable shared, so compile time grows with the
 // number of computations, not with the number of paths through the call
 // graph (which doubles with each level of such nesting).
+//
+// Every loop body and branch is compiled from the one module the pipeline
+// prepared (the entry's compile makes it), without copying it: each compile
+// handles its own computation only, so compiling computations nested d deep
+// takes time linear in d (a copy of what each one reaches made it quadratic).
 struct CompileContext {
   Target* target = nullptr;
-  // By computation name (unique in the module; ModuleFor keeps names), with a
-  // suffix for a while body compiled to run in place.
-  absl::flat_hash_map<std::string, std::shared_ptr<const runtime::Executable>> compiled;
+  // The prepared module; set by the entry's compile before any callee's.
+  std::shared_ptr<const Module> module;
+  // Whether runs belong on a large stack (runtime/host/large_stack.h).
+  bool needs_large_stack = false;
+  // By computation (of `module`) and whether it runs as a while body over
+  // the loop state in place (ExecutableSpec::state_in_place).
+  absl::flat_hash_map<std::pair<const Computation*, bool>,
+                      std::shared_ptr<const runtime::Executable>>
+      compiled;
+  // Whether a computation (of `module`) has a side effect other than
+  // collectives and host transfers (HasSideEffectBesidesCollectives).
+  absl::flat_hash_map<const Computation*, bool> side_effects;
 };
 
-// state_in_place: `module` is a while body that its kWhile step runs in
-// place (ExecutableSpec::state_in_place).
-absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
-    const Module& module, const CompileOptions& options, CompileReport* report,
-    CompileContext* context, bool state_in_place = false);
+// Compiles `callee`, a computation of context->module, as a program of its
+// own (a loop body, a branch, an async computation), once per context.
+// state_in_place: `callee` is a while body that its kWhile step runs over
+// the loop state in place (ExecutableSpec::state_in_place).
+absl::StatusOr<std::shared_ptr<const runtime::Executable>> CompileCallee(
+    const Computation& callee, const CompileOptions& options, CompileReport* report,
+    CompileContext* context, bool state_in_place);
 
 // Builds the steps and slots of the entry computation from its buffer plan
 // (passes/buffer_plan.h): steps follow the plan's schedule; each allocation
@@ -581,28 +580,12 @@ class ExecutableBuilder {
     }
     const Computation& callee = *callees[0];
     for (const auto& inner : callee.instructions()) {
-      if (HasSideEffectBesidesCollectives(*inner)) {
+      if (HasSideEffectBesidesCollectives(*inner, &context_->side_effects)) {
         return absl::UnimplementedError("side effects inside the called computation");
       }
     }
-    std::shared_ptr<const runtime::Executable> program;
-    auto cached = context_->compiled.find(callee.name());
-    if (cached != context_->compiled.end()) {
-      program = cached->second;
-    } else {
-      CompileOptions options = options_;
-      options.run_passes = false;
-      options.dump_dir.clear();
-      CompileReport report;
-      XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
-                            CompileInContext(*ModuleFor(*instruction.parent()->parent(), callee),
-                                             options, &report, context_));
-      program = std::move(executable);
-      context_->compiled[callee.name()] = program;
-      if (report_ != nullptr) {
-        MergeReport(absl::StrCat(instruction.name(), "/", callee.name()), std::move(report));
-      }
-    }
+    XJIT_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Executable> program,
+                          Subprogram(instruction, callee));
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanAsyncCall(instruction, program));
     // Array operands have one leaf each (PlanAsyncCall checks), tokens none.
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
@@ -713,7 +696,7 @@ class ExecutableBuilder {
   // Collectives are the exception: their steps reach the other replicas
   // through the run's context, which subprograms receive too.
   absl::Status AddControlFlow(const Instruction& instruction, const std::vector<int>& outputs) {
-    if (HasSideEffectBesidesCollectives(instruction)) {
+    if (HasSideEffectBesidesCollectives(instruction, &context_->side_effects)) {
       return absl::UnimplementedError("side effects inside the called computations");
     }
     const bool is_while = instruction.opcode() == Opcode::kWhile;
@@ -738,32 +721,13 @@ class ExecutableBuilder {
     runtime::Step step;
     step.kind = is_while ? runtime::Step::Kind::kWhile : runtime::Step::Kind::kConditional;
     step.name = instruction.name();
-    CompileOptions options = options_;
-    options.run_passes = false;
-    options.dump_dir.clear();
     for (size_t c = 0; c < callees.size(); ++c) {
-      const Computation* callee = callees[c];
       // A while body updates the loop state in place (RunWhile); the same
       // computation run elsewhere is compiled again, reading its parameter.
       const bool in_place = is_while && c == 1 && options_.while_state_in_place;
-      const std::string key = in_place ? absl::StrCat(callee->name(), "\n(state in place)")
-                                       : callee->name();
-      auto cached = context_->compiled.find(key);
-      if (cached != context_->compiled.end()) {
-        step.subprograms.push_back(cached->second);
-        continue;
-      }
-      CompileReport report;
-      XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
-                            CompileInContext(*ModuleFor(*instruction.parent()->parent(), *callee),
-                                             options, &report, context_, in_place));
-      std::shared_ptr<const runtime::Executable> shared = std::move(executable);
-      context_->compiled[key] = shared;
-      step.subprograms.push_back(std::move(shared));
-      // The report lists a shared computation's kernels once, under the
-      // first instruction that called it.
-      if (report_ != nullptr) MergeReport(absl::StrCat(instruction.name(), "/", callee->name()),
-                                          std::move(report));
+      XJIT_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Executable> program,
+                            Subprogram(instruction, *callees[c], in_place));
+      step.subprograms.push_back(std::move(program));
     }
     for (int64_t k = 0; k < instruction.operand_count(); ++k) {
       XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*instruction.operand(k)));
@@ -773,6 +737,26 @@ class ExecutableBuilder {
     step.outputs = outputs;
     spec_->steps.push_back(std::move(step));
     return absl::OkStatus();
+  }
+
+  // `callee`, which `instruction` runs, compiled as a program of its own
+  // the first time it is asked for. The report lists a shared computation's
+  // kernels once, under the first instruction that called it.
+  absl::StatusOr<std::shared_ptr<const runtime::Executable>> Subprogram(
+      const Instruction& instruction, const Computation& callee, bool state_in_place = false) {
+    auto cached = context_->compiled.find(std::make_pair(&callee, state_in_place));
+    if (cached != context_->compiled.end()) return cached->second;
+    CompileOptions options = options_;
+    options.run_passes = false;
+    options.dump_dir.clear();
+    CompileReport report;
+    XJIT_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Executable> program,
+                          CompileCallee(callee, options, &report, context_, state_in_place));
+    context_->compiled[std::make_pair(&callee, state_in_place)] = program;
+    if (report_ != nullptr) {
+      MergeReport(absl::StrCat(instruction.name(), "/", callee.name()), std::move(report));
+    }
+    return program;
   }
 
   // Adds what a called computation's compile reported, its names prefixed.
@@ -984,8 +968,31 @@ class ExecutableBuilder {
   bool state_in_place_ = false;
 };
 
+// The computations that may be compiled as programs of their own: the
+// entry, and the computations of the while, conditional and async-start
+// instructions of such programs (ExecutableBuilder::Subprogram), in the
+// order found.
+std::vector<Computation*> ProgramComputations(Module* module) {
+  std::vector<Computation*> programs = {module->entry()};
+  absl::flat_hash_set<const Computation*> seen = {module->entry()};
+  for (size_t next = 0; next < programs.size(); ++next) {
+    for (Instruction* instruction : InstructionsOf(*programs[next])) {
+      const Opcode opcode = instruction->opcode();
+      if (opcode != Opcode::kWhile && opcode != Opcode::kConditional &&
+          opcode != Opcode::kAsyncStart) {
+        continue;
+      }
+      for (Computation* callee : instruction->called_computations()) {
+        if (callee != nullptr && seen.insert(callee).second) programs.push_back(callee);
+      }
+    }
+  }
+  return programs;
+}
+
 // The module the executable runs: `module` after the pass pipeline (when
-// options ask for it) with its output fusions split (split_output_fusions.h).
+// options ask for it) with the output fusions of its programs split
+// (split_output_fusions.h).
 absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
                                                       const CompileOptions& options) {
   std::unique_ptr<Module> prepared = module.Clone();
@@ -1008,7 +1015,9 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
     }
     XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
   }
-  XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get()).status());
+  for (Computation* program : ProgramComputations(prepared.get())) {
+    XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get(), program).status());
+  }
   // Whichever passes ran, values passed on by tuples and the like keep the
   // layouts written (conform_layouts.h).
   XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
@@ -1030,9 +1039,55 @@ std::string CompileReport::Summary() const {
 
 namespace {
 
+// Plans `entry` (a computation of spec->module) and builds the executable
+// that runs it; the rest of `spec` is filled in. With `plan_callees`, the
+// plan covers the computations it calls too (for the peak the report gives).
+// state_in_place: `entry` is a while body run over the loop state in place.
+absl::StatusOr<std::unique_ptr<runtime::Executable>> BuildExecutable(
+    const Computation& entry, runtime::ExecutableSpec spec, bool plan_callees,
+    bool state_in_place, const CompileOptions& options, CompileReport* report,
+    CompileContext* context, std::chrono::steady_clock::time_point start) {
+  BufferPlanOptions plan_options;
+  // Execute's contract: parameter buffers are only read (but for a while
+  // body run in place, whose parameter is the state it updates).
+  plan_options.donate_parameters = false;
+  plan_options.plan_callees = plan_callees;
+  plan_options.state_in_place = state_in_place;
+  spec.state_in_place = state_in_place;
+  XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*spec.module, entry, plan_options));
+  if (!options.dump_dir.empty()) {
+    std::ofstream(std::filesystem::path(options.dump_dir) / "final.hlo")
+        << PrintModule(*spec.module);
+    std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
+        << plan.ToString();
+  }
+  ExecutableBuilder builder(options, context, report, state_in_place);
+  XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
+  if (context->target != nullptr) spec.code_owner = context->target->code_owner();
+  spec.threads = std::max(options.threads, 1);
+  if (options.row_groups) FormRowGroups(&spec);
+  spec.max_while_iterations = options.max_while_iterations;
+  spec.needs_large_stack = context->needs_large_stack;
+
+  report->temp_bytes = spec.plan.temp_bytes;
+  // The plan's peak (parameters, results and temps live at once over the
+  // schedule) plus what the executable adds: library-call scratch, and
+  // arena bytes of result values copied out.
+  const int64_t arena = plan.ForComputation(&entry)->arena;
+  const int64_t planned_arena_bytes = arena >= 0 ? plan.allocation(arena).size : 0;
+  report->peak_bytes = plan.peak_bytes() + spec.plan.temp_bytes - planned_arena_bytes;
+  auto executable = std::make_unique<runtime::Executable>(std::move(spec));
+  report->compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+  return executable;
+}
+
+// Compiles the module's entry: verifies, prepares the module every program
+// of this compile shares (context->module), and builds the entry's program.
 absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     const Module& module, const CompileOptions& options, CompileReport* report,
-    CompileContext* context, bool state_in_place) {
+    CompileContext* context) {
   const auto start = std::chrono::steady_clock::now();
   *report = CompileReport();
   XJIT_RETURN_IF_ERROR(VerifyModule(module));
@@ -1050,6 +1105,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
   runtime::ExecutableSpec spec;
   spec.name = module.name();
   XJIT_ASSIGN_OR_RETURN(spec.module, PrepareModule(module, options));
+  context->module = spec.module;
   const Computation& entry = *spec.module->entry();
   for (const Instruction* parameter : entry.parameters()) {
     spec.parameter_shapes.push_back(parameter->shape());
@@ -1073,38 +1129,30 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
     return absl::InternalError(absl::StrCat("the pass pipeline changed the result shape to ",
                                             spec.result_shape.ToString(true)));
   }
-  BufferPlanOptions plan_options;
-  // Execute's contract: parameter buffers are only read (but for a while
-  // body run in place, whose parameter is the state it updates).
-  plan_options.donate_parameters = false;
-  plan_options.state_in_place = state_in_place;
-  spec.state_in_place = state_in_place;
-  XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*spec.module, plan_options));
-  if (!options.dump_dir.empty()) {
-    std::ofstream(std::filesystem::path(options.dump_dir) / "final.hlo")
-        << PrintModule(*spec.module);
-    std::ofstream(std::filesystem::path(options.dump_dir) / "buffer-plan.txt")
-        << plan.ToString();
-  }
-  ExecutableBuilder builder(options, context, report, state_in_place);
-  XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
-  if (target != nullptr) spec.code_owner = target->code_owner();
-  spec.threads = std::max(options.threads, 1);
-  if (options.row_groups) FormRowGroups(&spec);
-  spec.max_while_iterations = options.max_while_iterations;
+  return BuildExecutable(entry, std::move(spec), /*plan_callees=*/true,
+                         /*state_in_place=*/false, options, report, context, start);
+}
 
-  report->temp_bytes = spec.plan.temp_bytes;
-  // The plan's peak (parameters, results and temps live at once over the
-  // schedule) plus what the executable adds: library-call scratch, and
-  // arena bytes of result values copied out.
-  const int64_t arena = plan.ForComputation(&entry)->arena;
-  const int64_t planned_arena_bytes = arena >= 0 ? plan.allocation(arena).size : 0;
-  report->peak_bytes = plan.peak_bytes() + spec.plan.temp_bytes - planned_arena_bytes;
-  auto executable = std::make_unique<runtime::Executable>(std::move(spec));
-  report->compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
-  return executable;
+absl::StatusOr<std::shared_ptr<const runtime::Executable>> CompileCallee(
+    const Computation& callee, const CompileOptions& options, CompileReport* report,
+    CompileContext* context, bool state_in_place) {
+  const auto start = std::chrono::steady_clock::now();
+  *report = CompileReport();
+  if (HasDynamicShape(callee)) {
+    return absl::UnimplementedError("the jit does not support dynamic shapes yet");
+  }
+  report->target = context->target != nullptr ? context->target->name() : "none";
+  runtime::ExecutableSpec spec;
+  spec.name = context->module->name();
+  spec.module = context->module;
+  for (const Instruction* parameter : callee.parameters()) {
+    spec.parameter_shapes.push_back(parameter->shape());
+  }
+  spec.result_shape = callee.root()->shape();
+  // Its loop bodies and branches are compiled on their own too: planning
+  // them again here would make compiling nested computations quadratic.
+  return BuildExecutable(callee, std::move(spec), /*plan_callees=*/false, state_in_place,
+                         options, report, context, start);
 }
 
 }  // namespace
@@ -1139,6 +1187,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   }
   CompileContext context;
   context.target = target.get();
+  context.needs_large_stack = NeedsLargeStack(module);
   // Compiling recurses once per level of nested while/conditional bodies:
   // a deeply nested module compiles on a stack of known size, so that every
   // depth the verifier accepts fits (runtime/host/large_stack.h); shallow ones
@@ -1146,7 +1195,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(const Module& modul
   absl::StatusOr<std::unique_ptr<runtime::Executable>> compiled =
       absl::InternalError("not compiled");
   const auto compile = [&] { compiled = CompileInContext(module, options, report, &context); };
-  if (OnLargeStack() || !NeedsLargeStack(module)) {
+  if (OnLargeStack() || !context.needs_large_stack) {
     compile();
   } else {
     XJIT_RETURN_IF_ERROR(RunOnLargeStack(compile));

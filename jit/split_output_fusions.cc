@@ -56,8 +56,11 @@ std::unique_ptr<Computation> BuildEpilogue(const Computation& fused,
 }  // namespace
 
 absl::StatusOr<int> SplitOutputFusions(Module* module) {
-  Computation* entry = module->entry();
-  if (entry == nullptr) return 0;
+  if (module->entry() == nullptr) return 0;
+  return SplitOutputFusions(module, module->entry());
+}
+
+absl::StatusOr<int> SplitOutputFusions(Module* module, Computation* entry) {
   int split = 0;
   for (Instruction* fusion : InstructionsOf(*entry)) {
     if (fusion->opcode() != Opcode::kFusion ||

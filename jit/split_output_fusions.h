@@ -15,8 +15,10 @@
 // whose root is the contraction itself becomes the contraction alone.
 //
 // Requires a verified module; keeps it verified with the same results. Only
-// the entry computation is split: the other sequential computations run in
-// the evaluator, which runs fusions of any kind.
+// the computations the JIT compiles as programs are split (the entry, and
+// the loop bodies and branches it compiles separately): the other
+// sequential computations run in the evaluator, which runs fusions of any
+// kind.
 #ifndef XJIT_JIT_SPLIT_OUTPUT_FUSIONS_H_
 #define XJIT_JIT_SPLIT_OUTPUT_FUSIONS_H_
 
@@ -25,8 +27,10 @@
 
 namespace xjit::jit {
 
-// Returns the number of fusions split.
+// Splits the fusions of the entry; returns the number of fusions split.
 absl::StatusOr<int> SplitOutputFusions(Module* module);
+// The same for `computation`, one of `module`'s.
+absl::StatusOr<int> SplitOutputFusions(Module* module, Computation* computation);
 
 }  // namespace xjit::jit
 

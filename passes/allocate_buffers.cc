@@ -118,11 +118,11 @@ struct Context {
 
 class Allocator {
  public:
-  Allocator(const Module& module, const BufferPlanOptions& options)
-      : module_(module), options_(options) {}
+  Allocator(const Module& module, const Computation* entry, const BufferPlanOptions& options)
+      : module_(module), entry_(entry), options_(options) {}
 
   absl::StatusOr<BufferPlan> Run() {
-    const Computation* entry = module_.entry();
+    const Computation* entry = entry_;
     if (entry == nullptr || entry->root() == nullptr) {
       return absl::InvalidArgumentError("allocate-buffers: the module has no entry computation");
     }
@@ -145,15 +145,18 @@ class Allocator {
         parameter_allocations_[{number, index}] = plan_.AddAllocation(std::move(allocation));
       }
     }
-    for (const auto& computation : module_.computations()) {
-      for (const auto& instruction : computation->instructions()) {
-        const Opcode opcode = instruction->opcode();
-        if (opcode != Opcode::kWhile && opcode != Opcode::kConditional && opcode != Opcode::kCall) {
-          continue;
-        }
-        absl::flat_hash_set<const Computation*> seen;
-        for (const Computation* callee : instruction->called_computations()) {
-          if (seen.insert(callee).second) ++callers_[callee];
+    // Callers per computation, for planning callees (PlanCallees).
+    if (options_.plan_callees) {
+      for (const auto& computation : module_.computations()) {
+        for (const auto& instruction : computation->instructions()) {
+          const Opcode opcode = instruction->opcode();
+          if (opcode != Opcode::kWhile && opcode != Opcode::kConditional && opcode != Opcode::kCall) {
+            continue;
+          }
+          absl::flat_hash_set<const Computation*> seen;
+          for (const Computation* callee : instruction->called_computations()) {
+            if (seen.insert(callee).second) ++callers_[callee];
+          }
         }
       }
     }
@@ -249,8 +252,10 @@ class Allocator {
     // Nested computations, now that the caller's slices are known; their
     // peaks add to the caller's at the step that runs them.
     std::vector<int64_t> nested_peak(steps, 0);
-    for (int64_t t = 0; t < steps; ++t) {
-      XJIT_ASSIGN_OR_RETURN(nested_peak[t], PlanCallees(schedule[t]));
+    if (options_.plan_callees) {
+      for (int64_t t = 0; t < steps; ++t) {
+        XJIT_ASSIGN_OR_RETURN(nested_peak[t], PlanCallees(schedule[t]));
+      }
     }
     int64_t with_nested = 0;
     for (int64_t t = 0; t < steps; ++t) {
@@ -314,12 +319,14 @@ class Allocator {
         value.parameter_number = number;
         if (context.kind == Context::Kind::kEntry) {
           value.origin = Origin::kEntryParameter;
+          // The module's aliases name its own entry's parameters.
           if (options_.state_in_place && number == 0) {
             value.entry_state = true;
             value.state_index = static_cast<int64_t>(ordinal);
           }
           for (const InputOutputAlias& alias : module_.input_output_aliases()) {
-            if (alias.parameter_number == number && IsPrefix(alias.parameter_index, index)) {
+            if (entry_ == module_.entry() && alias.parameter_number == number &&
+                IsPrefix(alias.parameter_index, index)) {
               value.donated = true;
             }
           }
@@ -641,6 +648,7 @@ class Allocator {
   }
 
   const Module& module_;
+  const Computation* entry_;
   BufferPlanOptions options_;
   BufferPlan plan_;
   std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameter_allocations_;
@@ -654,7 +662,13 @@ class Allocator {
 }  // namespace
 
 absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module, const BufferPlanOptions& options) {
-  Allocator allocator(module, options);
+  Allocator allocator(module, module.entry(), options);
+  return allocator.Run();
+}
+
+absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module, const Computation& entry,
+                                             const BufferPlanOptions& options) {
+  Allocator allocator(module, &entry, options);
   return allocator.Run();
 }
 

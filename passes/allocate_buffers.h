@@ -56,11 +56,22 @@ struct BufferPlanOptions {
   // buffer lives in the arena and is copied there at the end. The entry must
   // have one parameter of the root's shape (InvalidArgument otherwise).
   bool state_in_place = false;
+  // Plan the computations that while, conditional and call run, too (their
+  // peaks add to the caller's). Off, only the entry is planned: for a caller
+  // that runs each of them from a plan of its own (the JIT compiles every
+  // loop body and branch separately), planning them again with each caller
+  // would cost time quadratic in the nesting depth.
+  bool plan_callees = true;
 };
 
 // The plan of `module` (which must stay unchanged while the plan is used).
 // Errors: a module without an entry (InvalidArgument).
 absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module,
+                                             const BufferPlanOptions& options = {});
+// The plan of `entry`, a computation of `module`, as if it were the entry
+// (its parameters are the caller's buffers; the module's input_output_alias
+// applies only to the module's own entry).
+absl::StatusOr<BufferPlan> ComputeBufferPlan(const Module& module, const Computation& entry,
                                              const BufferPlanOptions& options = {});
 
 class AllocateBuffers : public Pass {

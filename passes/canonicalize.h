@@ -15,7 +15,10 @@
 //     handles and GEMM would not. Operands are converted to the result's
 //     element type first (a dot's result type may be wider); one product
 //     per element, so the result is bit-identical.
-// Callees left without callers are removed by DCE, not here.
+// Computations that only calls used, and that were inlined wherever they
+// were called, are removed (inlining into them too, and leaving them to the
+// later passes, made a chain of calls d deep cost time quadratic in d);
+// other callees left without callers are removed by DCE.
 //   Requires: a verified module. Guarantees: a verified module with no `call`
 //   instructions except the kept ones above.
 #ifndef XJIT_PASSES_CANONICALIZE_H_

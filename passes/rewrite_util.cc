@@ -179,6 +179,25 @@ std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<st
   return UniqueName(base, [&](const std::string& name) { return taken.contains(name); });
 }
 
+NameSet::NameSet(const Computation& computation) {
+  for (const auto& instruction : computation.instructions()) taken_.insert(instruction->name());
+}
+
+std::string NameSet::Unique(absl::string_view base) {
+  std::string name(base);
+  if (taken_.insert(name).second) return name;
+  const std::string stem(StripNumericSuffix(base));
+  auto [next, inserted] = next_.try_emplace(stem, 1);
+  // Every stem.N below next->second is taken (names are never given back).
+  for (int64_t& n = next->second;; ++n) {
+    name = absl::StrCat(stem, ".", n);
+    if (taken_.insert(name).second) {
+      ++n;
+      return name;
+    }
+  }
+}
+
 absl::StatusOr<Instruction*> AddInstruction(Computation* computation, NewInstruction spec) {
   auto owned = std::make_unique<Instruction>(spec.opcode, spec.shape.value_or(Shape()));
   owned->set_attrs(spec.attrs);
@@ -220,26 +239,41 @@ absl::StatusOr<Instruction*> AddBroadcastScalar(Computation* computation, Instru
   return AddInstruction(computation, std::move(spec));
 }
 
-Instruction* CloneInstruction(const Instruction& source, Computation* dest,
-                              absl::Span<Instruction* const> operands) {
+namespace {
+
+Instruction* CloneNamed(const Instruction& source, Computation* dest,
+                        absl::Span<Instruction* const> operands, std::string name) {
   auto owned = std::make_unique<Instruction>(source.opcode(), source.shape());
   owned->CopyAttributesFrom(source);
   owned->set_called_computations(source.called_computations());
-  owned->set_name(UniqueInstructionName(*dest, source.name()));
+  owned->set_name(std::move(name));
   Instruction* clone = dest->AddInstruction(std::move(owned));
   for (Instruction* operand : operands) clone->AppendOperand(operand);
   return clone;
+}
+
+}  // namespace
+
+Instruction* CloneInstruction(const Instruction& source, Computation* dest,
+                              absl::Span<Instruction* const> operands) {
+  return CloneNamed(source, dest, operands, UniqueInstructionName(*dest, source.name()));
+}
+
+Instruction* CloneInstruction(const Instruction& source, Computation* dest,
+                              absl::Span<Instruction* const> operands, NameSet* names) {
+  return CloneNamed(source, dest, operands, names->Unique(source.name()));
 }
 
 Computation* CloneComputation(const Computation& source, Module* module, absl::string_view name) {
   auto owned = std::make_unique<Computation>(UniqueComputationName(*module, name));
   owned->set_execution_thread(source.execution_thread());
   Computation* copy = owned.get();
+  NameSet names(*copy);
   absl::flat_hash_map<const Instruction*, Instruction*> map;
   for (const auto& instruction : source.instructions()) {
     std::vector<Instruction*> operands;
     for (Instruction* operand : instruction->operands()) operands.push_back(map.at(operand));
-    Instruction* clone = CloneInstruction(*instruction, copy, operands);
+    Instruction* clone = CloneInstruction(*instruction, copy, operands, &names);
     for (Instruction* pred : instruction->control_predecessors()) {
       clone->AddControlPredecessor(map.at(pred));
     }
@@ -345,7 +379,7 @@ int64_t RemoveDeadInstructions(Computation* computation) {
   return removed;
 }
 
-absl::Status InlineCall(Instruction* call) {
+absl::Status InlineCall(Instruction* call, std::vector<Instruction*>* copies, NameSet* names) {
   if (call->opcode() != Opcode::kCall || call->called_computations().size() != 1) {
     return absl::FailedPreconditionError("InlineCall needs a call with one callee");
   }
@@ -372,11 +406,14 @@ absl::Status InlineCall(Instruction* call) {
     if (instruction->opcode() == Opcode::kParameter) continue;
     std::vector<Instruction*> operands;
     for (Instruction* operand : instruction->operands()) operands.push_back(map.at(operand));
-    Instruction* clone = CloneInstruction(*instruction, caller, operands);
+    Instruction* clone = names != nullptr
+                             ? CloneInstruction(*instruction, caller, operands, names)
+                             : CloneInstruction(*instruction, caller, operands);
     for (Instruction* pred : instruction->control_predecessors()) {
       clone->AddControlPredecessor(map.at(pred));
     }
     map[instruction.get()] = clone;
+    if (copies != nullptr) copies->push_back(clone);
   }
   Instruction* result = map.at(callee->root());
   XJIT_CHECK(ReplaceAllUses(call, result));

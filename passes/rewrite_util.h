@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -71,6 +72,24 @@ std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<st
 std::string UniqueInstructionNameOnePass(const Computation& computation, absl::string_view base);
 std::string UniqueComputationNameOnePass(const Module& module, absl::string_view base);
 
+// The names in use in one computation, for code that adds many
+// instructions to it: Unique gives what UniqueInstructionName would (were
+// every name handed out still in use: names of instructions removed
+// meanwhile stay taken), in amortised constant time instead of a search of
+// the computation per candidate, which made copying n instructions into a
+// computation quadratic in n.
+class NameSet {
+ public:
+  explicit NameSet(const Computation& computation);
+  // A free name derived from `base` as UniqueInstructionName does; now taken.
+  std::string Unique(absl::string_view base);
+
+ private:
+  absl::flat_hash_set<std::string> taken_;
+  // Per stem, the smallest N whose `stem.N` may be free.
+  absl::flat_hash_map<std::string, int64_t> next_;
+};
+
 struct NewInstruction {
   Opcode opcode = Opcode::kTuple;
   std::vector<Instruction*> operands;
@@ -105,6 +124,9 @@ absl::StatusOr<Instruction*> AddBroadcastScalar(Computation* computation, Instru
 // name. A parameter keeps its parameter_number.
 Instruction* CloneInstruction(const Instruction& source, Computation* dest,
                               absl::Span<Instruction* const> operands);
+// The same, named by `names` (dest's names).
+Instruction* CloneInstruction(const Instruction& source, Computation* dest,
+                              absl::Span<Instruction* const> operands, NameSet* names);
 
 // A deep copy of `source` (its called computations are shared, not copied)
 // added to `module` under a unique name derived from `name`.
@@ -143,8 +165,12 @@ int64_t RemoveDeadInstructions(Computation* computation);
 // caller (the callee stays in the module; DCE removes it once unused).
 // Refused (FailedPrecondition, nothing changed) when the call has control
 // edges or the callee's parameter or root shapes differ from the call's
-// operands or result in layout.
-absl::Status InlineCall(Instruction* call);
+// operands or result in layout. With `copies`, appends the instructions
+// copied into the caller there, in the callee's order. With `names` (the
+// caller's), the copies are named by it (for many inlinings into one
+// caller).
+absl::Status InlineCall(Instruction* call, std::vector<Instruction*>* copies = nullptr,
+                        NameSet* names = nullptr);
 
 // ---- Constants ----
 

@@ -450,7 +450,9 @@ Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::
                (step.library_call.context_function != nullptr));
     XJIT_CHECK(step.library_call.scratch_bytes <= spec_->plan.scratch_bytes);
   }
-  deep_ = spec_->module != nullptr && NeedsLargeStack(*spec_->module);
+  deep_ = spec_->needs_large_stack.has_value()
+              ? *spec_->needs_large_stack
+              : spec_->module != nullptr && NeedsLargeStack(*spec_->module);
   XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
   XJIT_CHECK(spec_->plan.scratch_offset + spec_->plan.scratch_bytes <= spec_->plan.temp_bytes ||
              spec_->plan.scratch_bytes == 0);

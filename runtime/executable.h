@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,8 +153,13 @@ struct Step {
 struct ExecutableSpec {
   std::string name;
   // The module the steps refer to (interpreted steps evaluate its
-  // instructions); owned by the Executable.
-  std::unique_ptr<Module> module;
+  // instructions). The executables of a module's loop bodies and branches
+  // share their caller's (each runs one computation of it).
+  std::shared_ptr<const Module> module;
+  // Whether a run belongs on a large stack (runtime/host/large_stack.h);
+  // unset: NeedsLargeStack(*module). The compile driver sets it once for an
+  // executable and its subprograms, which share one module.
+  std::optional<bool> needs_large_stack;
   std::vector<Shape> parameter_shapes;
   Shape result_shape;
   BufferPlan plan;

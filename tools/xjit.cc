@@ -66,8 +66,11 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage:
-  xjit check MODULE.hlo
+  xjit check MODULE.hlo [--max-constant-bytes N]
       Parse and verify MODULE.hlo; print it as canonical HLO text.
+      --max-constant-bytes N      the most bytes the module's constants may take
+                                  together (default 1073741824; also for run,
+                                  compile and bench)
   xjit run MODULE.hlo [ARG.npy ...] [options]
       Run the entry computation. Parameters come from the .npy files in order
       (a tuple parameter takes one file per array element). Results print as
@@ -154,9 +157,12 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   return text;
 }
 
-absl::StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path,
+                                                  int64_t max_constant_bytes) {
   XJIT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, path);
+  ParseOptions parse_options;
+  parse_options.max_constant_bytes = max_constant_bytes;
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, path, parse_options);
   if (!module.ok()) {
     // The parser's messages carry FILE:LINE:COL already.
     std::string message(module.status().message());
@@ -192,6 +198,7 @@ struct RunOptions {
   std::vector<std::string> disabled_passes;
   int64_t max_while_iterations = -1;  // < 0: unbounded.
   double collective_timeout = 0;      // <= 0: none (MPI runs only).
+  int64_t max_constant_bytes = kDefaultMaxConstantBytes;
 };
 
 constexpr int64_t kMaxReplicas = 1024;
@@ -199,12 +206,14 @@ constexpr int64_t kMaxReplicas = 1024;
 constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
                                            "replicas", "seed",       "random-args", "isa",
                                            "passes",  "disable-passes", "max-while-iterations",
-                                           "collective-timeout"};
-constexpr absl::string_view kCompileFlags[] = {"dump", "asm", "isa", "threads", "passes",
-                                               "disable-passes"};
+                                           "collective-timeout", "max-constant-bytes"};
+constexpr absl::string_view kCompileFlags[] = {"dump",   "asm",           "isa",
+                                               "threads", "passes",       "disable-passes",
+                                               "max-constant-bytes"};
 constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa",           "seed",
                                              "backend",    "passes",  "disable-passes",
-                                             "max-while-iterations"};
+                                             "max-while-iterations", "max-constant-bytes"};
+constexpr absl::string_view kCheckFlags[] = {"max-constant-bytes"};
 
 // Walks argv accepting `--name=value` and `--name value`.
 class FlagReader {
@@ -315,6 +324,15 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
             "--collective-timeout needs a positive number of seconds, got '", text, "'"));
       }
       options.collective_timeout = v;
+    } else if (name == "max-constant-bytes") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(text, &v) || v < 0 || v > kMaxArrayBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--max-constant-bytes needs an integer from 0 to ", kMaxArrayBytes, ", got '", text,
+            "'"));
+      }
+      options.max_constant_bytes = v;
     } else if (name == "seed") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       uint64_t seed = 0;
@@ -352,6 +370,9 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
     } else {
       return unknown(arg);
     }
+  }
+  if (command == "check" && positional.size() != 1) {
+    return absl::InvalidArgumentError("usage: xjit check MODULE.hlo [--max-constant-bytes N]");
   }
   if (positional.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("xjit ", command, " needs a MODULE.hlo"));
@@ -555,11 +576,10 @@ std::string ResultText(const Literal& result, const Shape& declared,
 
 // ---- Subcommands ----
 
-absl::Status Check(const std::vector<std::string>& args) {
-  if (args.size() != 1 || absl::StartsWith(args[0], "--")) {
-    return absl::InvalidArgumentError("usage: xjit check MODULE.hlo");
-  }
-  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(args[0]));
+absl::Status Check(std::vector<std::string> args) {
+  XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("check", kCheckFlags, std::move(args)));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module,
+                        LoadModule(options.module_path, options.max_constant_bytes));
   std::string text = PrintModule(*module);
   if (text.empty() || text.back() != '\n') text.push_back('\n');
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -672,7 +692,7 @@ absl::Status RunOverMpi(const RunOptions& options) {
           "the MPI job has ", process->size(), " ranks but --replicas is ", options.replicas,
           " (each rank runs one replica: mpirun -np N xjit run ... --replicas N)"));
     }
-    XJIT_ASSIGN_OR_RETURN(module, LoadModule(options.module_path));
+    XJIT_ASSIGN_OR_RETURN(module, LoadModule(options.module_path, options.max_constant_bytes));
     XJIT_ASSIGN_OR_RETURN(arguments, BuildArguments(*module, options));
     if (options.out_dir.has_value()) {
       std::error_code ec;
@@ -750,7 +770,7 @@ absl::Status Run(std::vector<std::string> args) {
   if (options.collective_timeout > 0) {
     return absl::InvalidArgumentError("--collective-timeout applies to runs under mpirun");
   }
-  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path, options.max_constant_bytes));
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
   if (options.out_dir.has_value()) {
     // Fail before a possibly long run when the results cannot be written.
@@ -804,7 +824,7 @@ void Print(absl::string_view text) { std::fwrite(text.data(), 1, text.size(), st
 absl::Status CompileCommand(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(RunOptions options,
                         ParseFlags("compile", kCompileFlags, std::move(args)));
-  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path, options.max_constant_bytes));
   jit::CompileOptions compile_options = JitOptions(options);
   compile_options.collect_asm = options.asm_text;
   if (options.dump_dir.has_value()) compile_options.dump_dir = *options.dump_dir;
@@ -847,7 +867,7 @@ double Median(std::vector<double> values) {
 // execution on raw buffers (no Literal conversions), after one warm-up.
 absl::Status Bench(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("bench", kBenchFlags, std::move(args)));
-  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path));
+  XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path, options.max_constant_bytes));
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> arguments, BuildArguments(*module, options));
   std::vector<double> times_ms;
   auto elapsed_ms = [](std::chrono::steady_clock::time_point start) {

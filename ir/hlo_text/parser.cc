@@ -41,8 +41,6 @@ namespace {
 // Deeper nesting than this (shapes, literals, nested operands, inline
 // computations) is rejected so that hostile input cannot exhaust the stack.
 constexpr int kMaxDepth = 200;
-// Constants larger than this many bytes are rejected rather than allocated.
-constexpr int64_t kMaxConstantBytes = int64_t{1} << 31;
 
 bool IsOpen(TokenKind k) {
   return k == TokenKind::kLBrace || k == TokenKind::kLParen || k == TokenKind::kLSquare;
@@ -291,8 +289,12 @@ struct CalledSlots {
 
 class Parser {
  public:
-  Parser(absl::string_view text, absl::string_view filename)
-      : text_(text), filename_(filename), lexer_(text), last_ellipsis_(text.rfind("...")) {}
+  Parser(absl::string_view text, absl::string_view filename, const ParseOptions& options = {})
+      : text_(text),
+        filename_(filename),
+        options_(options),
+        lexer_(text),
+        last_ellipsis_(text.rfind("...")) {}
 
   absl::StatusOr<std::unique_ptr<Module>> ParseModule();
   absl::StatusOr<Shape> ParseShapeOnly();
@@ -401,15 +403,25 @@ class Parser {
   // fails at once instead of after zeroing 2 GB.
   // The verifier's size rule (CheckedByteSize), applied before a literal is
   // allocated: padding or tiles may overflow where the element count fits.
-  absl::Status CheckLiteralSize(const Token& at, const Shape& shape) {
+  // `what` names the literal in the error ("constant c", "literal").
+  // Each literal's bytes count towards ParseOptions::max_constant_bytes,
+  // which bounds them all together.
+  absl::Status CheckLiteralSize(const Token& at, const Shape& shape, absl::string_view what) {
     absl::StatusOr<int64_t> bytes = CheckedByteSize(shape);
-    if (!bytes.ok()) return ErrorAt(at, bytes.status().message());
-    // With padding and tiles (a 3x5 constant tiled 2x3000000000 takes 48 GB).
-    if (*bytes > kMaxConstantBytes) {
-      return ErrorAt(at, absl::StrCat("literal of ", shape.ToString(), " takes ", *bytes,
-                                      " bytes, more than the ", kMaxConstantBytes,
-                                      " a literal may take"));
+    if (!bytes.ok()) return ErrorAt(at, absl::StrCat(what, ": ", bytes.status().message()));
+    // With padding and tiles (a 3x5 constant tiled 2x3000000000 takes 48 GB),
+    // or at one element width per element where that is more (packed
+    // sub-byte types).
+    const int64_t size = std::max(*bytes, ByteSizeEstimate(shape));
+    const int64_t limit = options_.max_constant_bytes;
+    if (size > limit - constant_bytes_) {
+      return ErrorAt(at, absl::StrCat(what, " of ", shape.ToString(), " takes ", size,
+                                      " bytes; with the module's other constants (",
+                                      constant_bytes_, " bytes) that is more than the ", limit,
+                                      " constants may take (xjit --max-constant-bytes, "
+                                      "ParseOptions::max_constant_bytes)"));
     }
+    constant_bytes_ += size;
     return absl::OkStatus();
   }
   bool LiteralFitsText(const Shape& shape) const {
@@ -475,6 +487,11 @@ class Parser {
 
   absl::string_view text_;
   std::string filename_;
+  ParseOptions options_;
+  // Bytes of the constants parsed so far (CheckLiteralSize).
+  int64_t constant_bytes_ = 0;
+  // The instruction whose opcode and operands are being parsed.
+  std::string instruction_name_;
   mutable TokenStream lexer_;
   const size_t last_ellipsis_;  // Where the last `...` of the text starts (npos: none).
   mutable std::deque<Token> tokens_;
@@ -1027,8 +1044,7 @@ absl::StatusOr<Literal> Parser::ParseShapedLiteral() {
     }
   }
   XJIT_ASSIGN_OR_RETURN(Shape shape, ParseShape());
-  if (ByteSizeEstimate(shape) > kMaxConstantBytes) return ErrorAt(start, "literal too large");
-  XJIT_RETURN_IF_ERROR(CheckLiteralSize(start, shape));
+  XJIT_RETURN_IF_ERROR(CheckLiteralSize(start, shape, "literal"));
   if (!LiteralFitsText(shape)) {
     return ErrorAt(start, absl::StrCat("a literal of ", shape.ToString(false),
                                        " has more elements than the rest of the text"));
@@ -1264,6 +1280,7 @@ absl::StatusOr<Instruction*> Parser::ParseInstruction(Scope* scope) {
     XJIT_ASSIGN_OR_RETURN(shape, ParseShape());
   }
   const Token& opcode_token = Peek();
+  instruction_name_ = name;
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> instruction,
                         ParseOpcodeAndRest(scope, std::move(shape), opcode_token, true));
   instruction->set_name(name);
@@ -1285,7 +1302,10 @@ absl::StatusOr<Instruction*> Parser::ParseOperand(Scope* scope) {
   if (Is(TokenKind::kIdent) && Is(TokenKind::kLParen, 1)) {
     const Token& opcode_token = Peek();
     XJIT_RETURN_IF_ERROR(Enter(opcode_token));
+    const std::string outer = instruction_name_;
+    instruction_name_ = absl::StrCat("in an operand of ", outer);
     auto nested = ParseOpcodeAndRest(scope, std::move(shape), opcode_token, false);
+    instruction_name_ = outer;
     Leave();
     XJIT_RETURN_IF_ERROR(nested.status());
     Instruction* raw = scope->computation->AddInstruction(std::move(*nested));
@@ -1356,13 +1376,11 @@ absl::StatusOr<std::unique_ptr<Instruction>> Parser::ParseOpcodeAndRest(
     if (number > 100000000) return ErrorAt(t, "parameter number too large");
     instruction->mutable_attrs()->parameter_number = number;
   } else if (op == Opcode::kConstant) {
-    if (ByteSizeEstimate(*shape) > kMaxConstantBytes) {
-      return ErrorAt(opcode_token, "constant too large");
-    }
     if (shape->IsToken() || shape->IsOpaque()) {
       return ErrorAt(opcode_token, "a constant needs an array or tuple shape");
     }
-    XJIT_RETURN_IF_ERROR(CheckLiteralSize(opcode_token, *shape));
+    XJIT_RETURN_IF_ERROR(
+        CheckLiteralSize(opcode_token, *shape, absl::StrCat("constant ", instruction_name_)));
     if (!LiteralFitsText(*shape)) {
       return ErrorAt(opcode_token, absl::StrCat("a constant of ", shape->ToString(false),
                                                 " has more elements than the rest of the text"));
@@ -2147,7 +2165,13 @@ absl::StatusOr<Literal> Parser::ParseLiteralOnly() {
 
 absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(absl::string_view text,
                                                         absl::string_view filename) {
-  Parser parser(text, filename);
+  return ParseHloModule(text, filename, ParseOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Module>> ParseHloModule(absl::string_view text,
+                                                        absl::string_view filename,
+                                                        const ParseOptions& options) {
+  Parser parser(text, filename, options);
   return parser.ParseModule();
 }
 

@@ -432,15 +432,21 @@ TEST_F(XjitLimits, SyntaxErrorInHugeInputIsReportedEarly) {
 }
 
 // Found by hlo_text_fuzzer: a constant of 2^31 - 1 elements with three
-// values zeroed 2 GB before the parser noticed (14 s).
+// values zeroed 2 GB before the parser noticed (14 s). Such a size now
+// exceeds the constants' budget; within it, the text must hold the values.
 TEST_F(XjitLimits, ConstantLargerThanItsTextFailsFast) {
   std::string m = Write("m.hlo", R"(HloModule c
 ENTRY main {
   ROOT a = s8[2147483647] constant({-128, -128, 5})
 }
 )");
-  Result r = Run({"check", m}, 20);
-  ExpectUserError(r, "has more elements than the rest of the text");
+  ExpectUserError(Run({"check", m}, 20), "constant a of s8[2147483647]");
+  std::string within = Write("within.hlo", R"(HloModule c
+ENTRY main {
+  ROOT a = s8[1000000000] constant({-128, -128, 5})
+}
+)");
+  ExpectUserError(Run({"check", within}, 20), "has more elements than the rest of the text");
 }
 
 // Found by jit_fuzzer: a tile of 2^63 - 1 on a constant made the literal's
@@ -464,7 +470,39 @@ ENTRY main {
 }
 )");
   Result r = Run({"check", m});
-  ExpectUserError(r, "bytes, more than the 2147483648 a literal may take");
+  ExpectUserError(r, "constant x of f32[3,5]");
+  EXPECT_THAT(r.err, HasSubstr("more than the 1073741824 constants may take"));
+}
+
+// Found by hlo_text_fuzzer: an elided s4 constant of 2^31 elements took
+// 2 GiB (one byte per element in memory; its packed layout size was half
+// that) and passed the 2 GiB limit of the time, so parsing allocated 2.4 GB
+// before anything else was checked. Constants now share a 1 GiB budget per
+// module, counted at one element width per element at least.
+TEST_F(XjitLimits, LargeElidedConstantsAreCappedAndNamed) {
+  std::string s4 = Write("s4.hlo", R"(HloModule c
+ENTRY main {
+  ROOT big = s4[2147483648]{0:E(4)} constant({...})
+}
+)");
+  Result r = Run({"check", s4});
+  ExpectUserError(r, "constant big of s4[2147483648]");
+  EXPECT_THAT(r.err, HasSubstr("--max-constant-bytes"));
+  // The budget is for all constants together, and the flag moves it.
+  std::string two = Write("two.hlo", R"(HloModule c
+ENTRY main {
+  a = f32[200]{0} constant({...})
+  b = f32[200]{0} constant({...})
+  ROOT s = f32[200]{0} add(a, b)
+}
+)");
+  ExpectSuccess(Run({"check", two}));
+  ExpectSuccess(Run({"check", two, "--max-constant-bytes", "1600"}));
+  Result over = Run({"run", two, "--max-constant-bytes", "1599"});
+  ExpectUserError(over, "constant b of f32[200]");
+  EXPECT_THAT(over.err, HasSubstr("other constants (800 bytes)"));
+  ExpectUserError(Run({"compile", two, "--max-constant-bytes=-1"}),
+                  "--max-constant-bytes needs an integer");
 }
 
 TEST_F(XjitLimits, EndlessInputIsCapped) {
