@@ -1935,11 +1935,22 @@ class KernelAssembler {
     }
     // A row fusion (passes/fuse.h): reduces inside, read back through
     // broadcasts by the outputs, which have the reduces' input dimensions.
+    // Only a reduce the outputs read counts (a kernel making some of a
+    // fusion's outputs may need none).
     if (reduce == nullptr && kernel_.opcode() == Opcode::kFusion &&
         kernel_.attrs().fusion_kind == FusionKind::kInput &&
         kernel_.called_computations().size() == 1) {
+      std::vector<const Instruction*> pending;
+      absl::flat_hash_set<const Instruction*> read;
+      for (const OutputPlan& output : outputs) pending.push_back(output.value);
+      while (!pending.empty()) {
+        const Instruction* value = pending.back();
+        pending.pop_back();
+        if (!read.insert(value).second) continue;
+        for (const Instruction* operand : value->operands()) pending.push_back(operand);
+      }
       for (const auto& instruction : kernel_.called_computations()[0]->instructions()) {
-        if (instruction->opcode() == Opcode::kReduce) {
+        if (instruction->opcode() == Opcode::kReduce && read.contains(instruction.get())) {
           reduce = instruction.get();
           break;
         }
