@@ -93,7 +93,8 @@ void Rendezvous::Sync(const Instruction& instruction, int64_t occurrence,
   changed_.wait(lock, [&] { return entry->complete; });
 }
 
-absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal value) {
+absl::Status Rendezvous::Post(const Instruction& /*site*/, int64_t from, int64_t to, int64_t tag,
+                              Literal value) {
   if (to < 0 || to >= replica_count_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a send to replica ", to, " of ", replica_count_));
@@ -113,18 +114,18 @@ absl::Status Rendezvous::Post(int64_t from, int64_t to, int64_t tag, Literal val
   return absl::OkStatus();
 }
 
-absl::StatusOr<Literal> Rendezvous::Take(absl::string_view name, int64_t from, int64_t to,
+absl::StatusOr<Literal> Rendezvous::Take(const Instruction& site, int64_t from, int64_t to,
                                          int64_t tag) {
   if (from < 0 || from >= replica_count_) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, ": a recv from replica ", from, " of ", replica_count_));
+        absl::StrCat(site.name(), ": a recv from replica ", from, " of ", replica_count_));
   }
   std::unique_lock<std::mutex> lock(mutex_);
   if (!failure_.ok()) return failure_;
   Mailbox& mailbox = mailboxes_[MailboxKey(from, to, tag)];
   if (mailbox.messages.empty()) {
     mailbox.waiting = true;
-    mailbox.waiter = absl::StrCat(name, " on replica ", to, " waits for replica ", from);
+    mailbox.waiter = absl::StrCat(site.name(), " on replica ", to, " waits for replica ", from);
     ++blocked_;
     CheckDeadlockLocked();
     changed_.wait(lock, [&] { return !mailbox.messages.empty() || !failure_.ok(); });

@@ -58,13 +58,16 @@ class ReplicaExchange {
                                                         absl::Span<const int64_t> group,
                                                         int64_t replica, Literal value) = 0;
   // Point to point (see Rendezvous); a transport without it says so.
-  virtual absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) {
-    return absl::UnimplementedError("send/recv between replicas over this transport");
+  // `site` (the send or recv) only names the instruction in errors.
+  virtual absl::Status Post(const Instruction& site, int64_t from, int64_t to, int64_t tag,
+                            Literal value) {
+    return absl::UnimplementedError(
+        absl::StrCat(site.name(), ": send/recv between replicas over this transport"));
   }
-  virtual absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+  virtual absl::StatusOr<Literal> Take(const Instruction& site, int64_t from, int64_t to,
                                        int64_t tag) {
     return absl::UnimplementedError(
-        absl::StrCat(name, ": send/recv between replicas over this transport"));
+        absl::StrCat(site.name(), ": send/recv between replicas over this transport"));
   }
 };
 
@@ -93,8 +96,9 @@ class Rendezvous : public ReplicaExchange {
   // `from` to `to` under `tag` and not yet taken (per (from, to, tag) in
   // posting order). `name` (the receiving instruction) is for the errors: a
   // Take that no Post can satisfy fails the run as a deadlock.
-  absl::Status Post(int64_t from, int64_t to, int64_t tag, Literal value) override;
-  absl::StatusOr<Literal> Take(absl::string_view name, int64_t from, int64_t to,
+  absl::Status Post(const Instruction& site, int64_t from, int64_t to, int64_t tag,
+                    Literal value) override;
+  absl::StatusOr<Literal> Take(const Instruction& site, int64_t from, int64_t to,
                                int64_t tag) override;
 
   // Replica `replica` has finished its program (`status` is its outcome).

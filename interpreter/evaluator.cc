@@ -720,7 +720,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
       if (operands.empty()) return absl::InvalidArgumentError("send needs an operand");
       for (int64_t target : peers.targets) {
         XJIT_RETURN_IF_ERROR(
-            rendezvous_->Post(replica_id_, target, eval::kSendRecvTag, *operands[0]));
+            rendezvous_->Post(instruction, replica_id_, target, eval::kSendRecvTag, *operands[0]));
       }
       return make_tuple_with(*operands[0]);
     }
@@ -728,7 +728,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
       return absl::InvalidArgumentError("recv has a tuple result");
     }
     if (!peers.source.has_value()) return make_tuple_with(Literal(shape.tuple_shapes(0)));
-    XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(instruction.name(), *peers.source,
+    XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(instruction, *peers.source,
                                                            replica_id_, eval::kSendRecvTag));
     if (!ValueFits(value.shape(), shape.tuple_shapes(0))) {
       return absl::InvalidArgumentError(absl::StrFormat(

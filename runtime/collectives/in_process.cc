@@ -92,7 +92,7 @@ absl::Status InProcessCommunicator::Send(const Instruction& site, int64_t peer, 
                                          absl::Span<const uint8_t> bytes) {
   Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(bytes.size())}));
   if (!bytes.empty()) std::memcpy(value.data().data(), bytes.data(), bytes.size());
-  absl::Status status = rendezvous_->Post(replica_id_, peer, tag, std::move(value));
+  absl::Status status = rendezvous_->Post(site, replica_id_, peer, tag, std::move(value));
   if (!status.ok() && status.code() == absl::StatusCode::kInvalidArgument) {
     return absl::InvalidArgumentError(absl::StrCat(site.name(), ": ", status.message()));
   }
@@ -101,7 +101,7 @@ absl::Status InProcessCommunicator::Send(const Instruction& site, int64_t peer, 
 
 absl::Status InProcessCommunicator::Recv(const Instruction& site, int64_t peer, int64_t tag,
                                          absl::Span<uint8_t> bytes) {
-  XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(site.name(), peer, replica_id_, tag));
+  XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(site, peer, replica_id_, tag));
   absl::Span<const uint8_t> data = value.data();
   if (data.size() != bytes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(site.name(), ": replica ", peer, " sent ",

@@ -292,6 +292,10 @@ def main():
     parser.add_argument('--no-generated', action='store_true')
     parser.add_argument('--no-faults', action='store_true')
     parser.add_argument('--verbose', action='store_true')
+    # At most this many corpus modules per N, evenly spaced over the sorted
+    # list (0: all). Each module runs 4 times (2 backends, threads and MPI);
+    # all of ../shared/corpus takes over an hour on 2 cores.
+    parser.add_argument('--max-modules', type=int, default=0)
     args = parser.parse_args()
     mpirun = shutil.which('mpirun')
     if mpirun is None:
@@ -322,6 +326,7 @@ def main():
                     with open(path, 'w') as f:
                         f.write(text)
                     modules.append(path)
+            corpus = []
             for d in args.dirs:
                 if not os.path.isdir(d):
                     continue
@@ -331,7 +336,13 @@ def main():
                         if name.endswith('.hlo'):
                             with open(path, errors='replace') as f:
                                 if COLLECTIVE.search(f.read()):
-                                    modules.append(path)
+                                    corpus.append(path)
+            if 0 < args.max_modules < len(corpus):
+                step = len(corpus) / args.max_modules
+                print('np %d: %d of %d corpus modules with a collective (--max-modules)' %
+                      (n, args.max_modules, len(corpus)))
+                corpus = [corpus[int(i * step)] for i in range(args.max_modules)]
+            modules += corpus
             for path in modules:
                 # The large all-reduce is for the segmented MPI path the jit
                 # takes; the evaluator gathers whole arrays (and takes ~1 min).
