@@ -22,6 +22,7 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "ir/shape.h"
+#include "ir/status_macros.h"
 #include "jit/capi/c_api_internal.h"
 #include "jit/capi/xjit.h"
 #include "runtime/collectives/communicator_exchange.h"
@@ -306,52 +307,47 @@ bool OverlapsAnArgument(const void* result, size_t size, const void* const* args
   return false;
 }
 
+// Checks `count` buffers of one kind ("argument" or "result") against the
+// shapes they must hold: their number, their sizes in bytes, and no null
+// pointer where there are bytes to read or write.
+template <typename Pointer>
+absl::Status CheckBufferList(absl::Span<const Shape> shapes, const Pointer* buffers,
+                             const size_t* sizes, int count, absl::string_view kind,
+                             absl::string_view label) {
+  if (count < 0 || static_cast<size_t>(count) != shapes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": expected ", shapes.size(), " ", kind,
+                                                   kind == "result" ? " buffers" : "s", ", got ",
+                                                   count));
+  }
+  if (count > 0 && (buffers == nullptr || sizes == nullptr)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": null ", kind, " or ", kind, "-size array"));
+  }
+  for (int i = 0; i < count; ++i) {
+    const Shape& shape = shapes[i];
+    const int64_t expected = xjit::ByteSize(shape);
+    if (static_cast<int64_t>(sizes[i]) != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": ", kind, " ", i, " (",
+                                                     shape.ToString(), ") needs ", expected,
+                                                     " bytes, got ", sizes[i]));
+    }
+    if (expected > 0 && buffers[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": ", kind, " ", i, " is null"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Checks the buffers of one run against the executable's parameters and
 // result leaves (xjit_execute's contract).
 absl::Status CheckBuffers(const xjit_executable& exe, const void* const* args,
                           const size_t* arg_sizes, int nargs, void* const* results,
                           const size_t* result_sizes, int nresults, absl::string_view label) {
-  const size_t num_parameters = exe.parameter_shapes.size();
-  if (nargs < 0 || static_cast<size_t>(nargs) != num_parameters) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": expected ", num_parameters, " arguments, got ", nargs));
-  }
-  if (nargs > 0 && (args == nullptr || arg_sizes == nullptr)) {
-    return absl::InvalidArgumentError(absl::StrCat(label, ": null argument or argument-size array"));
-  }
-  for (int i = 0; i < nargs; ++i) {
-    const Shape& shape = exe.parameter_shapes[i];
-    const int64_t expected = xjit::ByteSize(shape);
-    if (static_cast<int64_t>(arg_sizes[i]) != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": argument ", i, " (",
-                                                     shape.ToString(), ") needs ", expected,
-                                                     " bytes, got ", arg_sizes[i]));
-    }
-    if (expected > 0 && args[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": argument ", i, " is null"));
-    }
-  }
-  const size_t num_results = exe.result_leaves.size();
-  if (nresults < 0 || static_cast<size_t>(nresults) != num_results) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": expected ", num_results, " result buffers, got ", nresults));
-  }
-  if (nresults > 0 && (results == nullptr || result_sizes == nullptr)) {
-    return absl::InvalidArgumentError(absl::StrCat(label, ": null result or result-size array"));
-  }
-  for (int i = 0; i < nresults; ++i) {
-    const Shape& shape = exe.result_leaves[i];
-    const int64_t expected = xjit::ByteSize(shape);
-    if (static_cast<int64_t>(result_sizes[i]) != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": result ", i, " (",
-                                                     shape.ToString(), ") needs ", expected,
-                                                     " bytes, got ", result_sizes[i]));
-    }
-    if (expected > 0 && results[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": result ", i, " is null"));
-    }
-  }
-  return absl::OkStatus();
+  XJIT_RETURN_IF_ERROR(
+      CheckBufferList(absl::MakeConstSpan(exe.parameter_shapes), args, arg_sizes, nargs,
+                      "argument", label));
+  return CheckBufferList(absl::MakeConstSpan(exe.result_leaves), results, result_sizes,
+                         nresults, "result", label);
 }
 
 }  // namespace
