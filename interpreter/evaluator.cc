@@ -646,6 +646,19 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
       return eval::TopK(instruction, *operands[0], values.dimensions(values.rank() - 1),
                         /*largest=*/true);
     }
+    // XLA's QR (its QrExpander expands these on every backend): LAPACK's
+    // ?geqrf and ?orgqr forms, see qr.cc.
+    if (target == "Qr") {
+      if (operands.size() != 1) return absl::InvalidArgumentError("Qr takes one operand");
+      return eval::Qr(instruction, *operands[0]);
+    }
+    if (target == "ProductOfElementaryHouseholderReflectors") {
+      if (operands.size() != 2) {
+        return absl::InvalidArgumentError(
+            "ProductOfElementaryHouseholderReflectors takes two operands (a, taus)");
+      }
+      return eval::HouseholderProduct(instruction, *operands[0], *operands[1]);
+    }
     return absl::NotFoundError(
         absl::StrCat("custom-call target \"", target, "\" is not registered"));
   }

@@ -48,6 +48,12 @@ absl::StatusOr<Literal> EvalTopK(const Instruction& instruction, Operands operan
 // form of topk: k from the result, largest first; see evaluator.cc).
 absl::StatusOr<Literal> TopK(const Instruction& instruction, const Literal& operand, int64_t k,
                              bool largest);
+// XLA's QR custom calls (qr.cc, which states their semantics), which the
+// evaluator runs when no handler is registered under their targets:
+// "Qr" (result (a, taus)) and "ProductOfElementaryHouseholderReflectors".
+absl::StatusOr<Literal> Qr(const Instruction& instruction, const Literal& a);
+absl::StatusOr<Literal> HouseholderProduct(const Instruction& instruction, const Literal& a,
+                                           const Literal& taus);
 absl::StatusOr<Literal> EvalReduce(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalReduceWindow(const Instruction& instruction, Operands operands, const Context& context);
 absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& instruction, Operands operands, const Context& context);

@@ -533,6 +533,16 @@ class ExecutableBuilder {
   // are every array leaf of the operands.
   absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
     const std::string& target = instruction.attrs().custom_call_target;
+    if (IsQrCustomCall(instruction)) {  // XLA's QR, unregistered: jit/linalg_call.h.
+      std::string description;
+      XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
+                            PlanLinalgCall(instruction, std::max(options_.threads, 1),
+                                           &description));
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
+      AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                         std::move(description));
+      return absl::OkStatus();
+    }
     if (IsAnnotationCustomCall(target) && instruction.operand_count() == 1 &&
         FfiRegistry::Global().Find(target) == nullptr &&
         CustomCallRegistry::Global().Find(target) == nullptr &&

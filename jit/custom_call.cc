@@ -12,6 +12,7 @@
 #include "ir/status_macros.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
+#include "runtime/linalg/qr.h"
 #include "runtime/strided_copy.h"
 
 namespace xjit::jit {
@@ -49,6 +50,11 @@ struct CustomCallPlan {
   std::vector<std::optional<Relayout>> relayouts;
   std::vector<AliasCopy> aliases;
   Shape result_shape;
+  // Unregistered when compiled: the target is looked up when the step runs
+  // (typed, then untyped); untyped_status is why the untyped convention
+  // cannot run this instruction, if it cannot.
+  bool late_bound = false;
+  absl::Status untyped_status;
 };
 
 // The untyped convention's pointer for a value of `shape` whose array
@@ -68,16 +74,17 @@ void* PointerFor(const Shape& shape, void* const* leaves, int64_t* next,
   return leaves[(*next)++];
 }
 
-absl::Status RunCustomCall(const void* plan_pointer, void* const* buffers, void* scratch,
-                           const runtime::RunContext& /*context*/) {
-  const CustomCallPlan& plan = *static_cast<const CustomCallPlan*>(plan_pointer);
-  if (plan.handler != nullptr) {
-    return InvokeFfi(*plan.handler, *plan.instruction,
-                     absl::MakeConstSpan(buffers, plan.operand_leaves),
-                     absl::MakeConstSpan(buffers + plan.operand_leaves, plan.result_leaves));
-  }
-  // The untyped convention: in[i] is operand i's buffer (or table); out
-  // the result's, or the table of a tuple result's element buffers.
+// The typed convention: every array leaf as a typed buffer.
+absl::Status RunTyped(const CustomCallPlan& plan, const FfiHandler& handler,
+                      void* const* buffers) {
+  return InvokeFfi(handler, *plan.instruction, absl::MakeConstSpan(buffers, plan.operand_leaves),
+                   absl::MakeConstSpan(buffers + plan.operand_leaves, plan.result_leaves));
+}
+
+// The untyped convention: in[i] is operand i's buffer (or table); out the
+// result's, or the table of a tuple result's element buffers.
+absl::Status RunUntyped(const CustomCallPlan& plan, CustomCallFunction function,
+                        void* const* buffers, void* scratch) {
   std::deque<std::vector<void*>> tables;
   std::vector<void*> in;
   for (size_t i = 0; i < plan.operand_shapes.size(); ++i) {
@@ -104,8 +111,30 @@ absl::Status RunCustomCall(const void* plan_pointer, void* const* buffers, void*
   }
   int64_t next = 0;
   void* out = PointerFor(plan.result_shape, results, &next, &tables);
-  plan.function(out, in.data());
+  function(out, in.data());
   return absl::OkStatus();
+}
+
+absl::Status RunCustomCall(const void* plan_pointer, void* const* buffers, void* scratch,
+                           const runtime::RunContext& /*context*/) {
+  const CustomCallPlan& plan = *static_cast<const CustomCallPlan*>(plan_pointer);
+  if (!plan.late_bound) {
+    if (plan.handler != nullptr) return RunTyped(plan, *plan.handler, buffers);
+    return RunUntyped(plan, plan.function, buffers, scratch);
+  }
+  // Unregistered when compiled: looked up now, in the evaluator's order, so
+  // the step behaves as the evaluator would at this point of the run.
+  const std::string& target = plan.instruction->attrs().custom_call_target;
+  if (std::shared_ptr<const FfiHandler> handler = FfiRegistry::Global().Find(target)) {
+    return RunTyped(plan, *handler, buffers);
+  }
+  if (CustomCallFunction function = CustomCallRegistry::Global().Find(target)) {
+    if (!plan.untyped_status.ok()) return plan.untyped_status;
+    return RunUntyped(plan, function, buffers, scratch);
+  }
+  // The evaluator's error, word for word (it prefixes the instruction).
+  return absl::NotFoundError(absl::StrCat(plan.instruction->name(), ": custom-call target \"",
+                                          target, "\" is not registered"));
 }
 
 int64_t ArrayLeaves(const Shape& shape) {
@@ -193,6 +222,20 @@ absl::Status PlanUntyped(const Instruction& custom_call, CustomCallPlan* plan,
   return absl::OkStatus();
 }
 
+absl::Status CheckApiVersion(const InstructionAttributes& attrs) {
+  if (!attrs.api_version.empty() && attrs.api_version != "API_VERSION_ORIGINAL") {
+    return absl::UnimplementedError(absl::StrCat("api_version ", attrs.api_version));
+  }
+  return absl::OkStatus();
+}
+
+// Targets to which the evaluator gives a meaning of its own when no handler
+// is registered (interpreter/evaluator.cc's EvalCustomCall).
+bool HasEvaluatorMeaning(absl::string_view target) {
+  return IsAnnotationCustomCall(target) || target == "TopK" ||
+         runtime::linalg::IsQrTarget(target);
+}
+
 }  // namespace
 
 bool IsAnnotationCustomCall(absl::string_view target) {
@@ -217,17 +260,24 @@ absl::StatusOr<runtime::LibraryCall> PlanCustomCall(const Instruction& custom_ca
   plan->handler = FfiRegistry::Global().Find(target);
   if (plan->handler != nullptr) {
     call.routine = absl::StrCat("custom call ", target, " (typed)");
-  } else {
-    plan->function = CustomCallRegistry::Global().Find(target);
-    if (plan->function == nullptr) {
-      return absl::UnimplementedError(
-          absl::StrCat("custom-call target \"", target, "\" is not registered"));
-    }
-    if (!attrs.api_version.empty() && attrs.api_version != "API_VERSION_ORIGINAL") {
-      return absl::UnimplementedError(absl::StrCat("api_version ", attrs.api_version));
-    }
+  } else if ((plan->function = CustomCallRegistry::Global().Find(target)) != nullptr) {
+    XJIT_RETURN_IF_ERROR(CheckApiVersion(attrs));
     XJIT_RETURN_IF_ERROR(PlanUntyped(custom_call, plan.get(), &call.scratch_bytes));
     call.routine = absl::StrCat("custom call ", target);
+  } else if (HasEvaluatorMeaning(target)) {
+    // Unregistered, the evaluator computes these itself (annotations,
+    // TopK, QR): the driver's own plans take them, or the evaluator does.
+    return absl::UnimplementedError(
+        absl::StrCat("custom-call target \"", target, "\" is not registered"));
+  } else {
+    // Unregistered: a step that looks the target up when it runs and, still
+    // unregistered then, fails with the evaluator's NOT_FOUND error.
+    plan->late_bound = true;
+    plan->untyped_status = CheckApiVersion(attrs);
+    if (plan->untyped_status.ok()) {
+      plan->untyped_status = PlanUntyped(custom_call, plan.get(), &call.scratch_bytes);
+    }
+    call.routine = absl::StrCat("custom call ", target, " (unregistered: looked up when it runs)");
   }
   call.context_function = &RunCustomCall;
   call.plan = std::move(plan);

@@ -14,9 +14,16 @@
 //     output_index {} or {k}) starts as a copy of that operand, as the
 //     evaluator's does (when buffer allocation placed the output over the
 //     operand, the copy is the operand itself). api_version original only.
-// Anything else — an unregistered target included — is Unimplemented here,
-// and the driver leaves the instruction to the evaluator, which reports an
-// unregistered target when the program runs (what `xjit run` always did).
+//   - An unregistered target is looked up when the step runs (typed, then
+//     untyped, as the evaluator does) and, if still unregistered, fails the
+//     run with the evaluator's NOT_FOUND error (`NAME: custom-call target
+//     "T" is not registered`), what `xjit run` always did. The targets the
+//     evaluator gives a meaning of their own when unregistered (the
+//     annotations, TopK, Qr, ProductOfElementaryHouseholderReflectors) are
+//     the exception: Unimplemented here, the driver's own plans take them.
+// Anything else (other api_versions and aliasing forms of a registered
+// untyped target) is Unimplemented here, and the driver leaves the
+// instruction to the evaluator.
 #ifndef XJIT_JIT_CUSTOM_CALL_H_
 #define XJIT_JIT_CUSTOM_CALL_H_
 

@@ -1,11 +1,14 @@
-// The driver's glue for cholesky and triangular-solve (see linalg_call.h).
+// The driver's glue for cholesky, triangular-solve and QR (see linalg_call.h).
 #include "jit/linalg_call.h"
 
 #include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "runtime/host/custom_call_registry.h"
+#include "runtime/host/ffi_registry.h"
 #include "runtime/linalg/cholesky.h"
+#include "runtime/linalg/qr.h"
 #include "runtime/linalg/triangular_solve.h"
 
 namespace xjit::jit {
@@ -14,9 +17,26 @@ bool IsLinalgCall(Opcode opcode) {
   return opcode == Opcode::kCholesky || opcode == Opcode::kTriangularSolve;
 }
 
+bool IsQrCustomCall(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kCustomCall) return false;
+  const std::string& target = instruction.attrs().custom_call_target;
+  return runtime::linalg::IsQrTarget(target) && FfiRegistry::Global().Find(target) == nullptr &&
+         CustomCallRegistry::Global().Find(target) == nullptr;
+}
+
 absl::StatusOr<runtime::LibraryCall> PlanLinalgCall(const Instruction& instruction, int threads,
                                                     std::string* description) {
   runtime::LibraryCall call;
+  if (instruction.opcode() == Opcode::kCustomCall) {
+    absl::StatusOr<runtime::linalg::QrPlan> plan = runtime::linalg::PlanQr(instruction, threads);
+    if (!plan.ok()) return plan.status();
+    call.routine = plan->householder_product ? "householder-product" : "qr";
+    call.function = &runtime::linalg::RunQrCall;
+    call.scratch_bytes = plan->scratch_bytes;
+    if (description != nullptr) *description = plan->ToString();
+    call.plan = std::make_shared<const runtime::linalg::QrPlan>(*std::move(plan));
+    return call;
+  }
   if (instruction.opcode() == Opcode::kCholesky) {
     absl::StatusOr<runtime::linalg::CholeskyPlan> plan =
         runtime::linalg::PlanCholesky(instruction, threads);

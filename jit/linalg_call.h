@@ -1,7 +1,9 @@
-// The compile driver's glue for HLO `cholesky` and `triangular-solve`:
-// library-call steps running runtime/linalg (OpenBLAS's ?potrf and ?trsm)
-// with plans made at compile time. Unimplemented (the driver then
-// interprets the instruction) for types or layouts the plans do not take.
+// The compile driver's glue for HLO `cholesky` and `triangular-solve`, and
+// for XLA's `Qr` and `ProductOfElementaryHouseholderReflectors` custom calls:
+// library-call steps running runtime/linalg (OpenBLAS's ?potrf, ?trsm,
+// ?geqrf, ?orgqr / ?ungqr) with plans made at compile time. Unimplemented
+// (the driver then interprets the instruction) for types or layouts the
+// plans do not take.
 #ifndef XJIT_JIT_LINALG_CALL_H_
 #define XJIT_JIT_LINALG_CALL_H_
 
@@ -16,7 +18,14 @@ namespace xjit::jit {
 // Whether `opcode` is one PlanLinalgCall takes.
 bool IsLinalgCall(Opcode opcode);
 
-// The library call computing `instruction` (cholesky or triangular-solve):
+// Whether `instruction` is a custom-call of target Qr or
+// ProductOfElementaryHouseholderReflectors that no handler is registered
+// for (typed or untyped, in the global registries): XLA's QR, which
+// PlanLinalgCall takes. A registered handler takes precedence, as for TopK.
+bool IsQrCustomCall(const Instruction& instruction);
+
+// The library call computing `instruction` (cholesky, triangular-solve, or
+// a custom call IsQrCustomCall accepts):
 // inputs are its operands' slots, the output its result's. `threads`: the
 // OpenBLAS threads the call may use. `description`, if not null, receives
 // the plan in words.

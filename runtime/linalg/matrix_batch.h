@@ -34,9 +34,20 @@ struct MatrixBatch {
   std::string ToString() const;
 };
 
+// One array's batch of vectors (the minor dimension; every other one a
+// batch dimension), as MatrixBatch for matrices.
+struct VectorBatch {
+  int64_t length = 0;
+  int64_t stride = 0;            // Elements between (i) and (i + 1).
+  std::vector<int64_t> offsets;  // Element (0) of each, row-major batch order.
+  std::string ToString() const;
+};
+
 // The batch of `shape` (rank >= 2, a plain layout); Unimplemented for other
 // layouts (tiles, padding, packed elements), with `what` naming the array.
 absl::StatusOr<MatrixBatch> DescribeMatrixBatch(const Shape& shape, absl::string_view what);
+// The same for vectors: rank >= 1.
+absl::StatusOr<VectorBatch> DescribeVectorBatch(const Shape& shape, absl::string_view what);
 
 // The element types runtime/linalg computes in: f32, f64, c64, c128.
 bool IsLinalgType(ElementType type);

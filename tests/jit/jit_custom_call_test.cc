@@ -7,11 +7,17 @@
 // results (tables of pointers). The targets read and write physical
 // positions, so a wrong layout or a missing copy changes the result. With
 // the pass pipeline on and off (off, nothing conforms the operands first).
-// Also XLA's "TopK" custom call, which expand-topk turns into a sort.
+// Also XLA's "TopK" custom call, which expand-topk turns into a sort, and
+// an unregistered target: a library call that looks the target up when it
+// runs (NOT_FOUND, as the evaluator, while it stays unregistered).
 #include <cstdint>
+#include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "interpreter/evaluator.h"
 #include "runtime/host/custom_call_registry.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -144,6 +150,43 @@ TEST_F(JitCustomCall, TopK) {
     Check(OneOp({type + "[4,0]"}, "(" + type + "[4,0], s32[4,0]) custom-call(p0), "
                                   "custom_call_target=\"TopK\""), false);
   }
+}
+
+// An unregistered target compiles to a library call, not an interpreted
+// step; running it fails as the evaluator fails (same code, same message)
+// until a function is registered under that name, which the same
+// executable then calls.
+TEST_F(JitCustomCall, UnregisteredTargetIsLookedUpWhenItRuns) {
+  const std::string hlo =
+      OneOp({"f32[12]", "f32[12]"},
+            "f32[12] custom-call(p0, p1), custom_call_target=\"xjit_test_registered_later\"");
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(**module, CompileOptions(), &report);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_TRUE(report.interpreted_steps.empty());
+  ASSERT_EQ(report.library_calls.size(), 1u);
+  EXPECT_NE(report.library_calls[0].routine.find("unregistered"), std::string::npos);
+  std::mt19937_64 rng(1);
+  std::vector<Literal> arguments;
+  for (int p = 0; p < 2; ++p) {
+    arguments.push_back(RandomLiteral((*module)->entry()->parameter(p)->shape(), rng));
+  }
+  absl::StatusOr<Literal> jit = (*executable)->Run(arguments);
+  absl::StatusOr<Literal> evaluator = EvaluateModule(**module, arguments);
+  ASSERT_FALSE(jit.ok());
+  ASSERT_FALSE(evaluator.ok());
+  EXPECT_EQ(jit.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(jit.status(), evaluator.status());
+  CustomCallRegistry::Global().Register("xjit_test_registered_later", &XjitTestWeighted);
+  jit = (*executable)->Run(arguments);
+  evaluator = EvaluateModule(**module, arguments);
+  CustomCallRegistry::Global().Unregister("xjit_test_registered_later");
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  EXPECT_EQ(Difference(*evaluator, *jit), "");
 }
 
 }  // namespace
