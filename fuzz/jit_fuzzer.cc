@@ -31,9 +31,12 @@ namespace {
 constexpr int64_t kMaxValueBytes = int64_t{1} << 22;
 
 bool Runnable(const Module& module) {
+  SideEffectCache effects;
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
-      if (HasSideEffectDeep(*instruction) || IsCollective(instruction->opcode())) return false;
+      if (effects.HasSideEffectDeep(*instruction) || IsCollective(instruction->opcode())) {
+        return false;
+      }
       switch (instruction->opcode()) {
         case Opcode::kRng:
         case Opcode::kRngBitGenerator:

@@ -33,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/float_format.h"
 #include "ir/layout_util.h"
+#include "ir/literal_text.h"
 
 namespace xjit {
 namespace {
@@ -444,101 +445,141 @@ bool Literal::operator==(const Literal& other) const {
   return true;
 }
 
-std::string Literal::ValueToString() const {
-  if (shape_.IsTuple()) {
-    return absl::StrCat("(",
-                        absl::StrJoin(elements_, ", ",
-                                      [](std::string* out, const Literal& element) {
-                                        absl::StrAppend(out, element.ValueToString());
-                                      }),
-                        ")");
+void PrintLiteralValue(const Literal& literal, TextSink sink) {
+  const Shape& shape = literal.shape();
+  if (shape.IsTuple()) {
+    sink("(");
+    for (size_t i = 0; i < literal.elements().size(); ++i) {
+      if (i > 0) sink(", ");
+      PrintLiteralValue(literal.elements()[i], sink);
+    }
+    sink(")");
+    return;
   }
-  if (shape_.IsToken()) return "token";
-  if (shape_.IsOpaque()) return "opaque";
-  const ElementType type = shape_.element_type();
-  const int64_t rank = shape_.rank();
+  if (shape.IsToken()) return sink("token");
+  if (shape.IsOpaque()) return sink("opaque");
+  const ElementType type = shape.element_type();
+  const int64_t rank = shape.rank();
+  const absl::Span<const uint8_t> data = literal.data();
   std::vector<int64_t> index(rank, 0);
   auto element_text = [&]() {
-    return ElementToText(type, ReadSlot(shape_, data_, LinearIndex(shape_, index)));
+    return ElementToText(type, ReadSlot(shape, data, LinearIndex(shape, index)));
   };
-  if (rank == 0) return element_text();
-  std::string out;
+  if (rank == 0) return sink(element_text());
   // Rank 1 prints `{1, 2}`; every level of a higher rank prints `{ ... }`.
-  const std::string open = rank == 1 ? "{" : "{ ";
-  const std::string close = rank == 1 ? "}" : " }";
+  const absl::string_view open = rank == 1 ? "{" : "{ ";
+  const absl::string_view close = rank == 1 ? "}" : " }";
   auto print_level = [&](auto&& self, int64_t dim) -> void {
-    const int64_t size = shape_.dimensions(dim);
+    const int64_t size = shape.dimensions(dim);
     if (size <= 0) {
-      absl::StrAppend(&out, "{}");
+      sink("{}");
       return;
     }
-    absl::StrAppend(&out, open);
+    sink(open);
     for (int64_t i = 0; i < size; ++i) {
-      if (i > 0) absl::StrAppend(&out, ", ");
+      if (i > 0) sink(", ");
       index[dim] = i;
       if (dim + 1 == rank) {
-        absl::StrAppend(&out, element_text());
+        sink(element_text());
       } else {
         self(self, dim + 1);
       }
     }
-    absl::StrAppend(&out, close);
+    sink(close);
   };
   print_level(print_level, 0);
-  return out;
 }
 
-std::string Literal::ToString() const {
-  if (shape_.IsTuple()) {
-    return absl::StrCat("(",
-                        absl::StrJoin(elements_, ", ",
-                                      [](std::string* out, const Literal& element) {
-                                        absl::StrAppend(out, element.ToString());
-                                      }),
-                        ")");
+void PrintLiteral(const Literal& literal, TextSink sink) {
+  const Shape& shape = literal.shape();
+  if (shape.IsTuple()) {
+    sink("(");
+    for (size_t i = 0; i < literal.elements().size(); ++i) {
+      if (i > 0) sink(", ");
+      PrintLiteral(literal.elements()[i], sink);
+    }
+    sink(")");
+    return;
   }
-  if (!shape_.IsArray() || !shape_.is_dynamic()) {
-    return absl::StrCat(shape_.ToString(), " ", ValueToString());
+  if (!shape.IsArray() || !shape.is_dynamic()) {
+    sink(shape.ToString());
+    sink(" ");
+    PrintLiteralValue(literal, sink);
+    return;
   }
   // A runtime-sized array: the shape holds the runtime sizes, not the bounds,
   // so `<=` would misstate them. Print them as plain sizes and, as XLA marks a
   // dynamic literal, the runtime sizes again in parentheses.
-  Shape sizes = shape_;
+  Shape sizes = shape;
   for (int64_t i = 0; i < sizes.rank(); ++i) sizes.set_dynamic_dimension(i, false);
-  return absl::StrCat(sizes.ToString(), "(", absl::StrJoin(shape_.dimensions(), ","), ") ",
-                      ValueToString());
+  sink(absl::StrCat(sizes.ToString(), "(", absl::StrJoin(shape.dimensions(), ","), ") "));
+  PrintLiteralValue(literal, sink);
 }
 
-std::string Literal::ToString(const Shape& declared) const {
-  if (shape_.IsTuple()) {
-    if (!declared.IsTuple() || declared.tuple_size() != static_cast<int64_t>(elements_.size())) {
-      return ToString();
+void PrintLiteral(const Literal& literal, const Shape& declared, TextSink sink) {
+  const Shape& shape = literal.shape();
+  const std::vector<Literal>& elements = literal.elements();
+  if (shape.IsTuple()) {
+    if (!declared.IsTuple() || declared.tuple_size() != static_cast<int64_t>(elements.size())) {
+      return PrintLiteral(literal, sink);
     }
-    std::vector<std::string> parts;
-    for (size_t i = 0; i < elements_.size(); ++i) {
-      parts.push_back(elements_[i].ToString(declared.tuple_shapes(i)));
+    sink("(");
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (i > 0) sink(", ");
+      PrintLiteral(elements[i], declared.tuple_shapes(i), sink);
     }
-    return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+    sink(")");
+    return;
   }
-  if (!shape_.IsArray() || !declared.IsArray() ||
-      declared.element_type() != shape_.element_type() || declared.rank() != shape_.rank()) {
-    return ToString();
+  if (!shape.IsArray() || !declared.IsArray() ||
+      declared.element_type() != shape.element_type() || declared.rank() != shape.rank()) {
+    return PrintLiteral(literal, sink);
   }
   // XLA's form: the declared shape with its bounds, then the runtime sizes.
-  Shape bounds = shape_;
+  Shape bounds = shape;
   for (int64_t i = 0; i < bounds.rank(); ++i) {
     const int64_t bound = declared.dimensions(i);
     const bool dynamic = declared.is_dynamic_dimension(i) || bound == Shape::kUnboundedSize;
-    if (dynamic && bound != Shape::kUnboundedSize && bound < shape_.dimensions(i)) {
-      return ToString();  // Not a value of the declared shape.
+    if (dynamic && bound != Shape::kUnboundedSize && bound < shape.dimensions(i)) {
+      return PrintLiteral(literal, sink);  // Not a value of the declared shape.
     }
-    if (!dynamic && bound != shape_.dimensions(i)) return ToString();
+    if (!dynamic && bound != shape.dimensions(i)) return PrintLiteral(literal, sink);
     bounds.set_dimensions(i, bound);
     bounds.set_dynamic_dimension(i, dynamic);
   }
-  if (!bounds.is_dynamic()) return absl::StrCat(bounds.ToString(), " ", ValueToString());
-  return absl::StrCat(bounds.ToString(), "(", absl::StrJoin(shape_.dimensions(), ","), ") ",
-                      ValueToString());
+  if (!bounds.is_dynamic()) {
+    sink(absl::StrCat(bounds.ToString(), " "));
+  } else {
+    sink(absl::StrCat(bounds.ToString(), "(", absl::StrJoin(shape.dimensions(), ","), ") "));
+  }
+  PrintLiteralValue(literal, sink);
+}
+
+namespace {
+
+// A sink that appends to `out`.
+auto AppendTo(std::string* out) {
+  return [out](absl::string_view piece) { out->append(piece.data(), piece.size()); };
+}
+
+}  // namespace
+
+std::string Literal::ValueToString() const {
+  std::string out;
+  PrintLiteralValue(*this, AppendTo(&out));
+  return out;
+}
+
+std::string Literal::ToString() const {
+  std::string out;
+  PrintLiteral(*this, AppendTo(&out));
+  return out;
+}
+
+std::string Literal::ToString(const Shape& declared) const {
+  std::string out;
+  PrintLiteral(*this, declared, AppendTo(&out));
+  return out;
 }
 
 Literal Literal::Scalar(ElementType type, double value) {

@@ -58,9 +58,11 @@ int64_t AlignUp(int64_t n) {
          runtime::kBufferAlignment;
 }
 
-// HasSideEffectDeep (passes/rewrite_util.h) with the collectives and host
+// Whether one instruction by itself has a side effect as HasSideEffectDeep
+// (passes/rewrite_util.h) counts them, with the collectives and host
 // transfers, which compile to context steps (runtime/collectives/,
-// jit/host_transfer_call.h), left out.
+// jit/host_transfer_call.h), left out. CompileContext::side_effects applies
+// it through called computations.
 bool HasSideEffectBesidesCollectivesShallow(const Instruction& i) {
   if (collectives::IsCollectiveStep(i.opcode())) return false;
   switch (i.opcode()) {
@@ -77,33 +79,6 @@ bool HasSideEffectBesidesCollectivesShallow(const Instruction& i) {
              i.opcode() == Opcode::kCopyDone ||
              (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_has_side_effect);
   }
-}
-
-// `memo` holds each computation's answer once found (the compile's module
-// does not change), so that asking for every loop of a chain d deep costs
-// time linear in d, not quadratic. Recursion is as deep as the nesting,
-// which the verifier bounds and deep modules compile on a large stack.
-bool HasSideEffectBesidesCollectives(const Instruction& instruction,
-                                     absl::flat_hash_map<const Computation*, bool>* memo) {
-  if (HasSideEffectBesidesCollectivesShallow(instruction)) return true;
-  for (const Computation* callee : instruction.called_computations()) {
-    if (callee == nullptr) continue;
-    auto [it, inserted] = memo->try_emplace(callee, false);
-    if (inserted) {
-      bool effect = false;
-      for (const auto& inner : callee->instructions()) {
-        if (HasSideEffectBesidesCollectives(*inner, memo)) {
-          effect = true;
-          break;
-        }
-      }
-      (*memo)[callee] = effect;  // `it` may have moved meanwhile.
-      if (effect) return true;
-    } else if (it->second) {
-      return true;
-    }
-  }
-  return false;
 }
 
 runtime::Step CopyStep(int source, int destination) {
@@ -208,8 +183,12 @@ struct CompileContext {
                       std::shared_ptr<const runtime::Executable>>
       compiled;
   // Whether a computation (of `module`) has a side effect other than
-  // collectives and host transfers (HasSideEffectBesidesCollectives).
-  absl::flat_hash_map<const Computation*, bool> side_effects;
+  // collectives and host transfers, each found once, so that asking for
+  // every loop of a chain d deep costs time linear in d, not quadratic.
+  SideEffectCache side_effects{&HasSideEffectBesidesCollectivesShallow};
+  // Side effects as HasSideEffectDeep has them, for the buffer plans
+  // (their schedules keep effects in order).
+  SideEffectCache effects;
 };
 
 // Compiles `callee`, a computation of context->module, as a program of its
@@ -590,7 +569,7 @@ class ExecutableBuilder {
     }
     const Computation& callee = *callees[0];
     for (const auto& inner : callee.instructions()) {
-      if (HasSideEffectBesidesCollectives(*inner, &context_->side_effects)) {
+      if (context_->side_effects.HasSideEffectDeep(*inner)) {
         return absl::UnimplementedError("side effects inside the called computation");
       }
     }
@@ -706,7 +685,7 @@ class ExecutableBuilder {
   // Collectives are the exception: their steps reach the other replicas
   // through the run's context, which subprograms receive too.
   absl::Status AddControlFlow(const Instruction& instruction, const std::vector<int>& outputs) {
-    if (HasSideEffectBesidesCollectives(instruction, &context_->side_effects)) {
+    if (context_->side_effects.HasSideEffectDeep(instruction)) {
       return absl::UnimplementedError("side effects inside the called computations");
     }
     const bool is_while = instruction.opcode() == Opcode::kWhile;
@@ -1063,6 +1042,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> BuildExecutable(
   plan_options.donate_parameters = false;
   plan_options.plan_callees = plan_callees;
   plan_options.state_in_place = state_in_place;
+  plan_options.side_effects = &context->effects;
   spec.state_in_place = state_in_place;
   XJIT_ASSIGN_OR_RETURN(BufferPlan plan, ComputeBufferPlan(*spec.module, entry, plan_options));
   if (!options.dump_dir.empty()) {

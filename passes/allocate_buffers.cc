@@ -50,6 +50,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "passes/fuse.h"
+#include "passes/rewrite_util.h"
 #include "passes/schedule.h"
 
 namespace xjit {
@@ -119,7 +120,10 @@ struct Context {
 class Allocator {
  public:
   Allocator(const Module& module, const Computation* entry, const BufferPlanOptions& options)
-      : module_(module), entry_(entry), options_(options) {}
+      : module_(module),
+        entry_(entry),
+        options_(options),
+        effects_(options.side_effects != nullptr ? options.side_effects : &own_effects_) {}
 
   absl::StatusOr<BufferPlan> Run() {
     const Computation* entry = entry_;
@@ -206,7 +210,7 @@ class Allocator {
       ComputationBufferPlan plan;
       plan.computation = computation;
       plan.parameters_bound = context.kind == Context::Kind::kEntry || !context.parameter_slices.empty();
-      plan.schedule = ComputeSchedule(*computation);
+      plan.schedule = ComputeSchedule(*computation, effects_);
       plan_.AddComputation(std::move(plan));
     }
     const std::vector<const Instruction*> schedule = plan_.computations()[plan_index].schedule;
@@ -650,6 +654,8 @@ class Allocator {
   const Module& module_;
   const Computation* entry_;
   BufferPlanOptions options_;
+  SideEffectCache own_effects_;
+  SideEffectCache* effects_;
   BufferPlan plan_;
   std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameter_allocations_;
   // Peak bytes of each computation planned so far.

@@ -36,6 +36,8 @@
 
 namespace xjit {
 
+class SideEffectCache;  // passes/rewrite_util.h
+
 struct BufferPlanOptions {
   // Write results over dying operands where the semantics allow.
   bool in_place = true;
@@ -62,6 +64,11 @@ struct BufferPlanOptions {
   // loop body and branch separately), planning them again with each caller
   // would cost time quadratic in the nesting depth.
   bool plan_callees = true;
+  // Where the schedules find side effects (which keep their order); null:
+  // the plan keeps its own. Callers that plan many computations of one
+  // unchanging module share one, so that a loop nested d deep is not looked
+  // into by each of the d plans around it.
+  SideEffectCache* side_effects = nullptr;
 };
 
 // The plan of `module` (which must stay unchanged while the plan is used).

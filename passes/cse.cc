@@ -39,17 +39,18 @@ std::string Key(const Instruction& instruction) {
 }
 
 bool Eligible(const Instruction& instruction,
-              const absl::flat_hash_set<const Instruction*>& control_preds) {
+              const absl::flat_hash_set<const Instruction*>& control_preds,
+              SideEffectCache* effects) {
   const Opcode opcode = instruction.opcode();
   if (opcode == Opcode::kParameter || opcode == Opcode::kCustomCall) return false;
   if (opcode == Opcode::kConstant && !instruction.shape().IsArray()) return false;
   if (!instruction.control_predecessors().empty() || control_preds.contains(&instruction)) {
     return false;
   }
-  return !HasSideEffectDeep(instruction);
+  return !effects->HasSideEffectDeep(instruction);
 }
 
-bool RunOnComputation(Computation* computation) {
+bool RunOnComputation(Computation* computation, SideEffectCache* effects) {
   absl::flat_hash_set<const Instruction*> control_preds;
   for (const auto& i : computation->instructions()) {
     for (const Instruction* p : i->control_predecessors()) control_preds.insert(p);
@@ -57,7 +58,7 @@ bool RunOnComputation(Computation* computation) {
   absl::flat_hash_map<std::string, Instruction*> first;
   std::vector<Instruction*> replaced;
   for (Instruction* instruction : InstructionsOf(*computation)) {
-    if (!Eligible(*instruction, control_preds)) continue;
+    if (!Eligible(*instruction, control_preds, effects)) continue;
     auto [it, inserted] = first.try_emplace(Key(*instruction), instruction);
     if (inserted) continue;
     Instruction* earlier = it->second;
@@ -72,7 +73,7 @@ bool RunOnComputation(Computation* computation) {
     if (computation->root() == instruction) computation->set_root(earlier);
     replaced.push_back(instruction);
   }
-  RemoveIfDead(replaced);
+  RemoveIfDead(replaced, effects);
   return !replaced.empty();
 }
 
@@ -80,8 +81,9 @@ bool RunOnComputation(Computation* computation) {
 
 absl::StatusOr<bool> EliminateCommonSubexpressions::Run(Module* module) {
   bool changed = false;
+  SideEffectCache effects;  // One walk per computation for the whole module.
   for (Computation* computation : ComputationsOf(*module)) {
-    if (RunOnComputation(computation)) changed = true;
+    if (RunOnComputation(computation, &effects)) changed = true;
   }
   return changed;
 }

@@ -9,8 +9,9 @@ namespace xjit {
 
 absl::StatusOr<bool> EliminateDeadCode::Run(Module* module) {
   bool changed = false;
+  SideEffectCache effects;  // One walk per computation for the whole module.
   for (Computation* computation : ComputationsOf(*module)) {
-    if (RemoveDeadInstructions(computation) > 0) changed = true;
+    if (RemoveDeadInstructions(computation, &effects) > 0) changed = true;
   }
   if (module->entry() == nullptr) return changed;
   // Computations reachable from the entry through called computations.

@@ -21,7 +21,8 @@ ElementType ComputeType(ElementType type) {
 
 class Expander {
  public:
-  Expander(Module* module, Computation* computation) : module_(module), c_(computation) {}
+  Expander(Module* module, Computation* computation, SideEffectCache* effects)
+      : module_(module), c_(computation), effects_(effects) {}
 
   absl::StatusOr<bool> Run() {
     bool changed = false;
@@ -36,7 +37,7 @@ class Expander {
       changed = true;
     }
     if (changed) {
-      RemoveDeadInstructions(c_);
+      RemoveDeadInstructions(c_, effects_);
       c_->SortTopologically();
     }
     return changed;
@@ -242,6 +243,7 @@ class Expander {
 
   Module* module_;
   Computation* c_;
+  SideEffectCache* effects_;
   absl::flat_hash_map<ElementType, Computation*> adders_;
   ElementType type_ = ElementType::kF32;
   std::vector<int64_t> dims_;
@@ -252,8 +254,9 @@ class Expander {
 
 absl::StatusOr<bool> ExpandBatchNorm::Run(Module* module) {
   bool changed = false;
+  SideEffectCache effects;  // One walk per computation for the whole module.
   for (Computation* computation : ComputationsOf(*module)) {
-    XJIT_ASSIGN_OR_RETURN(bool expanded, Expander(module, computation).Run());
+    XJIT_ASSIGN_OR_RETURN(bool expanded, Expander(module, computation, &effects).Run());
     changed = changed || expanded;
   }
   return changed;

@@ -39,8 +39,12 @@ const Instruction* BroadcastScalarConstant(const Instruction& instruction) {
 
 class Folder {
  public:
-  Folder(Computation* computation, Evaluator* evaluator, int64_t max_elements)
-      : computation_(computation), evaluator_(evaluator), max_elements_(max_elements) {}
+  Folder(Computation* computation, Evaluator* evaluator, int64_t max_elements,
+         SideEffectCache* effects)
+      : computation_(computation),
+        evaluator_(evaluator),
+        max_elements_(max_elements),
+        effects_(effects) {}
 
   absl::StatusOr<bool> Run() {
     absl::flat_hash_set<const Instruction*> control_preds;
@@ -55,11 +59,11 @@ class Folder {
       if (ReplaceAllUses(instruction, folded)) {
         changed = true;
       } else {
-        RemoveIfDead(folded);
+        RemoveIfDead(absl::MakeConstSpan(&folded, 1), effects_);
       }
     }
     if (changed) {
-      RemoveDeadInstructions(computation_);
+      RemoveDeadInstructions(computation_, effects_);
       computation_->SortTopologically();
     }
     return changed;
@@ -75,7 +79,7 @@ class Folder {
     if (!instruction.control_predecessors().empty() || control_preds.contains(&instruction)) {
       return false;
     }
-    return !HasSideEffectDeep(instruction);
+    return !effects_->HasSideEffectDeep(instruction);
   }
 
   absl::StatusOr<Instruction*> Fold(Instruction* instruction) {
@@ -128,15 +132,18 @@ class Folder {
   Computation* computation_;
   Evaluator* evaluator_;
   int64_t max_elements_;
+  SideEffectCache* effects_;
 };
 
 }  // namespace
 
 absl::StatusOr<bool> FoldConstants::Run(Module* module) {
   Evaluator evaluator;
+  SideEffectCache effects;  // One walk per computation for the whole module.
   bool changed = false;
   for (Computation* computation : ComputationsOf(*module)) {
-    XJIT_ASSIGN_OR_RETURN(bool folded, Folder(computation, &evaluator, max_elements_).Run());
+    XJIT_ASSIGN_OR_RETURN(bool folded,
+                          Folder(computation, &evaluator, max_elements_, &effects).Run());
     changed = changed || folded;
   }
   return changed;

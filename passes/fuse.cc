@@ -422,7 +422,7 @@ class Fuser {
     }
     const bool made_here = instruction.opcode() == Opcode::kFusion &&
                            created_.contains(FusedComputation(instruction));
-    return (made_here || !HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
+    return (made_here || !effects_.HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
   }
 
   // IsRemovable, with IsPlainPure's shortcuts.
@@ -430,7 +430,7 @@ class Fuser {
     if (instruction.opcode() == Opcode::kParameter || IsRoot(&instruction)) return false;
     const bool made_here = instruction.opcode() == Opcode::kFusion &&
                            created_.contains(FusedComputation(instruction));
-    return (made_here || !HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
+    return (made_here || !effects_.HasSideEffectDeep(instruction)) && !HasControlEdgesFast(instruction);
   }
 
   bool IsRoot(const Instruction* instruction) const {
@@ -591,6 +591,7 @@ class Fuser {
     created_.erase(body);
     grown_.erase(body);
     irregular_.erase(body);
+    effects_.Forget(body);
     module_->RemoveComputation(body);
   }
 
@@ -1212,7 +1213,7 @@ class Fuser {
     const FusionKind kind = instruction.attrs().fusion_kind;
     if (kind != FusionKind::kLoop && kind != FusionKind::kInput) return false;
     if (IsRowFusion(instruction)) return false;
-    if (HasSideEffectDeep(instruction) || HasControlEdgesFast(instruction)) return false;
+    if (effects_.HasSideEffectDeep(instruction) || HasControlEdgesFast(instruction)) return false;
     if (instruction.shape().IsTuple()) {
       for (const Instruction* user : instruction.users()) {
         if (user->opcode() != Opcode::kGetTupleElement) return false;
@@ -1322,6 +1323,9 @@ class Fuser {
   // Consumers FuseProducers is done with (StaysMaterialised).
   absl::flat_hash_set<const Instruction*> finished_;
   absl::flat_hash_set<const Computation*> created_;
+  // Side effects, each computation looked into once for the whole pass (the
+  // pass fuses only instructions without one, so no answer changes).
+  mutable SideEffectCache effects_;
   // Bodies grown in place (GrowConsumer, GrowProducer): Finish renames their
   // parameters.
   absl::flat_hash_set<Computation*> grown_;

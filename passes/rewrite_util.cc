@@ -1,6 +1,7 @@
 #include "passes/rewrite_util.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -45,25 +46,74 @@ bool HasSideEffectShallow(const Instruction& instruction) {
   }
 }
 
+// Instructions looked at by side-effect walks (SideEffectWalkInstructions).
+std::atomic<int64_t> side_effect_walk_instructions{0};
+
 }  // namespace
 
 bool HasSideEffectDeep(const Instruction& instruction) {
-  if (HasSideEffectShallow(instruction)) return true;
-  // Walk the called computations iteratively; the call graph is acyclic but
-  // may be shared, so remember what was seen.
-  absl::flat_hash_set<const Computation*> seen;
-  std::vector<const Computation*> work;
-  for (const Computation* callee : instruction.called_computations()) work.push_back(callee);
-  while (!work.empty()) {
-    const Computation* computation = work.back();
-    work.pop_back();
-    if (computation == nullptr || !seen.insert(computation).second) continue;
-    for (const auto& inner : computation->instructions()) {
-      if (HasSideEffectShallow(*inner)) return true;
-      for (const Computation* c : inner->called_computations()) work.push_back(c);
-    }
+  // A cache for one question costs what a plain walk would: each computation
+  // reachable from the instruction once.
+  return SideEffectCache().HasSideEffectDeep(instruction);
+}
+
+int64_t SideEffectWalkInstructions() {
+  return side_effect_walk_instructions.load(std::memory_order_relaxed);
+}
+
+SideEffectCache::SideEffectCache(bool (*shallow)(const Instruction&))
+    : shallow_(shallow != nullptr ? shallow : &HasSideEffectShallow) {}
+
+bool SideEffectCache::HasSideEffectDeep(const Instruction& instruction) {
+  if (shallow_(instruction)) return true;
+  for (const Computation* callee : instruction.called_computations()) {
+    if (callee != nullptr && HasSideEffect(*callee)) return true;
   }
   return false;
+}
+
+bool SideEffectCache::HasSideEffect(const Computation& computation) {
+  if (auto it = answers_.find(&computation); it != answers_.end()) return it->second;
+  // The computations reachable from `computation` not answered yet, callees
+  // before callers (an iterative depth-first walk: nesting may be deep). An
+  // entry is pushed a second time, marked, once its callees are pushed; it is
+  // answered when that mark comes off, after them.
+  std::vector<const Computation*> order;
+  absl::flat_hash_set<const Computation*> visited;
+  std::vector<std::pair<const Computation*, bool>> stack = {{&computation, false}};
+  while (!stack.empty()) {
+    const auto [current, callees_done] = stack.back();
+    stack.pop_back();
+    if (callees_done) {
+      order.push_back(current);
+      continue;
+    }
+    if (!visited.insert(current).second || answers_.contains(current)) continue;
+    stack.push_back({current, true});
+    for (const auto& inner : current->instructions()) {
+      for (const Computation* callee : inner->called_computations()) {
+        if (callee != nullptr && !visited.contains(callee)) stack.push_back({callee, false});
+      }
+    }
+  }
+  for (const Computation* current : order) {
+    side_effect_walk_instructions.fetch_add(current->instruction_count(),
+                                            std::memory_order_relaxed);
+    bool effect = false;
+    for (const auto& inner : current->instructions()) {
+      if (shallow_(*inner)) effect = true;
+      for (const Computation* callee : inner->called_computations()) {
+        if (callee == nullptr) continue;
+        // Unknown only on a cycle of calls, which the verifier rejects:
+        // assume the worst.
+        auto known = answers_.find(callee);
+        if (known == answers_.end() || known->second) effect = true;
+      }
+      if (effect) break;
+    }
+    answers_[current] = effect;
+  }
+  return answers_.at(&computation);
 }
 
 bool HasControlEdges(const Instruction& instruction) {
@@ -283,11 +333,15 @@ Computation* CloneComputation(const Computation& source, Module* module, absl::s
   return module->AddComputation(std::move(owned));
 }
 
-bool IsRemovable(const Instruction& instruction) {
+bool IsRemovable(const Instruction& instruction) { return IsRemovable(instruction, nullptr); }
+
+bool IsRemovable(const Instruction& instruction, SideEffectCache* effects) {
   if (instruction.opcode() == Opcode::kParameter) return false;
   const Computation* parent = instruction.parent();
   if (parent != nullptr && parent->root() == &instruction) return false;
-  return !HasSideEffectDeep(instruction) && !HasControlEdges(instruction);
+  const bool effect = effects != nullptr ? effects->HasSideEffectDeep(instruction)
+                                         : HasSideEffectDeep(instruction);
+  return !effect && !HasControlEdges(instruction);
 }
 
 int64_t RemoveIfDead(Instruction* instruction) {
@@ -295,6 +349,10 @@ int64_t RemoveIfDead(Instruction* instruction) {
 }
 
 int64_t RemoveIfDead(absl::Span<Instruction* const> instructions) {
+  return RemoveIfDead(instructions, nullptr);
+}
+
+int64_t RemoveIfDead(absl::Span<Instruction* const> instructions, SideEffectCache* effects) {
   int64_t removed = 0;
   // Pointers are compared after deletion but never dereferenced once in
   // `gone`; nothing is allocated meanwhile, so no address is reused.
@@ -304,7 +362,7 @@ int64_t RemoveIfDead(absl::Span<Instruction* const> instructions) {
     Instruction* candidate = work.back();
     work.pop_back();
     if (gone.contains(candidate)) continue;
-    if (!candidate->users().empty() || !IsRemovable(*candidate)) continue;
+    if (!candidate->users().empty() || !IsRemovable(*candidate, effects)) continue;
     std::vector<Instruction*> operands = candidate->operands();
     candidate->parent()->RemoveInstruction(candidate);
     gone.insert(candidate);
@@ -339,6 +397,12 @@ bool ReplaceAllUses(Instruction* old, Instruction* replacement) {
 }
 
 int64_t RemoveDeadInstructions(Computation* computation) {
+  SideEffectCache effects;
+  return RemoveDeadInstructions(computation, &effects);
+}
+
+int64_t RemoveDeadInstructions(Computation* computation, SideEffectCache* effects) {
+  if (effects == nullptr) return RemoveDeadInstructions(computation);
   absl::flat_hash_set<const Instruction*> live;
   std::vector<const Instruction*> work;
   auto mark = [&](const Instruction* i) {
@@ -351,7 +415,7 @@ int64_t RemoveDeadInstructions(Computation* computation) {
   }
   for (const auto& i : computation->instructions()) {
     if (i->opcode() == Opcode::kParameter || !i->control_predecessors().empty() ||
-        control_preds.contains(i.get()) || HasSideEffectDeep(*i)) {
+        control_preds.contains(i.get()) || effects->HasSideEffectDeep(*i)) {
       mark(i.get());
     }
   }

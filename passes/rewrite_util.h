@@ -42,7 +42,47 @@ bool IsCollective(Opcode opcode);
 // custom-calls, collectives, async start/update/done, and any instruction
 // whose called computations (transitively) contain such an instruction. Such
 // instructions are never removed, merged, folded or duplicated by a pass.
+// Asking this of every instruction of a module walks each loop body once per
+// loop around it (quadratic for loops nested in loops): passes that ask about
+// many instructions use a SideEffectCache.
 bool HasSideEffectDeep(const Instruction& instruction);
+
+// HasSideEffectDeep for many instructions of one module: each called
+// computation's answer is found once, bottom-up over the call graph, and
+// remembered, so that asking about every instruction of a module costs time
+// linear in the module's size.
+//
+// The answers stay right while a pass changes the module, because no pass
+// that keeps one adds a side effect to a computation: they remove, merge,
+// fold, fuse or reorder only instructions without one, and inlining moves a
+// callee's instructions into its caller, whose answer already included them.
+// (A pass that makes instructions with side effects must not keep one across
+// that change.) A computation created meanwhile is looked at when first asked
+// about. Answers are kept by address: a computation deleted while a cache is
+// kept must be forgotten first (Forget), as a new one may take its address.
+class SideEffectCache {
+ public:
+  // `shallow` decides whether one instruction has an effect by itself,
+  // whatever it calls; null: HasSideEffectDeep's rule (the JIT leaves out
+  // the collectives it runs as steps of their own).
+  explicit SideEffectCache(bool (*shallow)(const Instruction&) = nullptr);
+
+  // HasSideEffectDeep(instruction) (under `shallow`).
+  bool HasSideEffectDeep(const Instruction& instruction);
+  // Whether running `computation` has one: an instruction of it does.
+  bool HasSideEffect(const Computation& computation);
+  // Drops the answer for `computation`, which is about to be deleted.
+  void Forget(const Computation* computation) { answers_.erase(computation); }
+
+ private:
+  bool (*shallow_)(const Instruction&);
+  absl::flat_hash_map<const Computation*, bool> answers_;
+};
+
+// The instructions side-effect walks have looked at in this process (each
+// computation a walk answers counts its instructions once): tests use it to
+// check that passes look at each computation once, not once per caller.
+int64_t SideEffectWalkInstructions();
 
 // Whether `instruction` takes part in a control edge (it has control
 // predecessors, or is one of another instruction of its computation).
@@ -137,6 +177,8 @@ Computation* CloneComputation(const Computation& source, Module* module, absl::s
 // Whether `instruction` may be deleted once unused: it is not the root, not a
 // parameter, has no side effect (HasSideEffectDeep) and no control edges.
 bool IsRemovable(const Instruction& instruction);
+// The same with the side effects taken from `effects` (null: none kept).
+bool IsRemovable(const Instruction& instruction, SideEffectCache* effects);
 
 // Removes `instruction` if it has no users and IsRemovable, then each of its
 // operands that thereby became unused and removable. Returns the number of
@@ -144,6 +186,8 @@ bool IsRemovable(const Instruction& instruction);
 int64_t RemoveIfDead(Instruction* instruction);
 // The same for several candidates; safe when removing one removes another.
 int64_t RemoveIfDead(absl::Span<Instruction* const> instructions);
+// The same with the side effects taken from `effects` (null: none kept).
+int64_t RemoveIfDead(absl::Span<Instruction* const> instructions, SideEffectCache* effects);
 
 // Points every use of `old` (operands of its users, the root slot) at
 // `replacement`, then RemoveIfDead(old). Requires equal shapes, layouts
@@ -160,6 +204,8 @@ bool ReplaceAllUses(Instruction* old, Instruction* replacement);
 // Instructions with side effects, parameters and instructions in control
 // edges stay, and so does everything they use. Returns the number removed.
 int64_t RemoveDeadInstructions(Computation* computation);
+// The same with the side effects taken from `effects` (null: none kept).
+int64_t RemoveDeadInstructions(Computation* computation, SideEffectCache* effects);
 
 // Replaces a `call` instruction by a copy of its callee's body in the
 // caller (the callee stays in the module; DCE removes it once unused).

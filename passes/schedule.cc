@@ -34,6 +34,13 @@ int64_t DefinedBytes(const Instruction& instruction) {
 }  // namespace
 
 std::vector<const Instruction*> ComputeSchedule(const Computation& computation) {
+  return ComputeSchedule(computation, nullptr);
+}
+
+std::vector<const Instruction*> ComputeSchedule(const Computation& computation,
+                                                SideEffectCache* effects) {
+  SideEffectCache own_effects;
+  if (effects == nullptr) effects = &own_effects;
   const auto& instructions = computation.instructions();
   const int64_t n = static_cast<int64_t>(instructions.size());
   absl::flat_hash_map<const Instruction*, int64_t> position;
@@ -59,7 +66,7 @@ std::vector<const Instruction*> ComputeSchedule(const Computation& computation) 
       auto it = position.find(predecessor);
       if (it != position.end()) preds.insert(it->second);
     }
-    if (HasSideEffectDeep(*instruction)) {
+    if (effects->HasSideEffectDeep(*instruction)) {
       if (previous_effect >= 0) preds.insert(previous_effect);
       previous_effect = i;
     }

@@ -17,9 +17,15 @@
 
 namespace xjit {
 
+class SideEffectCache;  // passes/rewrite_util.h
+
 // Every instruction of `computation` exactly once, operands and control
 // predecessors before users.
 std::vector<const Instruction*> ComputeSchedule(const Computation& computation);
+// The same with side effects found by `effects` (shared by the schedules of
+// one module; null: a cache of its own).
+std::vector<const Instruction*> ComputeSchedule(const Computation& computation,
+                                                SideEffectCache* effects);
 
 // Whether an instruction defines no storage of its own but shares its
 // operand's (bitcast, get-tuple-element, tuple, opt-barrier, domain,

@@ -49,7 +49,8 @@ std::optional<uint64_t> FloatAdditiveIdentity(ElementType type) {
 
 class Simplifier {
  public:
-  explicit Simplifier(Computation* computation) : computation_(computation) {}
+  Simplifier(Computation* computation, SideEffectCache* effects)
+      : computation_(computation), effects_(effects) {}
 
   // Rewrites the computation; returns whether anything changed.
   absl::StatusOr<bool> Run() {
@@ -61,7 +62,8 @@ class Simplifier {
       work.pop_front();
       // Unused instructions are left for the final cleanup.
       if (instruction->users().empty() && computation_->root() != instruction) continue;
-      if (HasSideEffectDeep(*instruction) || !instruction->control_predecessors().empty()) {
+      if (effects_->HasSideEffectDeep(*instruction) ||
+          !instruction->control_predecessors().empty()) {
         continue;
       }
       const int64_t before = computation_->instruction_count();
@@ -74,7 +76,9 @@ class Simplifier {
       const std::vector<Instruction*> moved_users = instruction->users();
       if (!ReplaceAllUses(instruction, replacement)) {
         // Only a rule's own new instructions can be dropped here.
-        if (computation_->instruction_count() > before) RemoveIfDead(replacement);
+        if (computation_->instruction_count() > before) {
+          RemoveIfDead(absl::MakeConstSpan(&replacement, 1), effects_);
+        }
         continue;
       }
       changed = true;
@@ -87,7 +91,7 @@ class Simplifier {
       for (Instruction* user : moved_users) work.push_back(user);
     }
     if (changed) {
-      RemoveDeadInstructions(computation_);
+      RemoveDeadInstructions(computation_, effects_);
       computation_->SortTopologically();
     }
     return changed;
@@ -383,14 +387,16 @@ class Simplifier {
   }
 
   Computation* computation_;
+  SideEffectCache* effects_;
 };
 
 }  // namespace
 
 absl::StatusOr<bool> SimplifyAlgebra::Run(Module* module) {
   bool changed = false;
+  SideEffectCache effects;  // One walk per computation for the whole module.
   for (Computation* computation : ComputationsOf(*module)) {
-    XJIT_ASSIGN_OR_RETURN(bool computation_changed, Simplifier(computation).Run());
+    XJIT_ASSIGN_OR_RETURN(bool computation_changed, Simplifier(computation, &effects).Run());
     changed = changed || computation_changed;
   }
   return changed;

@@ -48,6 +48,7 @@
 #include "ir/hlo_text/printer.h"
 #include "ir/layout_util.h"
 #include "ir/literal.h"
+#include "ir/literal_text.h"
 #include "ir/module.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
@@ -554,25 +555,67 @@ absl::Status WriteResults(const Literal& result, const std::string& dir) {
 // them: the text would cost several times the result's memory and time.
 constexpr int64_t kMaxPrintedElementsWithOut = int64_t{1} << 20;
 
-// The text `run` prints for a result: the literal, or with --out and a large
-// result one line per array naming the file that holds it.
-std::string ResultText(const Literal& result, const Shape& declared,
-                       const std::optional<std::string>& out_dir) {
+// The text `run` prints for a result, handed to `sink` piece by piece: the
+// literal, or with --out and a large result one line per array naming the
+// file that holds it. No newline at the end.
+void PrintResult(const Literal& result, const Shape& declared,
+                 const std::optional<std::string>& out_dir, TextSink sink) {
   std::vector<const Literal*> arrays;
   FlattenArrays(result, &arrays);
   int64_t elements = 0;
   for (const Literal* array : arrays) elements += array->shape().element_count();
   if (!out_dir.has_value() || elements <= kMaxPrintedElementsWithOut) {
-    return result.ToString(declared);
+    PrintLiteral(result, declared, sink);
+    return;
   }
-  std::string text;
   for (size_t i = 0; i < arrays.size(); ++i) {
-    absl::StrAppend(&text, i == 0 ? "" : "\n", arrays[i]->shape().ToString(), " (",
-                    arrays[i]->shape().element_count(), " elements: not printed; see ",
-                    (std::filesystem::path(*out_dir) / absl::StrCat(i, ".npy")).string(), ")");
+    sink(absl::StrCat(i == 0 ? "" : "\n", arrays[i]->shape().ToString(), " (",
+                      arrays[i]->shape().element_count(), " elements: not printed; see ",
+                      (std::filesystem::path(*out_dir) / absl::StrCat(i, ".npy")).string(),
+                      ")"));
   }
+}
+
+// The same as one string (for the MPI ranks, which gather their texts).
+std::string ResultText(const Literal& result, const Shape& declared,
+                       const std::optional<std::string>& out_dir) {
+  std::string text;
+  PrintResult(result, declared, out_dir,
+              [&](absl::string_view piece) { text.append(piece.data(), piece.size()); });
   return text;
 }
+
+// Writes text to stdout through a buffer of bounded size, so that a result
+// prints without its whole text in memory (a result's text is several times
+// its size: a 400 MB result ran out of memory being printed).
+class StdoutWriter {
+ public:
+  StdoutWriter() { buffer_.reserve(kCapacity); }
+  StdoutWriter(const StdoutWriter&) = delete;
+  StdoutWriter& operator=(const StdoutWriter&) = delete;
+  ~StdoutWriter() { Flush(); }
+
+  void Write(absl::string_view text) {
+    if (buffer_.size() + text.size() > kCapacity) Flush();
+    if (text.size() >= kCapacity) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      buffer_.append(text.data(), text.size());
+    }
+  }
+  // A sink for PrintResult.
+  auto Sink() {
+    return [this](absl::string_view piece) { Write(piece); };
+  }
+  void Flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kCapacity = size_t{1} << 16;
+  std::string buffer_;
+};
 
 // ---- Subcommands ----
 
@@ -645,16 +688,18 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
   }
-  std::string text;
-  for (size_t r = 0; r < results.size(); ++r) {
-    std::optional<std::string> dir;
-    if (options.out_dir.has_value()) {
-      dir = (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string();
+  {
+    StdoutWriter out;
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::optional<std::string> dir;
+      if (options.out_dir.has_value()) {
+        dir = (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string();
+      }
+      out.Write(absl::StrCat("replica ", r, ":\n"));
+      PrintResult(results[r], module.entry()->root()->shape(), dir, out.Sink());
+      out.Write("\n");
     }
-    absl::StrAppend(&text, "replica ", r, ":\n",
-                    ResultText(results[r], module.entry()->root()->shape(), dir), "\n");
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
   if (options.repeat > 1) {
     std::sort(times_ms.begin(), times_ms.end());
     std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend, %lld replicas)\n",
@@ -804,9 +849,12 @@ absl::Status Run(std::vector<std::string> args) {
     result = *std::move(r);
   }
   // Given the declared shape, dynamic dimensions print as XLA does: f32[<=4](3).
-  std::string text = ResultText(*result, module->entry()->root()->shape(), options.out_dir);
-  text.push_back('\n');
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  // Streamed: the text of a large result would not fit in memory beside it.
+  {
+    StdoutWriter out;
+    PrintResult(*result, module->entry()->root()->shape(), options.out_dir, out.Sink());
+    out.Write("\n");
+  }
   if (options.repeat > 1) {
     std::sort(times_ms.begin(), times_ms.end());
     std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend)\n",

@@ -21,6 +21,7 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "passes/pipeline.h"
+#include "passes/rewrite_util.h"
 #include "runtime/executable.h"
 #include "runtime/host/large_stack.h"
 
@@ -248,6 +249,58 @@ TEST(Nesting, InliningACallChainIsLinear) {
   }
   EXPECT_EQ(module->computations().size(), 1u);
   EXPECT_LE(instructions, 4 * kMaxCallDepth);
+}
+
+// WhileChain(depth) with `width` more instructions in every body, which no
+// pass can remove, fold or merge: adds of the inner loop's result and the
+// body's parameter.
+std::string WideWhileChain(int depth, int width) {
+  std::string text =
+      "HloModule whiles\ncond {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+      "  ROOT lt = pred[] compare(p, one), direction=LT\n}\n"
+      "body0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+      "  ROOT r = s32[] add(p, one)\n}\n";
+  for (int k = 1; k < depth - 1; ++k) {
+    text += "body" + std::to_string(k) +
+            " {\n  p = s32[] parameter(0)\n  a0 = s32[] while(p), condition=cond, body=body" +
+            std::to_string(k - 1) + "\n";
+    for (int i = 1; i <= width; ++i) {
+      text += "  a" + std::to_string(i) + " = s32[] add(a" + std::to_string(i - 1) + ", p)\n";
+    }
+    text += "  one = s32[] constant(1)\n  ROOT r = s32[] add(a" + std::to_string(width) +
+            ", one)\n}\n";
+  }
+  text += "ENTRY main {\n  z = s32[] parameter(0)\n  ROOT w = s32[] while(z), condition=cond, "
+          "body=body" + std::to_string(depth - 2) + "\n}\n";
+  return text;
+}
+
+// Passes ask whether each instruction has a side effect, and a loop has one
+// if anything in its body or the loops nested there has. Asked afresh for
+// every instruction (HasSideEffectDeep), a pass looked through a body nested
+// k deep once for each of the k loops around it: work quadratic in the depth.
+// Each pass (and the compile's buffer plans) now looks into each computation
+// once (SideEffectCache). Counted, not timed: compiling a chain 4 times as
+// deep looks at about 4 times as many instructions (at most 8 allowed;
+// quadratic work is about 16 times as many).
+TEST(Nesting, SideEffectsAreFoundOncePerComputation) {
+  auto instructions_walked = [](int depth) -> int64_t {
+    std::unique_ptr<Module> module = Parse(WideWhileChain(depth, 40));
+    if (module == nullptr) return -1;
+    const int64_t before = SideEffectWalkInstructions();
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = absl::InternalError("");
+    EXPECT_TRUE(RunOnLargeStack([&] {
+                  executable = jit::Compile(*module, jit::CompileOptions());
+                }).ok());
+    EXPECT_TRUE(executable.ok()) << executable.status();
+    return SideEffectWalkInstructions() - before;
+  };
+  const int depth = kMaxCallDepth / 5;
+  const int64_t shallow = instructions_walked(depth);
+  const int64_t deep = instructions_walked(4 * depth);
+  ASSERT_GT(shallow, 0);
+  EXPECT_LE(deep, 8 * shallow) << "depth " << depth << ": " << shallow << " instructions walked; "
+                               << "depth " << 4 * depth << ": " << deep;
 }
 
 // Found by hlo_text_fuzzer: a map written without dimensions= printed as
