@@ -167,6 +167,8 @@ class ProgramBuilder {
     if (divisor == 1) return a;
     if (Low(a) >= 0 && High(a) < divisor) return Const(0);
     if (IsConst(a)) return Const(Value(a) / divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return quotient;
     return Ranged(IndexOp(KOpKind::kIDiv, a, -1, divisor), std::max<int64_t>(Low(a), 0) / divisor,
                   High(a) / divisor);
   }
@@ -175,6 +177,8 @@ class ProgramBuilder {
     if (divisor == 1) return Const(0);
     if (Low(a) >= 0 && High(a) < divisor) return a;
     if (IsConst(a)) return Const(Value(a) % divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return remainder;
     return Ranged(IndexOp(KOpKind::kIRem, a, -1, divisor), 0,
                   std::min(divisor - 1, std::max<int64_t>(High(a), 0)));
   }
@@ -224,6 +228,43 @@ class ProgramBuilder {
     op.b = b;
     op.imm = imm;
     return op;
+  }
+  // Whether a is a sum of terms m * (k * divisor) (m >= 0) and at most one
+  // term r with 0 <= r < divisor; then a / divisor is the sum of the m * k
+  // and a % divisor = r (0 without such a term). A reshape that merged
+  // dimensions into a row-major linear index and splits it again at the
+  // same strides needs no division this way, so the split indices stay
+  // affine in the loop indices (and the loop vectorisable).
+  bool SplitMultiple(int a, int64_t divisor, int* quotient, int* remainder, int depth = 0) {
+    if (divisor <= 0 || depth > 8) return false;
+    const KOp op = program_->ops[a];  // A copy: the calls below add operations.
+    if (op.kind == KOpKind::kIMul) {
+      for (auto [x, c] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+        if (IsConst(c) && Value(c) > 0 && Value(c) % divisor == 0 && Low(x) >= 0) {
+          *quotient = IMul(x, Const(Value(c) / divisor));
+          *remainder = Const(0);
+          return true;
+        }
+      }
+      return false;
+    }
+    if (op.kind != KOpKind::kIAdd) return false;
+    for (auto [x, y] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+      int qy, ry;
+      if (!SplitMultiple(y, divisor, &qy, &ry, depth + 1) || !IsConst(ry, 0)) continue;
+      if (Low(x) >= 0 && High(x) < divisor) {
+        *quotient = qy;
+        *remainder = x;
+        return true;
+      }
+      int qx, rx;
+      if (SplitMultiple(x, divisor, &qx, &rx, depth + 1)) {
+        *quotient = IAdd(qx, qy);
+        *remainder = rx;
+        return true;
+      }
+    }
+    return false;
   }
   int Ranged(KOp op, int64_t low, int64_t high) {
     const int id = Add(op);

@@ -131,6 +131,24 @@ TEST_P(JitDynamicSlice, SliceFusedWithElementwise) {
   }
 }
 
+// A scan's step reads row t of its stacked sequence: dynamic-slice
+// [1, batch, width] of [steps, batch, width], reshaped to [batch, width].
+// The reshape merges the slice's dimensions into a linear index and splits
+// it again; the split must fold back to the loop indices (no division), or
+// the loads are not affine and the kernel is scalar.
+TEST_P(JitDynamicSlice, SliceOfAScanReshaped) {
+  for (const char* t : {"f32", "s32", "f64"}) {
+    const std::string x = absl::StrCat(t, "[8,4,67]"), row = absl::StrCat(t, "[4,67]");
+    Check(ModuleText({x, row, "s32[]"},
+                     {"zero = s32[] constant(0)",
+                      absl::StrCat("ds = ", t, "[1,4,67] dynamic-slice(p0, p2, zero, zero), ",
+                                   "dynamic_slice_sizes={1,4,67}"),
+                      absl::StrCat("sq = ", row, " reshape(ds)"),
+                      absl::StrCat("r = ", row, " ", CombineOp(t), "(sq, p1)")}),
+          {{0}, {5}, {7}, {8}, {-1}, {INT32_MAX}}, /*vectorized=*/true);
+  }
+}
+
 // A column-major operand and result: the inner loop runs down the first
 // dimension.
 TEST_P(JitDynamicSlice, SliceOtherLayout) {
