@@ -1959,6 +1959,10 @@ class KernelAssembler {
 
   ElementEmitter& emitter() { return emitter_; }
 
+  // Run then emits only part `k` of the one output, a concatenate
+  // (EmitConcatenatePart).
+  void set_concatenate_part(int k) { concatenate_part_ = k; }
+
   // Emits the loops and stores of `outputs` (in output buffer order).
   absl::Status Run(const std::vector<OutputPlan>& outputs) {
     for (const OutputPlan& output : outputs) {
@@ -1997,7 +2001,12 @@ class KernelAssembler {
         }
       }
     }
-    if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
+    if (concatenate_part_ >= 0) {
+      if (outputs.size() != 1 || outputs[0].value->opcode() != Opcode::kConcatenate) {
+        return Unsupported(kernel_, "a concatenate part of something else");
+      }
+      XJIT_RETURN_IF_ERROR(RunConcatenatePart(outputs[0], concatenate_part_));
+    } else if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
       XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
     } else if (outputs[0].value->opcode() == Opcode::kScatter) {
       XJIT_RETURN_IF_ERROR(RunScatter(outputs));
@@ -2021,6 +2030,30 @@ class KernelAssembler {
   }
 
  private:
+  // Part `k` of a concatenate (EmitConcatenatePart): the loop nest runs over
+  // operand k's dimensions in the output's layout, and element i of the
+  // operand is stored at i shifted by the operand's offset along the
+  // concatenated dimension.
+  absl::Status RunConcatenatePart(const OutputPlan& output, int k) {
+    const Instruction& concat = *output.value;
+    const Shape& shape = output.shape;
+    if (PackedBits(shape) > 0) return Unsupported(kernel_, "a packed concatenate");
+    const int64_t dim = concat.attrs().dimensions.empty() ? -1 : concat.attrs().dimensions[0];
+    if (dim < 0 || dim >= shape.rank() || k < 0 || k >= concat.operand_count()) {
+      return Unsupported(kernel_, "no such concatenate part");
+    }
+    int64_t offset = 0;
+    for (int j = 0; j < k; ++j) offset += concat.operand(j)->shape().dimensions(dim);
+    Shape part = shape;
+    part.set_dimensions(dim, concat.operand(k)->shape().dimensions(dim));
+    const Index index = LoopNest(part, &builder_, &spec_->program);
+    Index out = index;
+    out[dim] = builder_.IAdd(index[dim], builder_.Const(offset));
+    XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*concat.operand(k), index));
+    Store(0, shape, out, value);
+    return absl::OkStatus();
+  }
+
   absl::Status RunLoop(const std::vector<OutputPlan>& outputs) {
     const Shape& first = outputs[0].shape;
     for (const OutputPlan& output : outputs) {
@@ -2702,6 +2735,7 @@ class KernelAssembler {
   const Instruction& kernel_;
   ProgramBuilder builder_;
   ElementEmitter emitter_;
+  int concatenate_part_ = -1;
 };
 
 // The outputs of an instruction whose value is `root` (a tuple: its
@@ -2819,6 +2853,56 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_
     }
     outputs = {outputs[only_output]};
   }
+  XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  spec.output_count = spec.program.output_count;
+  return spec;
+}
+
+int ConcatenateParts(const Instruction& fusion) {
+  if (fusion.opcode() != Opcode::kFusion || fusion.called_computations().size() != 1 ||
+      fusion.attrs().fusion_kind != FusionKind::kLoop) {
+    return 0;
+  }
+  const Instruction* root = fusion.called_computations()[0]->root();
+  if (root == nullptr || root->opcode() != Opcode::kConcatenate || !root->shape().IsArray() ||
+      !root->shape().has_layout() || root->attrs().dimensions.size() != 1 ||
+      root->operand_count() < 2 || PackedBits(root->shape()) > 0) {
+    return 0;
+  }
+  const std::vector<int64_t>& minor_to_major = root->shape().layout().minor_to_major;
+  // Only along the minor-most dimension of size > 1, where one loop nest
+  // selects between the operands inside its vector loop.
+  for (int64_t d : minor_to_major) {
+    if (root->shape().dimensions(d) <= 1) continue;
+    return d == root->attrs().dimensions[0] ? root->operand_count() : 0;
+  }
+  return 0;
+}
+
+absl::StatusOr<KernelSpec> EmitConcatenatePart(const Instruction& fusion, int part) {
+  KernelSpec spec;
+  spec.program.name = fusion.name();
+  if (ConcatenateParts(fusion) <= part || part < 0) {
+    return Unsupported(fusion, "not a part of a concatenate along the minor dimension");
+  }
+  const Computation& fused = *fusion.called_computations()[0];
+  KernelAssembler assembler(&spec, fusion);
+  for (const auto& instruction : fused.instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) {
+      const int64_t number = instruction->attrs().parameter_number;
+      if (number < 0 || number >= fusion.operand_count()) {
+        return Unsupported(fusion, "fused parameter without an operand");
+      }
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
+    } else if (instruction->opcode() == Opcode::kConstant) {
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
+    }
+  }
+  XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
+  if (outputs.size() != 1 || !IsKernelCompatibleShape(outputs[0].shape)) {
+    return Unsupported(fusion, "unsupported concatenate result");
+  }
+  assembler.set_concatenate_part(part);
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
   spec.output_count = spec.program.output_count;
   return spec;
