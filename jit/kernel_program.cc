@@ -249,25 +249,31 @@ std::vector<bool> IndexValueOps(const KernelProgram& program) {
     }
   }
   // The largest set closed both ways: drop members read by a non-member
-  // value operation (kToIndex's users read an index) or with a value
-  // operand that is not a member, until nothing changes.
+  // value operation (kToIndex's users read an index), sweeping from the last
+  // operation back so that a drop reaches a whole chain at once, then members
+  // with a value operand that is not a member, sweeping forward; repeat until
+  // nothing changes (rarely more than twice: the sweeps are linear).
+  auto drop = [&](size_t i) {
+    member[i] = false;
+    return true;
+  };
   for (bool changed = true; changed;) {
     changed = false;
+    for (size_t i = n; i-- > 0;) {
+      if (!member[i] || program.ops[i].kind == KOpKind::kToIndex) continue;
+      bool keep = !users[i].empty();
+      for (int user : users[i]) keep = keep && member[user];
+      if (!keep) changed = drop(i);
+    }
     for (size_t i = 0; i < n; ++i) {
       if (!member[i]) continue;
       const KOp& op = program.ops[i];
-      bool keep = op.kind == KOpKind::kToIndex || !users[i].empty();
-      if (op.kind != KOpKind::kToIndex) {
-        for (int user : users[i]) keep = keep && member[user];
-      }
+      bool keep = true;
       for (int operand : {op.a, op.b, op.c}) {
         keep = keep &&
                (operand < 0 || IsIndexOp(program.ops[operand].kind) || member[operand]);
       }
-      if (!keep) {
-        member[i] = false;
-        changed = true;
-      }
+      if (!keep) changed = drop(i);
     }
   }
   return member;
