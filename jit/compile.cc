@@ -764,6 +764,10 @@ class ExecutableBuilder {
   }
 
   absl::Status AddKernel(const Instruction& instruction, const std::vector<int>& outputs) {
+    if (outputs.size() == 1 && ConcatenateParts(instruction) > 1 &&
+        AddConcatenateParts(instruction, outputs[0]).ok()) {
+      return absl::OkStatus();
+    }
     absl::StatusOr<KernelSpec> kernel = instruction.opcode() == Opcode::kFusion
                                             ? EmitFusionKernel(instruction)
                                             : EmitInstructionKernel(instruction);
@@ -776,6 +780,47 @@ class ExecutableBuilder {
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, KernelInputSlots(instruction, *kernel));
     return AddKernelStep(instruction, *std::move(kernel), std::move(inputs), outputs,
                          instruction.name());
+  }
+
+  // A loop fusion whose root concatenates along the minor-most dimension as
+  // one kernel per operand, each writing its own part of the output
+  // (jit/fusion_emitter.h, ConcatenateParts), so that each inner loop is an
+  // ordinary vectorisable one and computes only its operand. All are
+  // emitted before any step is added; when an input shares bytes with the
+  // output (buffer allocation may write a result over an operand), a part
+  // could overwrite what a later one reads: Unimplemented, and the caller
+  // emits the one-kernel form.
+  absl::Status AddConcatenateParts(const Instruction& fusion, int output) {
+    const int parts = ConcatenateParts(fusion);
+    std::vector<KernelSpec> kernels;
+    std::vector<std::vector<int>> inputs;
+    const BufferSlot& out = spec_->plan.slots[output];
+    for (int k = 0; k < parts; ++k) {
+      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitConcatenatePart(fusion, k));
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> slots, KernelInputSlots(fusion, kernel));
+      for (int slot : slots) {
+        const BufferSlot& in = spec_->plan.slots[slot];
+        if (in.kind == out.kind && in.index == out.index && in.size > 0 && out.size > 0 &&
+            in.offset < out.offset + out.size && out.offset < in.offset + in.size) {
+          return absl::UnimplementedError("a concatenate part reads its output's bytes");
+        }
+      }
+      kernels.push_back(std::move(kernel));
+      inputs.push_back(std::move(slots));
+    }
+    // A part the target cannot lower takes the parts added before it back.
+    const size_t steps = spec_->steps.size();
+    const size_t reported = report_ != nullptr ? report_->kernels.size() : 0;
+    for (int k = 0; k < parts; ++k) {
+      absl::Status status = AddKernelStep(fusion, std::move(kernels[k]), std::move(inputs[k]),
+                                          {output}, absl::StrCat(fusion.name(), ".part", k));
+      if (!status.ok()) {
+        spec_->steps.resize(steps);
+        if (report_ != nullptr) report_->kernels.resize(reported);
+        return status;
+      }
+    }
+    return absl::OkStatus();
   }
 
   // A multi-output fusion as one kernel per output (leaf), each computing

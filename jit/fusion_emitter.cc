@@ -167,6 +167,8 @@ class ProgramBuilder {
     if (divisor == 1) return a;
     if (Low(a) >= 0 && High(a) < divisor) return Const(0);
     if (IsConst(a)) return Const(Value(a) / divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return quotient;
     return Ranged(IndexOp(KOpKind::kIDiv, a, -1, divisor), std::max<int64_t>(Low(a), 0) / divisor,
                   High(a) / divisor);
   }
@@ -175,6 +177,8 @@ class ProgramBuilder {
     if (divisor == 1) return Const(0);
     if (Low(a) >= 0 && High(a) < divisor) return a;
     if (IsConst(a)) return Const(Value(a) % divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return remainder;
     return Ranged(IndexOp(KOpKind::kIRem, a, -1, divisor), 0,
                   std::min(divisor - 1, std::max<int64_t>(High(a), 0)));
   }
@@ -224,6 +228,43 @@ class ProgramBuilder {
     op.b = b;
     op.imm = imm;
     return op;
+  }
+  // Whether a is a sum of terms m * (k * divisor) (m >= 0) and at most one
+  // term r with 0 <= r < divisor; then a / divisor is the sum of the m * k
+  // and a % divisor = r (0 without such a term). A reshape that merged
+  // dimensions into a row-major linear index and splits it again at the
+  // same strides needs no division this way, so the split indices stay
+  // affine in the loop indices (and the loop vectorisable).
+  bool SplitMultiple(int a, int64_t divisor, int* quotient, int* remainder, int depth = 0) {
+    if (divisor <= 0 || depth > 8) return false;
+    const KOp op = program_->ops[a];  // A copy: the calls below add operations.
+    if (op.kind == KOpKind::kIMul) {
+      for (auto [x, c] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+        if (IsConst(c) && Value(c) > 0 && Value(c) % divisor == 0 && Low(x) >= 0) {
+          *quotient = IMul(x, Const(Value(c) / divisor));
+          *remainder = Const(0);
+          return true;
+        }
+      }
+      return false;
+    }
+    if (op.kind != KOpKind::kIAdd) return false;
+    for (auto [x, y] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+      int qy, ry;
+      if (!SplitMultiple(y, divisor, &qy, &ry, depth + 1) || !IsConst(ry, 0)) continue;
+      if (Low(x) >= 0 && High(x) < divisor) {
+        *quotient = qy;
+        *remainder = x;
+        return true;
+      }
+      int qx, rx;
+      if (SplitMultiple(x, divisor, &qx, &rx, depth + 1)) {
+        *quotient = IAdd(qx, qy);
+        *remainder = rx;
+        return true;
+      }
+    }
+    return false;
   }
   int Ranged(KOp op, int64_t low, int64_t high) {
     const int id = Add(op);
@@ -1918,6 +1959,10 @@ class KernelAssembler {
 
   ElementEmitter& emitter() { return emitter_; }
 
+  // Run then emits only part `k` of the one output, a concatenate
+  // (EmitConcatenatePart).
+  void set_concatenate_part(int k) { concatenate_part_ = k; }
+
   // Emits the loops and stores of `outputs` (in output buffer order).
   absl::Status Run(const std::vector<OutputPlan>& outputs) {
     for (const OutputPlan& output : outputs) {
@@ -1956,7 +2001,12 @@ class KernelAssembler {
         }
       }
     }
-    if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
+    if (concatenate_part_ >= 0) {
+      if (outputs.size() != 1 || outputs[0].value->opcode() != Opcode::kConcatenate) {
+        return Unsupported(kernel_, "a concatenate part of something else");
+      }
+      XJIT_RETURN_IF_ERROR(RunConcatenatePart(outputs[0], concatenate_part_));
+    } else if (outputs[0].value->opcode() == Opcode::kReduceWindow) {
       XJIT_RETURN_IF_ERROR(RunReduceWindow(outputs));
     } else if (outputs[0].value->opcode() == Opcode::kScatter) {
       XJIT_RETURN_IF_ERROR(RunScatter(outputs));
@@ -1980,6 +2030,30 @@ class KernelAssembler {
   }
 
  private:
+  // Part `k` of a concatenate (EmitConcatenatePart): the loop nest runs over
+  // operand k's dimensions in the output's layout, and element i of the
+  // operand is stored at i shifted by the operand's offset along the
+  // concatenated dimension.
+  absl::Status RunConcatenatePart(const OutputPlan& output, int k) {
+    const Instruction& concat = *output.value;
+    const Shape& shape = output.shape;
+    if (PackedBits(shape) > 0) return Unsupported(kernel_, "a packed concatenate");
+    const int64_t dim = concat.attrs().dimensions.empty() ? -1 : concat.attrs().dimensions[0];
+    if (dim < 0 || dim >= shape.rank() || k < 0 || k >= concat.operand_count()) {
+      return Unsupported(kernel_, "no such concatenate part");
+    }
+    int64_t offset = 0;
+    for (int j = 0; j < k; ++j) offset += concat.operand(j)->shape().dimensions(dim);
+    Shape part = shape;
+    part.set_dimensions(dim, concat.operand(k)->shape().dimensions(dim));
+    const Index index = LoopNest(part, &builder_, &spec_->program);
+    Index out = index;
+    out[dim] = builder_.IAdd(index[dim], builder_.Const(offset));
+    XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*concat.operand(k), index));
+    Store(0, shape, out, value);
+    return absl::OkStatus();
+  }
+
   absl::Status RunLoop(const std::vector<OutputPlan>& outputs) {
     const Shape& first = outputs[0].shape;
     for (const OutputPlan& output : outputs) {
@@ -2661,6 +2735,7 @@ class KernelAssembler {
   const Instruction& kernel_;
   ProgramBuilder builder_;
   ElementEmitter emitter_;
+  int concatenate_part_ = -1;
 };
 
 // The outputs of an instruction whose value is `root` (a tuple: its
@@ -2778,6 +2853,56 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_
     }
     outputs = {outputs[only_output]};
   }
+  XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  spec.output_count = spec.program.output_count;
+  return spec;
+}
+
+int ConcatenateParts(const Instruction& fusion) {
+  if (fusion.opcode() != Opcode::kFusion || fusion.called_computations().size() != 1 ||
+      fusion.attrs().fusion_kind != FusionKind::kLoop) {
+    return 0;
+  }
+  const Instruction* root = fusion.called_computations()[0]->root();
+  if (root == nullptr || root->opcode() != Opcode::kConcatenate || !root->shape().IsArray() ||
+      !root->shape().has_layout() || root->attrs().dimensions.size() != 1 ||
+      root->operand_count() < 2 || PackedBits(root->shape()) > 0) {
+    return 0;
+  }
+  const std::vector<int64_t>& minor_to_major = root->shape().layout().minor_to_major;
+  // Only along the minor-most dimension of size > 1, where one loop nest
+  // selects between the operands inside its vector loop.
+  for (int64_t d : minor_to_major) {
+    if (root->shape().dimensions(d) <= 1) continue;
+    return d == root->attrs().dimensions[0] ? root->operand_count() : 0;
+  }
+  return 0;
+}
+
+absl::StatusOr<KernelSpec> EmitConcatenatePart(const Instruction& fusion, int part) {
+  KernelSpec spec;
+  spec.program.name = fusion.name();
+  if (ConcatenateParts(fusion) <= part || part < 0) {
+    return Unsupported(fusion, "not a part of a concatenate along the minor dimension");
+  }
+  const Computation& fused = *fusion.called_computations()[0];
+  KernelAssembler assembler(&spec, fusion);
+  for (const auto& instruction : fused.instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) {
+      const int64_t number = instruction->attrs().parameter_number;
+      if (number < 0 || number >= fusion.operand_count()) {
+        return Unsupported(fusion, "fused parameter without an operand");
+      }
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
+    } else if (instruction->opcode() == Opcode::kConstant) {
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
+    }
+  }
+  XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
+  if (outputs.size() != 1 || !IsKernelCompatibleShape(outputs[0].shape)) {
+    return Unsupported(fusion, "unsupported concatenate result");
+  }
+  assembler.set_concatenate_part(part);
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
   spec.output_count = spec.program.output_count;
   return spec;

@@ -75,6 +75,18 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
 // different dimensions), as one kernel per output.
 absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output = -1);
 
+// A loop fusion whose root is a concatenate along the output's minor-most
+// dimension (of size > 1) selects between its operands inside the inner
+// loop, which keeps the kernel scalar, and computes every operand at every
+// element (clamped). ConcatenateParts gives the number of operands of such
+// a fusion (0 for any other instruction); EmitConcatenatePart the kernel of
+// one operand's part of the output: a loop nest over that operand's
+// dimensions storing at its offset along the concatenated dimension. The
+// parts are disjoint and together cover the output, so the driver may run
+// them one after another instead of the fusion's kernel.
+int ConcatenateParts(const Instruction& fusion);
+absl::StatusOr<KernelSpec> EmitConcatenatePart(const Instruction& fusion, int part);
+
 // The kernel of a computation on its own (a sort's comparator): parameter k
 // is input buffer k (spec.inputs[k] is the parameter instruction), constants
 // it reads come after the parameters, then the root's outputs (a tuple root:

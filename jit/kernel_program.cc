@@ -204,13 +204,17 @@ void RemoveDeadOps(KernelProgram* program) {
 }
 
 std::vector<int> OpLevels(const KernelProgram& program) {
+  return OpLevels(program, std::vector<bool>(program.ops.size(), false));
+}
+
+std::vector<int> OpLevels(const KernelProgram& program, const std::vector<bool>& index_values) {
   const int inner = static_cast<int>(program.loop_extents.size()) - 1;
   const int inner_output = program.output_loops() - 1;
   const std::vector<KSection> sections = OpSections(program);
   std::vector<int> level(program.ops.size(), -1);
   for (size_t i = 0; i < program.ops.size(); ++i) {
     const KOp& op = program.ops[i];
-    if (!IsIndexOp(op.kind)) {
+    if (!IsIndexOp(op.kind) && !index_values[i]) {
       level[i] = sections[i] == KSection::kBody ? inner : inner_output;
       continue;
     }
@@ -221,6 +225,58 @@ std::vector<int> OpLevels(const KernelProgram& program) {
     level[i] = l;
   }
   return level;
+}
+
+std::vector<bool> IndexValueOps(const KernelProgram& program) {
+  const size_t n = program.ops.size();
+  std::vector<bool> member(n, false);
+  std::vector<std::vector<int>> users(n);
+  for (size_t i = 0; i < n; ++i) {
+    const KOp& op = program.ops[i];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) users[operand].push_back(static_cast<int>(i));
+    }
+    switch (op.kind) {
+      case KOpKind::kLoad: case KOpKind::kFromIndex: case KOpKind::kToIndex:
+      case KOpKind::kUnary: case KOpKind::kBinary: case KOpKind::kCompare:
+      case KOpKind::kSelect: case KOpKind::kClamp: case KOpKind::kConvert:
+      case KOpKind::kBitcast: case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits:
+      case KOpKind::kBitShift:
+        member[i] = true;
+        break;
+      default:  // Index operations, stores, accumulators, calls.
+        break;
+    }
+  }
+  // The largest set closed both ways: drop members read by a non-member
+  // value operation (kToIndex's users read an index), sweeping from the last
+  // operation back so that a drop reaches a whole chain at once, then members
+  // with a value operand that is not a member, sweeping forward; repeat until
+  // nothing changes (rarely more than twice: the sweeps are linear).
+  auto drop = [&](size_t i) {
+    member[i] = false;
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = n; i-- > 0;) {
+      if (!member[i] || program.ops[i].kind == KOpKind::kToIndex) continue;
+      bool keep = !users[i].empty();
+      for (int user : users[i]) keep = keep && member[user];
+      if (!keep) changed = drop(i);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!member[i]) continue;
+      const KOp& op = program.ops[i];
+      bool keep = true;
+      for (int operand : {op.a, op.b, op.c}) {
+        keep = keep &&
+               (operand < 0 || IsIndexOp(program.ops[operand].kind) || member[operand]);
+      }
+      if (!keep) changed = drop(i);
+    }
+  }
+  return member;
 }
 
 }  // namespace xjit::jit

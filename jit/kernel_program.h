@@ -193,6 +193,21 @@ void RemoveDeadOps(KernelProgram* program);
 // the innermost loop).
 std::vector<int> OpLevels(const KernelProgram& program);
 
+// Index values: value operations that only compute indices. Each is a
+// load, constant, conversion or elementwise operation whose operands are
+// index operations or index values and whose every user is an index value
+// or reads it as an index (kToIndex is one; its result is an index). A
+// dynamic-slice's start index loaded from a buffer, clamped, perhaps computed
+// in s32 first (JAX wraps a negative index with a compare, an add and a
+// select), is such a chain. Its value depends only on the loops its operands
+// depend on, so a target may compute it in scalar code where an index
+// operation with those operands would be (OpLevels with index_values), and
+// vectorise the loop that reads through it when it is invariant there.
+std::vector<bool> IndexValueOps(const KernelProgram& program);
+// OpLevels, with the operations `index_values` marks (IndexValueOps) placed
+// like index operations: at the outermost loop level their operands allow.
+std::vector<int> OpLevels(const KernelProgram& program, const std::vector<bool>& index_values);
+
 // For every operation: its section. Index operations are kPre when they
 // depend on output loops only, kBody otherwise. A value operation is kBody
 // when it depends on a reduction loop index or a kAccRead (or is a

@@ -2,8 +2,8 @@
 // run on the same buffers:
 //   - DotGeneral f32 [n,n] x [n,n] (n = 256, 1024, 2048) through
 //     PlanDot/RunDot vs one direct cblas_sgemm call;
-//   - DotGeneral bf16 [m,k] x [k,n] through RunDot (f32 images and sgemm)
-//     vs cblas_sgemm of the same shape on f32 data;
+//   - DotGeneral bf16 and f16 [m,k] x [k,n] through RunDot (f32 images and
+//     sgemm) vs cblas_sgemm of the same shape on f32 data;
 //   - ResNet-50 convolutions (NHWC, HWIO kernel, batch 1 and 8) through
 //     PlanConvolution/RunConvolution vs a straightforward im2col into a
 //     [pixels][kh*kw*c] matrix and one cblas_sgemm, and (when built with
@@ -35,6 +35,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #endif
+#include "ir/float_format.h"
 #include "ir/shape.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
@@ -93,33 +94,30 @@ void BM_DotSgemm(benchmark::State& state) {
 BENCHMARK(BM_DotRunDot)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DotSgemm)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 
-// bf16 [m,k] x [k,n] -> bf16 through RunDot (widened into f32 images, sgemm,
-// rounded once) against cblas_sgemm of the same shape on f32 data: the
-// ratio is the cost of the conversions. Args: m, k, n (square ones and the
-// GPT-2 block's projections at the benchmark's 512 tokens).
-void BM_DotRunDotBf16(benchmark::State& state) {
+// bf16 (or f16) [m,k] x [k,n] -> bf16 (f16) through RunDot (widened into
+// f32 images, sgemm, rounded once) against cblas_sgemm of the same shape on
+// f32 data: the ratio is the cost of the conversions. Args: m, k, n (square
+// ones and the GPT-2 block's projections at the benchmark's 512 tokens).
+void RunDotNarrow(benchmark::State& state, ElementType type) {
   SetBlasThreads(1);
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   DotDimensionNumbers d;
   d.lhs_contracting_dimensions = {1};
   d.rhs_contracting_dimensions = {0};
-  auto plan = PlanDot(Shape::Array(ElementType::kBF16, {m, k}),
-                      Shape::Array(ElementType::kBF16, {k, n}),
-                      Shape::Array(ElementType::kBF16, {m, n}), d);
+  auto plan = PlanDot(Shape::Array(type, {m, k}), Shape::Array(type, {k, n}),
+                      Shape::Array(type, {m, n}), d);
   if (!plan.ok()) {
     state.SkipWithError("plan failed");
     return;
   }
-  auto to_bf16 = [](const std::vector<float>& v) {
+  auto narrow = [type](const std::vector<float>& v) {
     std::vector<uint16_t> out(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &v[i], 4);
-      out[i] = static_cast<uint16_t>(bits >> 16);
+      out[i] = static_cast<uint16_t>(DoubleToFloatBits(type, v[i]));
     }
     return out;
   };
-  std::vector<uint16_t> a = to_bf16(RandomFloats(m * k, 1)), b = to_bf16(RandomFloats(k * n, 2)),
+  std::vector<uint16_t> a = narrow(RandomFloats(m * k, 1)), b = narrow(RandomFloats(k * n, 2)),
                         c(m * n);
   std::vector<uint8_t> scratch(plan->scratch_bytes);
   for (auto _ : state) {
@@ -129,6 +127,9 @@ void BM_DotRunDotBf16(benchmark::State& state) {
   state.SetLabel(plan->ToString());
   SetFlops(state, 2.0 * m * n * k);
 }
+
+void BM_DotRunDotBf16(benchmark::State& state) { RunDotNarrow(state, ElementType::kBF16); }
+void BM_DotRunDotF16(benchmark::State& state) { RunDotNarrow(state, ElementType::kF16); }
 
 void BM_DotSgemmShape(benchmark::State& state) {
   SetBlasThreads(1);
@@ -150,6 +151,7 @@ void Bf16Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_DotRunDotBf16)->Apply(Bf16Shapes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DotRunDotF16)->Apply(Bf16Shapes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DotSgemmShape)->Apply(Bf16Shapes)->Unit(benchmark::kMillisecond);
 
 // A square-window NHWC convolution layer (the batch is a benchmark argument).

@@ -76,7 +76,11 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind) || !include[i]) continue;
+    if (!include[i]) continue;
+    // An index value is scalar code computed outside the vector loop, so it
+    // must not move along it.
+    if (IsIndexValue(static_cast<int>(i)) && strides[i] != 0) return false;
+    if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     if (!HasVectorAccess(op, strides)) return false;
     switch (op.kind) {
@@ -162,7 +166,7 @@ bool KernelLowering::ZmmVectorizable(const std::vector<bool>& include, int width
   if (!features_.avx512 || (width != 32 && width != 64)) return false;
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind) || !include[i]) continue;
+    if (ScalarOnly(static_cast<int>(i)) || !include[i]) continue;
     switch (op.kind) {
       // With lanes of 32 or 64 bits, every form VectorizableOps accepts of
       // these has zmm code (x64_float.cc: EmitZmm's replacements, the
@@ -269,7 +273,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
   func->setArg(2, end_);
 
   XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
-  levels_ = OpLevels(program_);
+  index_value_ = IndexValueOps(program_);
+  levels_ = OpLevels(program_, index_value_);
   sections_ = OpSections(program_);
   phases_ = ComputePhases(program_);
   in_pass_.assign(program_.ops.size(), true);
@@ -347,7 +352,9 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
     int unroll = 1;
     if (strategy_ == Strategy::kColumn) {
       int value_ops = 0;
-      for (const KOp& op : program_.ops) value_ops += IsIndexOp(op.kind) ? 0 : 1;
+      for (size_t id = 0; id < program_.ops.size(); ++id) {
+        value_ops += ScalarOnly(static_cast<int>(id)) ? 0 : 1;
+      }
       unroll = value_ops <= 8 ? 8 : value_ops <= 24 ? 4 : value_ops <= 64 ? 2 : 1;
       while (unroll > 1 && program_.loop_extents[level] < unroll * lanes_) unroll /= 2;
     }
@@ -582,9 +589,9 @@ void KernelLowering::PlanVectorLoop() {
   std::vector<bool> plain_users(n, true);
   for (size_t id = 0; id < n; ++id) {
     const KOp& op = program_.ops[id];
-    if (IsIndexOp(op.kind)) continue;
+    if (ScalarOnly(static_cast<int>(id))) continue;
     for (int operand : {op.a, op.b, op.c}) {
-      if (operand < 0 || IsIndexOp(program_.ops[operand].kind)) continue;
+      if (operand < 0 || ScalarOnly(operand)) continue;
       ++uses[operand];
       last_user_[operand] = static_cast<int>(id);
       if (!MemSourceUser(op)) mem_users[operand] = false;
@@ -600,7 +607,8 @@ void KernelLowering::PlanVectorLoop() {
     const KOp& op = program_.ops[id];
     const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
     const bool broadcast = op.kind == KOpKind::kLoad && is_float && strides_[op.a] == 0;
-    if ((op.kind == KOpKind::kConst || broadcast) && uses[id] > 0) {
+    if ((op.kind == KOpKind::kConst || broadcast) && uses[id] > 0 &&
+        !IsIndexValue(static_cast<int>(id))) {
       invariant.push_back(static_cast<int>(id));
     }
   }
@@ -652,7 +660,7 @@ void KernelLowering::PlanMasks() {
   }
   for (size_t id = 0; id < n; ++id) {
     mask_in_k_[id] = program_.ops[id].kind == KOpKind::kCompare && uses[id] > 0 &&
-                     only_select_predicate[id] &&
+                     only_select_predicate[id] && !IsIndexValue(static_cast<int>(id)) &&
                      (strategy_ != Strategy::kRow || sections_[id] == KSection::kBody);
   }
 }
@@ -754,7 +762,8 @@ void KernelLowering::PlanCarries() {
       for (size_t v = 0; v < n; ++v) {
         if (!frontier[v]) continue;
         const KOp& op = program_.ops[v];
-        if (IsIndexOp(op.kind) || (op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
+        if (ScalarOnly(static_cast<int>(v)) ||
+            (op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
             op.kind == KOpKind::kLoad || op.kind == KOpKind::kConst ||
             op.kind == KOpKind::kAccRead) {
           continue;
@@ -765,7 +774,7 @@ void KernelLowering::PlanCarries() {
         int cost = 0;
         for (size_t i = v + 1; i-- > 0;) {
           if (!need[i]) continue;
-          if (!IsIndexOp(program_.ops[i].kind)) ++cost;
+          if (!ScalarOnly(static_cast<int>(i))) ++cost;
           if (i != v && carried[i] >= 0) continue;
           for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
             if (o >= 0 && sections[o] == KSection::kBody) need[o] = true;
@@ -1120,7 +1129,7 @@ absl::Status KernelLowering::EmitRowReduction() {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
     if (!in_pass_[id]) continue;
-    if (sections_[id] == KSection::kBody && !IsIndexOp(op.kind)) ++body_ops;
+    if (sections_[id] == KSection::kBody && !ScalarOnly(static_cast<int>(id))) ++body_ops;
     if (op.kind != KOpKind::kAccWrite) continue;
     const int combiner = RowCombiner(static_cast<int>(id));
     XJIT_CHECK(combiner >= 0);
@@ -1140,10 +1149,11 @@ absl::Status KernelLowering::EmitRowReduction() {
   mode_ = Mode::kVector;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
-    if (sections_[id] != KSection::kBody || IsIndexOp(op.kind) || !in_pass_[id]) continue;
+    if (sections_[id] != KSection::kBody || ScalarOnly(static_cast<int>(id)) || !in_pass_[id]) {
+      continue;
+    }
     for (int operand : {op.a, op.b, op.c}) {
-      if (operand < 0 || sections_[operand] == KSection::kBody ||
-          IsIndexOp(program_.ops[operand].kind)) {
+      if (operand < 0 || sections_[operand] == KSection::kBody || ScalarOnly(operand)) {
         continue;
       }
       bool done = false;
@@ -1299,6 +1309,13 @@ absl::Status KernelLowering::EmitAccOp(int id, Mode mode) {
 
 absl::Status KernelLowering::EmitOp(int id, Mode mode) {
   const KOp& op = program_.ops[id];
+  if (mode == Mode::kVector && IsIndexValue(id)) {
+    // The same for every lane: scalar code, read as an index.
+    mode_ = Mode::kScalar;
+    const absl::Status status = EmitOp(id, Mode::kScalar);
+    mode_ = Mode::kVector;
+    return status;
+  }
   if (op_marks_ != nullptr) {
     op_marks_->emplace_back(cc_.newLabel(), id);
     cc_.bind(op_marks_->back().first);
@@ -1378,6 +1395,7 @@ absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
   if (features_.avx512) func->frame().setAvx512Enabled();
 
   const size_t n = program_.ops.size();
+  index_value_.assign(n, false);
   levels_ = OpLevels(program_);
   sections_ = OpSections(program_);
   phases_ = ComputePhases(program_);

@@ -62,6 +62,13 @@
 // around it), and the result's parts are loaded back; kCallImag takes the
 // imaginary part the call left in call_imag_.
 //
+// Index values (kernel_program.h, IndexValueOps: a dynamic-slice's start
+// index loaded from a buffer, clamped, perhaps computed in s32 first) are
+// scalar code in both representations, placed like index operations at the
+// outermost loop their operands allow; a loop vectorises when they are
+// invariant along it, the start then being loaded and clamped once, before
+// it, and the slice read as an ordinary strided access.
+//
 // Float remainder (scalar code only) is exact: an integer division of the
 // significands over the exponent difference (see FloatRemainder).
 //
@@ -226,6 +233,11 @@ class KernelLowering {
   // EmitAccumulatorWrites.
   absl::Status EmitSectionAtLevel(int level, Mode mode, KSection section);
   absl::Status EmitOp(int id, Mode mode);
+  // Index values (see IndexValueOps) are scalar code in both modes.
+  bool IsIndexValue(int id) const { return !index_value_.empty() && index_value_[id]; }
+  // Index operations and index values: scalars in general registers, the
+  // same for every lane.
+  bool ScalarOnly(int id) const { return IsIndexOp(program_.ops[id].kind) || IsIndexValue(id); }
   void EmitIndexOp(int id);
   // An f32/f64 math operation left by ExpandMath for a routine call (see
   // MathOptions::out_of_line): calls the routine of the current mode's
@@ -352,6 +364,7 @@ class KernelLowering {
   const Features features_;
   std::vector<int> levels_;
   std::vector<KSection> sections_;
+  std::vector<bool> index_value_;  // IndexValueOps (all false in math routines).
   // Row programs (kernel_program.h, ProgramPhases): the passes, the one
   // being emitted, and which body operations it runs (all of them when
   // there is one pass).

@@ -439,19 +439,25 @@ absl::Status CheckPlainArray(const Shape& shape, absl::string_view what) {
   return CheckPlainLayout(shape, what);
 }
 
-// bf16 <-> f32: bf16 is the top half of an f32, so widening is exact;
-// narrowing rounds to nearest even (NaNs through the evaluator's encoder,
-// which keeps their payload as it does).
-inline float WidenBf16(uint16_t half) {
-  const uint32_t bits = static_cast<uint32_t>(half) << 16;
+inline float BitsToFloat(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
 
-inline uint16_t NarrowToBf16(float f) {
+inline uint32_t FloatToBits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+// bf16 <-> f32: bf16 is the top half of an f32, so widening is exact;
+// narrowing rounds to nearest even (NaNs through the evaluator's encoder,
+// which keeps their payload as it does).
+inline float WidenBf16(uint16_t half) { return BitsToFloat(static_cast<uint32_t>(half) << 16); }
+
+inline uint16_t NarrowToBf16(float f) {
+  uint32_t bits = FloatToBits(f);
   if ((bits & 0x7fffffffu) > 0x7f800000u) [[unlikely]] {
     return static_cast<uint16_t>(DoubleToFloatBits(ElementType::kBF16, f));
   }
@@ -459,56 +465,115 @@ inline uint16_t NarrowToBf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+// f16 -> f32, exact: the exponent and mantissa bits moved into f32's places
+// read as an f32 that is the f16 value times 2^-112 (the difference of the
+// exponent biases), normal and subnormal alike, so one multiplication by
+// 2^112 (exact) gives the value; exponent 31 (inf, NaN) becomes 255 with the
+// mantissa kept.
+inline float WidenF16(uint16_t half) {
+  const uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
+  const uint32_t magnitude = half & 0x7fffu;
+  uint32_t bits = FloatToBits(BitsToFloat(magnitude << 13) * 0x1p112f);
+  if (magnitude >= 0x7c00u) bits = (magnitude << 13) | 0x7f800000u;
+  return BitsToFloat(bits | sign);
+}
+
+// f32 -> f16, rounded to nearest even (NaNs through the evaluator's encoder).
+inline uint16_t NarrowToF16(float f) {
+  const uint32_t bits = FloatToBits(f);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) [[unlikely]] {
+    return static_cast<uint16_t>(DoubleToFloatBits(ElementType::kF16, f));
+  }
+  // 65520 (halfway between the largest f16, 65504, and 2^16) and above: inf.
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14, f16's subnormals: 0.5 + |f| is an f32 in [0.5, 1), whose
+    // ulp, 2^-24, is f16's subnormal spacing, so the addition rounds |f| to
+    // nearest even in those units and leaves the count in the mantissa (up
+    // to 0x400, the smallest normal f16, when it rounds up).
+    return sign | static_cast<uint16_t>(FloatToBits(BitsToFloat(magnitude) + 0.5f) - 0x3f000000u);
+  }
+  // Normal: round the 13 dropped mantissa bits to nearest even (a carry
+  // runs into the exponent, as it should), then rebias the exponent.
+  const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+  return sign | static_cast<uint16_t>((rounded - 0x38000000u) >> 13);
+}
+
+// The conversions of a narrow operand image, by the operand's type (bf16 or
+// f16), as function-object types so that the loops below inline them.
+struct Bf16Codec {
+  static float Widen(uint16_t h) { return WidenBf16(h); }
+  static uint16_t Narrow(float f) { return NarrowToBf16(f); }
+};
+struct F16Codec {
+  static float Widen(uint16_t h) { return WidenF16(h); }
+  static uint16_t Narrow(float f) { return NarrowToF16(f); }
+};
+
+// A strided copy between a bf16 or f16 operand and its f32 image (see
+// RunStridedCopy).
+template <typename Codec>
+void RunWideningCopy(const StridedCopy& copy, const void* operand_in, void* operand_out,
+                     uint8_t* scratch, bool to_image) {
+  const int nd = static_cast<int>(copy.sizes.size());
+  auto* image = reinterpret_cast<float*>(scratch + copy.scratch_offset);
+  if (nd == 0) {  // A scalar: one element.
+    if (to_image) {
+      image[0] = Codec::Widen(static_cast<const uint16_t*>(operand_in)[copy.operand_offset]);
+    } else {
+      static_cast<uint16_t*>(operand_out)[copy.operand_offset] = Codec::Narrow(image[0]);
+    }
+    return;
+  }
+  // Rows of the innermost dimension at a time: a unit-stride row (the
+  // usual case: the image keeps the operand's minor order) is a plain loop
+  // the compiler vectorises.
+  int64_t zero[kMaxLoopDims] = {};
+  const int inner = nd - 1;
+  const int64_t n = copy.sizes[inner];
+  const int64_t ss = copy.operand_strides[inner], ds = copy.scratch_strides[inner];
+  if (to_image) {
+    auto src = static_cast<const uint16_t*>(operand_in);
+    ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
+                  copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                  [&](int64_t s, int64_t d, int64_t) {
+                    const uint16_t* from = src + s;
+                    float* to = image + d;
+                    if (ss == 1 && ds == 1) {
+                      for (int64_t i = 0; i < n; ++i) to[i] = Codec::Widen(from[i]);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) to[i * ds] = Codec::Widen(from[i * ss]);
+                    }
+                  });
+  } else {
+    auto dst = static_cast<uint16_t*>(operand_out);
+    ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
+                  copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
+                  [&](int64_t s, int64_t d, int64_t) {
+                    uint16_t* to = dst + s;
+                    const float* from = image + d;
+                    if (ss == 1 && ds == 1) {
+                      for (int64_t i = 0; i < n; ++i) to[i] = Codec::Narrow(from[i]);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) to[i * ss] = Codec::Narrow(from[i * ds]);
+                    }
+                  });
+  }
+}
+
 void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* operand_out,
                     uint8_t* scratch, bool to_image) {
+  if (copy.widened_from == ElementType::kBF16) {
+    RunWideningCopy<Bf16Codec>(copy, operand_in, operand_out, scratch, to_image);
+    return;
+  }
+  if (copy.widened_from == ElementType::kF16) {
+    RunWideningCopy<F16Codec>(copy, operand_in, operand_out, scratch, to_image);
+    return;
+  }
   const int nd = static_cast<int>(copy.sizes.size());
-  if (copy.bf16_to_f32 && nd > 0) {
-    // Rows of the innermost dimension at a time: a unit-stride row (the
-    // usual case: the image keeps the operand's minor order) is a plain loop
-    // the compiler vectorises.
-    int64_t zero[kMaxLoopDims] = {};
-    auto* image = reinterpret_cast<float*>(scratch + copy.scratch_offset);
-    const int inner = nd - 1;
-    const int64_t n = copy.sizes[inner];
-    const int64_t ss = copy.operand_strides[inner], ds = copy.scratch_strides[inner];
-    if (to_image) {
-      auto src = static_cast<const uint16_t*>(operand_in);
-      ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
-                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
-                    [&](int64_t s, int64_t d, int64_t) {
-                      const uint16_t* from = src + s;
-                      float* to = image + d;
-                      if (ss == 1 && ds == 1) {
-                        for (int64_t i = 0; i < n; ++i) to[i] = WidenBf16(from[i]);
-                      } else {
-                        for (int64_t i = 0; i < n; ++i) to[i * ds] = WidenBf16(from[i * ss]);
-                      }
-                    });
-    } else {
-      auto dst = static_cast<uint16_t*>(operand_out);
-      ForEachOffset(inner, copy.sizes.data(), copy.operand_strides.data(),
-                    copy.scratch_strides.data(), zero, copy.operand_offset, 0, 0,
-                    [&](int64_t s, int64_t d, int64_t) {
-                      uint16_t* to = dst + s;
-                      const float* from = image + d;
-                      if (ss == 1 && ds == 1) {
-                        for (int64_t i = 0; i < n; ++i) to[i] = NarrowToBf16(from[i]);
-                      } else {
-                        for (int64_t i = 0; i < n; ++i) to[i * ss] = NarrowToBf16(from[i * ds]);
-                      }
-                    });
-    }
-    return;
-  }
-  if (copy.bf16_to_f32) {  // A scalar: one element.
-    auto* image = reinterpret_cast<float*>(scratch + copy.scratch_offset);
-    if (to_image) {
-      image[0] = WidenBf16(static_cast<const uint16_t*>(operand_in)[copy.operand_offset]);
-    } else {
-      static_cast<uint16_t*>(operand_out)[copy.operand_offset] = NarrowToBf16(image[0]);
-    }
-    return;
-  }
   const int64_t w = copy.element_bytes;
   int64_t zero[kMaxLoopDims] = {};
   uint8_t* image = scratch + copy.scratch_offset;
@@ -607,16 +672,14 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   }
 
   const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax && kt <= kBlasIntMax;
-  // bf16 runs in f32 on images of its bf16 operands (dot.h).
-  auto bf16_or_f32 = [](ElementType t) {
-    return t == ElementType::kBF16 || t == ElementType::kF32;
-  };
-  const bool bf16_images = sizes_fit && bf16_or_f32(p.out_type) && bf16_or_f32(p.lhs_type) &&
-                           bf16_or_f32(p.rhs_type) &&
-                           (p.out_type == ElementType::kBF16 ||
-                            p.lhs_type == ElementType::kBF16 || p.rhs_type == ElementType::kBF16);
-  if (bf16_images) plan.compute_type = ElementType::kF32;
-  const bool blas = bf16_images || (IsBlasType(p.out_type) && p.lhs_type == p.out_type &&
+  // bf16 and f16 run in f32 on images of their narrow operands (dot.h).
+  auto narrow = [](ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; };
+  auto narrow_or_f32 = [&](ElementType t) { return narrow(t) || t == ElementType::kF32; };
+  const bool f32_images = sizes_fit && narrow_or_f32(p.out_type) && narrow_or_f32(p.lhs_type) &&
+                          narrow_or_f32(p.rhs_type) &&
+                          (narrow(p.out_type) || narrow(p.lhs_type) || narrow(p.rhs_type));
+  if (f32_images) plan.compute_type = ElementType::kF32;
+  const bool blas = f32_images || (IsBlasType(p.out_type) && p.lhs_type == p.out_type &&
                                     p.rhs_type == p.out_type && sizes_fit);
   if (!blas) {
     DotProblem loop = p;
@@ -655,8 +718,8 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     for (const auto& no : n_orders) {
       for (const auto& ko : k_orders) {
         Fits f = Evaluate(mo, no, ko);
-        // A bf16 operand is always copied (widened) into an f32 image.
-        if (bf16_images) {
+        // A narrow operand is always copied (widened) into an f32 image.
+        if (f32_images) {
           f.lhs = f.lhs && p.lhs_type == ElementType::kF32;
           f.rhs = f.rhs && p.rhs_type == ElementType::kF32;
           f.out = f.out && p.out_type == ElementType::kF32;
@@ -694,11 +757,11 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   auto image = [&](Sel sel, ElementType type, int64_t* data_offset, std::vector<DotDim>& rows,
                    std::vector<DotDim>& cols, int64_t* scratch_offset, bool* in_scratch) {
     const bool cols_minor = MinStride(cols, sel) <= MinStride(rows, sel);
-    const bool widen = type == ElementType::kBF16 && bf16_images;
+    const bool widen = f32_images && narrow(type);
     StridedCopy copy = MakeImage(sel, widen ? ElementType::kF32 : type, *data_offset,
                                  Pointers(batch), Pointers(cols_minor ? rows : cols),
                                  Pointers(cols_minor ? cols : rows));
-    copy.bf16_to_f32 = widen;
+    if (widen) copy.widened_from = type;
     place(std::move(copy), scratch_offset);
     *in_scratch = true;
     *data_offset = 0;
@@ -881,8 +944,8 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   const auto* b = plan.rhs_in_scratch ? s + plan.rhs_scratch_offset
                                       : static_cast<const uint8_t*>(rhs);
   auto* c = plan.out_in_scratch ? s + plan.out_scratch_offset : static_cast<uint8_t*>(out);
-  // Every buffer the calls read or write is of the compute type (bf16
-  // operands and results are in f32 images).
+  // Every buffer the calls read or write is of the compute type (bf16 and
+  // f16 operands and results are in f32 images).
   const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
   const int nd = static_cast<int>(plan.batch_sizes.size());

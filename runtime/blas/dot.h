@@ -16,16 +16,19 @@
 //     and copy_bytes counts the bytes;
 //   - batch dimensions are a loop of BLAS calls (no batched GEMM in OpenBLAS
 //     0.3.21);
-//   - bf16 (any mix of bf16 and f32 operands and result, at least one bf16)
-//     goes to sgemm/sgemv/sdot on f32 images: every bf16 operand is widened
-//     (exactly) into a dense f32 image in scratch, the product is computed in
-//     f32 and a bf16 result is rounded once, to nearest even, from the f32
-//     sum: XLA:CPU's own method (it converts bf16 dot operands to f32, dots
-//     in f32, converts back). The evaluator accumulates in double and rounds
-//     once, so the two may differ by one bf16 ulp where the f32 sum's error
-//     crosses a rounding boundary. Debian's OpenBLAS 0.3.21 is built without
-//     bf16 kernels (no cblas_sbgemm), so there is nothing faster to call;
-//   - every other case (f16, f8, integers, PRED, mixed operand types,
+//   - bf16 and f16 (any mix of bf16, f16 and f32 operands and result, at
+//     least one bf16 or f16) go to sgemm/sgemv/sdot on f32 images: every
+//     narrow operand is widened (exactly) into a dense f32 image in scratch,
+//     the product is computed in f32 and a narrow result is rounded once, to
+//     nearest even, from the f32 sum: XLA:CPU's own method (it converts bf16
+//     dot operands to f32, dots in f32, converts back; f16 dots likewise,
+//     unless --xla_cpu_strict_dot_conv_math: ChangeOpDataType(F16, F32) in
+//     its cpu_compiler.cc). The evaluator accumulates in double and rounds
+//     once, so the two may differ by one ulp of the narrow type where the
+//     f32 sum's error crosses a rounding boundary. Debian's OpenBLAS 0.3.21
+//     is built without bf16 kernels (no cblas_sbgemm) and has no f16 GEMM,
+//     so there is nothing faster to call;
+//   - every other case (f8, integers, PRED, mixed operand types,
 //     K = 0, sizes beyond BLAS's 32-bit ints) runs a plain strided loop:
 //     integers wrap at the result width (PRED: any true product), narrow
 //     floats accumulate in f32 and round once, f64 in f64, complex in
@@ -37,6 +40,7 @@
 #define XJIT_RUNTIME_BLAS_DOT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,9 +89,10 @@ struct StridedCopy {
   std::vector<int64_t> sizes;
   std::vector<int64_t> operand_strides;  // elements
   std::vector<int64_t> scratch_strides;  // elements
-  // The operand is bf16 and its image f32 (element_bytes 4): copies into the
-  // image widen, copies out of it round to nearest even.
-  bool bf16_to_f32 = false;
+  // Set (bf16 or f16) when the operand is of that type and its image f32
+  // (element_bytes 4): copies into the image widen (exactly), copies out of
+  // it round to nearest even. Unset: the image has the operand's type.
+  std::optional<ElementType> widened_from;
   int64_t bytes() const;
 };
 
@@ -103,8 +108,8 @@ struct DotPlan {
   ElementType lhs_type = ElementType::kF32;
   ElementType rhs_type = ElementType::kF32;
   ElementType out_type = ElementType::kF32;
-  // The type the BLAS call computes in: out_type, or f32 for bf16 dots on
-  // f32 images.
+  // The type the BLAS call computes in: out_type, or f32 for bf16 and f16
+  // dots on f32 images.
   ElementType compute_type = ElementType::kF32;
 
   // Copies made on every run, in order (operands before, result after).

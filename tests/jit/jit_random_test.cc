@@ -109,6 +109,30 @@ class ModuleGenerator {
   template <typename T>
   const T& Pick(const std::vector<T>& items) { return items[Uniform(0, items.size() - 1)]; }
 
+  // The type of one instruction's start indices (they must all have one):
+  // s32 mostly, s64 or u32 a third of the time.
+  std::string StartIndexType() {
+    static const char* const kTypes[] = {"s32", "s32", "s64", "u32"};
+    return kTypes[Uniform(0, 3)];
+  }
+
+  // A start index of type `type` of a dimension of `size` for dynamic-slice
+  // and dynamic-update-slice: a constant in [-2, size + 2] (u32: [0, size +
+  // 2]), or (one in three) a scalar parameter, which the test fills with edge
+  // values (negative and huge starts, clamped) and the kernel loads.
+  std::string StartIndex(int64_t size, const std::string& type) {
+    if (Uniform(0, 2) == 0) {
+      const size_t index = parameters_.size();
+      const std::string name = absl::StrCat("p", index);
+      parameters_.push_back(absl::StrCat("  ", name, " = ", type, "[] parameter(", index, ")"));
+      return name;
+    }
+    const std::string name = absl::StrCat("c", counter_++);
+    body_.push_back(absl::StrCat("   ", name, " = ", type, "[] constant(",
+                                 Uniform(type == "u32" ? 0 : -2, size + 2), ")"));
+    return name;
+  }
+
   ElementType RandomType() {
     static const std::vector<ElementType> types = {
         ElementType::kF32, ElementType::kF32, ElementType::kF64, ElementType::kF16,
@@ -386,16 +410,14 @@ class ModuleGenerator {
         Emit(x, absl::StrCat("iota(), iota_dimension=", Uniform(0, rank - 1)));
         return true;
       }
-      case 14: {  // dynamic-slice with constant starts
+      case 14: {  // dynamic-slice with constant or loaded starts
         if (rank == 0) return false;
         Value y = x;
         std::vector<std::string> starts;
+        const std::string index_type = StartIndexType();
         for (int64_t i = 0; i < rank; ++i) {
           y.dims[i] = Uniform(0, x.dims[i]);
-          const std::string name = absl::StrCat("c", counter_++);
-          body_.push_back(absl::StrCat("   ", name, " = s32[] constant(",
-                                       Uniform(-2, x.dims[i] + 2), ")"));
-          starts.push_back(name);
+          starts.push_back(StartIndex(x.dims[i], index_type));
         }
         Emit(y, absl::StrCat("dynamic-slice(", x.name, starts.empty() ? "" : ", ",
                              absl::StrJoin(starts, ", "), "), dynamic_slice_sizes={",
@@ -415,12 +437,8 @@ class ModuleGenerator {
         Emit(u, absl::StrCat("slice(", x.name, "), slice={", absl::StrJoin(parts, ", "), "}"));
         const std::string update = pool_.back().name;
         std::vector<std::string> starts;
-        for (int64_t i = 0; i < rank; ++i) {
-          const std::string name = absl::StrCat("c", counter_++);
-          body_.push_back(absl::StrCat("   ", name, " = s32[] constant(",
-                                       Uniform(-2, x.dims[i] + 2), ")"));
-          starts.push_back(name);
-        }
+        const std::string index_type = StartIndexType();
+        for (int64_t i = 0; i < rank; ++i) starts.push_back(StartIndex(x.dims[i], index_type));
         const Value* base = Find(t, x.dims);
         Emit(x, absl::StrCat("dynamic-update-slice(", base->name, ", ", update,
                              starts.empty() ? "" : ", ", absl::StrJoin(starts, ", "), ")"));
