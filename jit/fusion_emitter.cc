@@ -167,6 +167,11 @@ class ProgramBuilder {
     if (divisor == 1) return a;
     if (Low(a) >= 0 && High(a) < divisor) return Const(0);
     if (IsConst(a)) return Const(Value(a) / divisor);
+    int low_part = -1, high_part = -1;
+    int64_t factor = 0;
+    if (SplitsAt(a, divisor, &low_part, &high_part, &factor)) {
+      return IMul(high_part, Const(factor));
+    }
     return Ranged(IndexOp(KOpKind::kIDiv, a, -1, divisor), std::max<int64_t>(Low(a), 0) / divisor,
                   High(a) / divisor);
   }
@@ -175,6 +180,9 @@ class ProgramBuilder {
     if (divisor == 1) return Const(0);
     if (Low(a) >= 0 && High(a) < divisor) return a;
     if (IsConst(a)) return Const(Value(a) % divisor);
+    int low_part = -1, high_part = -1;
+    int64_t factor = 0;
+    if (SplitsAt(a, divisor, &low_part, &high_part, &factor)) return low_part;
     return Ranged(IndexOp(KOpKind::kIRem, a, -1, divisor), 0,
                   std::min(divisor - 1, std::max<int64_t>(High(a), 0)));
   }
@@ -196,6 +204,38 @@ class ProgramBuilder {
   }
   // a >= b, as 0/1.
   int IGe(int a, int b) { return ISub(Const(1), ILt(a, b)); }
+
+  // Whether `a` is low + high * c with c a positive multiple of `divisor`,
+  // 0 <= low < divisor and high >= 0: then a / divisor = high * (c /
+  // divisor) and a % divisor = low. A position linearised from dimensions
+  // and split again at one of their boundaries (a bitcast between layouts
+  // of one shape) then costs no division, and stays affine in the loop
+  // indices, so vector code can see its strides.
+  bool SplitsAt(int a, int64_t divisor, int* low, int* high, int64_t* factor) const {
+    const KOp& sum = program_->ops[a];
+    if (sum.kind != KOpKind::kIAdd || divisor <= 0) return false;
+    for (const auto& [x, product] : {std::pair{sum.a, sum.b}, std::pair{sum.b, sum.a}}) {
+      const KOp& mul = program_->ops[product];
+      if (mul.kind != KOpKind::kIMul) continue;
+      int y = -1;
+      int64_t c = 0;
+      if (IsConst(mul.b)) {
+        y = mul.a;
+        c = Value(mul.b);
+      } else if (IsConst(mul.a)) {
+        y = mul.b;
+        c = Value(mul.a);
+      } else {
+        continue;
+      }
+      if (c <= 0 || c % divisor != 0 || Low(y) < 0 || Low(x) < 0 || High(x) >= divisor) continue;
+      *low = x;
+      *high = y;
+      *factor = c / divisor;
+      return true;
+    }
+    return false;
+  }
 
   // ---- Value operations ----
   int Value(KOpKind kind, ElementType type, int a = -1, int b = -1, int c = -1) {
