@@ -29,7 +29,7 @@ struct Dims {
 // widths and the tile (16 f32 per cache line), and rows long enough that a
 // strided access jumps a cache line per step.
 const std::vector<Dims>& Sizes() {
-  static const std::vector<Dims> sizes = {{0, 5}, {5, 0}, {1, 1}, {1, 17}, {17, 1}, {2, 3},
+  static const std::vector<Dims> sizes = {{0, 5},   {5, 0},   {1, 1},    {1, 17},  {17, 1},  {2, 3},
                                           {16, 16}, {37, 53}, {33, 100}, {64, 48}, {130, 67}};
   return sizes;
 }
@@ -80,8 +80,8 @@ int MaxLanes(const std::vector<KernelInfo>& kernels) {
 // and the inner loop must hold a vector.
 bool MustVectorize(const std::string& type, Dims d, Isa isa, bool scatter) {
   const bool wide = type == "f32" || type == "f64" || type == "s32" || type == "s64";
-  const bool width_ok = type == "f64" || type == "s64" ? d.b >= 8 && d.a >= 8
-                                                       : d.b >= 16 && d.a >= 16;
+  const bool width_ok =
+      type == "f64" || type == "s64" ? d.b >= 8 && d.a >= 8 : d.b >= 16 && d.a >= 16;
   if (!wide || !width_ok || d.a < 2) return false;
   if (isa == Isa::kSse4) return false;
   if (scatter) return isa == Isa::kAvx512;
@@ -102,15 +102,15 @@ TEST_P(TransposeTest, TransposedOperand) {
     if (t == "pred") {
       body = absl::StrCat("  ROOT r = ", Shape2(t, d, "1,0"), " and(x, y)\n");
     } else {
-      body = absl::StrCat("  c = ", t, "[] constant(", t == "c64" ? "(3, 0)" : "3",
-                          ")\n  cb = ", Shape2(t, d, "1,0"),
-                          " broadcast(c), dimensions={}\n  m = ", Shape2(t, d, "1,0"),
-                          " multiply(x, cb)\n  ROOT r = ", Shape2(t, d, "1,0"),
-                          " subtract(y, m)\n");
+      body =
+          absl::StrCat("  c = ", t, "[] constant(", t == "c64" ? "(3, 0)" : "3",
+                       ")\n  cb = ", Shape2(t, d, "1,0"),
+                       " broadcast(c), dimensions={}\n  m = ", Shape2(t, d, "1,0"),
+                       " multiply(x, cb)\n  ROOT r = ", Shape2(t, d, "1,0"), " subtract(y, m)\n");
     }
-    const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
-                                         " parameter(0)\n  y = ", Shape2(t, d, "1,0"),
-                                         " parameter(1)\n", body, "}\n");
+    const std::string hlo =
+        absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
+                     " parameter(0)\n  y = ", Shape2(t, d, "1,0"), " parameter(1)\n", body, "}\n");
     for (Isa isa : HostIsas()) {
       for (int threads : {1, 3}) {
         std::vector<KernelInfo> kernels = Check(hlo, isa, threads, d.a * 131 + d.b);
@@ -126,9 +126,9 @@ TEST_P(TransposeTest, TransposedOperand) {
 TEST_P(TransposeTest, Relayout) {
   const std::string t = GetParam();
   for (Dims d : Sizes()) {
-    const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
-                                         " parameter(0)\n  ROOT r = ", Shape2(t, d, "1,0"),
-                                         " copy(x)\n}\n");
+    const std::string hlo =
+        absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
+                     " parameter(0)\n  ROOT r = ", Shape2(t, d, "1,0"), " copy(x)\n}\n");
     for (Isa isa : HostIsas()) Check(hlo, isa, 1, d.a + 7 * d.b);
   }
 }
@@ -140,10 +140,10 @@ TEST_P(TransposeArithmeticTest, OutputsInTwoLayouts) {
   const std::string t = GetParam();
   for (Dims d : Sizes()) {
     const std::string hlo = absl::StrCat(
-        "HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"), " parameter(0)\n  y = ",
-        Shape2(t, d, "1,0"), " parameter(1)\n  n = ", Shape2(t, d, "0,1"),
-        " add(x, x)\n  s = ", Shape2(t, d, "1,0"), " add(x, y)\n  ROOT r = (",
-        Shape2(t, d, "0,1"), ", ", Shape2(t, d, "1,0"), ") tuple(n, s)\n}\n");
+        "HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
+        " parameter(0)\n  y = ", Shape2(t, d, "1,0"), " parameter(1)\n  n = ", Shape2(t, d, "0,1"),
+        " add(x, x)\n  s = ", Shape2(t, d, "1,0"), " add(x, y)\n  ROOT r = (", Shape2(t, d, "0,1"),
+        ", ", Shape2(t, d, "1,0"), ") tuple(n, s)\n}\n");
     for (Isa isa : HostIsas()) {
       for (int threads : {1, 3}) Check(hlo, isa, threads, d.a * 17 + d.b);
     }
@@ -161,8 +161,8 @@ TEST_P(TransposeArithmeticTest, BroadcastsAlongEitherDimension) {
         "HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"), " parameter(0)\n  u = ", va,
         " parameter(1)\n  v = ", vb, " parameter(2)\n  ub = ", Shape2(t, d, "1,0"),
         " broadcast(u), dimensions={0}\n  vb = ", Shape2(t, d, "1,0"),
-        " broadcast(v), dimensions={1}\n  s = ", Shape2(t, d, "1,0"), " add(x, ub)\n  ROOT r = ",
-        Shape2(t, d, "1,0"), " multiply(s, vb)\n}\n");
+        " broadcast(v), dimensions={1}\n  s = ", Shape2(t, d, "1,0"),
+        " add(x, ub)\n  ROOT r = ", Shape2(t, d, "1,0"), " multiply(s, vb)\n}\n");
     for (Isa isa : HostIsas()) {
       for (int threads : {1, 3}) Check(hlo, isa, threads, d.a * 5 + d.b);
     }
@@ -177,14 +177,15 @@ TEST_P(TransposeTest, ReverseAndSlice) {
   for (Dims d : Sizes()) {
     const Dims big = {d.a + 3, d.b + 2};
     for (const std::string& dimension : {"0", "1"}) {
-      const std::string hlo = absl::StrCat(
-          "HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"), " parameter(0)\n  ROOT r = ",
-          Shape2(t, d, "1,0"), " reverse(x), dimensions={", dimension, "}\n}\n");
+      const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
+                                           " parameter(0)\n  ROOT r = ", Shape2(t, d, "1,0"),
+                                           " reverse(x), dimensions={", dimension, "}\n}\n");
       for (Isa isa : HostIsas()) Check(hlo, isa, 1, d.a + d.b);
     }
-    const std::string hlo = absl::StrCat(
-        "HloModule m\nENTRY e {\n  x = ", Shape2(t, big, "0,1"), " parameter(0)\n  ROOT r = ",
-        Shape2(t, d, "1,0"), " slice(x), slice={[1:", d.a + 1, "], [2:", d.b + 2, "]}\n}\n");
+    const std::string hlo =
+        absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, big, "0,1"),
+                     " parameter(0)\n  ROOT r = ", Shape2(t, d, "1,0"),
+                     " slice(x), slice={[1:", d.a + 1, "], [2:", d.b + 2, "]}\n}\n");
     for (Isa isa : HostIsas()) {
       for (int threads : {1, 3}) Check(hlo, isa, threads, d.a * 3 + d.b);
     }
@@ -199,9 +200,9 @@ TEST_P(TransposeTest, RankThree) {
        std::vector<std::vector<int64_t>>{{3, 37, 21}, {2, 16, 33}, {1, 1, 1}, {4, 0, 3}}) {
     const std::string shape = absl::StrCat(t, "[", dims[0], ",", dims[1], ",", dims[2], "]");
     for (const std::string& layout : {"1,2,0", "0,1,2"}) {
-      const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  x = ", shape, "{", layout,
-                                           "} parameter(0)\n  ROOT r = ", shape,
-                                           "{2,1,0} copy(x)\n}\n");
+      const std::string hlo =
+          absl::StrCat("HloModule m\nENTRY e {\n  x = ", shape, "{", layout,
+                       "} parameter(0)\n  ROOT r = ", shape, "{2,1,0} copy(x)\n}\n");
       for (Isa isa : HostIsas()) {
         for (int threads : {1, 3}) Check(hlo, isa, threads, dims[1] * 7 + dims[2]);
       }
@@ -219,11 +220,12 @@ TEST_P(TransposeFloatTest, TransposedResultAndUpdate) {
     const Dims td = {d.b, d.a};
     const std::string hlo = absl::StrCat(
         "HloModule m, entry_computation_layout={(", Shape2(t, d, "1,0"), ", ", Shape2(t, td, "1,0"),
-        ")->(", Shape2(t, td, "0,1"), ", ", Shape2(t, td, "1,0"), ")}\nENTRY e {\n  g = ",
-        Shape2(t, d, "1,0"), " parameter(0)\n  w = ", Shape2(t, td, "1,0"),
+        ")->(", Shape2(t, td, "0,1"), ", ", Shape2(t, td, "1,0"),
+        ")}\nENTRY e {\n  g = ", Shape2(t, d, "1,0"), " parameter(0)\n  w = ", Shape2(t, td, "1,0"),
         " parameter(1)\n  gt = ", Shape2(t, td, "0,1"),
-        " transpose(g), dimensions={1,0}\n  c = ", t, "[] constant(0.1)\n  cb = ",
-        Shape2(t, td, "1,0"), " broadcast(c), dimensions={}\n  m = ", Shape2(t, td, "1,0"),
+        " transpose(g), dimensions={1,0}\n  c = ", t,
+        "[] constant(0.1)\n  cb = ", Shape2(t, td, "1,0"),
+        " broadcast(c), dimensions={}\n  m = ", Shape2(t, td, "1,0"),
         " multiply(gt, cb)\n  s = ", Shape2(t, td, "1,0"), " subtract(w, m)\n  ROOT r = (",
         Shape2(t, td, "0,1"), ", ", Shape2(t, td, "1,0"), ") tuple(gt, s)\n}\n");
     for (Isa isa : HostIsas()) {
@@ -235,15 +237,15 @@ TEST_P(TransposeFloatTest, TransposedResultAndUpdate) {
 std::string TypeName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
 INSTANTIATE_TEST_SUITE_P(Types, TransposeTest,
-                         ::testing::Values("f32", "f64", "bf16", "f16", "s32", "u32", "s64",
-                                           "s16", "s8", "u8", "pred", "c64"),
+                         ::testing::Values("f32", "f64", "bf16", "f16", "s32", "u32", "s64", "s16",
+                                           "s8", "u8", "pred", "c64"),
                          TypeName);
 INSTANTIATE_TEST_SUITE_P(Types, TransposeArithmeticTest,
-                         ::testing::Values("f32", "f64", "bf16", "f16", "s32", "u32", "s64",
-                                           "s16", "s8", "u8", "c64"),
+                         ::testing::Values("f32", "f64", "bf16", "f16", "s32", "u32", "s64", "s16",
+                                           "s8", "u8", "c64"),
                          TypeName);
-INSTANTIATE_TEST_SUITE_P(Types, TransposeFloatTest,
-                         ::testing::Values("f32", "f64", "bf16", "f16"), TypeName);
+INSTANTIATE_TEST_SUITE_P(Types, TransposeFloatTest, ::testing::Values("f32", "f64", "bf16", "f16"),
+                         TypeName);
 
 }  // namespace
 }  // namespace xjit::jit::testing
