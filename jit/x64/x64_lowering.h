@@ -77,10 +77,10 @@
 // over its whole extent and, per inner step, the T outer iterations. Every
 // line the transposed access touches is then used whole while it is in L1,
 // instead of one element per line per pass. Strided accesses of 32- and
-// 64-bit lanes are vectorised there as gathers (AVX2, AVX-512) and
-// scatters (AVX-512); other programs run the same tiled order in scalar
-// code. Only the order of iterations changes, and each computes the same
-// bits.
+// 64-bit lanes are vectorised there: loads as gathers (AVX2, AVX-512) or
+// lane by lane (SSE4.1), stores as scatters (AVX-512) or lane by lane
+// (SSE4.1, AVX2); other programs run the same tiled order in scalar code.
+// Only the order of iterations changes, and each computes the same bits.
 //
 // Reduction programs (reduction_loops > 0): the innermost output loop runs,
 // per output element, the kPre operations (accumulators initialised in
@@ -370,6 +370,10 @@ class KernelLowering {
                                  const std::vector<std::optional<int64_t>>& strides) const;
   // The loops from tile_level_ inwards, in blocks (replaces EmitLoops there).
   absl::Status EmitTiledLoops();
+  // Whether the strided load or store `op` moves its lanes one by one
+  // (no gather: SSE4.1; no scatter: SSE4.1, AVX2) instead of a gather or
+  // scatter instruction.
+  bool UsesLaneMoves(const KOp& op) const;
   absl::Status EmitGather(int id);
   absl::Status EmitScatter(int id);
   // The lanes' element offsets k * stride (dword lanes, loaded before the

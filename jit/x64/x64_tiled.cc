@@ -1,6 +1,8 @@
 // KernelLowering: tiled loops for kernels whose operands or outputs disagree
 // in layout (a transpose inside a loop fusion), with gathers and scatters for
-// their strided accesses (see "Tiled loops" in x64_lowering.h).
+// their strided accesses (see "Tiled loops" in x64_lowering.h), or lane by
+// lane moves where the instruction set has no gather (SSE4.1) or scatter
+// (SSE4.1, AVX2).
 //
 // Why: such a kernel iterates in its first output's physical order, so an
 // access laid out the other way jumps a whole row per step of the innermost
@@ -64,17 +66,22 @@ void KernelLowering::PlanTiling() {
 
 bool KernelLowering::StridedAccessVectorizable(
     const KOp& op, const std::vector<std::optional<int64_t>>& strides) const {
-  if (tile_level_ < 0 || !features_.avx2) return false;
+  if (tile_level_ < 0) return false;
   if (op.kind != KOpKind::kLoad && op.kind != KOpKind::kStore) return false;
   const std::optional<int64_t> stride = strides[op.a];
   if (!stride.has_value() || *stride == 0) return false;
-  // Scatters exist only with AVX-512 (ymm forms through AVX512VL).
-  if (op.kind == KOpKind::kStore && !features_.avx512) return false;
   const int64_t bytes = AccessBytes(op);
   if (bytes != 4 && bytes != 8) return false;
-  // The lane offsets k * stride (k < 16) are dword indices.
   const int64_t jump = *stride < 0 ? -*stride : *stride;
+  // Gathers and scatters take the lane offsets k * stride (k < 16) as dword
+  // indices; the lane-by-lane forms (UsesLaneMoves) address lane k (k < 8)
+  // at the displacement k * stride * bytes.
+  if (UsesLaneMoves(op)) return jump <= ((int64_t{1} << 31) - 1) / (7 * bytes);
   return jump <= (int64_t{1} << 31) / 16 - 1;
+}
+
+bool KernelLowering::UsesLaneMoves(const KOp& op) const {
+  return op.kind == KOpKind::kStore ? !features_.avx512 : !features_.avx2;
 }
 
 x86::Vec KernelLowering::StrideOffsets(int64_t stride) {
@@ -103,14 +110,28 @@ absl::Status KernelLowering::EmitGather(int id) {
   const int width = lane_bits_;
   if (width != 32 && width != 64) return absl::InternalError("gather of a lane width but 32/64");
   const int bytes = width / 8;
-  auto it = stride_offsets_.find(*strides_[op.a]);
-  if (it == stride_offsets_.end()) return absl::InternalError("gather without its lane offsets");
-  const x86::Vec offsets = it->second;
+  const bool wide = width == 64;
   x86::Gp base = NewGp();
   cc_.lea(base, Address(static_cast<int>(op.imm), op.a, bytes));
-  const x86::Mem m = x86::ptr(base, offsets, __builtin_ctz(bytes));
+  if (UsesLaneMoves(op)) {
+    // SSE4.1: the lanes one by one, at constant displacements (pure moves:
+    // the bits are kept, NaN payloads included).
+    const int32_t step = static_cast<int32_t>(*strides_[op.a] * bytes);
+    x86::Xmm v = NewVec().xmm();
+    if (wide) {
+      cc_.movsd(v, x86::ptr(base, 0, 8));
+      cc_.movhpd(v, x86::ptr(base, step, 8));
+    } else {
+      cc_.movss(v, x86::ptr(base, 0, 4));
+      for (int k = 1; k < 4; ++k) cc_.insertps(v, x86::ptr(base, k * step, 4), k << 4);
+    }
+    SetVec(id, v);
+    return absl::OkStatus();
+  }
+  auto it = stride_offsets_.find(*strides_[op.a]);
+  if (it == stride_offsets_.end()) return absl::InternalError("gather without its lane offsets");
+  const x86::Mem m = x86::ptr(base, it->second, __builtin_ctz(bytes));
   x86::Vec v = NewVec();
-  const bool wide = width == 64;
   if (features_.avx512) {
     // Every lane enabled; the gather clears the mask as it goes.
     x86::KReg k = cc_.newKq();
@@ -130,18 +151,46 @@ absl::Status KernelLowering::EmitGather(int id) {
 absl::Status KernelLowering::EmitScatter(int id) {
   const KOp& op = program_.ops[id];
   const int width = lane_bits_;
-  if ((width != 32 && width != 64) || !features_.avx512) {
-    return absl::InternalError("scatter without AVX-512 or of a lane width but 32/64");
-  }
+  if (width != 32 && width != 64) return absl::InternalError("scatter of a lane width but 32/64");
   const int bytes = width / 8;
-  auto it = stride_offsets_.find(*strides_[op.a]);
-  if (it == stride_offsets_.end()) return absl::InternalError("scatter without its lane offsets");
+  const bool wide = width == 64;
   x86::Gp base = NewGp();
   cc_.lea(base, Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes));
+  const x86::Vec value = vals_[op.b].vec;
+  if (UsesLaneMoves(op)) {
+    // SSE4.1 and AVX2: the lanes one by one, each 128-bit half in turn.
+    const int32_t step = static_cast<int32_t>(*strides_[op.a] * bytes);
+    const bool avx = features_.avx2;
+    std::vector<x86::Xmm> halves = {value.xmm()};
+    if (value.isYmm()) {
+      x86::Xmm high = cc_.newXmm();
+      cc_.vextractf128(high, value.ymm(), 1);
+      halves.push_back(high);
+    }
+    const int per_half = wide ? 2 : 4;
+    for (size_t h = 0; h < halves.size(); ++h) {
+      for (int j = 0; j < per_half; ++j) {
+        const int32_t displacement = static_cast<int32_t>(h * per_half + j) * step;
+        const x86::Mem m = x86::ptr(base, displacement, static_cast<uint32_t>(bytes));
+        if (wide) {
+          if (j == 0) {
+            avx ? cc_.vmovlpd(m, halves[h]) : cc_.movlpd(m, halves[h]);
+          } else {
+            avx ? cc_.vmovhpd(m, halves[h]) : cc_.movhpd(m, halves[h]);
+          }
+        } else {
+          avx ? cc_.vextractps(m, halves[h], j) : cc_.extractps(m, halves[h], j);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+  auto it = stride_offsets_.find(*strides_[op.a]);
+  if (it == stride_offsets_.end()) return absl::InternalError("scatter without its lane offsets");
   const x86::Mem m = x86::ptr(base, it->second, __builtin_ctz(bytes));
   x86::KReg k = cc_.newKq();
   cc_.kxnorw(k, k, k);
-  cc_.k(k).emit(width == 64 ? Inst::kIdVscatterdpd : Inst::kIdVscatterdps, m, vals_[op.b].vec);
+  cc_.k(k).emit(wide ? Inst::kIdVscatterdpd : Inst::kIdVscatterdps, m, value);
   return absl::OkStatus();
 }
 
@@ -161,7 +210,9 @@ absl::Status KernelLowering::EmitTiledLoops() {
       const KOp& op = program_.ops[id];
       if (op.kind != KOpKind::kLoad && op.kind != KOpKind::kStore) continue;
       const std::optional<int64_t> stride = strides_[op.a];
-      if (stride.has_value() && *stride != 0 && *stride != 1) StrideOffsets(*stride);
+      if (stride.has_value() && *stride != 0 && *stride != 1 && !UsesLaneMoves(op)) {
+        StrideOffsets(*stride);
+      }
     }
     XJIT_RETURN_IF_ERROR(EmitHoisted());
   }
