@@ -271,6 +271,28 @@ class Assigner {
     return true;
   }
 
+  // Whether `instruction` is its computation's root, or an operand of a root
+  // tuple, whose required layout there is `candidate`. A value the result
+  // takes in another layout costs a copy that nothing can fuse away (the
+  // result's bytes must be written), so a transpose that is free in the
+  // result's layout takes it, and its other users get the copy instead,
+  // which fuses into their loops as a transposed read (mlp_train's weight
+  // gradients: JAX asks for them as {0,1}, docs/models.md).
+  bool RootWants(const Instruction& instruction, const Shape& candidate) {
+    const Computation* computation = instruction.parent();
+    const Instruction* root = computation->root();
+    const Shape desired = DesiredRoot(computation);
+    if (root == &instruction) return desired == candidate;
+    if (root->opcode() != Opcode::kTuple || !desired.IsTuple()) return false;
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      if (root->operand(i) == &instruction && i < desired.tuple_size() &&
+          desired.tuple_shapes(i) == candidate) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // The operand of `transpose` stored so that the transpose moves nothing.
   static std::optional<Shape> BitcastLayoutOfTranspose(const Instruction& transpose) {
     const Shape& operand = transpose.operand(0)->shape();
@@ -334,11 +356,18 @@ class Assigner {
   // column-major C costs BLAS nothing), instead of a consumer reading the
   // row-major result down its columns (a gradient accumulated as
   // `w + transpose(dot)`, as a scan's backward pass does every step).
+  // Not when the transpose is a result whose required layout makes it free
+  // as the dot stands (see RootWants): the GEMM's row-major C is then the
+  // result itself, and only the transpose's other users read it transposed.
   std::optional<Shape> DotLayoutForTransposedUse(const Instruction& dot) {
     if (dot.users().size() != 1 || dot.parent()->root() == &dot) return std::nullopt;
     const Instruction& user = *dot.users()[0];
     if (user.opcode() != Opcode::kTranspose || user.parent() != dot.parent() ||
         !IsPlainArray(dot.shape()) || dot.shape().is_dynamic()) {
+      return std::nullopt;
+    }
+    if (std::optional<Shape> free = BitcastLayoutOfTranspose(user);
+        free.has_value() && RootWants(user, *free)) {
       return std::nullopt;
     }
     const DotDimensionNumbers& dn = dot.attrs().dot_dimension_numbers;
@@ -372,7 +401,8 @@ class Assigner {
       if (instruction->opcode() == Opcode::kTranspose) {
         std::optional<Shape> candidate = BitcastLayoutOfTranspose(*instruction);
         if (candidate.has_value() &&
-            (IsDefaultPlain(*candidate) || AllUsersAccept(instruction, *candidate))) {
+            (IsDefaultPlain(*candidate) || AllUsersAccept(instruction, *candidate) ||
+             RootWants(*instruction, *candidate))) {
           *instruction->mutable_shape() = *candidate;
           free_moves_.insert(instruction);
           continue;

@@ -39,8 +39,10 @@
 // A transpose whose operand has a plain layout gets the permuted layout that
 // makes it move nothing (no-op-bitcast, which runs next, turns it into a
 // `bitcast`) when all its users accept that layout (e.g. it feeds a dot,
-// which then takes the transposed operand through a BLAS flag) or when that
-// layout is the default one.
+// which then takes the transposed operand through a BLAS flag), when that
+// layout is the default one, or when the computation's result takes the
+// transpose in exactly that layout (its other users then get the copy, which
+// fuses into their loops; the dot rule above then leaves the dot row-major).
 #ifndef XJIT_PASSES_ASSIGN_LAYOUTS_H_
 #define XJIT_PASSES_ASSIGN_LAYOUTS_H_
 

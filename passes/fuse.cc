@@ -64,7 +64,10 @@
 //    fusion whose root is not a reduce: the JIT emits it as one row program
 //    (jit/kernel_program.h), one kernel that passes over each row as often
 //    as its chain of reductions needs, the row staying in cache. Row
-//    fusions are not merged as siblings. The reduce is never duplicated;
+//    fusions are not merged as siblings. A reduce that keeps its input's
+//    minor-most dimension (a column reduction) never joins: its row program
+//    would be scalar, the separate column kernels are vectorised.
+//    The reduce is never duplicated;
 //    the row's values (x, exp(x - max)) are recomputed in each pass, from
 //    cache.
 // Fusions never cross computations: the entry and every while / conditional
@@ -1022,6 +1025,30 @@ class Fuser {
     return true;
   }
 
+  // Whether `reduce` reduces the physically minor-most dimension of size > 1
+  // of its input, or no dimension of size > 1 (rows of one element: no
+  // reduction loop at all). A row program walks each row along
+  // the innermost reduced dimension; it vectorises only when that walk is
+  // contiguous. A reduce that keeps the minor dimension (batch norm's
+  // statistics over N, H, W of NHWC data, reduced dimensions sorted in
+  // `reduced`) would be a scalar row program reading each row with a stride,
+  // where the separate kernels vectorise across the kept minor dimension
+  // (the column strategy, 16 outputs per zmm): measured on cnn_forward's
+  // batch norm, docs/models.md. Such reduces are left to rules 1-4.
+  static bool ReducesMinorDimension(const Instruction& reduce,
+                                    const std::vector<int64_t>& reduced) {
+    const Shape& input = reduce.operand(0)->shape();
+    if (!input.IsArray() || !input.has_layout()) return false;
+    bool reduces_any = false;
+    for (int64_t dimension : reduced) reduces_any |= input.dimensions()[dimension] > 1;
+    if (!reduces_any) return true;
+    for (int64_t dimension : input.layout().minor_to_major) {
+      if (input.dimensions()[dimension] <= 1) continue;
+      return std::binary_search(reduced.begin(), reduced.end(), dimension);
+    }
+    return true;
+  }
+
   // Whether `producer` computes per row of `row` (completing row->reduced
   // when it is still empty): a kInput fusion whose root is one reduce of an
   // input of dimensions D (a reduce producer), or a kLoop fusion of the
@@ -1036,7 +1063,7 @@ class Fuser {
       if (DimsOf(reduce->operand(0)->shape()) != row->dims) return false;
       std::vector<int64_t> reduced = reduce->attrs().dimensions;
       std::sort(reduced.begin(), reduced.end());
-      if (reduced.empty()) return false;
+      if (reduced.empty() || !ReducesMinorDimension(*reduce, reduced)) return false;
       if (row->reduced.empty()) row->reduced = reduced;
       return reduced == row->reduced;
     }

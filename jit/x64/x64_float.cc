@@ -962,6 +962,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
   switch (op.kind) {
     case KOpKind::kLoad: {
       const bool uniform = strides_[op.a] == 0;
+      if (!uniform && strides_[op.a] != 1) return EmitGather(id);  // Tiled loops.
       if (op.type == ElementType::kPred) {
         if (uniform) {
           ScalarLoad(id);  // 0 or 1 in a general register.
@@ -1018,6 +1019,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       return absl::OkStatus();
     }
     case KOpKind::kStore: {
+      if (strides_[op.a] != 1) return EmitScatter(id);  // Tiled loops.
       const x86::Vec value = vals_[op.b].vec;
       if (op.operand_type != ElementType::kPred) {
         const int bytes = width / 8;

@@ -82,7 +82,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (IsIndexValue(static_cast<int>(i)) && strides[i] != 0) return false;
     if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
-    if (!HasVectorAccess(op, strides)) return false;
+    if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides)) return false;
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kFromIndex:
@@ -304,6 +304,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
     zmm_ = false;
     return strategy_fits();
   };
+  PlanTiling();
   if (program_.reduction_loops == 0) {
     vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
     strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
@@ -348,6 +349,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
 }
 
 absl::Status KernelLowering::EmitLoops(size_t level) {
+  if (static_cast<int>(level) == tile_level_) return EmitTiledLoops();
   if (program_.reduction_loops > 0 && static_cast<int>(level) + 1 == program_.output_loops()) {
     int unroll = 1;
     if (strategy_ == Strategy::kColumn) {
@@ -606,7 +608,10 @@ void KernelLowering::PlanVectorLoop() {
   for (size_t id = 0; id < n; ++id) {
     const KOp& op = program_.ops[id];
     const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
-    const bool broadcast = op.kind == KOpKind::kLoad && is_float && strides_[op.a] == 0;
+    // Tiled loops: the loop outside the innermost runs inside the vector
+    // loop, so only positions computed outside both are invariant there.
+    const bool broadcast = op.kind == KOpKind::kLoad && is_float && strides_[op.a] == 0 &&
+                           (tile_level_ < 0 || levels_[op.a] < tile_level_);
     if ((op.kind == KOpKind::kConst || broadcast) && uses[id] > 0 &&
         !IsIndexValue(static_cast<int>(id))) {
       invariant.push_back(static_cast<int>(id));

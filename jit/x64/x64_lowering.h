@@ -75,6 +75,20 @@
 // Float operations use packed instructions in both representations (the
 // scalar one just ignores lanes other than 0), so the two share code.
 //
+// Tiled loops (x64_tiled.cc): a non-reduction program of rank >= 2 with a
+// load or store that jumps a cache line or more per step of the innermost
+// loop but moves by one element per step of the loop outside it (a
+// transpose: an operand or output in another layout than the first output)
+// runs the two innermost loops in blocks: for each block of T iterations of
+// the outer one (T elements fill a cache line), the innermost loop runs
+// over its whole extent and, per inner step, the T outer iterations. Every
+// line the transposed access touches is then used whole while it is in L1,
+// instead of one element per line per pass. Strided accesses of 32- and
+// 64-bit lanes are vectorised there: loads as gathers (AVX2, AVX-512) or
+// lane by lane (SSE4.1), stores as scatters (AVX-512) or lane by lane
+// (SSE4.1, AVX2); other programs run the same tiled order in scalar code.
+// Only the order of iterations changes, and each computes the same bits.
+//
 // Reduction programs (reduction_loops > 0): the innermost output loop runs,
 // per output element, the kPre operations (accumulators initialised in
 // registers), the reduction loops with the kBody operations (accumulator
@@ -358,6 +372,30 @@ class KernelLowering {
                          bool uniform_b, asmjit::x86::Vec* out);
   asmjit::x86::Vec ByteBlend(asmjit::x86::Vec if_false, asmjit::x86::Vec if_true,
                              asmjit::x86::Vec mask);
+
+  // ---- Tiled loops (x64_tiled.cc) ----
+  // Decides tile_level_ and tile_rows_ (see "Tiled loops" above).
+  void PlanTiling();
+  // Whether a load or store that does not move by 0 or 1 element per step
+  // of the innermost loop has vector code here (a gather or scatter).
+  bool StridedAccessVectorizable(const KOp& op,
+                                 const std::vector<std::optional<int64_t>>& strides) const;
+  // The loops from tile_level_ inwards, in blocks (replaces EmitLoops there).
+  absl::Status EmitTiledLoops();
+  // Whether the strided load or store `op` moves its lanes one by one
+  // (no gather: SSE4.1; no scatter: SSE4.1, AVX2) instead of a gather or
+  // scatter instruction.
+  bool UsesLaneMoves(const KOp& op) const;
+  absl::Status EmitGather(int id);
+  absl::Status EmitScatter(int id);
+  // The lanes' element offsets k * stride (dword lanes, loaded before the
+  // tiled loops: live across them, so never the register of a gather's
+  // destination).
+  asmjit::x86::Vec StrideOffsets(int64_t stride);
+  // The outer loop of the tiled pair (-1: not tiled) and its block length.
+  int tile_level_ = -1;
+  int64_t tile_rows_ = 1;
+  absl::flat_hash_map<int64_t, asmjit::x86::Vec> stride_offsets_;
 
   asmjit::x86::Compiler& cc_;
   const KernelProgram& program_;
