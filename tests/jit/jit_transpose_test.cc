@@ -1,7 +1,7 @@
 // Kernels whose operands or outputs disagree in layout (a transpose inside a
 // loop fusion): the tiled loops and their gathers and scatters
 // (jit/x64/x64_tiled.cc), and the index folding that keeps a position split
-// back from a bitcast affine (fusion_emitter.cc, SplitsAt). Every case runs
+// back from a bitcast affine (fusion_emitter.cc, SplitMultiple). Every case runs
 // on each host ISA with 1 and 3 threads against the evaluator, bit for bit
 // (any NaN matching any NaN), on arguments rich in edge values (NaN, -0,
 // infinities, integer extremes).
@@ -214,7 +214,7 @@ TEST_P(TransposeTest, RankThree) {
 // The pattern of mlp_train's weight update as JAX writes it: the transposed
 // gradient is a result in layout {0,1} and feeds `w - 0.1 * g^T` in {1,0}
 // (a bitcast of the gradient, whose positions are split again at the row
-// boundary: SplitsAt folds the division away).
+// boundary: SplitMultiple folds the division away).
 TEST_P(TransposeFloatTest, TransposedResultAndUpdate) {
   const std::string t = GetParam();
   for (Dims d : Sizes()) {
