@@ -60,8 +60,15 @@ class Communicator {
 
   virtual int64_t replica_id() const = 0;
   virtual int64_t replica_count() const = 0;
+  // This end's partition and the partitions of each replica. Groups and
+  // peers below are device ids, replica * partition_count() + partition
+  // (XLA's default device assignment): replica ids when there is one
+  // partition, as for every transport between processes (MPI).
+  virtual int64_t partition_id() const { return 0; }
+  virtual int64_t partition_count() const { return 1; }
+  int64_t device_id() const { return replica_id() * partition_count() + partition_id(); }
 
-  // Every member of `group` (replica ids in group order, this replica among
+  // Every member of `group` (device ids in group order, this device among
   // them) contributes `mine` (the same size on every member); `all`
   // receives group.size() * mine.size() bytes, the members' contributions in
   // group order. A group of one copies `mine`.

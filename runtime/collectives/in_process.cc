@@ -30,14 +30,14 @@ absl::Status InProcessCommunicator::AllGather(const Instruction& site,
   Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(mine.size())}));
   if (!mine.empty()) std::memcpy(value.data().data(), mine.data(), mine.size());
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
-                        rendezvous_->Exchange(site, occurrence, group, replica_id_,
+                        rendezvous_->Exchange(site, occurrence, group, device_id(),
                                               std::move(value)));
   for (size_t m = 0; m < values.size(); ++m) {
     absl::Span<const uint8_t> bytes = values[m].data();
     if (bytes.size() != mine.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          site.name(), ": replica ", group[m], " contributes ", bytes.size(),
-          " bytes where this replica contributes ", mine.size()));
+          site.name(), ": ", rendezvous_->DeviceName(group[m]), " contributes ", bytes.size(),
+          " bytes where this device contributes ", mine.size()));
     }
     if (!bytes.empty()) std::memcpy(all.data() + m * mine.size(), bytes.data(), bytes.size());
   }
@@ -55,7 +55,7 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
     if (out != in && count > 0) std::memmove(out, in, count * width);
     return absl::OkStatus();
   }
-  const int64_t position = std::find(group.begin(), group.end(), replica_id_) - group.begin();
+  const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
   if (position == members) return absl::InternalError("a replica reduces outside its group");
   // Phase 1: every member's (in, out); completing it means every input is
   // ready. Three rendezvous keys per execution of the site.
@@ -64,7 +64,7 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
   addresses.SetBitsLinear(1, reinterpret_cast<uintptr_t>(out));
   XJIT_ASSIGN_OR_RETURN(
       std::vector<Literal> all,
-      rendezvous_->Exchange(site, 3 * occurrence, group, replica_id_, std::move(addresses)));
+      rendezvous_->Exchange(site, 3 * occurrence, group, device_id(), std::move(addresses)));
   std::vector<const void*> inputs(members);
   std::vector<uint8_t*> outputs(members);
   for (int64_t m = 0; m < members; ++m) {
@@ -92,7 +92,7 @@ absl::Status InProcessCommunicator::Send(const Instruction& site, int64_t peer, 
                                          absl::Span<const uint8_t> bytes) {
   Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(bytes.size())}));
   if (!bytes.empty()) std::memcpy(value.data().data(), bytes.data(), bytes.size());
-  absl::Status status = rendezvous_->Post(site, replica_id_, peer, tag, std::move(value));
+  absl::Status status = rendezvous_->Post(site, device_id(), peer, tag, std::move(value));
   if (!status.ok() && status.code() == absl::StatusCode::kInvalidArgument) {
     return absl::InvalidArgumentError(absl::StrCat(site.name(), ": ", status.message()));
   }
@@ -101,10 +101,10 @@ absl::Status InProcessCommunicator::Send(const Instruction& site, int64_t peer, 
 
 absl::Status InProcessCommunicator::Recv(const Instruction& site, int64_t peer, int64_t tag,
                                          absl::Span<uint8_t> bytes) {
-  XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(site, peer, replica_id_, tag));
+  XJIT_ASSIGN_OR_RETURN(Literal value, rendezvous_->Take(site, peer, device_id(), tag));
   absl::Span<const uint8_t> data = value.data();
   if (data.size() != bytes.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(site.name(), ": replica ", peer, " sent ",
+    return absl::InvalidArgumentError(absl::StrCat(site.name(), ": ", rendezvous_->DeviceName(peer), " sent ",
                                                    data.size(), " bytes where ", bytes.size(),
                                                    " are expected"));
   }
