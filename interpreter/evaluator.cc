@@ -214,8 +214,8 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
-      " with more than one replica needs a replicated run (RunModuleReplicated, "
-      "xjit run --backend=interpreter --replicas N)"));
+      " with more than one replica or partition needs a replicated run (RunModuleReplicated, "
+      "xjit run --backend=interpreter [--replicas N])"));
 }
 
 eval::Context Evaluator::Impl::MakeContext() {

@@ -58,8 +58,8 @@ absl::Status CheckSingleParticipant(const Instruction& instruction) {
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       OpcodeName(instruction.opcode()), " ", instruction.name(),
-      " with more than one replica needs a replicated run (xjit run --replicas N, "
-      "xjit_execute_replicated)"));
+      " with more than one replica or partition needs a replicated run (xjit run "
+      "[--replicas N], xjit_execute_replicated)"));
 }
 
 // Gathers every group member's `contribution` (the same shape everywhere).
