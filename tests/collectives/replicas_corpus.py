@@ -6,7 +6,8 @@ partition-id runs with `xjit run M.hlo --random-args --replicas N --out DIR` on
 --backend=interpreter and on --backend=jit, for N in 2 and 4. Where the interpreter succeeds the
 jit must succeed with the same bits in every replica's every result (.npy files compared byte for
 byte), or, for modules whose other operations the jit computes with a different rounding (dot,
-convolution, transcendental functions), results within rtol 1e-4 / atol 1e-5 ('close'); and
+convolution, transcendental functions), results within rtol 1e-4 / atol 1e-5 ('close'; bf16
+results of modules that compute in bf16 within one bf16 ulp, rtol 2^-7); and
 `xjit compile` must report no interpreted collective, host transfer or custom call (other
 interpreted steps are listed as notes: they belong to other operations). Where the interpreter
 fails the jit must fail too (an interpreted collective is then only a note: the oracle cannot run
@@ -56,26 +57,39 @@ def npy(data):
 FLOATS = {'<f2': 'e', '<f4': 'f', '<f8': 'd', '<c8': 'f', '<c16': 'd'}
 
 
-def close(a, b):
-    """Same files, floats each within rtol 1e-4 / atol 1e-5 (NaN where NaN), others equal."""
+def bf16_values(payload):
+    """bf16 bits (.npy '<u2') as floats."""
+    bits = struct.unpack('<%dH' % (len(payload) // 2), payload)
+    return [struct.unpack('<f', struct.pack('<I', v << 16))[0] for v in bits]
+
+
+def close(a, b, bf16=False):
+    """Same files, floats each within rtol 1e-4 / atol 1e-5 (NaN where NaN), others equal.
+    With `bf16` (the module computes in bf16, which travels as '<u2' bits), '<u2' arrays are
+    read as bf16 and may differ by rtol 2^-7 (one bf16 ulp: the jit's bf16 dots round their f32
+    sums once, the evaluator's its double sums)."""
     if a is None or b is None or sorted(a) != sorted(b) or not a:
         return False
     for name in a:
         (dx, sx, px), (dy, sy, py) = npy(a[name]), npy(b[name])
         if dx != dy or sx != sy or len(px) != len(py):
             return False
-        if dx not in FLOATS:
+        if bf16 and dx == '<u2':
+            pairs, rtol = zip(bf16_values(px), bf16_values(py)), 2.0 ** -7
+        elif dx in FLOATS:
+            code = FLOATS[dx]
+            count = len(px) // struct.calcsize(code)
+            pairs, rtol = zip(struct.unpack('<%d%s' % (count, code), px),
+                              struct.unpack('<%d%s' % (count, code), py)), 1e-4
+        else:
             if px != py:
                 return False
             continue
-        code = FLOATS[dx]
-        count = len(px) // struct.calcsize(code)
-        for x, y in zip(struct.unpack('<%d%s' % (count, code), px),
-                        struct.unpack('<%d%s' % (count, code), py)):
+        for x, y in pairs:
             if math.isnan(x) or math.isnan(y):
                 if not (math.isnan(x) and math.isnan(y)):
                     return False
-            elif not (x == y or abs(x - y) <= 1e-5 + 1e-4 * abs(y)):
+            elif not (x == y or abs(x - y) <= 1e-5 + rtol * abs(y)):
                 return False
     return True
 
@@ -90,6 +104,7 @@ def main():
     parser.add_argument('--verbose', action='store_true')
     args = parser.parse_args()
     modules = []
+    bf16_modules = set()
     for d in args.dirs:
         if not os.path.isdir(d):
             continue
@@ -99,8 +114,11 @@ def main():
                     continue
                 path = os.path.join(root, name)
                 with open(path, errors='replace') as f:
-                    if COLLECTIVE.search(f.read()):
+                    text = f.read()
+                    if COLLECTIVE.search(text):
                         modules.append(path)
+                        if 'bf16[' in text:
+                            bf16_modules.add(path)
     if not modules:
         print('no modules with collectives under', args.dirs)
         return 77
@@ -131,7 +149,7 @@ def main():
                     detail = '%s | %s' % (ierr.splitlines()[-1:], jerr.splitlines()[-1:])
                 elif irc == 0 and jrc == 0 and ires == jres and ires:
                     kind, detail = 'same', ''
-                elif irc == 0 and jrc == 0 and close(ires, jres):
+                elif irc == 0 and jrc == 0 and close(ires, jres, path in bf16_modules):
                     kind, detail = 'close', ''
                 else:
                     kind = 'disagree'
