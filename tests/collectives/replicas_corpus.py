@@ -11,8 +11,10 @@ results of modules that compute in bf16 within one bf16 ulp, rtol 2^-7); and
 `xjit compile` must report no interpreted collective, host transfer or custom call (other
 interpreted steps are listed as notes: they belong to other operations). Where the interpreter
 fails the jit must fail too (an interpreted collective is then only a note: the oracle cannot run
-it either, e.g. collective-reduce, or the random offsets that a ragged-all-to-all refuses). Prints
-one line per disagreement and a summary; exits 1 on any disagreement, 77 (skip) when no directory
+it either, e.g. collective-reduce, or the random offsets that a ragged-all-to-all refuses); where
+it times out and the jit succeeds, the run is listed as 'oracle timeout' (unchecked, not a
+disagreement). Modules with num_partitions=P run R x P devices. Prints one line per disagreement
+or oracle timeout and a summary; exits 1 on any disagreement, 77 (skip) when no directory
 exists.
 
   replicas_corpus.py XJIT DIR... [--replicas 2,4] [--timeout S] [--jobs N] [--verbose]
@@ -124,7 +126,7 @@ def main():
         return 77
     def check(path):
         """(counts, lines) for one module."""
-        counts = {'same': 0, 'close': 0, 'both fail': 0, 'disagree': 0}
+        counts = {'same': 0, 'close': 0, 'both fail': 0, 'oracle timeout': 0, 'disagree': 0}
         lines = []
         interpreted = []
         rc, out, err = run([args.xjit, 'compile', path], args.timeout)
@@ -144,7 +146,12 @@ def main():
                     outcome[backend] = (rc, results(d) if rc == 0 else None, err.strip())
                 (irc, ires, ierr), (jrc, jres, jerr) = outcome['interpreter'], outcome['jit']
                 oracle_ran = oracle_ran or irc == 0
-                if irc != 0 and jrc != 0:
+                if irc == 124 and jrc == 0:
+                    # The oracle gave no answer in time: nothing to compare (a 4 x 4 device run
+                    # of a 4096x1024 all-gather takes the evaluator over a minute on a busy
+                    # machine). Listed, not a disagreement.
+                    kind, detail = 'oracle timeout', 'the jit result is unchecked'
+                elif irc != 0 and jrc != 0:
                     kind = 'both fail'
                     detail = '%s | %s' % (ierr.splitlines()[-1:], jerr.splitlines()[-1:])
                 elif irc == 0 and jrc == 0 and ires == jres and ires:
@@ -158,6 +165,8 @@ def main():
                 counts[kind] += 1
                 if kind == 'disagree':
                     lines.append('DISAGREE %s --replicas %d: %s' % (path, n, detail))
+                elif kind == 'oracle timeout':
+                    lines.append('ORACLE TIMEOUT %s --replicas %d: %s' % (path, n, detail))
                 elif args.verbose:
                     lines.append('%s %s --replicas %d %s' % (kind, path, n, detail))
         for mine, line in interpreted:
@@ -168,7 +177,7 @@ def main():
                 lines.append('note: %s %s' % (path, line))
         return counts, lines
 
-    counts = {'same': 0, 'close': 0, 'both fail': 0, 'disagree': 0}
+    counts = {'same': 0, 'close': 0, 'both fail': 0, 'oracle timeout': 0, 'disagree': 0}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for module_counts, lines in pool.map(check, sorted(modules)):
             for key, value in module_counts.items():
