@@ -9,6 +9,7 @@
 #include "interpreter/collectives.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "interpreter/ops_internal.h"
+#include "ir/layout_util.h"
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
 
@@ -501,6 +503,21 @@ absl::StatusOr<Literal> Scatter(const Instruction& instruction, const Literal& r
   return Block(reduced, shape, dim, position);
 }
 
+// Whether every value and a result of `shape` share one plain layout whose
+// major-most dimension is `dim`, with whole bytes per element: then block k
+// along `dim` is the k-th equal run of each buffer's bytes.
+bool ContiguousBlocks(const Shape& shape, int64_t dim, absl::Span<const Literal* const> values) {
+  if (!shape.has_layout() || !shape.layout().IsPlain() || shape.rank() == 0 ||
+      shape.layout().minor_to_major.back() != dim ||
+      ByteSize(shape) != shape.element_count() * ByteWidth(shape.element_type())) {
+    return false;
+  }
+  for (const Literal* value : values) {
+    if (!value->shape().has_layout() || !(value->shape().layout() == shape.layout())) return false;
+  }
+  return true;
+}
+
 // The array all-to-all: block `position` of every participant's operand
 // along `dim`, concatenated along `dim` in group order.
 absl::StatusOr<Literal> ExchangeBlocks(const Instruction& instruction,
@@ -528,6 +545,17 @@ absl::StatusOr<Literal> ExchangeBlocks(const Instruction& instruction,
   }
   const int64_t block = shape.dimensions(dim) / count;
   Literal result(shape);
+  if (ContiguousBlocks(shape, dim, values)) {
+    // Each block is one run of bytes: the dimension is the major-most.
+    const int64_t bytes = static_cast<int64_t>(result.data().size()) / count;
+    for (int64_t source = 0; source < count; ++source) {
+      if (bytes > 0) {
+        std::memcpy(result.data().data() + source * bytes,
+                    values[source]->data().data() + position * bytes, bytes);
+      }
+    }
+    return result;
+  }
   for (int64_t source = 0; source < count; ++source) {
     XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
       if (index[dim] / block != source) return absl::OkStatus();
