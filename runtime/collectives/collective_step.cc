@@ -28,6 +28,9 @@ struct CollectivePlan {
   std::optional<ReductionKind> reduction;
   ElementType type = ElementType::kF32;
   int64_t count = 0;
+  // The array all-to-all whose blocks are byte runs (one plain layout, the
+  // split dimension major-most): Communicator::AllToAll moves them.
+  bool block_exchange = false;
 };
 
 // A group of one: what a plain run's collectives see.
@@ -240,6 +243,16 @@ absl::Status RunCollectiveCall(const void* plan_pointer, void* const* buffers, v
     return communicator->AllReduce(instruction, group, plan.type, *plan.reduction, buffers[0],
                                    buffers[1], plan.count);
   }
+  if (plan.block_exchange) {
+    XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group, Group(*communicator, instruction));
+    const Shape& shape = instruction.shape();
+    const int64_t members = static_cast<int64_t>(group.size());
+    // Otherwise the general path below reports the uneven split.
+    if (shape.dimensions(instruction.attrs().dimensions[0]) % members == 0) {
+      return communicator->AllToAll(instruction, group, buffers[0], buffers[1],
+                                    ByteSize(shape) / members);
+    }
+  }
   std::vector<Literal> operands;
   operands.reserve(operand_count);
   for (int64_t i = 0; i < operand_count; ++i) {
@@ -374,6 +387,16 @@ absl::StatusOr<runtime::LibraryCall> PlanCollectiveCall(const Instruction& instr
       plan->count = shape.element_count();
       call.routine = absl::StrCat(call.routine, " (typed fold)");
     }
+  }
+  const Shape& shape = instruction.shape();
+  if (opcode == Opcode::kAllToAll && instruction.operand_count() == 1 &&
+      instruction.attrs().dimensions.size() == 1 && shape.IsArray() && shape.rank() > 0 &&
+      instruction.operand(0)->shape() == shape && shape.has_layout() &&
+      shape.layout().IsPlain() &&
+      shape.layout().minor_to_major.back() == instruction.attrs().dimensions[0] &&
+      ByteSize(shape) == shape.element_count() * ByteWidth(shape.element_type())) {
+    plan->block_exchange = true;
+    call.routine = absl::StrCat(call.routine, " (blocks)");
   }
   call.context_function = &RunCollectiveCall;
   call.plan = std::move(plan);

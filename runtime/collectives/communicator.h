@@ -82,6 +82,14 @@ class Communicator {
                                  ElementType type, ReductionKind kind, const void* in, void* out,
                                  int64_t count);
 
+  // All-to-all of equal byte blocks: `in` and `out` hold group.size()
+  // blocks of `block` bytes each; block j of member i's `in` becomes block i
+  // of member j's `out` (i, j: positions in the group). `out` may be `in`.
+  // The default gathers every member's `in` through AllGather and picks; a
+  // transport may move only the blocks.
+  virtual absl::Status AllToAll(const Instruction& site, absl::Span<const int64_t> group,
+                                const void* in, void* out, int64_t block);
+
   // Point to point (HLO send/recv between replicas, ragged-all-to-all): a
   // message of bytes from this replica to replica `peer` (this replica
   // itself included). Messages from one replica to another with the same

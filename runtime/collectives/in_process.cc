@@ -88,6 +88,37 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
   return absl::OkStatus();
 }
 
+absl::Status InProcessCommunicator::AllToAll(const Instruction& site,
+                                             absl::Span<const int64_t> group, const void* in,
+                                             void* out, int64_t block) {
+  const int64_t occurrence = occurrences_[&site]++;
+  const int64_t members = static_cast<int64_t>(group.size());
+  if (members == 1) {
+    if (out != in && block > 0) std::memmove(out, in, block);
+    return absl::OkStatus();
+  }
+  const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
+  if (position == members) return absl::InternalError("a device exchanges outside its group");
+  // Phase 1: every member's input address; completing it means every input
+  // is ready. Two rendezvous keys per execution of the site.
+  Literal address(Shape::Array(ElementType::kU64, {1}));
+  address.SetBitsLinear(0, reinterpret_cast<uintptr_t>(in));
+  XJIT_ASSIGN_OR_RETURN(
+      std::vector<Literal> all,
+      rendezvous_->Exchange(site, 2 * occurrence, group, device_id(), std::move(address)));
+  // Phase 2: this member's blocks, read before anyone writes (an output may
+  // be its member's input), then written once every member has read.
+  std::vector<uint8_t> mine(static_cast<size_t>(block * members));
+  for (int64_t m = 0; m < members && block > 0; ++m) {
+    const auto* source = reinterpret_cast<const uint8_t*>(
+        static_cast<uintptr_t>(all[m].GetBitsLinear(0)));
+    std::memcpy(mine.data() + m * block, source + position * block, block);
+  }
+  rendezvous_->Sync(site, 2 * occurrence + 1, group);
+  if (!mine.empty()) std::memcpy(out, mine.data(), mine.size());
+  return absl::OkStatus();
+}
+
 absl::Status InProcessCommunicator::Send(const Instruction& site, int64_t peer, int64_t tag,
                                          absl::Span<const uint8_t> bytes) {
   Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(bytes.size())}));
