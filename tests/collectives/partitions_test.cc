@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,6 +22,7 @@
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
 #include "jit/compile.h"
+#include "runtime/collectives/in_process.h"
 #include "runtime/collectives/replicated_run.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -297,6 +299,68 @@ ENTRY e {
   ROOT y = s32[1] get-tuple-element(w), index=1
 })"), Scalars(3)));
   ExpectInts(runs, {{2}, {3}, {1}});
+}
+
+// The default AllToAll (through AllGather, as a transport without its own
+// gets it) next to the in-process one.
+class GatherOnly : public collectives::Communicator {
+ public:
+  explicit GatherOnly(collectives::InProcessCommunicator* inner) : inner_(inner) {}
+  int64_t replica_id() const override { return inner_->replica_id(); }
+  int64_t replica_count() const override { return inner_->replica_count(); }
+  int64_t partition_id() const override { return inner_->partition_id(); }
+  int64_t partition_count() const override { return inner_->partition_count(); }
+  absl::Status AllGather(const Instruction& site, absl::Span<const int64_t> group,
+                         absl::Span<const uint8_t> mine, absl::Span<uint8_t> all) override {
+    return inner_->AllGather(site, group, mine, all);
+  }
+
+ private:
+  collectives::InProcessCommunicator* inner_;
+};
+
+TEST(Partitions, CommunicatorAllToAllMovesBlocks) {
+  // 2 replicas x 2 partitions; the group is devices {3, 0, 2} (device 1
+  // stays out); member i's block j (bytes 10 * device + j, 3 bytes each)
+  // goes to member j's block i. Device 3 writes over its own input.
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = s32[3] parameter(0)
+  ROOT a = s32[3] all-to-all(x), channel_id=1, dimensions={0}
+})"));
+  const Instruction& site = *module->entry()->root();
+  const std::vector<int64_t> group = {3, 0, 2};
+  const int64_t block = 3;
+  for (bool in_process : {true, false}) {
+    eval::Rendezvous rendezvous(2, 2);
+    std::vector<std::vector<uint8_t>> in(4), out(4, std::vector<uint8_t>(9, 0xff));
+    for (int d = 0; d < 4; ++d) {
+      for (int j = 0; j < 3; ++j) in[d].insert(in[d].end(), block, 10 * d + j);
+    }
+    std::vector<absl::Status> statuses(4);
+    std::vector<std::thread> threads;
+    for (int64_t d : group) {
+      threads.emplace_back([&, d] {
+        collectives::InProcessCommunicator communicator(&rendezvous, d / 2, d % 2);
+        GatherOnly fallback(&communicator);
+        collectives::Communicator& c =
+            in_process ? static_cast<collectives::Communicator&>(communicator) : fallback;
+        void* target = d == 3 ? static_cast<void*>(in[d].data()) : out[d].data();
+        statuses[d] = c.AllToAll(site, group, in[d].data(), target, block);
+        if (d == 3) out[d] = in[d];
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (size_t j = 0; j < group.size(); ++j) {
+      const int64_t d = group[j];
+      EXPECT_TRUE(statuses[d].ok()) << statuses[d];
+      std::vector<uint8_t> expected;
+      for (int64_t sender : group) {
+        expected.insert(expected.end(), block, static_cast<uint8_t>(10 * sender + j));
+      }
+      EXPECT_EQ(out[d], expected) << (in_process ? "in process" : "default") << ", device " << d;
+    }
+  }
 }
 
 // ---- Sharding calls ----
