@@ -437,6 +437,21 @@ absl::Status CheckScaled(const Instruction& instruction, const Shape& operand, c
   return absl::OkStatus();
 }
 
+// Whether every value and a result of `shape` share one plain layout whose
+// major-most dimension is `dim`, with whole bytes per element: then block k
+// along `dim` is the k-th equal run of each buffer's bytes.
+bool ContiguousBlocks(const Shape& shape, int64_t dim, absl::Span<const Literal* const> values) {
+  if (!shape.has_layout() || !shape.layout().IsPlain() || shape.rank() == 0 ||
+      shape.layout().minor_to_major.back() != dim ||
+      ByteSize(shape) != shape.element_count() * ByteWidth(shape.element_type())) {
+    return false;
+  }
+  for (const Literal* value : values) {
+    if (!value->shape().has_layout() || !(value->shape().layout() == shape.layout())) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<Literal> Gather(const Instruction& instruction,
                                absl::Span<const Literal* const> values, const Shape& shape,
                                int64_t dim) {
@@ -456,6 +471,14 @@ absl::StatusOr<Literal> Gather(const Instruction& instruction,
     XJIT_RETURN_IF_ERROR(CheckScaled(instruction, value->shape(), shape, dim, count, false));
   }
   Literal result(shape);
+  if (ContiguousBlocks(shape, dim, values)) {
+    // Along the major-most dimension the pieces are byte runs, in order.
+    const int64_t bytes = static_cast<int64_t>(result.data().size()) / count;
+    for (int64_t i = 0; i < count && bytes > 0; ++i) {
+      std::memcpy(result.data().data() + i * bytes, values[i]->data().data(), bytes);
+    }
+    return result;
+  }
   for (int64_t i = 0; i < count; ++i) {
     const int64_t offset = i * values[i]->shape().dimensions(dim);
     XJIT_RETURN_IF_ERROR(
@@ -501,21 +524,6 @@ absl::StatusOr<Literal> Scatter(const Instruction& instruction, const Literal& r
   }
   XJIT_RETURN_IF_ERROR(CheckScaled(instruction, reduced.shape(), shape, dim, count, true));
   return Block(reduced, shape, dim, position);
-}
-
-// Whether every value and a result of `shape` share one plain layout whose
-// major-most dimension is `dim`, with whole bytes per element: then block k
-// along `dim` is the k-th equal run of each buffer's bytes.
-bool ContiguousBlocks(const Shape& shape, int64_t dim, absl::Span<const Literal* const> values) {
-  if (!shape.has_layout() || !shape.layout().IsPlain() || shape.rank() == 0 ||
-      shape.layout().minor_to_major.back() != dim ||
-      ByteSize(shape) != shape.element_count() * ByteWidth(shape.element_type())) {
-    return false;
-  }
-  for (const Literal* value : values) {
-    if (!value->shape().has_layout() || !(value->shape().layout() == shape.layout())) return false;
-  }
-  return true;
 }
 
 // The array all-to-all: block `position` of every participant's operand
