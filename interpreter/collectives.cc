@@ -9,6 +9,7 @@
 #include "interpreter/collectives.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -16,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "interpreter/ops_internal.h"
+#include "ir/layout_util.h"
+#include "ir/sharding.h"
 #include "ir/status_macros.h"
 
 namespace xjit::eval {
@@ -95,9 +98,9 @@ void Rendezvous::Sync(const Instruction& instruction, int64_t occurrence,
 
 absl::Status Rendezvous::Post(const Instruction& /*site*/, int64_t from, int64_t to, int64_t tag,
                               Literal value) {
-  if (to < 0 || to >= replica_count_) {
+  if (to < 0 || to >= device_count()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a send to replica ", to, " of ", replica_count_));
+        absl::StrCat("a send to device ", to, " of ", device_count()));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failure_.ok()) return failure_;
@@ -116,16 +119,17 @@ absl::Status Rendezvous::Post(const Instruction& /*site*/, int64_t from, int64_t
 
 absl::StatusOr<Literal> Rendezvous::Take(const Instruction& site, int64_t from, int64_t to,
                                          int64_t tag) {
-  if (from < 0 || from >= replica_count_) {
+  if (from < 0 || from >= device_count()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(site.name(), ": a recv from replica ", from, " of ", replica_count_));
+        absl::StrCat(site.name(), ": a recv from device ", from, " of ", device_count()));
   }
   std::unique_lock<std::mutex> lock(mutex_);
   if (!failure_.ok()) return failure_;
   Mailbox& mailbox = mailboxes_[MailboxKey(from, to, tag)];
   if (mailbox.messages.empty()) {
     mailbox.waiting = true;
-    mailbox.waiter = absl::StrCat(site.name(), " on replica ", to, " waits for replica ", from);
+    mailbox.waiter = absl::StrCat(site.name(), " on ", DeviceName(to), " waits for ",
+                                  DeviceName(from));
     ++blocked_;
     CheckDeadlockLocked();
     changed_.wait(lock, [&] { return !mailbox.messages.empty() || !failure_.ok(); });
@@ -141,15 +145,21 @@ void Rendezvous::Finish(int64_t replica, const absl::Status& status) {
   ++finished_;
   if (!status.ok() && failure_.ok()) {
     failure_ = absl::AbortedError(
-        absl::StrCat("replica ", replica, " failed: ", status.message()));
+        absl::StrCat(DeviceName(replica), " failed: ", status.message()));
     changed_.notify_all();
     return;
   }
   CheckDeadlockLocked();
 }
 
+std::string Rendezvous::DeviceName(int64_t device) const {
+  if (partition_count_ == 1) return absl::StrCat("replica ", device);
+  return absl::StrCat("replica ", device / partition_count_, " partition ",
+                      device % partition_count_);
+}
+
 void Rendezvous::CheckDeadlockLocked() {
-  if (!failure_.ok() || blocked_ == 0 || blocked_ + finished_ < replica_count_) return;
+  if (!failure_.ok() || blocked_ == 0 || blocked_ + finished_ < device_count()) return;
   // Every unfinished replica waits; none of the entries can complete.
   std::vector<std::string> waits;
   for (const auto& [key, entry] : entries_) {
@@ -180,8 +190,8 @@ GroupMode CollectiveGroupMode(const Instruction& instruction) {
   switch (instruction.opcode()) {
     case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather:
     case Opcode::kAllGatherStart: case Opcode::kReduceScatter:
-      // kCrossReplicaAndPartition with one partition is cross-replica.
-      return attrs.use_global_device_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplica;
+      return attrs.use_global_device_ids ? GroupMode::kFlattenedId
+                                         : GroupMode::kCrossReplicaAndPartition;
     default:
       return GroupMode::kCrossPartition;
   }
@@ -216,49 +226,102 @@ absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instructi
   return peers;
 }
 
-absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
-                                                      int64_t replica, int64_t replica_count) {
+absl::StatusOr<PermutePeers> PermuteDevices(const Instruction& instruction,
+                                            const DeviceGrid& grid, int64_t replica,
+                                            int64_t partition) {
+  const bool cross_partition = CollectiveGroupMode(instruction) == GroupMode::kCrossPartition;
+  const int64_t id_count = cross_partition ? grid.partitions : grid.replicas;
+  const int64_t self = cross_partition ? partition : replica;
+  XJIT_ASSIGN_OR_RETURN(PermutePeers peers,
+                        CollectivePermutePeers(instruction, id_count, self, cross_partition));
+  auto device = [&](int64_t id) {
+    return cross_partition ? grid.Device(replica, id) : grid.Device(id, partition);
+  };
+  for (int64_t& id : peers.group) id = device(id);  // Monotone: stays sorted.
+  if (peers.source.has_value()) peers.source = device(*peers.source);
+  return peers;
+}
+
+namespace {
+
+absl::string_view IdKind(GroupMode mode) {
+  switch (mode) {
+    case GroupMode::kCrossPartition: return "partition";
+    case GroupMode::kFlattenedId: return "device";
+    default: return "replica";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int64_t>> ParticipantDevices(const Instruction& instruction,
+                                                        const DeviceGrid& grid, int64_t replica,
+                                                        int64_t partition) {
+  const GroupMode mode = CollectiveGroupMode(instruction);
   const std::vector<std::vector<int64_t>>& groups = instruction.attrs().replica_groups;
-  if (CollectiveGroupMode(instruction) == GroupMode::kCrossPartition) {
-    // The ids are partitions of this replica, and there is only partition 0.
+  const absl::string_view kind = IdKind(mode);
+  // The ids of the mode's kind, and this device's id among them.
+  const int64_t id_count = mode == GroupMode::kCrossPartition ? grid.partitions
+                           : mode == GroupMode::kFlattenedId  ? grid.count()
+                                                              : grid.replicas;
+  const int64_t self = mode == GroupMode::kCrossPartition ? partition
+                       : mode == GroupMode::kFlattenedId  ? grid.Device(replica, partition)
+                                                          : replica;
+  std::vector<int64_t> ids;
+  if (groups.empty()) {
+    if (mode == GroupMode::kFlattenedId) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          OpcodeName(instruction.opcode()),
+          " with use_global_device_ids=true needs replica_groups (flattened device ids)"));
+    }
+    for (int64_t i = 0; i < id_count; ++i) ids.push_back(i);
+  } else {
+    std::vector<bool> seen(id_count, false);
+    const std::vector<int64_t>* mine = nullptr;
     for (const std::vector<int64_t>& group : groups) {
       for (int64_t id : group) {
-        if (id != 0) {
+        if (id < 0 || id >= id_count) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "with channel_id= the replica_groups of ", OpcodeName(instruction.opcode()),
-              " name partitions, and partition ", id, " does not exist (one partition)"));
+              "replica_groups name ", kind, " ", id, " but there ",
+              id_count == 1 ? absl::StrCat("is 1 ", kind)
+                            : absl::StrCat("are ", id_count, " ", kind, "s"),
+              mode == GroupMode::kCrossPartition
+                  ? absl::StrCat(" (with channel_id= the groups of ",
+                                 OpcodeName(instruction.opcode()), " name partitions)")
+                  : ""));
         }
+        if (seen[id]) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(kind, " ", id, " appears twice in replica_groups"));
+        }
+        seen[id] = true;
+        if (id == self) mine = &group;
       }
     }
-    return std::vector<int64_t>{replica};
-  }
-  // Replica ids; with one partition a global device id is the replica id.
-  if (groups.empty()) {
-    std::vector<int64_t> all(replica_count);
-    for (int64_t i = 0; i < replica_count; ++i) all[i] = i;
-    return all;
-  }
-  std::vector<bool> seen(replica_count, false);
-  const std::vector<int64_t>* mine = nullptr;
-  for (const std::vector<int64_t>& group : groups) {
-    for (int64_t id : group) {
-      if (id < 0 || id >= replica_count) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "replica_groups name replica ", id, " but there are ", replica_count, " replicas"));
-      }
-      if (seen[id]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("replica ", id, " appears twice in replica_groups"));
-      }
-      seen[id] = true;
-      if (id == replica) mine = &group;
+    if (mine == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kind, " ", self, " is in none of the replica_groups"));
     }
+    ids = *mine;
   }
-  if (mine == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("replica ", replica, " is in none of the replica_groups"));
+  std::vector<int64_t> devices;
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+      for (int64_t r : ids) devices.push_back(grid.Device(r, partition));
+      break;
+    case GroupMode::kCrossPartition:
+      for (int64_t p : ids) devices.push_back(grid.Device(replica, p));
+      break;
+    case GroupMode::kCrossReplicaAndPartition:
+      for (int64_t r : ids) {
+        for (int64_t p = 0; p < grid.partitions; ++p) devices.push_back(grid.Device(r, p));
+      }
+      break;
+    case GroupMode::kFlattenedId:
+      devices = ids;
+      break;
   }
-  return *mine;
+  return devices;
 }
 
 // ---- Results ----
@@ -374,6 +437,21 @@ absl::Status CheckScaled(const Instruction& instruction, const Shape& operand, c
   return absl::OkStatus();
 }
 
+// Whether every value and a result of `shape` share one plain layout whose
+// major-most dimension is `dim`, with whole bytes per element: then block k
+// along `dim` is the k-th equal run of each buffer's bytes.
+bool ContiguousBlocks(const Shape& shape, int64_t dim, absl::Span<const Literal* const> values) {
+  if (!shape.has_layout() || !shape.layout().IsPlain() || shape.rank() == 0 ||
+      shape.layout().minor_to_major.back() != dim ||
+      ByteSize(shape) != shape.element_count() * ByteWidth(shape.element_type())) {
+    return false;
+  }
+  for (const Literal* value : values) {
+    if (!value->shape().has_layout() || !(value->shape().layout() == shape.layout())) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<Literal> Gather(const Instruction& instruction,
                                absl::Span<const Literal* const> values, const Shape& shape,
                                int64_t dim) {
@@ -393,6 +471,14 @@ absl::StatusOr<Literal> Gather(const Instruction& instruction,
     XJIT_RETURN_IF_ERROR(CheckScaled(instruction, value->shape(), shape, dim, count, false));
   }
   Literal result(shape);
+  if (ContiguousBlocks(shape, dim, values)) {
+    // Along the major-most dimension the pieces are byte runs, in order.
+    const int64_t bytes = static_cast<int64_t>(result.data().size()) / count;
+    for (int64_t i = 0; i < count && bytes > 0; ++i) {
+      std::memcpy(result.data().data() + i * bytes, values[i]->data().data(), bytes);
+    }
+    return result;
+  }
   for (int64_t i = 0; i < count; ++i) {
     const int64_t offset = i * values[i]->shape().dimensions(dim);
     XJIT_RETURN_IF_ERROR(
@@ -467,6 +553,17 @@ absl::StatusOr<Literal> ExchangeBlocks(const Instruction& instruction,
   }
   const int64_t block = shape.dimensions(dim) / count;
   Literal result(shape);
+  if (ContiguousBlocks(shape, dim, values)) {
+    // Each block is one run of bytes: the dimension is the major-most.
+    const int64_t bytes = static_cast<int64_t>(result.data().size()) / count;
+    for (int64_t source = 0; source < count; ++source) {
+      if (bytes > 0) {
+        std::memcpy(result.data().data() + source * bytes,
+                    values[source]->data().data() + position * bytes, bytes);
+      }
+    }
+    return result;
+  }
   for (int64_t source = 0; source < count; ++source) {
     XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
       if (index[dim] / block != source) return absl::OkStatus();
@@ -742,6 +839,118 @@ absl::StatusOr<Literal> RaggedAllToAllResult(const Instruction& instruction,
       }
     }
   }
+  return result;
+}
+
+// ---- SPMD sharding calls ----
+
+bool IsShardingCall(absl::string_view target) {
+  return target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+}
+
+namespace {
+
+absl::Status CheckArrays(const Instruction& call, const Shape& a, const Shape& b) {
+  if (!a.IsArray() || !b.IsArray() || a.is_dynamic() || b.is_dynamic()) {
+    return absl::UnimplementedError(absl::StrCat(
+        call.attrs().custom_call_target, " of other than one static array is not supported"));
+  }
+  if (a.element_type() != b.element_type() || a.rank() != b.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(call.attrs().custom_call_target, ": ",
+                                                   a.ToString(false), " and ", b.ToString(false),
+                                                   " differ in type or rank"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<ShardTiling>> ShardingCallTiling(const Instruction& instruction,
+                                                              int64_t partition_count) {
+  const std::string& target = instruction.attrs().custom_call_target;
+  if (instruction.operand_count() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(target, " takes one operand"));
+  }
+  const bool to_shard = target == "SPMDFullToShardShape";
+  const Instruction& holder = to_shard ? *instruction.operand(0) : instruction;
+  const Shape& full = to_shard ? instruction.operand(0)->shape() : instruction.shape();
+  const Shape& shard = to_shard ? instruction.shape() : instruction.operand(0)->shape();
+  XJIT_RETURN_IF_ERROR(CheckArrays(instruction, full, shard));
+  std::optional<std::string> text = ShardingAttribute(holder);
+  if (!text.has_value()) {
+    if (full.SameDimensions(shard)) return std::optional<ShardTiling>();
+    return absl::InvalidArgumentError(absl::StrCat(
+        target, " changes ", instruction.operand(0)->shape().ToString(false), " to ",
+        instruction.shape().ToString(false), " but ", holder.name(),
+        " has no sharding= to cut the tiles by"));
+  }
+  absl::StatusOr<Sharding> sharding = ParseSharding(*text);
+  absl::StatusOr<ShardTiling> tiling =
+      sharding.ok() ? TileArray(*sharding, full.dimensions(), partition_count)
+                    : absl::StatusOr<ShardTiling>(sharding.status());
+  if (!tiling.ok()) {
+    return absl::Status(tiling.status().code(),
+                        absl::StrCat(target, ": the sharding of ", holder.name(), ": ",
+                                     tiling.status().message()));
+  }
+  if (shard.dimensions() != absl::Span<const int64_t>(tiling->tile_shape)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        target, ": the sharding cuts ", full.ToString(false), " into tiles of [",
+        absl::StrJoin(tiling->tile_shape, ","), "], not ", shard.ToString(false)));
+  }
+  return std::optional<ShardTiling>(*std::move(tiling));
+}
+
+absl::StatusOr<Literal> ShardOf(const Instruction& instruction, const Literal& full,
+                                int64_t partition, int64_t partition_count) {
+  const Shape& shape = instruction.shape();
+  XJIT_ASSIGN_OR_RETURN(std::optional<ShardTiling> tiling,
+                        ShardingCallTiling(instruction, partition_count));
+  if (!full.shape().IsArray() || !full.shape().SameDimensions(instruction.operand(0)->shape())) {
+    return absl::InvalidArgumentError("SPMDFullToShardShape: an operand of another shape");
+  }
+  if (!tiling.has_value()) return full.Relayout(shape);
+  const std::vector<int64_t>& tile = tiling->tile_of_partition[partition];
+  Literal result(shape);  // Zeros where the tile reaches past the array.
+  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
+    Index source = index;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      source[d] += tile[d] * tiling->tile_shape[d];
+      if (source[d] >= full.shape().dimensions(d)) return absl::OkStatus();
+    }
+    internal::CopyElement(full, source, result, index);
+    return absl::OkStatus();
+  }));
+  return result;
+}
+
+absl::StatusOr<Literal> FullFromShards(const Instruction& instruction,
+                                       absl::Span<const Literal> shards, int64_t partition,
+                                       int64_t partition_count) {
+  const Shape& shape = instruction.shape();
+  if (static_cast<int64_t>(shards.size()) != partition_count) {
+    return absl::InvalidArgumentError("SPMDShardToFullShape takes one shard per partition");
+  }
+  XJIT_ASSIGN_OR_RETURN(std::optional<ShardTiling> tiling,
+                        ShardingCallTiling(instruction, partition_count));
+  for (const Literal& shard : shards) {
+    if (!shard.shape().IsArray() ||
+        !shard.shape().SameDimensions(instruction.operand(0)->shape())) {
+      return absl::InvalidArgumentError("SPMDShardToFullShape: a shard of another shape");
+    }
+  }
+  if (!tiling.has_value() || tiling->owner.size() == 1) return shards[partition].Relayout(shape);
+  Literal result(shape);
+  XJIT_RETURN_IF_ERROR(internal::ForEachIndex(shape.dimensions(), [&](const Index& index) {
+    Index within = index;
+    int64_t tile = 0;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      tile = tile * tiling->tiles[d] + index[d] / tiling->tile_shape[d];
+      within[d] = index[d] % tiling->tile_shape[d];
+    }
+    internal::CopyElement(shards[tiling->owner[tile]], within, result, index);
+    return absl::OkStatus();
+  }));
   return result;
 }
 

@@ -40,17 +40,24 @@
 #include "interpreter/ops.h"
 #include "ir/instruction.h"
 #include "ir/literal.h"
+#include "ir/sharding.h"
 
 namespace xjit::eval {
 
 // Where a replica's collectives meet the other replicas: the in-process
 // Rendezvous below, or a transport between processes (MPI,
 // runtime/collectives/mpi_communicator.h, through RunModuleAsReplica).
+//
+// Participants are devices: replica r, partition p is device r * P + p (XLA's
+// default device assignment), P the partition count. With one partition a
+// device id is the replica id. Groups, `replica` and the ends of Post/Take
+// below are device ids.
 class ReplicaExchange {
  public:
   virtual ~ReplicaExchange() = default;
   virtual int64_t replica_count() const = 0;
-  // Deposits `value` for `replica` (a member of `group`) under
+  virtual int64_t partition_count() const { return 1; }
+  // Deposits `value` for device `replica` (a member of `group`) under
   // (instruction, occurrence, group) and returns every member's value in
   // group order once all have deposited.
   virtual absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
@@ -73,11 +80,15 @@ class ReplicaExchange {
 
 class Rendezvous : public ReplicaExchange {
  public:
-  explicit Rendezvous(int64_t replica_count) : replica_count_(replica_count) {}
+  // replica_count * partition_count devices meet here.
+  explicit Rendezvous(int64_t replica_count, int64_t partition_count = 1)
+      : replica_count_(replica_count), partition_count_(partition_count) {}
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;
 
   int64_t replica_count() const override { return replica_count_; }
+  int64_t partition_count() const override { return partition_count_; }
+  int64_t device_count() const { return replica_count_ * partition_count_; }
 
   absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
                                                 int64_t occurrence,
@@ -101,9 +112,12 @@ class Rendezvous : public ReplicaExchange {
   absl::StatusOr<Literal> Take(const Instruction& site, int64_t from, int64_t to,
                                int64_t tag) override;
 
-  // Replica `replica` has finished its program (`status` is its outcome).
-  // An error aborts the waiting replicas.
+  // Device `replica` has finished its program (`status` is its outcome).
+  // An error aborts the waiting devices.
   void Finish(int64_t replica, const absl::Status& status);
+
+  // "replica r", or "replica r partition p" when there are partitions.
+  std::string DeviceName(int64_t device) const;
 
  private:
   struct Entry {
@@ -128,6 +142,7 @@ class Rendezvous : public ReplicaExchange {
   void CheckDeadlockLocked();
 
   const int64_t replica_count_;
+  const int64_t partition_count_;
   std::mutex mutex_;
   std::condition_variable changed_;
   absl::flat_hash_map<Key, std::shared_ptr<Entry>> entries_;
@@ -137,20 +152,37 @@ class Rendezvous : public ReplicaExchange {
   absl::Status failure_;  // Set once: every later or waiting Exchange fails.
 };
 
-// How the ids of replica_groups= are read (XLA's CollectiveOpGroupMode):
-// without channel_id they are replica ids; with channel_id, ops that have a
-// use_global_device_ids field (all-reduce, all-gather, reduce-scatter) read
-// them as replica ids (false) or global device ids (true); the others
-// (all-to-all, collective-permute, collective-broadcast) read them as
-// partition ids within the replica.
-enum class GroupMode { kCrossReplica, kCrossPartition, kFlattenedId };
+// How the ids of replica_groups= are read (XLA's CollectiveOpGroupMode,
+// service/collective_ops_utils): without channel_id they are replica ids
+// (kCrossReplica: the group's replicas, each at this device's partition).
+// With channel_id, ops that have a use_global_device_ids field (all-reduce,
+// all-gather, reduce-scatter) read them as replica ids whose every partition
+// takes part (false: kCrossReplicaAndPartition, the members ordered replica
+// by replica, partitions within) or as flattened device ids r * P + p
+// (true: kFlattenedId); the others (all-to-all, collective-permute,
+// collective-broadcast, ragged-all-to-all) read them as partition ids of
+// this device's replica (kCrossPartition).
+enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
 GroupMode CollectiveGroupMode(const Instruction& instruction);
 
-// The participants of `replica`'s group, in group order, for a collective
-// with these replica_groups= (empty: everyone in id order) among
-// `replica_count` replicas of a single-partition program.
-absl::StatusOr<std::vector<int64_t>> ParticipantGroup(const Instruction& instruction,
-                                                      int64_t replica, int64_t replica_count);
+// The devices of a run: `replicas` x `partitions`, device r * partitions + p.
+struct DeviceGrid {
+  int64_t replicas = 1;
+  int64_t partitions = 1;
+  int64_t count() const { return replicas * partitions; }
+  int64_t Device(int64_t replica, int64_t partition) const {
+    return replica * partitions + partition;
+  }
+};
+
+// The participants (device ids, in group order) of the collective
+// `instruction` on device (replica, partition) of `grid`, per its
+// replica_groups= (empty: every id of the mode's kind, in order) and group
+// mode. Ids outside the grid, an id listed twice and a device in no group
+// are InvalidArgument; so are empty groups in kFlattenedId mode (as in XLA).
+absl::StatusOr<std::vector<int64_t>> ParticipantDevices(const Instruction& instruction,
+                                                        const DeviceGrid& grid, int64_t replica,
+                                                        int64_t partition);
 
 // collective-permute's pairs, checked (every id below `id_count`, no id
 // targeted twice), as seen from participant `self`: the ids that take part,
@@ -163,6 +195,13 @@ struct PermutePeers {
 absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instruction,
                                                     int64_t id_count, int64_t self,
                                                     bool cross_partition);
+
+// The same in devices, for device (replica, partition) of `grid`: with
+// channel_id= the pairs name partitions of this replica, without it
+// replicas at this partition. `group` (sorted) and `source` are device ids.
+absl::StatusOr<PermutePeers> PermuteDevices(const Instruction& instruction,
+                                            const DeviceGrid& grid, int64_t replica,
+                                            int64_t partition);
 
 // send/recv between replicas (XLA marks them with the frontend attribute
 // _xla_send_recv_source_target_pairs) rather than with the host.
@@ -221,6 +260,38 @@ absl::StatusOr<Literal> ReduceScatterResult(const Instruction& instruction,
 absl::StatusOr<Literal> AllToAllResult(const Instruction& instruction,
                                        absl::Span<const Literal> contributions, int64_t position,
                                        const Shape& shape);
+
+// The SPMD custom calls (docs/replicas.md, "SPMD partitions"), whose
+// shardings are read by ir/sharding.h. Unregistered, both backends give
+// them these meanings.
+bool IsShardingCall(absl::string_view target);  // SPMDFullToShardShape / ...ToFullShape
+
+// The tiling a sharding call works by, checked against its shapes: for
+// SPMDFullToShardShape its operand's sharding over the operand's shape, for
+// SPMDShardToFullShape its own over its result's, the other shape being a
+// tile's. nullopt: no sharding= where one is needed, and the shapes agree
+// (the call returns its operand); InvalidArgument when they do not.
+absl::StatusOr<std::optional<ShardTiling>> ShardingCallTiling(const Instruction& instruction,
+                                                              int64_t partition_count);
+
+// SPMDFullToShardShape on partition `partition` of `partition_count`: the
+// tile of `full` (the global array) that the sharding= of the call's operand
+// assigns to that partition, in the call's shape; elements past the array's
+// end (uneven tiles) are zeros, as XLA's partitioner pads them. An operand
+// without sharding= passes through when the shapes agree.
+absl::StatusOr<Literal> ShardOf(const Instruction& instruction, const Literal& full,
+                                int64_t partition, int64_t partition_count);
+
+// SPMDShardToFullShape on partition `partition`: the full array (the
+// call's shape) assembled from `shards`, every partition's operand in
+// partition order, by the call's own sharding=: element i comes from the
+// shard of the partition that owns i's tile (the first of the copies where
+// subgroup dimensions replicate it). A sharding of one tile (replicated,
+// manual, maximal) returns this partition's own operand, as XLA's
+// partitioner does (it copies the operand; no data moves).
+absl::StatusOr<Literal> FullFromShards(const Instruction& instruction,
+                                       absl::Span<const Literal> shards, int64_t partition,
+                                       int64_t partition_count);
 
 }  // namespace xjit::eval
 

@@ -97,9 +97,10 @@ bool IsCollective(Opcode opcode) {
 
 // Custom-call targets that XLA's own pipelines emit as annotations: they
 // return their (single) operand unchanged.
+// (SPMDFullToShardShape and SPMDShardToFullShape cut and assemble tiles:
+// eval::ShardOf, eval::FullFromShards.)
 bool IsIdentityCustomCall(absl::string_view target) {
-  return target == "Sharding" || target == "SPMDFullToShardShape" ||
-         target == "SPMDShardToFullShape" || target == "MoveToHost" || target == "MoveToDevice" ||
+  return target == "Sharding" || target == "MoveToHost" || target == "MoveToDevice" ||
          target == "LayoutConstraint" || target == "annotate_device_placement";
 }
 
@@ -122,10 +123,11 @@ class Evaluator::Impl {
 
   const EvaluatorOptions& options() const { return options_; }
 
-  // Makes this evaluator replica `replica_id` of a replicated run whose
-  // collectives meet in `rendezvous`.
-  void JoinReplicas(int64_t replica_id, eval::ReplicaExchange* rendezvous) {
+  // Makes this evaluator replica `replica_id`, partition `partition_id` of
+  // a replicated run whose collectives meet in `rendezvous`.
+  void JoinReplicas(int64_t replica_id, int64_t partition_id, eval::ReplicaExchange* rendezvous) {
     replica_id_ = replica_id;
+    partition_id_ = partition_id;
     rendezvous_ = rendezvous;
   }
 
@@ -151,6 +153,13 @@ class Evaluator::Impl {
                                                    Operands operands);
   absl::StatusOr<Literal> EvalReplicatedPermute(const Instruction& instruction,
                                                 Operands operands);
+  absl::StatusOr<Literal> EvalShardingCall(const Instruction& instruction, Operands operands);
+  // The run's devices (one in a plain run) and this evaluator's device id.
+  eval::DeviceGrid Grid() const {
+    if (rendezvous_ == nullptr) return eval::DeviceGrid{1, 1};
+    return eval::DeviceGrid{rendezvous_->replica_count(), rendezvous_->partition_count()};
+  }
+  int64_t device_id() const { return Grid().Device(replica_id_, partition_id_); }
   // The values of every member of `group` (this replica's included) at this
   // execution of `instruction`.
   absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
@@ -165,9 +174,11 @@ class Evaluator::Impl {
   // The module's own replica and partition counts (1 outside RunModule).
   int64_t module_replica_count_ = 1;
   int64_t module_partition_count_ = 1;
-  // Replicated runs: this replica's id, the shared rendezvous (null in a
-  // plain run) and how often each collective has run on this replica.
+  // Replicated runs: this device's replica and partition, the shared
+  // rendezvous (null in a plain run) and how often each collective has run
+  // on this device.
   int64_t replica_id_ = 0;
+  int64_t partition_id_ = 0;
   eval::ReplicaExchange* rendezvous_ = nullptr;
   absl::flat_hash_map<const Instruction*, int64_t> occurrences_;
 };
@@ -176,6 +187,16 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
   const Opcode opcode = instruction.opcode();
   const bool transfer = (opcode == Opcode::kSend || opcode == Opcode::kRecv) &&
                         IsCrossReplicaTransfer(instruction);
+  const bool sharding_call = opcode == Opcode::kCustomCall &&
+                             eval::IsShardingCall(instruction.attrs().custom_call_target);
+  if (sharding_call) {
+    // A tile or the whole array of a partition other than the only one.
+    if (rendezvous_ != nullptr || module_partition_count_ <= 1) return absl::OkStatus();
+    return absl::UnimplementedError(absl::StrCat(
+        "evaluator: ", instruction.attrs().custom_call_target, " ", instruction.name(),
+        " of a module with num_partitions=", module_partition_count_,
+        " needs a run of every partition (xjit run; RunModuleReplicated)"));
+  }
   if (!IsCollective(opcode) && !transfer) return absl::OkStatus();
   if (rendezvous_ != nullptr) {
     if (opcode == Opcode::kCollectiveReduce) {
@@ -193,8 +214,8 @@ absl::Status Evaluator::Impl::CheckSingleParticipant(const Instruction& instruct
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "evaluator: ", OpcodeName(opcode), " ", instruction.name(),
-      " with more than one replica needs a replicated run (RunModuleReplicated, "
-      "xjit run --backend=interpreter --replicas N)"));
+      " with more than one replica or partition needs a replicated run (RunModuleReplicated, "
+      "xjit run --backend=interpreter [--replicas N])"));
 }
 
 eval::Context Evaluator::Impl::MakeContext() {
@@ -421,10 +442,11 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalInstruction(const Instruction& inst
     case Opcode::kAfterAll:
       return Literal(Shape::Token());
     case Opcode::kReplicaId: case Opcode::kPartitionId: {
-      Literal result(instruction.shape());  // Partition 0.
-      if (opcode == Opcode::kReplicaId && result.shape().IsArray() &&
-          result.element_count() == 1) {
-        result.SetBitsLinear(0, static_cast<uint64_t>(replica_id_));
+      Literal result(instruction.shape());
+      if (result.shape().IsArray() && result.element_count() == 1) {
+        result.SetBitsLinear(0, static_cast<uint64_t>(opcode == Opcode::kReplicaId
+                                                          ? replica_id_
+                                                          : partition_id_));
       }
       return result;
     }
@@ -632,6 +654,7 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
       options_.custom_calls != nullptr ? *options_.custom_calls : CustomCallRegistry::Global();
   CustomCallFunction function = registry.Find(target);
   if (function == nullptr) {
+    if (eval::IsShardingCall(target)) return EvalShardingCall(instruction, operands);
     if (IsIdentityCustomCall(target) && operands.size() == 1) {
       return Conform(*operands[0], instruction.shape());
     }
@@ -726,6 +749,11 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalHostTransfer(const Instruction& ins
       (instruction.opcode() == Opcode::kSend || instruction.opcode() == Opcode::kRecv)) {
     // Between replicas (eval::CrossReplicaPeers): a send posts its operand
     // to each target and never waits; a recv waits for its source's.
+    if (rendezvous_->partition_count() > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "evaluator: ", OpcodeName(instruction.opcode()),
+          " between replicas of a module with num_partitions > 1 is not supported yet"));
+    }
     XJIT_ASSIGN_OR_RETURN(
         eval::SendRecvPeers peers,
         eval::CrossReplicaPeers(instruction, rendezvous_->replica_count(), replica_id_));
@@ -915,7 +943,7 @@ absl::StatusOr<std::vector<Literal>> Evaluator::Impl::Exchange(const Instruction
     values.push_back(std::move(value));
     return values;
   }
-  return rendezvous_->Exchange(instruction, occurrence, group, replica_id_, std::move(value));
+  return rendezvous_->Exchange(instruction, occurrence, group, device_id(), std::move(value));
 }
 
 absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruction& instruction,
@@ -937,10 +965,8 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruct
     contribution = Literal::MakeTuple(std::move(elements));
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group,
-                        eval::ParticipantGroup(instruction, replica_id_,
-                                               rendezvous_->replica_count()));
-  const int64_t position =
-      std::find(group.begin(), group.end(), replica_id_) - group.begin();
+                        eval::ParticipantDevices(instruction, Grid(), replica_id_, partition_id_));
+  const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
   const Shape& shape = instruction.shape();
   const eval::Context context = MakeContext();
   Literal own = contribution;
@@ -1000,21 +1026,13 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction
     return absl::InvalidArgumentError("collective-permute-start has a tuple result");
   }
   const Shape& result_shape = start ? shape.tuple_shapes(1) : shape;
-  // With channel_id= the pairs name partitions; there is only partition 0.
-  const bool cross_partition =
-      eval::CollectiveGroupMode(instruction) == eval::GroupMode::kCrossPartition;
-  const int64_t id_count = cross_partition ? 1 : rendezvous_->replica_count();
-  const int64_t self = cross_partition ? 0 : replica_id_;
+  // With channel_id= the pairs name partitions, without it replicas.
   XJIT_ASSIGN_OR_RETURN(eval::PermutePeers peers,
-                        eval::CollectivePermutePeers(instruction, id_count, self, cross_partition));
+                        eval::PermuteDevices(instruction, Grid(), replica_id_, partition_id_));
   const std::vector<int64_t>& group = peers.group;
   const std::optional<int64_t>& source = peers.source;
   Literal result(result_shape);
-  if (cross_partition) {
-    if (source.has_value()) {
-      XJIT_ASSIGN_OR_RETURN(result, Conform(contribution, result_shape));
-    }
-  } else if (std::find(group.begin(), group.end(), self) != group.end()) {
+  if (std::find(group.begin(), group.end(), device_id()) != group.end()) {
     XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values, Exchange(instruction, group, contribution));
     if (source.has_value()) {
       const int64_t i = std::find(group.begin(), group.end(), *source) - group.begin();
@@ -1028,6 +1046,32 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedPermute(const Instruction
   elements.push_back(std::move(result));
   for (int64_t i = 2; i < shape.tuple_size(); ++i) elements.emplace_back(shape.tuple_shapes(i));
   return Literal::MakeTuple(std::move(elements));
+}
+
+absl::StatusOr<Literal> Evaluator::Impl::EvalShardingCall(const Instruction& instruction,
+                                                          Operands operands) {
+  XJIT_RETURN_IF_ERROR(CheckSingleParticipant(instruction));
+  if (operands.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(instruction.attrs().custom_call_target, " takes one operand"));
+  }
+  const int64_t partitions = Grid().partitions;
+  if (instruction.attrs().custom_call_target == "SPMDFullToShardShape") {
+    return eval::ShardOf(instruction, *operands[0], partition_id_, partitions);
+  }
+  // One tile (or no sharding): this partition's own operand, no exchange.
+  XJIT_ASSIGN_OR_RETURN(std::optional<ShardTiling> tiling,
+                        eval::ShardingCallTiling(instruction, partitions));
+  if (!tiling.has_value() || tiling->owner.size() == 1) {
+    return Conform(*operands[0], instruction.shape());
+  }
+  // Every partition's shard, in partition order: the partitions of this
+  // replica exchange them.
+  std::vector<int64_t> group;
+  for (int64_t p = 0; p < partitions; ++p) group.push_back(Grid().Device(replica_id_, p));
+  XJIT_ASSIGN_OR_RETURN(std::vector<Literal> shards,
+                        Exchange(instruction, group, *operands[0]));
+  return eval::FullFromShards(instruction, shards, partition_id_, partitions);
 }
 
 absl::StatusOr<Literal> Evaluator::Impl::EvalAsync(const Instruction& instruction,
@@ -1138,24 +1182,31 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
     const EvaluatorOptions& options) {
   const int64_t count = static_cast<int64_t>(arguments.size());
   if (count < 1) return absl::InvalidArgumentError("a replicated run needs at least one replica");
-  if (module.num_partitions() > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "evaluator: the module has num_partitions=", module.num_partitions(),
-        "; replicated runs support one partition"));
+  const int64_t partitions =
+      options.partition_count > 0 ? options.partition_count : module.num_partitions();
+  if (partitions < 1 || (module.num_partitions() > 1 && module.num_partitions() != partitions)) {
+    return absl::InvalidArgumentError(absl::StrCat("the module has num_partitions=",
+                                                   module.num_partitions(), " but runs on ",
+                                                   partitions, " partitions"));
   }
-  if (module.replica_count() > 1 && module.replica_count() != count) {
+  if (count % partitions != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        count, " argument lists for ", partitions, " partitions (one per device is needed)"));
+  }
+  const int64_t replicas = count / partitions;
+  if (module.replica_count() > 1 && module.replica_count() != replicas) {
     return absl::InvalidArgumentError(absl::StrCat("the module has replica_count=",
                                                    module.replica_count(), " but runs on ",
-                                                   count, " replicas"));
+                                                   replicas, " replicas"));
   }
-  eval::Rendezvous rendezvous(count);
+  eval::Rendezvous rendezvous(replicas, partitions);
   EvaluatorOptions replica_options = options;
-  replica_options.replica_count = count;
+  replica_options.replica_count = replicas;
   std::vector<std::unique_ptr<Evaluator>> evaluators;
   std::vector<std::optional<absl::StatusOr<Literal>>> results(count);
-  for (int64_t r = 0; r < count; ++r) {
+  for (int64_t d = 0; d < count; ++d) {
     evaluators.push_back(std::make_unique<Evaluator>(replica_options));
-    evaluators.back()->impl_->JoinReplicas(r, &rendezvous);
+    evaluators.back()->impl_->JoinReplicas(d / partitions, d % partitions, &rendezvous);
   }
   auto run = [&](int64_t r) {
     absl::StatusOr<Literal> result = evaluators[r]->impl_->RunModule(module, arguments[r]);
@@ -1174,8 +1225,8 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
         threads.emplace_back(run, r);
       } catch (const std::system_error& error) {
         const absl::Status status = absl::ResourceExhaustedError(
-            absl::StrCat("cannot start a thread for replica ", r, " of ", count, ": ",
-                         error.what()));
+            absl::StrCat("cannot start a thread for ", rendezvous.DeviceName(r), " of ", count,
+                         " devices: ", error.what()));
         for (int64_t k = r; k < count; ++k) {
           rendezvous.Finish(k, status);
           results[k] = status;
@@ -1198,7 +1249,8 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
   }
   if (failed.has_value()) {
     const absl::Status& status = results[*failed]->status();
-    return absl::Status(status.code(), absl::StrCat("replica ", *failed, ": ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(rendezvous.DeviceName(*failed), ": ",
+                                                    status.message()));
   }
   std::vector<Literal> values;
   for (int64_t r = 0; r < count; ++r) values.push_back(*std::move(*results[r]));
@@ -1227,7 +1279,7 @@ absl::StatusOr<Literal> RunModuleAsReplica(const Module& module,
   EvaluatorOptions replica_options = options;
   replica_options.replica_count = count;
   Evaluator evaluator(replica_options);
-  evaluator.impl_->JoinReplicas(replica_id, &exchange);
+  evaluator.impl_->JoinReplicas(replica_id, 0, &exchange);
   if (NeedsLargeStack(module) && !OnLargeStack()) {
     absl::StatusOr<Literal> result = absl::InternalError("not evaluated");
     XJIT_RETURN_IF_ERROR(

@@ -91,6 +91,9 @@ struct EvaluatorOptions {
   // Number of replicas the program runs on. An Evaluator runs replica 0 alone,
   // so its collectives need replica_count == 1; RunModuleReplicated sets it.
   int64_t replica_count = 1;
+  // Partitions of each replica in RunModuleReplicated; 0: the module's
+  // num_partitions.
+  int64_t partition_count = 0;
   // Seed of the generator behind `rng` (RngUniform / RngNormal) and
   // rng-get-and-update-state. The same seed gives the same values.
   uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
@@ -110,37 +113,40 @@ struct EvaluatorOptions {
   int64_t max_while_iterations = -1;
 };
 
-// Runs `module` on arguments.size() in-process replicas, one thread and one
-// Evaluator each (replica r gets arguments[r] and replica-id r), and returns
-// each replica's result, in replica order. Collectives meet in lockstep: the
-// k-th execution of a collective on one replica meets the k-th execution on
-// the other members of its group (loops and calls included). Semantics
-// (single partition, num_partitions = 1; XLA's group modes):
-//   - replica_groups={} is every replica in id order; otherwise each
-//     replica's group is the one that lists it, in the listed order. Without
-//     channel_id=, and with channel_id= on all-reduce, all-gather and
-//     reduce-scatter (use_global_device_ids true or false), the ids are
-//     replica ids. With channel_id=, all-to-all, collective-permute and
-//     collective-broadcast are cross-partition: their ids name partitions of
-//     the one partition, so each replica is its own group.
+// Runs `module` on arguments.size() in-process devices: R replicas of P
+// partitions (P = options.partition_count, or the module's num_partitions),
+// device d = r * P + p (XLA's default device assignment), one thread and one
+// Evaluator each. Device d gets arguments[d], replica-id r and partition-id
+// p; the results come back in device order. Collectives meet in lockstep:
+// the k-th execution of a collective on one device meets the k-th execution
+// on the other members of its group (loops and calls included). Semantics
+// (XLA's group modes, interpreter/collectives.h):
+//   - replica_groups={} is every id of the mode's kind in order; otherwise
+//     each device's group is the one that lists it, in the listed order.
+//     Without channel_id= the ids are replicas (at the device's partition);
+//     with it, all-reduce, all-gather and reduce-scatter read them as
+//     replicas with all their partitions (use_global_device_ids=false) or
+//     as flattened device ids (true), and all-to-all, collective-permute
+//     and collective-broadcast as partitions of the device's replica.
 //   - all-reduce (any reducer, tuples element by element) folds the group's
 //     values in group order; all-gather concatenates them along dimensions=;
 //     reduce-scatter gives group member i block i of the reduction;
 //     all-to-all (dimensions={d}) splits the operand along d into one block
 //     per member, sends block i to member i and concatenates what it receives
 //     along d in group order; the tuple form (no dimensions=) gives result j
-//     = member j's operand at this replica's position; collective-broadcast
+//     = member j's operand at this device's position; collective-broadcast
 //     gives everyone the group's first member's value; collective-permute
-//     gives a replica its source's operand, or zeros when no pair targets it.
+//     gives a device its source's operand, or zeros when no pair targets it.
 //   - The -start forms compute at the start; -done passes the result on.
-//   - replica-id is r, partition-id 0.
-// Each replica's evaluator has `options` with replica_count = the number of
-// replicas (same rng seed, shared `queues` when given). The module's
-// replica_count must be 1 or that number and num_partitions 1. An error on
-// any replica fails the run (the first failing replica's error, prefixed
-// "replica r: "); replicas that disagree on the collectives they reach fail
-// with FailedPrecondition instead of hanging. Send/recv between replicas,
-// ragged-all-to-all and collective-reduce are Unimplemented.
+//   - SPMDFullToShardShape / SPMDShardToFullShape cut and assemble tiles by
+//     their shardings (eval::ShardOf, eval::FullFromShards).
+// Each device's evaluator has `options` with replica_count = R (same rng
+// seed, shared `queues` when given). The module's replica_count must be 1 or
+// R and its num_partitions 1 or P. An error on any device fails the run (the
+// first failing device's error, prefixed "replica r: ", or "replica r
+// partition p: " with partitions); devices that disagree on the collectives
+// they reach fail with FailedPrecondition instead of hanging. Send/recv
+// between replicas with P > 1 and collective-reduce are Unimplemented.
 absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
     const Module& module, absl::Span<const std::vector<Literal>> arguments,
     const EvaluatorOptions& options = {});

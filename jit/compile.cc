@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "interpreter/collectives.h"
 #include "ir/hlo_text/printer.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
@@ -52,6 +53,19 @@ namespace {
 
 using runtime::BufferSlot;
 using xjit::BufferPlan;
+
+// Whether an annotation custom call returns its operand: any but the SPMD
+// sharding calls, and those when their sharding cuts one tile (or is
+// absent); expand-sharding-calls has rewritten the others, which reach the
+// evaluator only when that pass is off.
+bool CutsOneTile(const Instruction& instruction) {
+  if (!eval::IsShardingCall(instruction.attrs().custom_call_target)) return true;
+  const Module* module =
+      instruction.parent() != nullptr ? instruction.parent()->parent() : nullptr;
+  absl::StatusOr<std::optional<ShardTiling>> tiling =
+      eval::ShardingCallTiling(instruction, module != nullptr ? module->num_partitions() : 1);
+  return tiling.ok() && (!tiling->has_value() || (*tiling)->owner.size() == 1);
+}
 
 int64_t AlignUp(int64_t n) {
   return (n + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
@@ -525,7 +539,8 @@ class ExecutableBuilder {
     if (IsAnnotationCustomCall(target) && instruction.operand_count() == 1 &&
         FfiRegistry::Global().Find(target) == nullptr &&
         CustomCallRegistry::Global().Find(target) == nullptr &&
-        instruction.operand(0)->shape() == instruction.shape()) {
+        instruction.operand(0)->shape() == instruction.shape() &&
+        CutsOneTile(instruction)) {
       XJIT_ASSIGN_OR_RETURN(std::vector<int> leaves, LeafSlots(*instruction.operand(0)));
       if (leaves.size() != outputs.size()) return absl::InternalError("annotation leaves");
       for (size_t k = 0; k < leaves.size(); ++k) {

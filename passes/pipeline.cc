@@ -21,6 +21,7 @@
 #include "passes/dce.h"
 #include "passes/cse.h"
 #include "passes/expand_batch_norm.h"
+#include "passes/expand_sharding_calls.h"
 #include "passes/expand_topk.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
@@ -52,6 +53,7 @@ absl::Status RunPasses(PassRunner& run) {
   XJIT_RETURN_IF_ERROR(run.Run(Canonicalize()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandBatchNorm()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandTopK()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(ExpandShardingCalls()).status());
   XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
   XJIT_RETURN_IF_ERROR(run.Run(FoldConstants()).status());
   XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
@@ -72,6 +74,7 @@ const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactori
       {"canonicalize", [] { return std::make_unique<Canonicalize>(); }},
       {"expand-batch-norm", [] { return std::make_unique<ExpandBatchNorm>(); }},
       {"expand-topk", [] { return std::make_unique<ExpandTopK>(); }},
+      {"expand-sharding-calls", [] { return std::make_unique<ExpandShardingCalls>(); }},
       {"simplify-algebra", [] { return std::make_unique<SimplifyAlgebra>(); }},
       {"fold-constants", [] { return std::make_unique<FoldConstants>(); }},
       {"cse", [] { return std::make_unique<EliminateCommonSubexpressions>(); }},

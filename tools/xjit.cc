@@ -86,6 +86,11 @@ constexpr char kUsage[] =
                                   after a `replica R:` line (--out: DIR/replica_R/).
                                   Under mpirun -np N: rank R runs replica R, collectives
                                   go over MPI (docs/mpi.md)
+      --partitions P              run P partitions of each replica (default: the
+                                  module's num_partitions); with P > 1 each of the
+                                  R x P devices gets the same arguments and prints
+                                  after a `replica R partition P:` line
+                                  (--out: DIR/replica_R/partition_P/); docs/replicas.md
       --collective-timeout S      under mpirun: a collective that waits more than S
                                   seconds for the other ranks fails the job
       --random-args               fill parameters without a file with random values
@@ -189,6 +194,7 @@ struct RunOptions {
   int64_t repeat = 1;
   int64_t threads = 0;  // 0: the backend's default
   int64_t replicas = 1;
+  int64_t partitions = 0;  // 0: the module's num_partitions
   bool random_args = false;
   std::optional<uint64_t> seed;
   jit::Isa isa = jit::Isa::kAuto;
@@ -205,7 +211,7 @@ struct RunOptions {
 constexpr int64_t kMaxReplicas = 1024;
 
 constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "threads",
-                                           "replicas", "seed",       "random-args", "isa",
+                                           "replicas", "partitions", "seed", "random-args", "isa",
                                            "passes",  "disable-passes", "max-while-iterations",
                                            "collective-timeout", "max-constant-bytes"};
 constexpr absl::string_view kCompileFlags[] = {"dump",   "asm",           "isa",
@@ -294,21 +300,22 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
       if (dir.empty()) return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a directory"));
       (name == "out" ? options.out_dir : options.dump_dir) = dir;
     } else if (name == "repeat" || name == "threads" || name == "replicas" ||
-               name == "iterations") {
+               name == "partitions" || name == "iterations") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       XJIT_ASSIGN_OR_RETURN(int64_t v, PositiveInt(name, text));
       if (name == "threads" && v > 4096) {
         return absl::InvalidArgumentError(absl::StrCat("--threads ", v, " is too many"));
       }
       // Each replica is a thread with its own copy of every value.
-      if (name == "replicas" && v > kMaxReplicas) {
+      if ((name == "replicas" || name == "partitions") && v > kMaxReplicas) {
         return absl::InvalidArgumentError(
-            absl::StrCat("--replicas ", v, " is too many (at most ", kMaxReplicas, ")"));
+            absl::StrCat("--", name, " ", v, " is too many (at most ", kMaxReplicas, ")"));
       }
-      (name == "repeat"    ? options.repeat
-       : name == "threads" ? options.threads
-       : name == "replicas" ? options.replicas
-                            : options.iterations) = v;
+      (name == "repeat"       ? options.repeat
+       : name == "threads"    ? options.threads
+       : name == "replicas"   ? options.replicas
+       : name == "partitions" ? options.partitions
+                              : options.iterations) = v;
     } else if (name == "max-while-iterations") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       int64_t v = 0;
@@ -660,18 +667,23 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileModule(
   return executable;
 }
 
-// `xjit run --replicas N`: every replica gets the same arguments; each
-// replica's result prints after a `replica R:` line, and with --out goes to
-// DIR/replica_R/ as the single-replica results go to DIR/. The interpreter
-// runs RunModuleReplicated, the jit one compiled executable on N threads
-// (runtime/collectives/replicated_run.h).
+// `xjit run --replicas R [--partitions P]`: every device (replica r,
+// partition p; device r * P + p) gets the same arguments. With one
+// partition each replica's result prints after a `replica R:` line, and with
+// --out goes to DIR/replica_R/ as the single-replica results go to DIR/;
+// with partitions every device's prints after `replica R partition P:` and
+// goes to DIR/replica_R/partition_P/ (each device returns its own result, as
+// in XLA). The interpreter runs RunModuleReplicated, the jit one compiled
+// executable on R x P threads (runtime/collectives/replicated_run.h).
 absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arguments,
-                           const RunOptions& options) {
-  const std::vector<std::vector<Literal>> per_replica(options.replicas, arguments);
+                           const RunOptions& options, int64_t partitions) {
+  const int64_t devices = options.replicas * partitions;
+  const std::vector<std::vector<Literal>> per_device(devices, arguments);
   std::vector<double> times_ms;
   std::vector<Literal> results;
   EvaluatorOptions evaluator_options = InterpreterOptions(options);
   evaluator_options.replica_count = 1;  // RunModuleReplicated sets it.
+  evaluator_options.partition_count = partitions;
   std::unique_ptr<runtime::Executable> executable;
   if (options.backend == "jit") {
     XJIT_ASSIGN_OR_RETURN(executable,
@@ -680,37 +692,47 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (executable != nullptr) {
-      XJIT_ASSIGN_OR_RETURN(results, collectives::RunReplicated(*executable, per_replica));
+      XJIT_ASSIGN_OR_RETURN(results, collectives::RunReplicated(*executable, per_device, nullptr,
+                                                                partitions));
     } else {
-      XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_replica, evaluator_options));
+      XJIT_ASSIGN_OR_RETURN(results, RunModuleReplicated(module, per_device, evaluator_options));
     }
     times_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
   }
+  auto label = [&](size_t d) {
+    const int64_t r = static_cast<int64_t>(d) / partitions;
+    const int64_t p = static_cast<int64_t>(d) % partitions;
+    return partitions == 1 ? absl::StrCat("replica ", r)
+                           : absl::StrCat("replica ", r, " partition ", p);
+  };
+  auto directory = [&](size_t d) {
+    std::filesystem::path dir =
+        std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", d / partitions);
+    if (partitions > 1) dir /= absl::StrCat("partition_", d % partitions);
+    return dir.string();
+  };
   {
     StdoutWriter out;
-    for (size_t r = 0; r < results.size(); ++r) {
+    for (size_t d = 0; d < results.size(); ++d) {
       std::optional<std::string> dir;
-      if (options.out_dir.has_value()) {
-        dir = (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string();
-      }
-      out.Write(absl::StrCat("replica ", r, ":\n"));
-      PrintResult(results[r], module.entry()->root()->shape(), dir, out.Sink());
+      if (options.out_dir.has_value()) dir = directory(d);
+      out.Write(absl::StrCat(label(d), ":\n"));
+      PrintResult(results[d], module.entry()->root()->shape(), dir, out.Sink());
       out.Write("\n");
     }
   }
   if (options.repeat > 1) {
     std::sort(times_ms.begin(), times_ms.end());
-    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend, %lld replicas)\n",
+    std::fprintf(stderr, "run ms: %.3f (median of %lld, %s backend, %lld replicas x %lld partitions)\n",
                  times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
-                 options.backend.c_str(), static_cast<long long>(options.replicas));
+                 options.backend.c_str(), static_cast<long long>(options.replicas),
+                 static_cast<long long>(partitions));
   }
   if (options.out_dir.has_value()) {
-    for (size_t r = 0; r < results.size(); ++r) {
-      XJIT_RETURN_IF_ERROR(WriteResults(
-          results[r],
-          (std::filesystem::path(*options.out_dir) / absl::StrCat("replica_", r)).string()));
+    for (size_t d = 0; d < results.size(); ++d) {
+      XJIT_RETURN_IF_ERROR(WriteResults(results[d], directory(d)));
     }
   }
   return absl::OkStatus();
@@ -738,6 +760,11 @@ absl::Status RunOverMpi(const RunOptions& options) {
           " (each rank runs one replica: mpirun -np N xjit run ... --replicas N)"));
     }
     XJIT_ASSIGN_OR_RETURN(module, LoadModule(options.module_path, options.max_constant_bytes));
+    if (module->num_partitions() > 1 || options.partitions > 1) {
+      return absl::UnimplementedError(
+          "runs under mpirun have one partition per replica (num_partitions > 1 runs in "
+          "process: xjit run without mpirun)");
+    }
     XJIT_ASSIGN_OR_RETURN(arguments, BuildArguments(*module, options));
     if (options.out_dir.has_value()) {
       std::error_code ec;
@@ -826,7 +853,24 @@ absl::Status Run(std::vector<std::string> args) {
           absl::StrCat("--out ", *options.out_dir, " exists and is not a directory"));
     }
   }
-  if (options.replicas > 1) return RunReplicated(*module, arguments, options);
+  // Partitions: the flag's, or the module's; a module of one partition runs
+  // as many as the flag says, and its compiled form learns the number.
+  const int64_t partitions =
+      options.partitions > 0 ? options.partitions : module->num_partitions();
+  if (partitions < 1 || (module->num_partitions() > 1 && module->num_partitions() != partitions)) {
+    return absl::InvalidArgumentError(absl::StrCat("--partitions ", partitions,
+                                                   " but the module has num_partitions=",
+                                                   module->num_partitions()));
+  }
+  if (options.replicas * partitions > kMaxReplicas) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.replicas, " replicas x ", partitions, " partitions are too many devices (at most ",
+        kMaxReplicas, ")"));
+  }
+  module->set_num_partitions(partitions);
+  if (options.replicas > 1 || partitions > 1) {
+    return RunReplicated(*module, arguments, options, partitions);
+  }
   std::unique_ptr<runtime::Executable> executable;
   if (options.backend == "jit") {
     XJIT_ASSIGN_OR_RETURN(executable,

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
+#include "ir/module.h"
 #include "ir/shape_inference/infer_util.h"
 #include "ir/shape_inference/rules.h"
 #include "ir/status_macros.h"
@@ -39,6 +40,20 @@ absl::StatusOr<std::optional<int64_t>> GroupSize(const Ctx& ctx) {
         return ctx.Error("replica groups name id %d more than once", id);
       }
     }
+  }
+  // XLA's cross-replica-and-partition mode (channel_id on all-reduce,
+  // all-gather or reduce-scatter without use_global_device_ids): the ids are
+  // replicas, each with every partition of the module (none known: the
+  // group size is not written).
+  const Opcode opcode = ctx.instr.opcode();
+  if (ctx.attrs.channel_id.has_value() && !ctx.attrs.use_global_device_ids &&
+      (opcode == Opcode::kAllGather || opcode == Opcode::kAllGatherStart ||
+       opcode == Opcode::kReduceScatter || opcode == Opcode::kAllReduce ||
+       opcode == Opcode::kAllReduceStart)) {
+    const Computation* computation = ctx.instr.parent();
+    const Module* module = computation != nullptr ? computation->parent() : nullptr;
+    if (module == nullptr) return std::optional<int64_t>();
+    return std::optional<int64_t>(size * module->num_partitions());
   }
   return std::optional<int64_t>(size);
 }

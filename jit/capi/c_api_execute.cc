@@ -48,6 +48,15 @@ using xjit::capi::InvalidArgument;
 using xjit::capi::Runner;
 
 // Leaves of a shape, depth first (a non-tuple shape is its own leaf).
+// The C API's replicated runs are of one partition each: a module of
+// several (SPMD) runs through `xjit run` or collectives::RunReplicated.
+absl::Status CheckOnePartition(const xjit::Module& module) {
+  if (module.num_partitions() <= 1) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "the module has num_partitions=", module.num_partitions(),
+      "; the C API runs replicas of one partition (xjit run runs every partition)"));
+}
+
 void CollectLeaves(const Shape& shape, std::vector<Shape>* leaves) {
   if (shape.IsTuple()) {
     for (const Shape& element : shape.tuple_shapes()) CollectLeaves(element, leaves);
@@ -128,6 +137,7 @@ class InterpreterRunner : public Runner {
   absl::Status RunAsReplica(xjit::collectives::Communicator& communicator,
                             absl::Span<const void* const> parameters,
                             void* result) const override {
+    XJIT_RETURN_IF_ERROR(CheckOnePartition(*module_));
     const Computation& entry = *module_->entry();
     std::vector<Literal> arguments;
     for (size_t i = 0; i < parameters.size(); ++i) {
@@ -151,6 +161,7 @@ class InterpreterRunner : public Runner {
 
   absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
                              absl::Span<void* const> results) const override {
+    XJIT_RETURN_IF_ERROR(CheckOnePartition(*module_));
     const Computation& entry = *module_->entry();
     std::vector<std::vector<Literal>> arguments(parameters.size());
     for (size_t r = 0; r < parameters.size(); ++r) {
@@ -233,6 +244,7 @@ class JitRunner : public Runner {
   absl::Status RunReplicated(absl::Span<const std::vector<const void*>> parameters,
                              absl::Span<void* const> results) const override {
     const int64_t count = static_cast<int64_t>(parameters.size());
+    XJIT_RETURN_IF_ERROR(CheckOnePartition(executable_->module()));
     absl::Status status = xjit::collectives::CheckReplicaCount(*executable_, count);
     if (!status.ok()) return status;
     return xjit::collectives::RunReplicas(
@@ -244,6 +256,7 @@ class JitRunner : public Runner {
   absl::Status RunAsReplica(xjit::collectives::Communicator& communicator,
                             absl::Span<const void* const> parameters,
                             void* result) const override {
+    XJIT_RETURN_IF_ERROR(CheckOnePartition(executable_->module()));
     absl::Status status =
         xjit::collectives::CheckReplicaCount(*executable_, communicator.replica_count());
     if (!status.ok()) return status;

@@ -749,7 +749,8 @@ xjit_status* xjit_execute(const xjit_executable* executable, const void* const* 
  * docs/replicas.md). args[r] and results[r] are replica r's buffer tables,
  * each as for xjit_execute (arg_sizes and result_sizes are the same for
  * every replica). The module's replica_count must be 1 or num_replicas and
- * num_partitions 1. An error on any replica fails the call with the first
+ * num_partitions 1 (Unimplemented otherwise: `xjit run` runs partitions).
+ * An error on any replica fails the call with the first
  * cause ("replica r: ..."); replicas that disagree on their collectives fail
  * instead of hanging. Both backends. */
 xjit_status* xjit_execute_replicated(const xjit_executable* executable, int num_replicas,

@@ -28,6 +28,9 @@ struct CollectivePlan {
   std::optional<ReductionKind> reduction;
   ElementType type = ElementType::kF32;
   int64_t count = 0;
+  // The array all-to-all whose blocks are byte runs (one plain layout, the
+  // split dimension major-most): Communicator::AllToAll moves them.
+  bool block_exchange = false;
 };
 
 // A group of one: what a plain run's collectives see.
@@ -58,8 +61,8 @@ absl::Status CheckSingleParticipant(const Instruction& instruction) {
   if (!many) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       OpcodeName(instruction.opcode()), " ", instruction.name(),
-      " with more than one replica needs a replicated run (xjit run --replicas N, "
-      "xjit_execute_replicated)"));
+      " with more than one replica or partition needs a replicated run (xjit run "
+      "[--replicas N], xjit_execute_replicated)"));
 }
 
 // Gathers every group member's `contribution` (the same shape everywhere).
@@ -80,7 +83,18 @@ absl::StatusOr<std::vector<Literal>> GatherLiterals(Communicator& communicator,
 
 Literal TupleOf(std::vector<Literal> elements) { return Literal::MakeTuple(std::move(elements)); }
 
-// collective-permute (and -start): this replica receives its source's
+eval::DeviceGrid Grid(const Communicator& communicator) {
+  return eval::DeviceGrid{communicator.replica_count(), communicator.partition_count()};
+}
+
+// The devices of this device's group (eval::ParticipantDevices).
+absl::StatusOr<std::vector<int64_t>> Group(const Communicator& communicator,
+                                           const Instruction& instruction) {
+  return eval::ParticipantDevices(instruction, Grid(communicator), communicator.replica_id(),
+                                  communicator.partition_id());
+}
+
+// collective-permute (and -start): this device receives its source's
 // operand (the tuple of the operands in the combined form), or zeros when no
 // pair targets it (EvalReplicatedPermute).
 absl::StatusOr<Literal> Permute(Communicator& communicator, const Instruction& instruction,
@@ -91,18 +105,14 @@ absl::StatusOr<Literal> Permute(Communicator& communicator, const Instruction& i
     return absl::InvalidArgumentError("collective-permute-start has a tuple result");
   }
   const Shape& result_shape = start ? shape.tuple_shapes(1) : shape;
-  const bool cross_partition =
-      eval::CollectiveGroupMode(instruction) == eval::GroupMode::kCrossPartition;
-  const int64_t id_count = cross_partition ? 1 : communicator.replica_count();
-  const int64_t self = cross_partition ? 0 : communicator.replica_id();
   XJIT_ASSIGN_OR_RETURN(eval::PermutePeers peers,
-                        eval::CollectivePermutePeers(instruction, id_count, self, cross_partition));
+                        eval::PermuteDevices(instruction, Grid(communicator),
+                                             communicator.replica_id(),
+                                             communicator.partition_id()));
   const std::vector<int64_t>& group = peers.group;
   const std::optional<int64_t>& source = peers.source;
   Literal result(result_shape);
-  if (cross_partition) {
-    if (source.has_value()) result = operand.Relayout(result_shape);
-  } else if (std::find(group.begin(), group.end(), self) != group.end()) {
+  if (std::find(group.begin(), group.end(), communicator.device_id()) != group.end()) {
     XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
                           GatherLiterals(communicator, instruction, group, operand));
     if (source.has_value()) {
@@ -129,11 +139,9 @@ absl::StatusOr<Literal> Collective(Communicator& communicator, const Instruction
     return Permute(communicator, instruction, operands[0]);
   }
   Literal contribution = operands.size() == 1 ? std::move(operands[0]) : TupleOf(std::move(operands));
-  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group,
-                        eval::ParticipantGroup(instruction, communicator.replica_id(),
-                                               communicator.replica_count()));
+  XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group, Group(communicator, instruction));
   const int64_t position =
-      std::find(group.begin(), group.end(), communicator.replica_id()) - group.begin();
+      std::find(group.begin(), group.end(), communicator.device_id()) - group.begin();
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
                         GatherLiterals(communicator, instruction, group, contribution));
   // Reducers the fast path does not take are evaluated on scalars.
@@ -186,6 +194,11 @@ absl::StatusOr<Literal> SendRecv(Communicator& communicator, const Instruction& 
     return absl::InvalidArgumentError(
         absl::StrCat(OpcodeName(instruction.opcode()), " has an (array, ..., token) result"));
   }
+  if (communicator.partition_count() > 1) {
+    return absl::UnimplementedError(
+        absl::StrCat(OpcodeName(instruction.opcode()),
+                     " between replicas of a module with num_partitions > 1 is not supported yet"));
+  }
   XJIT_ASSIGN_OR_RETURN(eval::SendRecvPeers peers,
                         eval::CrossReplicaPeers(instruction, communicator.replica_count(),
                                                 communicator.replica_id()));
@@ -226,11 +239,19 @@ absl::Status RunCollectiveCall(const void* plan_pointer, void* const* buffers, v
   }
   const int64_t operand_count = plan.inputs;
   if (plan.reduction.has_value()) {
-    XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group,
-                          eval::ParticipantGroup(instruction, communicator->replica_id(),
-                                                 communicator->replica_count()));
+    XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group, Group(*communicator, instruction));
     return communicator->AllReduce(instruction, group, plan.type, *plan.reduction, buffers[0],
                                    buffers[1], plan.count);
+  }
+  if (plan.block_exchange) {
+    XJIT_ASSIGN_OR_RETURN(std::vector<int64_t> group, Group(*communicator, instruction));
+    const Shape& shape = instruction.shape();
+    const int64_t members = static_cast<int64_t>(group.size());
+    // Otherwise the general path below reports the uneven split.
+    if (shape.dimensions(instruction.attrs().dimensions[0]) % members == 0) {
+      return communicator->AllToAll(instruction, group, buffers[0], buffers[1],
+                                    ByteSize(shape) / members);
+    }
   }
   std::vector<Literal> operands;
   operands.reserve(operand_count);
@@ -366,6 +387,16 @@ absl::StatusOr<runtime::LibraryCall> PlanCollectiveCall(const Instruction& instr
       plan->count = shape.element_count();
       call.routine = absl::StrCat(call.routine, " (typed fold)");
     }
+  }
+  const Shape& shape = instruction.shape();
+  if (opcode == Opcode::kAllToAll && instruction.operand_count() == 1 &&
+      instruction.attrs().dimensions.size() == 1 && shape.IsArray() && shape.rank() > 0 &&
+      instruction.operand(0)->shape() == shape && shape.has_layout() &&
+      shape.layout().IsPlain() &&
+      shape.layout().minor_to_major.back() == instruction.attrs().dimensions[0] &&
+      ByteSize(shape) == shape.element_count() * ByteWidth(shape.element_type())) {
+    plan->block_exchange = true;
+    call.routine = absl::StrCat(call.routine, " (blocks)");
   }
   call.context_function = &RunCollectiveCall;
   call.plan = std::move(plan);

@@ -191,6 +191,23 @@ absl::Status Communicator::AllReduce(const Instruction& site, absl::Span<const i
   return absl::OkStatus();
 }
 
+absl::Status Communicator::AllToAll(const Instruction& site, absl::Span<const int64_t> group,
+                                    const void* in, void* out, int64_t block) {
+  const int64_t members = static_cast<int64_t>(group.size());
+  const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
+  if (position == members) return absl::InternalError("a device exchanges outside its group");
+  const int64_t bytes = block * members;
+  std::vector<uint8_t> all(static_cast<size_t>(bytes) * members);
+  XJIT_RETURN_IF_ERROR(AllGather(site, group,
+                                 absl::MakeConstSpan(static_cast<const uint8_t*>(in), bytes),
+                                 absl::MakeSpan(all)));
+  for (int64_t m = 0; m < members && block > 0; ++m) {
+    std::memcpy(static_cast<uint8_t*>(out) + m * block, all.data() + m * bytes + position * block,
+                block);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Communicator::Send(const Instruction& site, int64_t /*peer*/, int64_t /*tag*/,
                                 absl::Span<const uint8_t> /*bytes*/) {
   return absl::UnimplementedError(

@@ -60,8 +60,15 @@ class Communicator {
 
   virtual int64_t replica_id() const = 0;
   virtual int64_t replica_count() const = 0;
+  // This end's partition and the partitions of each replica. Groups and
+  // peers below are device ids, replica * partition_count() + partition
+  // (XLA's default device assignment): replica ids when there is one
+  // partition, as for every transport between processes (MPI).
+  virtual int64_t partition_id() const { return 0; }
+  virtual int64_t partition_count() const { return 1; }
+  int64_t device_id() const { return replica_id() * partition_count() + partition_id(); }
 
-  // Every member of `group` (replica ids in group order, this replica among
+  // Every member of `group` (device ids in group order, this device among
   // them) contributes `mine` (the same size on every member); `all`
   // receives group.size() * mine.size() bytes, the members' contributions in
   // group order. A group of one copies `mine`.
@@ -74,6 +81,14 @@ class Communicator {
   virtual absl::Status AllReduce(const Instruction& site, absl::Span<const int64_t> group,
                                  ElementType type, ReductionKind kind, const void* in, void* out,
                                  int64_t count);
+
+  // All-to-all of equal byte blocks: `in` and `out` hold group.size()
+  // blocks of `block` bytes each; block j of member i's `in` becomes block i
+  // of member j's `out` (i, j: positions in the group). `out` may be `in`.
+  // The default gathers every member's `in` through AllGather and picks; a
+  // transport may move only the blocks.
+  virtual absl::Status AllToAll(const Instruction& site, absl::Span<const int64_t> group,
+                                const void* in, void* out, int64_t block);
 
   // Point to point (HLO send/recv between replicas, ragged-all-to-all): a
   // message of bytes from this replica to replica `peer` (this replica

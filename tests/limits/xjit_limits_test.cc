@@ -560,19 +560,35 @@ ENTRY main {
 
 // ---- 9. Smaller cases ----
 
-TEST_F(XjitLimits, CrossPartitionAllReduceIsRefusedByBothBackends) {
+TEST_F(XjitLimits, CrossPartitionAllReduceRunsOnBothBackends) {
+  // num_partitions=2 runs two partitions; channel_id with empty groups sums
+  // over both partitions of the replica (XLA's cross-replica-and-partition
+  // mode), and every device prints its own result.
   std::string m = Write("m.hlo", std::string("HloModule ar, num_partitions=2\n") + kAdd + R"(
 ENTRY main {
   p = f32[2]{0} parameter(0)
   ROOT sum = f32[2]{0} all-reduce(p), channel_id=1, replica_groups={}, to_apply=add
 }
 )");
-  ExpectUserError(Run({"run", m, "--random-args", "--backend=interpreter"}),
-                  "all-reduce sum with more than one replica");
-  Result jit = Run({"run", m, "--random-args"});
-  ExpectUserError(jit, "all-reduce sum with more than one replica");
-  // The JIT's message names the instruction once.
-  EXPECT_THAT(jit.err, Not(HasSubstr("sum: sum:")));
+  // x.npy: f32[2] {1.5, -2} (.npy 1.0: magic, header length, header padded
+  // with spaces to a 64-byte boundary, little-endian data).
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::string npy("\x93NUMPY\x01\x00", 8);
+  npy.push_back(static_cast<char>(header.size() & 0xff));
+  npy.push_back(static_cast<char>(header.size() >> 8));
+  npy += header;
+  const float values[2] = {1.5f, -2.0f};
+  npy.append(reinterpret_cast<const char*>(values), sizeof(values));
+  const std::string x = Write("x.npy", npy);
+  for (const char* backend : {"--backend=interpreter", "--backend=jit"}) {
+    Result r = Run({"run", m, x, backend});
+    ExpectSuccess(r);
+    EXPECT_THAT(r.out, HasSubstr("replica 0 partition 0:\nf32[2]{0} {3, -4}\n"));
+    EXPECT_THAT(r.out, HasSubstr("replica 0 partition 1:\nf32[2]{0} {3, -4}\n"));
+  }
+  ExpectBackendsAgree(m, {"--random-args", "--replicas", "2"});
 }
 
 TEST_F(XjitLimits, SliceWithHugeStrideAgrees) {
