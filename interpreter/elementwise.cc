@@ -298,6 +298,13 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& instruction, const Literal&
         case Opcode::kTanh: r = std::tanh(x); break;
         default: break;
       }
+      // An arithmetic operation returns a quiet NaN (IEEE 754; XLA's code,
+      // which computes f16 in f32, too). A signalling NaN read from an f16 or
+      // f64 reaches here still signalling, and libm's ceil, floor, round
+      // and sign's pass it through unchanged: adding it to itself quiets it,
+      // payload and sign kept (found by jit_random_test: f16 ceil of
+      // 0xfcbf). real is an identity and keeps the bits.
+      if (std::isnan(r) && opcode != Opcode::kReal) r = r + r;
       if (IsPred(out_type)) {
         WriteInt(result, index, r != 0 ? 1 : 0);
       } else {
