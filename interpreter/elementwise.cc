@@ -567,8 +567,17 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& instruction, const Literal
         case Opcode::kMultiply: r = a * b; break;
         case Opcode::kDivide: r = a / b; break;
         case Opcode::kRemainder: r = std::fmod(a, b); break;
-        case Opcode::kMaximum: r = IeeeMaximum(a, b); break;
-        case Opcode::kMinimum: r = IeeeMinimum(a, b); break;
+        case Opcode::kMaximum:
+        case Opcode::kMinimum:
+          // A NaN operand is the result with its bits (XLA's select-based
+          // max/min; reading an f32 into a double would quieten a
+          // signalling one; found by jit_random_test).
+          if (std::isnan(a) || std::isnan(b)) {
+            result.SetBits(index, std::isnan(a) ? lhs.GetBits(index) : rhs.GetBits(index));
+            return;
+          }
+          r = opcode == Opcode::kMaximum ? IeeeMaximum(a, b) : IeeeMinimum(a, b);
+          break;
         case Opcode::kPower: r = std::pow(a, b); break;
         case Opcode::kAtan2: r = std::atan2(a, b); break;
         case Opcode::kComplex: WriteComplex(result, index, Complex(a, b)); return;

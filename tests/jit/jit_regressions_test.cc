@@ -12,7 +12,11 @@
 //   - a dynamic-update-slice with a packed (E(4)) result compiles with the
 //     pipeline off (it was left to the evaluator);
 //   - floor, ceil, round and sign of a signalling f16 NaN give a quiet NaN
-//     (the evaluator kept it signalling; XLA computes f16 in f32).
+//     (the evaluator kept it signalling; XLA computes f16 in f32);
+//   - maximum and minimum of a signalling f32 NaN keep its bits (the
+//     evaluator quietened it reading it into a double);
+//   - count-leading-zeros and popcnt of s1/s2 wrap in the type (a count of
+//     2 is -2 in s2; the kernels kept 2).
 
 #include <cstdint>
 #include <memory>
@@ -211,6 +215,52 @@ TEST_P(JitRegressions, F16RoundingOfSignallingNanIsQuiet) {
                       absl::StrCat("y = ", f16, " ", op, "(x)"),
                       absl::StrCat("r = u16[", kCount, "] bitcast-convert(y)")}),
           {bits});
+  }
+}
+
+// Found by jit_random_test (JitRandom, seed 4636): minimum(x, x) of the
+// signalling NaN 0xff8de5a9. Signalling and quiet NaNs of both signs
+// against ordinary values, read back as bits.
+TEST_P(JitRegressions, F32MaximumMinimumKeepSignallingNanBits) {
+  const std::vector<uint32_t> patterns = {0x7f800001, 0xff8de5a9, 0x7fc00000, 0xffc12345,
+                                          0x3f800000, 0x80000000, 0x7f800000, 0x00000001};
+  const int64_t n = patterns.size();
+  Literal a(Shape::Array(ElementType::kU32, {n * n}));
+  Literal b(Shape::Array(ElementType::kU32, {n * n}));
+  for (int64_t i = 0; i < n * n; ++i) {
+    a.SetBitsLinear(i, patterns[i / n]);
+    b.SetBitsLinear(i, patterns[i % n]);
+  }
+  const std::string f32 = absl::StrCat("f32[", n * n, "]");
+  const std::string u32 = absl::StrCat("u32[", n * n, "]");
+  for (const char* op : {"maximum", "minimum"}) {
+    Check(ModuleText({u32, u32}, {absl::StrCat("x = ", f32, " bitcast-convert(p0)"),
+                                  absl::StrCat("y = ", f32, " bitcast-convert(p1)"),
+                                  absl::StrCat("m = ", f32, " ", op, "(x, y)"),
+                                  absl::StrCat("r = ", u32, " bitcast-convert(m)")}),
+          {a, b});
+  }
+}
+
+// Found by jit_random_test (JitRandom, seeds 4599, 7349, 7979): every s1,
+// s2, u1, u2, s4 value through count-leading-zeros and popcnt, unpacked and
+// packed, widened to s32 to compare.
+TEST_P(JitRegressions, SubByteCountsWrapInTheirType) {
+  for (const char* type : {"s1", "s2", "u1", "u2", "s4"}) {
+    const int bits = type[1] - '0';
+    const int64_t n = int64_t{1} << bits;
+    Literal values(Shape::Array(ElementType::kS32, {n}));
+    for (int64_t i = 0; i < n; ++i) values.SetBitsLinear(i, i);
+    for (const char* op : {"count-leading-zeros", "popcnt"}) {
+      for (const std::string layout : {std::string("{0}"), absl::StrCat("{0:E(", bits, ")}")}) {
+        const std::string t = absl::StrCat(type, "[", n, "]");
+        Check(ModuleText({absl::StrCat("s32[", n, "]")},
+                         {absl::StrCat("x = ", t, layout, " convert(p0)"),
+                          absl::StrCat("c = ", t, layout, " ", op, "(x)"),
+                          absl::StrCat("r = s32[", n, "] convert(c)")}),
+              {values});
+      }
+    }
   }
 }
 
