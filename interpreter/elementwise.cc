@@ -298,6 +298,13 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& instruction, const Literal&
         case Opcode::kTanh: r = std::tanh(x); break;
         default: break;
       }
+      // An arithmetic operation returns a quiet NaN (IEEE 754; XLA's code,
+      // which computes f16 in f32, too). A signalling NaN read from an f16 or
+      // f64 reaches here still signalling, and libm's ceil, floor, round
+      // and sign's pass it through unchanged: adding it to itself quiets it,
+      // payload and sign kept (found by jit_random_test: f16 ceil of
+      // 0xfcbf). real is an identity and keeps the bits.
+      if (std::isnan(r) && opcode != Opcode::kReal) r = r + r;
       if (IsPred(out_type)) {
         WriteInt(result, index, r != 0 ? 1 : 0);
       } else {
@@ -560,8 +567,17 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& instruction, const Literal
         case Opcode::kMultiply: r = a * b; break;
         case Opcode::kDivide: r = a / b; break;
         case Opcode::kRemainder: r = std::fmod(a, b); break;
-        case Opcode::kMaximum: r = IeeeMaximum(a, b); break;
-        case Opcode::kMinimum: r = IeeeMinimum(a, b); break;
+        case Opcode::kMaximum:
+        case Opcode::kMinimum:
+          // A NaN operand is the result with its bits (XLA's select-based
+          // max/min; reading an f32 into a double would quieten a
+          // signalling one; found by jit_random_test).
+          if (std::isnan(a) || std::isnan(b)) {
+            result.SetBits(index, std::isnan(a) ? lhs.GetBits(index) : rhs.GetBits(index));
+            return;
+          }
+          r = opcode == Opcode::kMaximum ? IeeeMaximum(a, b) : IeeeMinimum(a, b);
+          break;
         case Opcode::kPower: r = std::pow(a, b); break;
         case Opcode::kAtan2: r = std::atan2(a, b); break;
         case Opcode::kComplex: WriteComplex(result, index, Complex(a, b)); return;

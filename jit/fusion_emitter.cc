@@ -2465,6 +2465,13 @@ class KernelAssembler {
     for (size_t k = 0; k < window_operand_dims.size(); ++k) {
       window_size[window_operand_dims[k]] = updates.shape().dimensions(dn.update_window_dims[k]);
     }
+    // A window longer than its dimension (an empty operand, say) is never in
+    // bounds: nothing is updated, and the clamped index below would address
+    // an element that does not exist (found by jit_random_test: a variadic
+    // scatter into s32[0,6] wrote past its empty buffers).
+    for (int64_t d = 0; d < operand_rank; ++d) {
+      if (window_size[d] > shape.dimensions(d)) return absl::OkStatus();
+    }
     int inside = builder_.Const(1);
     Index operand_index(operand_rank);
     for (int64_t d = 0; d < operand_rank; ++d) {
@@ -2798,7 +2805,9 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
   }
   // A scatter updates its output where it stands (see RunScatter), and so
   // does a dynamic-update-slice whose operand has the result's layout (its
-  // bytes are the output's starting value).
+  // bytes are the output's starting value), unless that layout is packed: a
+  // packed output is written a whole byte at a time (RunPackedLoop), so the
+  // kernel computes every element, the update's and the operand's.
   if (instruction.opcode() == Opcode::kScatter) {
     if (instruction.shape().IsTuple()) {
       for (int64_t k = 0; k < instruction.shape().tuple_size(); ++k) {
@@ -2811,7 +2820,8 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     spec.outputs_start_as_operands = true;
   }
   if (instruction.opcode() == Opcode::kDynamicUpdateSlice && instruction.shape().IsArray() &&
-      instruction.operand_count() >= 2 && instruction.operand(0)->shape() == instruction.shape() &&
+      PackedBits(instruction.shape()) == 0 && instruction.operand_count() >= 2 &&
+      instruction.operand(0)->shape() == instruction.shape() &&
       instruction.operand(1)->shape().has_layout() &&
       instruction.operand(1)->shape().rank() == instruction.shape().rank()) {
     spec.outputs_start_as_operands = true;

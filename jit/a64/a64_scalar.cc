@@ -401,6 +401,8 @@ absl::Status KernelLowering::ScalarUnary(int id) {
         }
         cc_.clz(d, v);
         if (width < 64) cc_.sub(d, d, 64 - width);
+        // s1/s2: the count (up to the width) wraps in the type.
+        if (width < 8) Normalize(d, type);
         break;
       }
       case Opcode::kPopulationCount: {
@@ -415,6 +417,7 @@ absl::Status KernelLowering::ScalarUnary(int id) {
         cc_.cnt(t.b8(), t.b8());
         cc_.addv(t.b(), t.b8());
         cc_.umov(d.w(), t.b(0));
+        if (width < 8) Normalize(d, type);  // s1/s2: as clz.
         break;
       }
       default:

@@ -82,7 +82,9 @@ StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward) {
   plan.forward = forward;
   // Radix 8 where possible (fewest passes); a leftover 4 goes first (the
   // stride-1 pass), a leftover 2 last (so that no pass but the first has a
-  // stride below a vector), then 3s and 5s.
+  // stride below a vector), then 3s and 5s. From 2^7 to 2^12 points the
+  // leftover 2 joins the first 8 as a radix-16 first pass instead (one pass
+  // fewer: 2^10 = 16 x 8 x 8 measured about 5 % faster than 8 x 8 x 8 x 2).
   std::vector<int> radices;
   int64_t rest = n;
   int64_t twos = 0;
@@ -95,10 +97,13 @@ StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward) {
   // 4 costs more than the 2 at the end).
   const bool four_four = twos % 3 == 1 && twos >= 13;
   if (four_four) --eights;
+  const bool sixteen = twos % 3 == 1 && twos >= 7 && !four_four;
+  if (sixteen) --eights;
   if (twos % 3 == 2 || four_four) radices.push_back(4);
+  if (sixteen) radices.push_back(16);
   for (int64_t i = 0; i < eights; ++i) radices.push_back(8);
   if (four_four) radices.push_back(4);
-  if (twos % 3 == 1 && !four_four) radices.push_back(2);
+  if (twos % 3 == 1 && !four_four && !sixteen) radices.push_back(2);
   for (int p : {3, 5}) {
     while (rest % p == 0) {
       radices.push_back(p);
@@ -142,8 +147,10 @@ StockhamPlan<T> MakeStockhamPlan(int64_t n, bool forward) {
           table.push_back(im);
         }
       }
-      for (int t = 1; t < stage.radix && stage.split_lanes; ++t) {
-        for (int64_t block = 0; block < padded; block += kLanes) {
+      // Split lanes: block-major ([block][t-1]), so that a block's twiddles
+      // are consecutive and the kernel reads them from one pointer.
+      for (int64_t block = 0; block < padded && stage.split_lanes; block += kLanes) {
+        for (int t = 1; t < stage.radix; ++t) {
           double re[kLanes], im[kLanes];
           for (int64_t lane = 0; lane < kLanes; ++lane) {
             const int64_t q = std::min(block + lane, stage.m - 1);

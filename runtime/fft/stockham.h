@@ -1,6 +1,6 @@
 // runtime/fft: the Stockham autosort FFT of one power-of-{2,3,5} length.
 //
-// A transform of length n = p_0 p_1 ... p_{P-1} (radices 2, 3, 4, 5, 8) runs
+// A transform of length n = p_0 p_1 ... p_{P-1} (radices 2, 3, 4, 5, 8, 16) runs
 // P passes, each reading one buffer and writing another (autosort: no bit
 // reversal, every access in a pass is at unit stride for large strides).
 // Pass i with radix p, sub-length l = n / (p_0 ... p_{i-1}), m = l / p and
@@ -30,8 +30,9 @@ struct StockhamStage {
   // order as (re, -im, im, 0); and the same values for the vectors of
   // stride-1 pass 0 (else -1): (re, im) pairs in [t-1][q] order, or, when
   // `split_lanes` (small tables, where the larger layout stays in cache and
-  // saves shuffles), for each t blocks of L = 16 / sizeof(T) consecutive q,
-  // each as 2L values (re, re per lane) then 2L values (-im, im per lane).
+  // saves shuffles), for each block of L = 16 / sizeof(T) consecutive q and
+  // each t (block-major), 2L values (re, re per lane) then 2L values (-im,
+  // im per lane).
   int64_t twiddle_offset = 0;
   int64_t lane_twiddle_offset = -1;
   bool split_lanes = false;

@@ -148,7 +148,7 @@ std::string Dims(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
 }
 
-const int64_t kLengths[] = {1, 2, 3, 5, 7, 8, 12, 16, 60, 97, 128, 1000, 1009, 4096};
+const int64_t kLengths[] = {1, 2, 3, 5, 7, 8, 12, 16, 60, 97, 128, 1000, 1009, 1024, 4096};
 
 TEST(FftJit, ComplexOneDimension) {
   for (const char* type : {"c64", "c128"}) {

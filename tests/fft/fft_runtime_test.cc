@@ -81,7 +81,7 @@ std::vector<LComplex> RandomComplex(int64_t n, std::mt19937_64& rng) {
   return x;
 }
 
-const int64_t kLengths[] = {1, 2, 3, 5, 7, 8, 12, 16, 60, 97, 128, 1000, 1009, 4096};
+const int64_t kLengths[] = {1, 2, 3, 5, 7, 8, 12, 16, 60, 97, 128, 1000, 1009, 1024, 4096};
 
 template <typename T>
 void CheckComplex(int64_t n, bool forward, int64_t inner) {

@@ -11,10 +11,14 @@
 // runs the modules with it off and with each pass alone. A third test
 // (JitRandomSteps) builds modules around the operations compiled as steps of
 // their own (gather, scatter, reduce-window, sort, while, conditional,
-// rng-bit-generator, variadic scatter) and complex iota, with the pipeline
-// on and off. A failure prints the module
-// and its seed.
+// rng-bit-generator, variadic scatter, map, select-and-scatter, top-k, fft,
+// cholesky, triangular-solve) and complex iota, with the pipeline on and
+// off; fft, cholesky and triangular-solve are the root, on well-conditioned
+// inputs built in the module, and compared within a stated norm-wise bound
+// (kFftBoundConstant, kLinalgBoundConstant), everything else bit for bit.
+// A failure prints the module and its seed.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -24,6 +28,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -32,12 +37,27 @@
 #include "gtest/gtest.h"
 #include "ir/element_type.h"
 #include "passes/pipeline.h"
+#include "runtime/fft/transform.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {
 namespace {
 
 constexpr int kModulesPerIsa = 1000;
+
+// The constant c of docs/fft.md's bound on an fft's error per signal,
+// c L u ||y||_2.
+constexpr double kFftBoundConstant = 2.0;
+
+// The constant c of the bound c (n + 1) n u ||X||_F on the error of each n x
+// n matrix X of a cholesky or triangular-solve result against the
+// evaluator's (which computes in double and rounds once), u the unit
+// roundoff of the element type: LAPACK's backward error is about n u ||A||,
+// times the condition number (at most n + 1 for the cholesky inputs, at
+// most 8 for the triangular ones); for cholesky the input A itself comes
+// from a dot whose summation order differs. Measured over 4000 seeds: at
+// most 0.3 (n + 1) n u ||X||_F (docs/linalg.md).
+constexpr double kLinalgBoundConstant = 2.0;
 
 // XJIT_RANDOM_MODULES=N runs the first N modules of each test instead of its
 // default count (the sanitizer job's sample, .ci/sanitize.sh).
@@ -144,7 +164,13 @@ class ModuleGenerator {
         ElementType::kF8E5M2,        ElementType::kF8E4M3,     ElementType::kF8E4M3FN,
         ElementType::kF8E3M4,        ElementType::kF8E4M3FNUZ, ElementType::kF8E5M2FNUZ,
         ElementType::kF8E4M3B11FNUZ, ElementType::kF8E8M0FNU,  ElementType::kF4E2M1FN};
+    // Sub-byte integers, about one pick in sixteen, half the time packed
+    // (ShapeText's E(bits) layouts, docs/types.md).
+    static const std::vector<ElementType> sub_byte = {
+        ElementType::kS4, ElementType::kU4, ElementType::kS2, ElementType::kU2,
+        ElementType::kS4, ElementType::kU4, ElementType::kS1, ElementType::kU1};
     if (Uniform(0, 7) == 0) return Pick(mini_floats);
+    if (Uniform(0, 15) == 0) return Pick(sub_byte);
     return Pick(types);
   }
 
@@ -190,14 +216,21 @@ class ModuleGenerator {
       std::reverse(layout.begin(), layout.end());
     }
     std::string text = absl::StrCat(ElementTypeName(v.type), "[", absl::StrJoin(v.dims, ","), "]");
-    if (!v.dims.empty()) absl::StrAppend(&text, "{", absl::StrJoin(layout, ","), "}");
+    const int bits = BitWidth(v.type);
+    const bool packed = bits < 8 && !IsPred(v.type) && Uniform(0, 1) == 0;
+    if (!v.dims.empty()) {
+      absl::StrAppend(&text, "{", absl::StrJoin(layout, ","), packed ? absl::StrCat(":E(", bits, ")") : "", "}");
+    }
     return text;
   }
 
   std::string ConstantText(ElementType type) {
     if (type == ElementType::kPred) return Uniform(0, 1) ? "true" : "false";
     if (IsFloat(type)) return Pick(std::vector<std::string>{"1.5", "-0", "0", "-2.25", "inf", "nan"});
-    if (IsUnsignedInteger(type)) return absl::StrCat(Uniform(0, 9));
+    // Within the type's range (sub-byte integers are narrow).
+    const int bits = BitWidth(type);
+    if (IsUnsignedInteger(type)) return absl::StrCat(Uniform(0, bits < 8 ? (1 << bits) - 1 : 9));
+    if (bits < 8) return absl::StrCat(Uniform(-(1 << (bits - 1)), (1 << (bits - 1)) - 1));
     return absl::StrCat(Uniform(-9, 9));
   }
 
@@ -472,13 +505,15 @@ class ModuleGenerator {
   }
 
   // The small operations compiled for issue 16 (jit_small_ops_test.cc):
-  // reduce-precision, real/imag of a real float, and bitcast-convert that
-  // splits elements into a new minor dimension of bytes.
+  // reduce-precision, real/imag of a real float, bitcast-convert that
+  // splits elements into a new minor dimension of narrower integers or
+  // joins a minor dimension of them into wider elements, and
+  // get-dimension-size (broadcast to continue the chain).
   bool StepSmallOp(const Value& x) {
     const ElementType t = x.type;
     const bool native_float = t == ElementType::kF16 || t == ElementType::kBF16 ||
                               t == ElementType::kF32 || t == ElementType::kF64;
-    switch (Uniform(0, 2)) {
+    switch (Uniform(0, 4)) {
       case 0: {
         if (!native_float) return false;
         const int exponent_bits = static_cast<int>(Uniform(1, 11));
@@ -491,7 +526,7 @@ class ModuleGenerator {
         if (!native_float) return false;
         Emit(x, absl::StrCat(Uniform(0, 1) ? "real(" : "imag(", x.name, ")"));
         return true;
-      default: {
+      case 2: {  // Split into pieces of 8, 16 or 32 bits.
         if (no_float_bitcast_ && IsFloat(t)) return false;
         const int bits = BitWidth(t);
         int64_t count = 1;
@@ -500,10 +535,41 @@ class ModuleGenerator {
             count * (bits / 8) > 4096) {
           return false;
         }
+        std::vector<ElementType> pieces = {ElementType::kU8, ElementType::kS8};
+        if (bits >= 32) pieces.insert(pieces.end(), {ElementType::kU16, ElementType::kS16});
+        if (bits == 64) pieces.insert(pieces.end(), {ElementType::kU32, ElementType::kS32});
         Value y = x;
-        y.type = ElementType::kU8;
-        y.dims.push_back(bits / 8);
+        y.type = Pick(pieces);
+        y.dims.push_back(bits / BitWidth(y.type));
         Emit(y, absl::StrCat("bitcast-convert(", x.name, ")"));
+        return true;
+      }
+      case 3: {  // Join a minor dimension of 2, 4 or 8 integers.
+        if (x.dims.empty() || (!IsSignedInteger(t) && !IsUnsignedInteger(t))) return false;
+        const int bits = BitWidth(t) * x.dims.back();
+        if (BitWidth(t) < 8 || x.dims.back() < 2 || (bits != 16 && bits != 32 && bits != 64)) {
+          return false;
+        }
+        std::vector<ElementType> joined;
+        for (ElementType to : {ElementType::kU16, ElementType::kS16, ElementType::kF16,
+                               ElementType::kBF16, ElementType::kU32, ElementType::kS32,
+                               ElementType::kF32, ElementType::kU64, ElementType::kS64,
+                               ElementType::kF64}) {
+          if (BitWidth(to) == bits) joined.push_back(to);
+        }
+        Value y = x;
+        y.type = Pick(joined);
+        y.dims.pop_back();
+        Emit(y, absl::StrCat("bitcast-convert(", x.name, ")"));
+        return true;
+      }
+      default: {
+        if (x.dims.empty()) return false;
+        const std::string size =
+            EmitLine("s32[]", absl::StrCat("get-dimension-size(", x.name, "), dimensions={",
+                                           Uniform(0, x.dims.size() - 1), "}"));
+        Emit(Value{"", ElementType::kS32, x.dims},
+             absl::StrCat("broadcast(", size, "), dimensions={}"));
         return true;
       }
     }
@@ -514,12 +580,15 @@ class ModuleGenerator {
   // reduce-window, sort, while, conditional) and complex iota, which
   // GenerateAround puts between a producer and a consumer chain.
   enum Feature { kGather, kScatter, kReduceWindow, kSort, kWhile, kConditional, kComplexIota,
-                 kRngBitGenerator, kVariadicScatter, kFeatureCount };
+                 kRngBitGenerator, kVariadicScatter, kMap, kSelectAndScatter, kTopK, kFft,
+                 kCholesky, kTriangularSolve, kFeatureCount };
 
   static const char* FeatureName(int feature) {
-    static const char* const kNames[] = {"gather",      "scatter",           "reduce-window",
-                                         "sort",        "while",             "conditional",
-                                         "complex iota", "rng-bit-generator", "variadic scatter"};
+    static const char* const kNames[] = {
+        "gather",           "scatter",           "reduce-window",     "sort",
+        "while",            "conditional",       "complex iota",      "rng-bit-generator",
+        "variadic scatter", "map",               "select-and-scatter", "top-k",
+        "fft",              "cholesky",          "triangular-solve"};
     return kNames[feature];
   }
 
@@ -552,12 +621,20 @@ class ModuleGenerator {
         case kConditional: feature_emitted_ = ConditionalStep(); break;
         case kRngBitGenerator: feature_emitted_ = RngBitGeneratorStep(); break;
         case kVariadicScatter: feature_emitted_ = VariadicScatterStep(); break;
+        case kMap: feature_emitted_ = MapStep(); break;
+        case kSelectAndScatter: feature_emitted_ = SelectAndScatterStep(); break;
+        case kTopK: feature_emitted_ = TopKStep(); break;
+        case kFft: feature_emitted_ = FftStep(); break;
+        case kCholesky: feature_emitted_ = CholeskyStep(); break;
+        case kTriangularSolve: feature_emitted_ = TriangularSolveStep(); break;
         default: feature_emitted_ = ComplexIotaStep(); break;
       }
     }
     // Each consumer extends the newest value (iota, case 13, would not), so
-    // the root depends on the feature.
-    const int consumers = Uniform(0, 3);
+    // the root depends on the feature. A result compared within a norm-wise
+    // bound is the root itself: a consumer (a convert to an integer, a
+    // compare) could turn a difference within the bound into any other.
+    const int consumers = norm_tolerance_ > 0 ? 0 : Uniform(0, 3);
     for (int s = 0; s < consumers; ++s) {
       for (int attempt = 0; attempt < 20; ++attempt) {
         const int kind = Uniform(0, 15);
@@ -567,7 +644,8 @@ class ModuleGenerator {
     static const char* const kModuleNames[] = {"gather",       "scatter",      "reduce_window",
                                                "sort",         "while",        "conditional",
                                                "complex_iota", "rng_bit_generator",
-                                               "variadic_scatter"};
+                                               "variadic_scatter", "map", "select_and_scatter",
+                                               "topk", "fft", "cholesky", "triangular_solve"};
     std::string text = absl::StrCat("HloModule random_", kModuleNames[feature], "\n\n");
     for (const std::string& computation : computations_) absl::StrAppend(&text, computation, "\n");
     absl::StrAppend(&text, "ENTRY e {\n", absl::StrJoin(parameters_, "\n"), "\n");
@@ -580,6 +658,18 @@ class ModuleGenerator {
 
   // Whether GenerateAround managed to place its feature (a generator bug if not).
   bool feature_emitted() const { return feature_emitted_; }
+
+  // For a root computed in a legitimately different order (fft, cholesky,
+  // triangular-solve: library calls with a stated error bound): the
+  // CheckOptions::norm_tolerance and norm_minor_dims it is compared with; 0
+  // for exact results.
+  double norm_tolerance() const { return norm_tolerance_; }
+  int norm_minor_dims() const { return norm_minor_dims_; }
+
+  // Whether the module has an operation that compiles only through a pass
+  // (topk, through expand-topk): with the pipeline off it is an interpreted
+  // step, still compared with the evaluator.
+  bool needs_passes() const { return needs_passes_; }
 
  private:
   Value AddParameter(Value v, bool pool) {
@@ -1371,6 +1461,393 @@ class ModuleGenerator {
     return true;
   }
 
+  // map of 1 to 3 values of the newest value's dimensions (any types, a
+  // complex one now and then) through a random elementwise computation on
+  // scalars (SameShapeChain: unary, binary, compare+select, clamp with
+  // constants, converts there and back), whose result has the type of one
+  // of the operands.
+  bool MapStep() {
+    const Value x = Operand(false);
+    std::vector<Value> operands = {x};
+    const int arity = Uniform(1, 3);
+    for (int i = 1; i < arity; ++i) {
+      std::vector<Value> same;
+      for (const Value& v : pool_) {
+        if (v.dims == x.dims) same.push_back(v);
+      }
+      operands.push_back(Uniform(0, 2) == 0
+                             ? AddParameter(Value{"", RandomType(), x.dims}, /*pool=*/false)
+                             : Pick(same));
+    }
+    if (Uniform(0, 5) == 0) {
+      const size_t i = Uniform(0, operands.size() - 1);
+      operands[i] = ToType(operands[i], Uniform(0, 1) ? ElementType::kC64 : ElementType::kC128);
+    }
+    const ElementType result_type = Pick(operands).type;
+    const std::string name = absl::StrCat("mapped", computations_.size());
+    std::vector<std::string> lines;
+    std::vector<Value> inputs;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const std::string t = absl::StrCat(ElementTypeName(operands[i].type), "[]");
+      lines.push_back(absl::StrCat("  a", i, " = ", t, " parameter(", i, ")"));
+      inputs.push_back(Value{absl::StrCat("a", i), operands[i].type, {}});
+      names.push_back(operands[i].name);
+    }
+    const std::string root =
+        SameShapeChain(&lines, inputs, Value{"", result_type, {}},
+                       absl::StrCat(ElementTypeName(result_type), "[]"));
+    lines.back().replace(0, 3 + root.size(), absl::StrCat("  ROOT ", root));
+    computations_.push_back(absl::StrCat(name, " {\n", absl::StrJoin(lines, "\n"), "\n}\n"));
+    std::vector<int64_t> all(x.dims.size());
+    std::iota(all.begin(), all.end(), 0);
+    Finish(EmitAside(Value{"", result_type, x.dims},
+                     absl::StrCat("map(", absl::StrJoin(names, ", "), "), dimensions=", Dims(all),
+                                  ", to_apply=", name)));
+    return true;
+  }
+
+  // select-and-scatter over the newest value: per dimension a window of 1
+  // to 3 (or the whole padded dimension), stride 1 to 3, padding -1 to 2
+  // (mostly 0); select compare(a, b) or compare(b, a) with GE, GT or LE
+  // (total order now and then for floats); scatter add or maximum; source a
+  // parameter of the windowed shape, init a constant or a parameter. Exact:
+  // the routine visits the same pairs in the same order as the evaluator.
+  bool SelectAndScatterStep() {
+    const ElementType type = Pick(std::vector<ElementType>{
+        ElementType::kF32, ElementType::kF32, ElementType::kF64, ElementType::kS32,
+        ElementType::kS64, ElementType::kU32, ElementType::kU64, ElementType::kF16,
+        ElementType::kBF16, ElementType::kS8, ElementType::kU8});
+    const Value x = ToType(Operand(true), type);
+    std::vector<std::string> sizes, strides, pads;
+    std::vector<int64_t> out_dims;
+    for (int64_t d : x.dims) {
+      int64_t low = Uniform(0, 3) == 0 ? Uniform(-1, 2) : 0;
+      int64_t high = Uniform(0, 3) == 0 ? Uniform(-1, 2) : 0;
+      if (d + low + high < 0) low = high = 0;
+      const int64_t padded = d + low + high;
+      const int64_t window = Uniform(0, 5) == 0 ? std::max<int64_t>(padded, 1) : Uniform(1, 3);
+      const int64_t stride = Uniform(0, 2) == 0 ? 1 : Uniform(1, 3);
+      out_dims.push_back(padded < window ? 0 : (padded - window) / stride + 1);
+      sizes.push_back(absl::StrCat(window));
+      strides.push_back(absl::StrCat(stride));
+      pads.push_back(absl::StrCat(low, "_", high));
+    }
+    const Value source = AddParameter(Value{"", type, out_dims}, /*pool=*/false);
+    const std::string init = Uniform(0, 3) == 0
+                                 ? AddParameter(Value{"", type, {}}, /*pool=*/false).name
+                                 : Constant(type, ConstantText(type));
+    const std::string t = absl::StrCat(ElementTypeName(type), "[]");
+    const std::string select = absl::StrCat("select", computations_.size());
+    const bool swapped = Uniform(0, 3) == 0;
+    computations_.push_back(absl::StrCat(
+        select, " {\n  a = ", t, " parameter(0)\n  b = ", t,
+        " parameter(1)\n  ROOT r = pred[] compare(", swapped ? "b, a" : "a, b", "), direction=",
+        Pick(std::vector<std::string>{"GE", "GE", "GT", "LE"}),
+        IsFloat(type) && Uniform(0, 3) == 0 ? ", type=TOTALORDER" : "", "\n}\n"));
+    const std::string scatter = Binary(type, Uniform(0, 2) == 0 ? "maximum" : "add");
+    Finish(EmitAside(x, absl::StrCat("select-and-scatter(", x.name, ", ", source.name, ", ", init,
+                                     "), window={size=", absl::StrJoin(sizes, "x"),
+                                     " stride=", absl::StrJoin(strides, "x"),
+                                     " pad=", absl::StrJoin(pads, "x"), "}, select=", select,
+                                     ", scatter=", scatter)));
+    return true;
+  }
+
+  // topk of the newest value (a real type) along its last dimension, k from
+  // 0 to its size, largest or smallest; both results continue. It compiles
+  // through the expand-topk pass (a stable sort), so with the pipeline off
+  // it is an interpreted step.
+  bool TopKStep() {
+    ElementType type = FeatureType(/*complex=*/false);
+    if (IsPred(type)) type = ElementType::kS32;
+    const Value x = ToType(Operand(true), type);
+    Value values = x;
+    values.dims.back() = Uniform(0, 3) == 0 ? x.dims.back() : Uniform(0, x.dims.back());
+    const Value indices{"", ElementType::kS32, values.dims};
+    const std::string values_text = ShapeText(values);
+    const std::string indices_text = ShapeText(indices);
+    const std::string tuple =
+        EmitLine(absl::StrCat("(", values_text, ", ", indices_text, ")"),
+                 absl::StrCat("topk(", x.name, "), k=", values.dims.back(),
+                              ", largest=", Uniform(0, 1) ? "true" : "false"));
+    Finish(EmitAside(indices, absl::StrCat("get-tuple-element(", tuple, "), index=1"),
+                     indices_text));
+    Finish(EmitAside(values, absl::StrCat("get-tuple-element(", tuple, "), index=0"),
+                     values_text));
+    needs_passes_ = true;
+    return true;
+  }
+
+  // `x` converted to the float `type` with every element whose magnitude is
+  // not within [1e-12, bound] (NaN and the infinities too) replaced by 0:
+  // the inputs of the operations compared within a norm-wise bound, which
+  // means nothing with infinities, whose NaN patterns may legitimately
+  // differ, and which holds only while no result underflows (a subnormal
+  // result carries an absolute error; found by this test: an IFFT of
+  // subnormal values).
+  Value Bounded(const Value& x, ElementType type, const std::string& bound) {
+    const Value y = ToType(x, type);
+    auto broadcast = [&](const std::string& literal) {
+      return EmitAside(y, absl::StrCat("broadcast(", Constant(type, literal), "), dimensions={}"));
+    };
+    const Value limit = broadcast(bound);
+    const Value tiny = broadcast("1e-12");
+    const Value zero = broadcast("0");
+    const Value magnitude = EmitAside(y, absl::StrCat("abs(", y.name, ")"));
+    const Value p{"", ElementType::kPred, y.dims};
+    const Value below = EmitAside(p, absl::StrCat("compare(", magnitude.name, ", ", limit.name,
+                                                  "), direction=LE"));
+    const Value above = EmitAside(p, absl::StrCat("compare(", magnitude.name, ", ", tiny.name,
+                                                  "), direction=GE"));
+    const Value inside = EmitAside(p, absl::StrCat("and(", below.name, ", ", above.name, ")"));
+    return EmitAside(y, absl::StrCat("select(", inside.name, ", ", y.name, ", ", zero.name, ")"));
+  }
+
+  // The elements of `x` (row-major), cut or padded with zeros to `dims`.
+  Value Refit(const Value& x, const std::vector<int64_t>& dims) {
+    const int64_t count = Count(x.dims);
+    const int64_t total = Count(dims);
+    Value flat = EmitAside(Value{"", x.type, {count}}, absl::StrCat("reshape(", x.name, ")"));
+    if (count > total) {
+      flat = EmitAside(Value{"", x.type, {total}},
+                       absl::StrCat("slice(", flat.name, "), slice={[0:", total, "]}"));
+    } else if (count < total) {
+      flat = EmitAside(Value{"", x.type, {total}},
+                       absl::StrCat("pad(", flat.name, ", ", Constant(x.type, "0"),
+                                    "), padding=0_", total - count));
+    }
+    return EmitAside(Value{"", x.type, dims}, absl::StrCat("reshape(", flat.name, ")"));
+  }
+
+  // complex(x, reverse(x)) of the complex type whose parts have x's type.
+  Value Complexify(const Value& x) {
+    std::vector<int64_t> all(x.dims.size());
+    std::iota(all.begin(), all.end(), 0);
+    const Value reversed =
+        EmitAside(x, absl::StrCat("reverse(", x.name, "), dimensions=", Dims(all)));
+    Value c = x;
+    c.type = x.type == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128;
+    return EmitAside(c, absl::StrCat("complex(", x.name, ", ", reversed.name, ")"));
+  }
+
+  // Batch dimensions of a feature (0 to 2, of 1 to 3; now and then 0).
+  std::vector<int64_t> BatchDims() {
+    std::vector<int64_t> batch(Uniform(0, 2));
+    for (int64_t& d : batch) d = Uniform(0, 12) == 0 ? 0 : Uniform(1, 3);
+    return batch;
+  }
+
+  static double UnitRoundoff(ElementType type) {
+    return type == ElementType::kF32 || type == ElementType::kC64 ? std::ldexp(1.0, -24)
+                                                                  : std::ldexp(1.0, -53);
+  }
+
+  // fft of every form (FFT, IFFT, RFFT, IRFFT) over 1 to 3 axes of lengths
+  // 1 to 64 (Stockham and Bluestein lengths), batched, c64/c128, on the
+  // newest value's elements bounded to [-16, 16] (the imaginary parts
+  // reversed). The root, compared within docs/fft.md's bound per signal:
+  // 2 L u ||y||_2.
+  bool FftStep() {
+    static const std::vector<int64_t> kLengths = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                                  13, 15, 16, 17, 20, 24, 25, 31, 32, 64};
+    const int axes = Uniform(1, 3);
+    std::vector<int64_t> lengths;
+    int64_t points = 1;
+    for (int a = 0; a < axes; ++a) {
+      int64_t n = Pick(kLengths);
+      while (points * n > 512) n = Pick(kLengths);
+      lengths.push_back(n);
+      points *= n;
+    }
+    const std::vector<int64_t> batch = BatchDims();
+    const bool wide = Uniform(0, 2) == 0;
+    const ElementType real = wide ? ElementType::kF64 : ElementType::kF32;
+    const ElementType complex = wide ? ElementType::kC128 : ElementType::kC64;
+    const std::string form = Pick(std::vector<std::string>{"FFT", "IFFT", "RFFT", "IRFFT"});
+    std::vector<int64_t> in_dims = batch, out_dims = batch;
+    in_dims.insert(in_dims.end(), lengths.begin(), lengths.end());
+    out_dims.insert(out_dims.end(), lengths.begin(), lengths.end());
+    if (form == "RFFT") out_dims.back() = lengths.back() / 2 + 1;
+    const Value parts = Refit(Bounded(Operand(false), real, "16"), in_dims);
+    Value in = form == "FFT" || form == "IFFT" ? Complexify(parts) : parts;
+    double terms = form == "RFFT" || form == "IRFFT" ? 2 : 0;
+    for (int64_t n : lengths) {
+      const runtime::fft::ComplexPlan<double> plan = runtime::fft::MakeComplexPlan<double>(n, true);
+      terms += plan.bluestein ? 3 * Log2Terms(plan.m) + 2 : Log2Terms(n);
+    }
+    if (form == "IRFFT") {
+      // IRFFT of the RFFT of a real signal: an input that is the transform
+      // of a real signal, as IRFFT assumes. Of an arbitrary one it ignores
+      // imaginary parts (of the zero and Nyquist entries, after the outer
+      // axes) that the evaluator's direct DFT still multiplies by sin(pi)
+      // ~ 1e-16, an error relative to the input, not to the result
+      // (found by this test: an IRFFT whose exact result is 0). The error
+      // of the pair is the sum of both bounds: it comes back at the
+      // signal's scale.
+      std::vector<int64_t> half = in_dims;
+      half.back() = lengths.back() / 2 + 1;
+      in = EmitAside(Value{"", complex, half}, absl::StrCat("fft(", in.name, "), fft_type=RFFT, ",
+                                                            "fft_length=", Dims(lengths)));
+      terms *= 2;
+    }
+    EmitAside(Value{"", form == "IRFFT" ? real : complex, out_dims},
+              absl::StrCat("fft(", in.name, "), fft_type=", form, ", fft_length=", Dims(lengths)));
+    norm_tolerance_ = kFftBoundConstant * terms * UnitRoundoff(complex);
+    norm_minor_dims_ = axes;
+    return true;
+  }
+
+  // ceil(log2 n) + 1.
+  static double Log2Terms(int64_t n) {
+    double l = 1;
+    for (int64_t p = 1; p < n; p *= 2) ++l;
+    return l;
+  }
+
+  // The iotas of the two minor dimensions of `dims` (s32 row and column
+  // numbers of every matrix element).
+  std::pair<Value, Value> RowsAndColumns(const std::vector<int64_t>& dims) {
+    const int64_t rank = dims.size();
+    const Value rows = EmitAside(Value{"", ElementType::kS32, dims},
+                                 absl::StrCat("iota(), iota_dimension=", rank - 2));
+    const Value columns = EmitAside(Value{"", ElementType::kS32, dims},
+                                    absl::StrCat("iota(), iota_dimension=", rank - 1));
+    return {rows, columns};
+  }
+
+  Value Mask(const std::pair<Value, Value>& rc, const std::string& direction) {
+    return EmitAside(Value{"", ElementType::kPred, rc.first.dims},
+                     absl::StrCat("compare(", rc.first.name, ", ", rc.second.name,
+                                  "), direction=", direction));
+  }
+
+  // The float or complex type of a linear algebra feature and its part type.
+  std::pair<ElementType, ElementType> LinalgType() {
+    const ElementType type = Pick(std::vector<ElementType>{
+        ElementType::kF32, ElementType::kF32, ElementType::kF64, ElementType::kC64,
+        ElementType::kC128});
+    const ElementType part = type == ElementType::kC64    ? ElementType::kF32
+                             : type == ElementType::kC128 ? ElementType::kF64
+                                                          : type;
+    return {type, part};
+  }
+
+  // A matrix side: mostly 2 to 8, now and then 0 or 1.
+  int64_t MatrixSide() { return Uniform(0, 7) == 0 ? Uniform(0, 1) : Uniform(2, 8); }
+
+  // cholesky of a well-conditioned Hermitian positive definite A = M M^H +
+  // n I (M: the newest value's elements bounded to [-1, 1], the imaginary
+  // parts reversed; the product a batched dot; so A's eigenvalues lie in
+  // [n, n + n^2]: condition number at most n + 1), batched; the triangle
+  // not read is a parameter (NaN, infinities). The root, compared per
+  // matrix within 16 (n + 1) n u ||L||_F (see kLinalgBoundConstant).
+  bool CholeskyStep() {
+    const auto [type, part] = LinalgType();
+    const int64_t n = MatrixSide();
+    std::vector<int64_t> dims = BatchDims();
+    const int64_t b = dims.size();
+    dims.push_back(n);
+    dims.push_back(n);
+    Value m = Refit(Bounded(Operand(false), part, "1"), dims);
+    if (IsComplex(type)) m = Complexify(m);
+    Value mh = m;  // conj(M): the dot contracts the minor dimensions of both.
+    if (IsComplex(type)) {
+      Value p = m;
+      p.type = part;
+      const Value re = EmitAside(p, absl::StrCat("real(", m.name, ")"));
+      const Value im = EmitAside(p, absl::StrCat("imag(", m.name, ")"));
+      const Value minus = EmitAside(p, absl::StrCat("negate(", im.name, ")"));
+      mh = EmitAside(m, absl::StrCat("complex(", re.name, ", ", minus.name, ")"));
+    }
+    std::vector<int64_t> batch_dims(b);
+    std::iota(batch_dims.begin(), batch_dims.end(), 0);
+    const Value product = EmitAside(
+        m, absl::StrCat("dot(", m.name, ", ", mh.name, "), lhs_batch_dims=", Dims(batch_dims),
+                        ", lhs_contracting_dims={", b + 1, "}, rhs_batch_dims=", Dims(batch_dims),
+                        ", rhs_contracting_dims={", b + 1, "}"));
+    const auto rc = RowsAndColumns(dims);
+    Value p{"", part, dims};
+    const Value shift = EmitAside(p, absl::StrCat("broadcast(", Constant(part, absl::StrCat(n)),
+                                                  "), dimensions={}"));
+    const Value zero = EmitAside(p, absl::StrCat("broadcast(", Constant(part, "0"),
+                                                 "), dimensions={}"));
+    Value diagonal = EmitAside(p, absl::StrCat("select(", Mask(rc, "EQ").name, ", ", shift.name,
+                                               ", ", zero.name, ")"));
+    if (IsComplex(type)) diagonal = EmitAside(m, absl::StrCat("convert(", diagonal.name, ")"));
+    const Value a = EmitAside(m, absl::StrCat("add(", product.name, ", ", diagonal.name, ")"));
+    const bool lower = Uniform(0, 1);
+    const Value junk = AddParameter(Value{"", type, dims}, /*pool=*/false);
+    const Value read = EmitAside(m, absl::StrCat("select(", Mask(rc, lower ? "GE" : "LE").name,
+                                                 ", ", a.name, ", ", junk.name, ")"));
+    EmitAside(m, absl::StrCat("cholesky(", read.name, "), lower=", lower ? "true" : "false"));
+    norm_tolerance_ = kLinalgBoundConstant * (n + 1) * n * UnitRoundoff(type);
+    norm_minor_dims_ = 2;
+    return true;
+  }
+
+  // triangular-solve in every form (left_side, lower, unit_diagonal,
+  // transpose_a NO_TRANSPOSE/TRANSPOSE/ADJOINT), batched, with a
+  // well-conditioned A: the triangle read holds the newest value's elements
+  // bounded to [-1, 1] times 2^-k <= 1/(2n) off the diagonal, and 1 plus
+  // such an element on it, so ||A^-1||_inf <= 4 and ||A||_inf <= 2; the
+  // other triangle (and a unit diagonal) is a parameter (NaN, infinities).
+  // B: another value's elements bounded to [-1, 1]. The root, compared per
+  // matrix within 16 (n + 1) n u ||X||_F (see kLinalgBoundConstant).
+  bool TriangularSolveStep() {
+    const auto [type, part] = LinalgType();
+    const int64_t n = MatrixSide();
+    const int64_t m = Uniform(0, 7) == 0 ? 0 : Uniform(1, 5);
+    const std::vector<int64_t> batch = BatchDims();
+    const bool left = Uniform(0, 1), lower = Uniform(0, 1), unit = Uniform(0, 2) == 0;
+    const std::string transpose =
+        Pick(std::vector<std::string>{"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"});
+    std::vector<int64_t> a_dims = batch, b_dims = batch;
+    a_dims.insert(a_dims.end(), {n, n});
+    if (left) {
+      b_dims.insert(b_dims.end(), {n, m});
+    } else {
+      b_dims.insert(b_dims.end(), {m, n});
+    }
+    const Value other = Pick(pool_);
+    int scale = 0;
+    while ((int64_t{1} << scale) < 2 * n) ++scale;
+    Value entries = Refit(Bounded(Operand(false), part, "1"), a_dims);
+    entries = EmitAside(entries, absl::StrCat("multiply(", entries.name, ", ",
+                                              EmitAside(entries, absl::StrCat(
+                                                  "broadcast(", Constant(part, absl::StrCat(
+                                                      std::ldexp(1.0, -scale))),
+                                                  "), dimensions={}")).name, ")"));
+    const Value one = EmitAside(entries, absl::StrCat("broadcast(", Constant(part, "1"),
+                                                      "), dimensions={}"));
+    Value diagonal = EmitAside(entries, absl::StrCat("add(", entries.name, ", ", one.name, ")"));
+    if (IsComplex(type)) {  // 1 + e + i e': the imaginary parts as off the diagonal.
+      const Value complex_entries = Complexify(entries);
+      diagonal = EmitAside(complex_entries, absl::StrCat("add(", complex_entries.name, ", ",
+                                                         EmitAside(complex_entries, absl::StrCat(
+                                                             "convert(", one.name, ")")).name,
+                                                         ")"));
+      entries = complex_entries;
+    }
+    const Value junk = AddParameter(Value{"", type, a_dims}, /*pool=*/false);
+    const auto rc = RowsAndColumns(a_dims);
+    const Value on_diagonal =
+        EmitAside(entries, absl::StrCat("select(", Mask(rc, "EQ").name, ", ",
+                                        unit ? junk.name : diagonal.name, ", ", junk.name, ")"));
+    const Value a = EmitAside(entries, absl::StrCat("select(", Mask(rc, lower ? "GT" : "LT").name,
+                                                    ", ", entries.name, ", ", on_diagonal.name,
+                                                    ")"));
+    Value rhs = Refit(Bounded(other, part, "1"), b_dims);
+    if (IsComplex(type)) rhs = Complexify(rhs);
+    EmitAside(rhs, absl::StrCat("triangular-solve(", a.name, ", ", rhs.name, "), left_side=",
+                                left ? "true" : "false", ", lower=", lower ? "true" : "false",
+                                ", unit_diagonal=", unit ? "true" : "false",
+                                ", transpose_a=", transpose));
+    norm_tolerance_ = kLinalgBoundConstant * (n + 1) * n * UnitRoundoff(type);
+    norm_minor_dims_ = 2;
+    return true;
+  }
+
   bool ComplexIotaStep() {
     const Value x = Operand(true);
     const ElementType type = Uniform(0, 2) == 0 ? ElementType::kC128 : ElementType::kC64;
@@ -1680,6 +2157,9 @@ class ModuleGenerator {
   bool degenerate_ = false;
 
   bool feature_emitted_ = false;
+  double norm_tolerance_ = 0;
+  int norm_minor_dims_ = 0;
+  bool needs_passes_ = false;
   // No bitcast-convert from floats: it shows NaN payloads and signs, where
   // the JIT and the evaluator differ (not covered by NaN == NaN; reported):
   // f16 negate/abs/floor/sign of a signalling NaN is quieted by the JIT and
@@ -1877,7 +2357,9 @@ TEST_P(JitRandomSteps, MatchesEvaluator) {
       options.isa = GetParam();
       options.seed = seed;
       options.run_passes = passes;
-      options.require_all_compiled = true;
+      options.require_all_compiled = passes || !generator.needs_passes();
+      options.norm_tolerance = generator.norm_tolerance();
+      options.norm_minor_dims = generator.norm_minor_dims();
       CompileReport report;
       options.report = &report;
       ::testing::AssertionResult result = MatchesEvaluator(hlo, options);

@@ -6,13 +6,25 @@
 //     which quietens a signalling NaN); compared after a bitcast-convert to
 //     u16, since the comparison treats any NaN as equal to any NaN;
 //   - a concatenate whose operands are all empty along the concatenated
-//     dimension compiles with only the fuse pass (a kernel with no elements).
+//     dimension compiles with only the fuse pass (a kernel with no elements);
+//   - a variadic scatter into empty operands writes nothing (its kernel
+//     stored one element past its empty buffers);
+//   - a dynamic-update-slice with a packed (E(4)) result compiles with the
+//     pipeline off (it was left to the evaluator);
+//   - floor, ceil, round and sign of a signalling f16 NaN give a quiet NaN
+//     (the evaluator kept it signalling; XLA computes f16 in f32);
+//   - maximum and minimum of a signalling f32 NaN keep its bits (the
+//     evaluator quietened it reading it into a double);
+//   - count-leading-zeros and popcnt of s1/s2 wrap in the type (a count of
+//     2 is -2 in s2; the kernels kept 2).
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
@@ -26,7 +38,8 @@ class JitRegressions : public ::testing::TestWithParam<Isa> {
   // Runs `hlo` compiled (with no interpreted step, `only_passes` alone if
   // given) and evaluated on `arguments`; fails on any difference.
   void Check(const std::string& hlo, const std::vector<Literal>& arguments,
-             const std::vector<std::string>& only_passes = {}) {
+             const std::vector<std::string>& only_passes = {}, bool run_passes = true,
+             CompileReport* report_out = nullptr) {
     absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
     absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
@@ -34,6 +47,7 @@ class JitRegressions : public ::testing::TestWithParam<Isa> {
     CompileOptions options;
     options.isa = GetParam();
     options.only_passes = only_passes;
+    options.run_passes = run_passes;
     CompileReport report;
     absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
         Compile(**module, options, &report);
@@ -41,9 +55,22 @@ class JitRegressions : public ::testing::TestWithParam<Isa> {
     for (const std::string& step : UnexpectedInterpretedSteps(report)) {
       ADD_FAILURE() << step << "\n" << hlo;
     }
+    if (report_out != nullptr) *report_out = report;
     absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
     ASSERT_TRUE(actual.ok()) << actual.status();
     EXPECT_EQ(Difference(*expected, *actual), "") << hlo;
+  }
+
+  // Random arguments for `hlo`'s parameters.
+  static std::vector<Literal> RandomArguments(const std::string& hlo) {
+    std::vector<Literal> arguments;
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    if (!module.ok()) return arguments;
+    std::mt19937_64 rng(1);
+    for (const Instruction* parameter : (*module)->entry()->parameters()) {
+      arguments.push_back(RandomLiteral(parameter->shape(), rng));
+    }
+    return arguments;
   }
 };
 
@@ -123,6 +150,117 @@ ENTRY e {
       arguments.push_back(Literal(parameter->shape()));
     }
     Check(hlo, arguments, {"fuse"});
+  }
+}
+
+// Found by jit_random_test (JitRandomSteps, seed 1508, variadic scatter):
+// every window is out of bounds of an empty operand, but the kernel stored
+// the combined values at the clamped index 0 of the empty result buffers
+// (a crash, or a heap write past them). Now the kernel has no store at all.
+TEST_P(JitRegressions, VariadicScatterIntoEmptyOperandsStoresNothing) {
+  const std::string hlo = R"(HloModule m
+combine {
+  a0 = s32[] parameter(0)
+  a1 = s32[] parameter(1)
+  b0 = s32[] parameter(2)
+  b1 = s32[] parameter(3)
+  m0 = s32[] add(a0, b0)
+  m1 = s32[] minimum(a1, b1)
+  ROOT r = (s32[], s32[]) tuple(m0, m1)
+}
+ENTRY e {
+  x = s32[0,6]{1,0} parameter(0)
+  i = u64[2,2,2]{2,1,0} parameter(1)
+  u0 = s32[2,2]{1,0} parameter(2)
+  u1 = s32[2,2]{1,0} parameter(3)
+  ROOT s = (s32[0,6]{1,0}, s32[0,6]{1,0}) scatter(x, x, i, u0, u1), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={1,0}, index_vector_dim=2, to_apply=combine
+}
+)";
+  for (bool passes : {true, false}) {
+    CompileReport report;
+    Check(hlo, RandomArguments(hlo), {}, passes, &report);
+    for (const KernelInfo& kernel : report.kernels) {
+      EXPECT_FALSE(absl::StrContains(kernel.program, "= store")) << kernel.program;
+    }
+  }
+}
+
+// Found by jit_random_test (JitRandomSteps, seed 47, pipeline off): the
+// in-place dynamic-update-slice kernel cannot store single elements of a
+// packed s4 array, so the step ran interpreted; a packed result is now
+// computed whole, a byte at a time.
+TEST_P(JitRegressions, PackedDynamicUpdateSliceCompilesWithoutPasses) {
+  for (const char* type : {"s4", "u4", "s2", "u1"}) {
+    const int bits = type[1] - '0';
+    const std::string packed = absl::StrCat(type, "[13]{0:E(", bits, ")}");
+    const std::string hlo = ModuleText(
+        {packed, absl::StrCat(type, "[3]{0:E(", bits, ")}"), "s32[]"},
+        {absl::StrCat("r = ", packed, " dynamic-update-slice(p0, p1, p2)")});
+    for (bool passes : {true, false}) Check(hlo, RandomArguments(hlo), {}, passes);
+  }
+}
+
+// Found by jit_random_test (JitRandomWide, seed 861): f16 ceil of the
+// signalling NaN 0xfcbf gave 0xfebf compiled (f16 computed in f32, as XLA
+// does) and 0xfcbf in the evaluator (libm passes a NaN through). Every f16
+// pattern through the rounding operations and sign, read back as bits.
+TEST_P(JitRegressions, F16RoundingOfSignallingNanIsQuiet) {
+  constexpr int kCount = 1 << 16;
+  Literal bits(Shape::Array(ElementType::kU16, {kCount}));
+  for (int i = 0; i < kCount; ++i) bits.SetBitsLinear(i, i);
+  const std::string f16 = absl::StrCat("f16[", kCount, "]");
+  for (const char* op : {"ceil", "floor", "round-nearest-even", "round-nearest-afz", "sign"}) {
+    Check(ModuleText({absl::StrCat("u16[", kCount, "]")},
+                     {absl::StrCat("x = ", f16, " bitcast-convert(p0)"),
+                      absl::StrCat("y = ", f16, " ", op, "(x)"),
+                      absl::StrCat("r = u16[", kCount, "] bitcast-convert(y)")}),
+          {bits});
+  }
+}
+
+// Found by jit_random_test (JitRandom, seed 4636): minimum(x, x) of the
+// signalling NaN 0xff8de5a9. Signalling and quiet NaNs of both signs
+// against ordinary values, read back as bits.
+TEST_P(JitRegressions, F32MaximumMinimumKeepSignallingNanBits) {
+  const std::vector<uint32_t> patterns = {0x7f800001, 0xff8de5a9, 0x7fc00000, 0xffc12345,
+                                          0x3f800000, 0x80000000, 0x7f800000, 0x00000001};
+  const int64_t n = patterns.size();
+  Literal a(Shape::Array(ElementType::kU32, {n * n}));
+  Literal b(Shape::Array(ElementType::kU32, {n * n}));
+  for (int64_t i = 0; i < n * n; ++i) {
+    a.SetBitsLinear(i, patterns[i / n]);
+    b.SetBitsLinear(i, patterns[i % n]);
+  }
+  const std::string f32 = absl::StrCat("f32[", n * n, "]");
+  const std::string u32 = absl::StrCat("u32[", n * n, "]");
+  for (const char* op : {"maximum", "minimum"}) {
+    Check(ModuleText({u32, u32}, {absl::StrCat("x = ", f32, " bitcast-convert(p0)"),
+                                  absl::StrCat("y = ", f32, " bitcast-convert(p1)"),
+                                  absl::StrCat("m = ", f32, " ", op, "(x, y)"),
+                                  absl::StrCat("r = ", u32, " bitcast-convert(m)")}),
+          {a, b});
+  }
+}
+
+// Found by jit_random_test (JitRandom, seeds 4599, 7349, 7979): every s1,
+// s2, u1, u2, s4 value through count-leading-zeros and popcnt, unpacked and
+// packed, widened to s32 to compare.
+TEST_P(JitRegressions, SubByteCountsWrapInTheirType) {
+  for (const char* type : {"s1", "s2", "u1", "u2", "s4"}) {
+    const int bits = type[1] - '0';
+    const int64_t n = int64_t{1} << bits;
+    Literal values(Shape::Array(ElementType::kS32, {n}));
+    for (int64_t i = 0; i < n; ++i) values.SetBitsLinear(i, i);
+    for (const char* op : {"count-leading-zeros", "popcnt"}) {
+      for (const std::string layout : {std::string("{0}"), absl::StrCat("{0:E(", bits, ")}")}) {
+        const std::string t = absl::StrCat(type, "[", n, "]");
+        Check(ModuleText({absl::StrCat("s32[", n, "]")},
+                         {absl::StrCat("x = ", t, layout, " convert(p0)"),
+                          absl::StrCat("c = ", t, layout, " ", op, "(x)"),
+                          absl::StrCat("r = s32[", n, "] convert(c)")}),
+              {values});
+      }
+    }
   }
 }
 

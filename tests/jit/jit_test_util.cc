@@ -1,7 +1,9 @@
 // Helpers for the JIT's tests (see jit_test_util.h).
 #include "tests/jit/jit_test_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -12,6 +14,7 @@
 #include "interpreter/evaluator.h"
 #include "ir/float_format.h"
 #include "ir/hlo_text/parser.h"
+#include "ir/layout_util.h"
 #include "ir/verifier.h"
 #include "jit/target.h"
 
@@ -226,6 +229,63 @@ std::string Difference(const Literal& expected, const Literal& actual, int ulp_t
   return "";
 }
 
+std::string NormDifference(const Literal& expected, const Literal& actual, double tolerance,
+                           int minor_dims) {
+  const Shape& shape = expected.shape();
+  if (!shape.Compatible(actual.shape())) {
+    return absl::StrCat("shape ", actual.shape().ToString(), " != expected ", shape.ToString());
+  }
+  if (shape.IsTuple()) {
+    for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+      std::string d = NormDifference(expected.element(i), actual.element(i), tolerance, minor_dims);
+      if (!d.empty()) return absl::StrCat("tuple element ", i, ": ", d);
+    }
+    return "";
+  }
+  const ElementType type = shape.element_type();
+  if (!shape.IsArray() || (!IsFloat(type) && !IsComplex(type))) {
+    return Difference(expected, actual);
+  }
+  const int64_t count = expected.element_count();
+  if (count == 0) return "";
+  int64_t group = 1;
+  for (int64_t d = std::max<int64_t>(0, shape.rank() - minor_dims); d < shape.rank(); ++d) {
+    group *= shape.dimensions(d);
+  }
+  auto finite = [](std::complex<double> z) {
+    return std::isfinite(z.real()) && std::isfinite(z.imag());
+  };
+  std::vector<std::complex<double>> e(count), a(count);
+  std::vector<int64_t> index(shape.rank(), 0);
+  int64_t linear = 0;
+  do {
+    e[linear] = IsComplex(type) ? expected.GetComplex(index) : expected.GetDouble(index);
+    a[linear] = IsComplex(type) ? actual.GetComplex(index) : actual.GetDouble(index);
+    ++linear;
+  } while (NextIndex(shape.dimensions(), absl::MakeSpan(index)));
+  for (int64_t start = 0; start < count; start += group) {
+    double norm = 0;
+    for (int64_t i = start; i < start + group; ++i) {
+      if (finite(e[i])) norm += std::norm(e[i]);
+    }
+    const double bound = tolerance * std::sqrt(norm);
+    for (int64_t i = start; i < start + group; ++i) {
+      const bool nan_e = std::isnan(e[i].real()) || std::isnan(e[i].imag());
+      const bool nan_a = std::isnan(a[i].real()) || std::isnan(a[i].imag());
+      if (!finite(e[i]) || !finite(a[i])) {
+        if ((nan_e && nan_a) || e[i] == a[i]) continue;
+      } else if (std::abs(a[i] - e[i]) <= bound) {
+        continue;
+      }
+      return absl::StrCat("element ", i, " (row-major) is (", a[i].real(), ", ", a[i].imag(),
+                          ") but expected (", e[i].real(), ", ", e[i].imag(), "): error ",
+                          std::abs(a[i] - e[i]), " over the bound ", bound, " = ", tolerance,
+                          " * the norm of its group of ", group);
+    }
+  }
+  return "";
+}
+
 ::testing::AssertionResult MatchesEvaluator(const Module& module, const CheckOptions& options) {
   std::mt19937_64 rng(options.seed);
   std::vector<Literal> arguments;
@@ -258,7 +318,10 @@ std::string Difference(const Literal& expected, const Literal& actual, int ulp_t
   if (options.report != nullptr) *options.report = report;
   absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
   if (!actual.ok()) return ::testing::AssertionFailure() << "run: " << actual.status();
-  const std::string difference = Difference(*expected, *actual, options.ulp_tolerance);
+  const std::string difference =
+      options.norm_tolerance > 0
+          ? NormDifference(*expected, *actual, options.norm_tolerance, options.norm_minor_dims)
+          : Difference(*expected, *actual, options.ulp_tolerance);
   if (!difference.empty()) {
     std::string programs;
     for (const KernelInfo& kernel : report.kernels) absl::StrAppend(&programs, kernel.program);

@@ -58,6 +58,16 @@ Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng);
 // description of the first difference.
 std::string Difference(const Literal& expected, const Literal& actual, int ulp_tolerance = 0);
 
+// "" when every float or complex element of `actual` is within `tolerance`
+// times the 2-norm of the finite expected elements of its group (the
+// elements sharing all but the `minor_dims` minor dimensions: one signal of
+// an fft, one matrix of a batched solve) of the expected one; non-finite
+// expected elements must match exactly (any NaN equal to any NaN), and
+// other element types bit for bit. For results computed in a legitimately
+// different order (library calls with a stated error bound).
+std::string NormDifference(const Literal& expected, const Literal& actual, double tolerance,
+                           int minor_dims);
+
 // The JIT's vector math (jit/vector_math.h) is within a few ulp of the
 // evaluator's libm: the tolerance the differential tests use for a module
 // whose root is a math function with this result type (4 ulp for f32 and
@@ -79,6 +89,10 @@ struct CheckOptions {
   // Float results may differ from the evaluator's by this many ulp (for
   // modules whose root is a math function; see MathUlpTolerance).
   int ulp_tolerance = 0;
+  // With norm_tolerance > 0 the results are compared by NormDifference
+  // (norm_tolerance, norm_minor_dims) instead of bit for bit.
+  double norm_tolerance = 0;
+  int norm_minor_dims = 0;
 };
 
 // Compiles `module`, runs it and the evaluator on random arguments, and
