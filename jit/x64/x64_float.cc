@@ -490,6 +490,19 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
       V3(sse, vex, d, VecReg(a), VecSource(b));
       break;
     }
+    case KOpKind::kScale: {
+      // a * 2^floor(b), rounded once (vscalefps/pd; scalar mode: the ss/sd
+      // form, so that no other lane takes part).
+      if (!features_.avx512) return absl::UnimplementedError("x86-64: kScale needs AVX-512");
+      d = NewVec();
+      if (mode_ == Mode::kVector) {
+        V3(0, Pick(f64, Inst::kIdVscalefps, Inst::kIdVscalefpd), d, VecReg(op.a), VecSource(op.b));
+      } else {
+        cc_.emit(Pick(f64, Inst::kIdVscalefss, Inst::kIdVscalefsd), d.xmm(), vals_[op.a].vec.xmm(),
+                 vals_[op.b].vec.xmm());
+      }
+      break;
+    }
     case KOpKind::kBitShift: {
       const int width = f64 ? 64 : 32;
       if (op.imm <= 0 || op.imm >= width) return absl::InvalidArgumentError("bad bit shift");
@@ -1180,6 +1193,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kFma:
     case KOpKind::kBits:
     case KOpKind::kBitShift:
+    case KOpKind::kScale:
       return EmitFloatPrimitive(id);
     case KOpKind::kUnary: {
       if (op.type == ElementType::kPred) {  // not: flip every bit of the mask.

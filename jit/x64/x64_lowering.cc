@@ -103,6 +103,9 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
       case KOpKind::kFma:
         if (!features_.avx2 || !is_float(op.type) || !lane_type.Add(op.type)) return false;
         break;
+      case KOpKind::kScale:
+        if (!features_.avx512 || !is_float(op.type) || !lane_type.Add(op.type)) return false;
+        break;
       case KOpKind::kUnary:
         if (op.type == ElementType::kPred && op.operand_type == ElementType::kPred &&
             op.opcode == Opcode::kNot) {
@@ -178,7 +181,8 @@ bool KernelLowering::ZmmVectorizable(const std::vector<bool>& include, int width
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kStore:
       case KOpKind::kFromIndex: case KOpKind::kConst: case KOpKind::kBits:
-      case KOpKind::kBitShift: case KOpKind::kFma: case KOpKind::kUnary: case KOpKind::kBinary:
+      case KOpKind::kBitShift: case KOpKind::kFma: case KOpKind::kScale: case KOpKind::kUnary:
+      case KOpKind::kBinary:
       case KOpKind::kCompare: case KOpKind::kSelect: case KOpKind::kClamp:
       case KOpKind::kConvert: case KOpKind::kBitcast:
         break;
@@ -537,7 +541,7 @@ namespace {
 bool FreshVectorResult(const KOp& op) {
   const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
   switch (op.kind) {
-    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kScale:
       return true;
     case KOpKind::kLoad: case KOpKind::kBinary: case KOpKind::kUnary:
       return is_float;
@@ -550,7 +554,8 @@ bool FreshVectorResult(const KOp& op) {
 bool NonAliasingUser(const KOp& op) {
   const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
   switch (op.kind) {
-    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kStore:
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kScale:
+    case KOpKind::kStore:
       return true;
     case KOpKind::kBinary: case KOpKind::kUnary: case KOpKind::kSelect: case KOpKind::kClamp:
       return is_float;
