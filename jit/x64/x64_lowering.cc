@@ -891,8 +891,9 @@ void KernelLowering::EmitRowPrefetches() {
     // Positions this pass computes anyway (in a general register).
     if (!in_pass_[op.a] || vals_[op.a].in_vec) continue;
     const bool store = op.kind == KOpKind::kStore;
-    // Lines about to be written by non-temporal stores are not fetched.
-    if (store && streaming_) continue;
+    // Lines about to be written by non-temporal stores are not fetched;
+    // prefetchw only from AVX2 machines on (a no-op before Broadwell).
+    if (store && (streaming_ || !features_.avx2)) continue;
     const ElementType type = store ? op.operand_type : op.type;
     const int buffer = store ? program_.output_buffer(static_cast<int>(op.imm))
                              : static_cast<int>(op.imm);

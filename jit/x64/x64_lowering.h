@@ -94,7 +94,10 @@
 // (softmax's exp(x - max), read by the sum and by the quotient) is carried:
 // stored into a row-sized stack scratch (in L1) in the pass that first
 // computes it and loaded there by the later passes (PlanCarries), instead of
-// being computed again. The same bits either way.
+// being computed again. The same bits either way. Rows of arrays too large
+// for the caches stream (PlanRowStreaming): the passes after the first
+// prefetch the next row, and large outputs are written with non-temporal
+// stores where the row is aligned for them.
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
