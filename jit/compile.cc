@@ -947,6 +947,7 @@ class ExecutableBuilder {
     step.outputs = outputs;
     MathOptions math;
     math.fused_multiply_add = target_->HasFusedMultiplyAdd();
+    math.native_scale = target_->HasNativeScale();
     math.out_of_line = target_->HasOutOfLineMath() &&
                        (options_.math == MathLowering::kOutOfLine ||
                         (options_.math == MathLowering::kAuto &&

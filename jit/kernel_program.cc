@@ -41,6 +41,7 @@ const char* KindName(KOpKind kind) {
     case KOpKind::kCallImag: return "call_imag";
     case KOpKind::kConst: return "const";
     case KOpKind::kFma: return "fma";
+    case KOpKind::kScale: return "scale";
     case KOpKind::kBits: return "bits";
     case KOpKind::kBitShift: return "bitshift";
     case KOpKind::kAccInit: return "acc_init";

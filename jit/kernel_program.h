@@ -103,6 +103,10 @@ enum class KOpKind : uint8_t {
   kBitShift,   // a's bits shifted by imm (0 < imm < width) to the left
                // (opcode kShiftLeft) or right with zero fill
                // (kShiftRightLogical); the resulting bits read as `type`.
+  kScale,      // a * 2^b rounded once (b integer-valued), into the subnormals
+               // and to infinity as a multiplication would; only from
+               // ExpandMath with MathOptions::native_scale (a target with
+               // such an instruction: x86-64 AVX-512's vscalefps/pd).
   // ---- Accumulators (reduction programs; imm: the slot, type: its type) ----
   kAccInit,    // Before the reduction loops of an output element: slot = a.
   kAccRead,    // In the reduction body: the slot's value before this iteration.

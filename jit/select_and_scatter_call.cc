@@ -124,6 +124,7 @@ absl::Status CompileScalarComputation(const Computation& computation, ElementTyp
   }
   MathOptions math;
   math.fused_multiply_add = target.HasFusedMultiplyAdd();
+  math.native_scale = target.HasNativeScale();
   ExpandMath(&kernel.program, math);
   XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target.Lower(kernel.program));
   *function = lowered.function;

@@ -77,6 +77,7 @@ absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Targe
   }
   MathOptions math;
   math.fused_multiply_add = target.HasFusedMultiplyAdd();
+  math.native_scale = target.HasNativeScale();
   ExpandMath(&kernel.program, math);
   XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target.Lower(kernel.program));
   XJIT_ASSIGN_OR_RETURN(runtime::sort::SortPlan plan,

@@ -45,6 +45,9 @@ class Target {
   // uses it for polynomials and exact products only then; otherwise it
   // emits no kFma at all (see jit/vector_math.h).
   virtual bool HasFusedMultiplyAdd() const { return false; }
+  // Whether kScale (x * 2^n, one rounding) is a native instruction; ExpandMath
+  // emits kScale only then (MathOptions::native_scale).
+  virtual bool HasNativeScale() const { return false; }
   // Whether Lower accepts the f32/f64 math operations that ExpandMath
   // leaves with MathOptions::out_of_line (exp, sin, ... as kUnary/kBinary):
   // the target calls a routine per function, type and vector width, built

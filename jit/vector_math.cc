@@ -143,8 +143,8 @@ using Key = std::tuple<KOpKind, ElementType, ElementType, Opcode, ComparisonDire
 // Appends operations to the rewritten program, sharing identical ones.
 class MathBuilder {
  public:
-  MathBuilder(std::vector<KOp>* ops, std::map<Key, int>* cse, bool fma)
-      : ops_(*ops), cse_(*cse), fma_(fma) {}
+  MathBuilder(std::vector<KOp>* ops, std::map<Key, int>* cse, bool fma, bool native_scale)
+      : ops_(*ops), cse_(*cse), fma_(fma), native_scale_(native_scale) {}
 
   int Add(const KOp& op) {
     if (op.kind == KOpKind::kStore) {
@@ -312,6 +312,7 @@ class MathBuilder {
   // v * 2^n in two exactly-representable steps (n up to twice the exponent
   // range): one rounding, also into the subnormals and to infinity.
   int Scale(int v, int n) {
+    if (native_scale_) return Make(KOpKind::kScale, Opcode::kAdd, v, n);
     const int n1 = Floor(Mul(n, C(0.5)));
     const int n2 = Sub(n, n1);
     return Mul(Mul(v, Exp2i(n1)), Exp2i(n2));
@@ -817,6 +818,7 @@ class MathBuilder {
   std::vector<KOp>& ops_;
   std::map<Key, int>& cse_;
   const bool fma_;
+  const bool native_scale_;
   ElementType type_ = ElementType::kF32;
   bool f64_ = false;
   TypeInfo info_ = InfoFor(false);
@@ -970,7 +972,7 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
   if (!any) return;
   std::vector<KOp> out;
   std::map<Key, int> cse;
-  MathBuilder b(&out, &cse, options.fused_multiply_add);
+  MathBuilder b(&out, &cse, options.fused_multiply_add, options.native_scale);
   std::vector<int> renumber(program->ops.size(), -1);
   for (size_t i = 0; i < program->ops.size(); ++i) {
     KOp op = program->ops[i];

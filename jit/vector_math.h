@@ -44,6 +44,11 @@ struct MathOptions {
   // whose Target::HasOutOfLineMath() is true to call its routine for that
   // function, type and width. Integer power is expanded either way.
   bool out_of_line = false;
+  // Whether the target has kScale (x * 2^n for an integer-valued n, one
+  // rounding): exp and the functions built on it then scale their result
+  // with it instead of two multiplications by built powers of two (the
+  // same bits: both round once).
+  bool native_scale = false;
 };
 
 // The routine kernels call for an out-of-line math operation computes

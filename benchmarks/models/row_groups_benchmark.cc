@@ -1,6 +1,6 @@
 // Row-wise fusion against memory bandwidth, in one run:
 //
-//   RowWise/op/mode/threads     softmax (op 0) or layer norm (op 1) over the
+//   RowWise/op/mode/threads/misaligned  softmax (op 0) or layer norm (op 1) over the
 //                               rows of f32[4096,4096], CompileOptions::
 //                               threads = threads; mode 0: separate kernels
 //                               (row fusion and row groups off), 1: row
@@ -10,6 +10,11 @@
 //   Triad/threads               a[i] = b[i] + s*c[i] over 16M floats, written
 //                               by hand (O3), split over the shared pool.
 //
+// Every array starts at a 64-byte boundary, as xjit's own buffers do
+// (runtime/buffer_plan.h); RowWise/.../misaligned:1 writes the output one
+// float past it, where row fusion's non-temporal stores do not apply
+// (jit/x64: PlanRowStreaming).
+//
 // bytes_per_second counts the bytes each must move at the least: softmax and
 // layer norm read x and write the result (2 x 64 MiB; layer norm's scale and
 // offset rows are noise), the triad reads two arrays and writes one (3 x 64
@@ -18,7 +23,9 @@
 //   build/benchmarks/models/row_groups_benchmark --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -100,16 +107,29 @@ std::string LayerNorm() {
 }
 // clang-format on
 
-std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
+// n floats at a 64-byte boundary (and one spare float for misaligned:1).
+struct Floats {
+  explicit Floats(int64_t n)
+      : data(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 64 + 63) / 64 * 64))) {
+    if (data == nullptr) std::abort();
+    std::fill(data, data + n + 1, 0.0f);
+  }
+  ~Floats() { std::free(data); }
+  Floats(const Floats&) = delete;
+  Floats& operator=(const Floats&) = delete;
+  float* data;
+};
+
+std::unique_ptr<Floats> RandomFloats(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
+  auto v = std::make_unique<Floats>(n);
+  for (int64_t i = 0; i < n; ++i) v->data[i] = dist(rng);
   return v;
 }
 
 // range(0): 0 softmax, 1 layer norm; range(1): mode (above); range(2):
-// threads.
+// threads; range(3): 1 = the output one float past a 64-byte boundary.
 void BM_RowWise(benchmark::State& state) {
   std::unique_ptr<Module> module = ParseOrDie(state.range(0) == 0 ? Softmax() : LayerNorm());
   jit::CompileOptions options;
@@ -127,12 +147,13 @@ void BM_RowWise(benchmark::State& state) {
   for (const runtime::Step& step : (*exe)->steps()) {
     groups += step.kind == runtime::Step::Kind::kRowGroup;
   }
-  std::vector<float> x = RandomFloats(kRows * kCols, 1), g = RandomFloats(kCols, 2),
-                     b = RandomFloats(kCols, 3), out(kRows * kCols);
-  std::vector<const void*> parameters = {x.data()};
-  if (state.range(0) == 1) parameters = {x.data(), g.data(), b.data()};
+  std::unique_ptr<Floats> x = RandomFloats(kRows * kCols, 1), g = RandomFloats(kCols, 2),
+                         b = RandomFloats(kCols, 3), out = std::make_unique<Floats>(kRows * kCols);
+  float* result = out->data + (state.range(3) == 1 ? 1 : 0);
+  std::vector<const void*> parameters = {x->data};
+  if (state.range(0) == 1) parameters = {x->data, g->data, b->data};
   for (auto _ : state) {
-    absl::Status s = (*exe)->Execute(parameters, out.data());
+    absl::Status s = (*exe)->Execute(parameters, result);
     benchmark::DoNotOptimize(s);
     benchmark::ClobberMemory();
   }
@@ -150,14 +171,15 @@ __attribute__((noinline)) void Triad(float* a, const float* b, const float* c, f
 void BM_Triad(benchmark::State& state) {
   const int64_t n = kRows * kCols;
   const int threads = static_cast<int>(state.range(0));
-  std::vector<float> a(n), b = RandomFloats(n, 1), c = RandomFloats(n, 2);
+  Floats a(n);
+  std::unique_ptr<Floats> b = RandomFloats(n, 1), c = RandomFloats(n, 2);
   for (auto _ : state) {
     if (threads <= 1) {
-      Triad(a.data(), b.data(), c.data(), 0.5f, n);
+      Triad(a.data, b->data, c->data, 0.5f, n);
     } else {
       runtime::ThreadPool::Shared().ParallelFor(threads, threads - 1, [&](int64_t k) {
         const int64_t begin = n * k / threads, end = n * (k + 1) / threads;
-        Triad(a.data() + begin, b.data() + begin, c.data() + begin, 0.5f, end - begin);
+        Triad(a.data + begin, b->data + begin, c->data + begin, 0.5f, end - begin);
       });
     }
     benchmark::ClobberMemory();
@@ -172,8 +194,13 @@ BENCHMARK(BM_Triad)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_RowWise)
-    ->ArgNames({"op", "mode", "threads"})
-    ->ArgsProduct({{0, 1}, {0, 1, 2}, {1, 2}})
+    ->ArgNames({"op", "mode", "threads", "misaligned"})
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {1, 2}, {0}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_RowWise)
+    ->ArgNames({"op", "mode", "threads", "misaligned"})
+    ->ArgsProduct({{0, 1}, {2}, {1, 2}, {1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -240,6 +240,39 @@ x86::Vec KernelLowering::FloatMaxMin(bool max, bool f64, x86::Vec a, x86::Vec b)
   return Blend(f64, r, a, a_nan);
 }
 
+absl::Status KernelLowering::EmitFoldedSelect(int id, Mode mode) {
+  const KOp& op = program_.ops[id];
+  const bool f64 = op.type == ElementType::kF64;
+  const bool max = select_fold_[id] == 1;
+  mode_ = mode;
+  if (mode == Mode::kVector) {
+    x86::Vec d = NewVec();
+    V3(max ? Pick(f64, Inst::kIdMaxps, Inst::kIdMaxpd) : Pick(f64, Inst::kIdMinps, Inst::kIdMinpd),
+       max ? Pick(f64, Inst::kIdVmaxps, Inst::kIdVmaxpd)
+           : Pick(f64, Inst::kIdVminps, Inst::kIdVminpd),
+       d, VecReg(op.b), VecSource(op.c));
+    SetVec(id, d);
+    return absl::OkStatus();
+  }
+  if (!vals_[op.b].in_vec || !vals_[op.c].in_vec) {
+    // Not in vector registers here: the compare and the select after all.
+    select_fold_[id] = 0;
+    folded_compare_[op.a] = false;
+    absl::Status status = EmitOp(op.a, mode);
+    if (status.ok()) status = EmitOp(id, mode);
+    select_fold_[id] = max ? 1 : 2;
+    folded_compare_[op.a] = true;
+    return status;
+  }
+  x86::Vec d = cc_.newXmm();
+  V3(max ? Pick(f64, Inst::kIdMaxss, Inst::kIdMaxsd) : Pick(f64, Inst::kIdMinss, Inst::kIdMinsd),
+     max ? Pick(f64, Inst::kIdVmaxss, Inst::kIdVmaxsd)
+         : Pick(f64, Inst::kIdVminss, Inst::kIdVminsd),
+     d, vals_[op.b].vec.xmm(), vals_[op.c].vec.xmm());
+  SetVec(id, d);
+  return absl::OkStatus();
+}
+
 absl::Status KernelLowering::FloatUnary(Opcode opcode, bool f64, x86::Vec x, x86::Vec* out) {
   const uint32_t and_sse = Pick(f64, Inst::kIdAndps, Inst::kIdAndpd);
   const uint32_t and_avx = Pick(f64, Inst::kIdVandps, Inst::kIdVandpd);
@@ -455,6 +488,19 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
       if (commutative && IsMemSource(a) && !IsMemSource(b)) std::swap(a, b);
       d = NewVec();
       V3(sse, vex, d, VecReg(a), VecSource(b));
+      break;
+    }
+    case KOpKind::kScale: {
+      // a * 2^floor(b), rounded once (vscalefps/pd; scalar mode: the ss/sd
+      // form, so that no other lane takes part).
+      if (!features_.avx512) return absl::UnimplementedError("x86-64: kScale needs AVX-512");
+      d = NewVec();
+      if (mode_ == Mode::kVector) {
+        V3(0, Pick(f64, Inst::kIdVscalefps, Inst::kIdVscalefpd), d, VecReg(op.a), VecSource(op.b));
+      } else {
+        cc_.emit(Pick(f64, Inst::kIdVscalefss, Inst::kIdVscalefsd), d.xmm(), vals_[op.a].vec.xmm(),
+                 vals_[op.b].vec.xmm());
+      }
       break;
     }
     case KOpKind::kBitShift: {
@@ -1024,8 +1070,14 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       if (op.operand_type != ElementType::kPred) {
         const int bytes = width / 8;
         const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
-        cc_.emit(avx ? Inst::kIdVmovups : Inst::kIdMovups, x86::Mem(m).cloneResized(VecBytes()),
-                 value);
+        uint32_t move = avx ? Inst::kIdVmovups : Inst::kIdMovups;
+        if (streaming_ && stream_store_[id] && (width == 32 || width == 64)) {
+          // The row's main loop with its output aligned (PlanRowStreaming).
+          move = avx ? (width == 64 ? Inst::kIdVmovntpd : Inst::kIdVmovntps)
+                     : (width == 64 ? Inst::kIdMovntpd : Inst::kIdMovntps);
+          streamed_ = true;
+        }
+        cc_.emit(move, x86::Mem(m).cloneResized(VecBytes()), value);
         return absl::OkStatus();
       }
       // Lane masks to bytes 0/1.
@@ -1143,6 +1195,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kFma:
     case KOpKind::kBits:
     case KOpKind::kBitShift:
+    case KOpKind::kScale:
       return EmitFloatPrimitive(id);
     case KOpKind::kUnary: {
       if (op.type == ElementType::kPred) {  // not: flip every bit of the mask.

@@ -33,6 +33,13 @@ constexpr int kHoistBudgetAvx512 = 20;
 // Row programs: at most this many bytes of row scratch for carried values
 // (PlanCarries), so that they stay in L1 with the row.
 constexpr int64_t kMaxCarryBytes = int64_t{48} << 10;
+// Row programs: inputs at least this large are prefetched a row ahead
+// (PlanRowPrefetches); smaller ones stay in L2 between rows anyway.
+constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
+// Row programs: outputs at least this large are written with non-temporal
+// stores where aligned (PlanRowStreaming): larger than the caches a next
+// kernel could read them from (2 MiB of L2 per core, a share of L3).
+constexpr int64_t kStreamStoreMinBytes = int64_t{16} << 20;
 
 }  // namespace
 
@@ -99,6 +106,9 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
         break;
       case KOpKind::kFma:
         if (!features_.avx2 || !is_float(op.type) || !lane_type.Add(op.type)) return false;
+        break;
+      case KOpKind::kScale:
+        if (!features_.avx512 || !is_float(op.type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kUnary:
         if (op.type == ElementType::kPred && op.operand_type == ElementType::kPred &&
@@ -175,7 +185,8 @@ bool KernelLowering::ZmmVectorizable(const std::vector<bool>& include, int width
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kStore:
       case KOpKind::kFromIndex: case KOpKind::kConst: case KOpKind::kBits:
-      case KOpKind::kBitShift: case KOpKind::kFma: case KOpKind::kUnary: case KOpKind::kBinary:
+      case KOpKind::kBitShift: case KOpKind::kFma: case KOpKind::kScale: case KOpKind::kUnary:
+      case KOpKind::kBinary:
       case KOpKind::kCompare: case KOpKind::kSelect: case KOpKind::kClamp:
       case KOpKind::kConvert: case KOpKind::kBitcast:
         break;
@@ -327,7 +338,9 @@ absl::Status KernelLowering::Emit(int* lanes) {
   *lanes = lanes_;
   PlanVectorLoop();
   PlanMasks();
+  PlanSelectFolds();
   PlanCarries();
+  PlanRowStreaming();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -344,6 +357,9 @@ absl::Status KernelLowering::Emit(int* lanes) {
       cc_.bind(done);
     }
   }
+  // Non-temporal stores are weakly ordered: complete them before the
+  // caller (or a thread waiting on this range) reads the output.
+  if (streamed_) cc_.sfence();
   cc_.endFunc();
   return absl::OkStatus();
 }
@@ -534,7 +550,7 @@ namespace {
 bool FreshVectorResult(const KOp& op) {
   const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
   switch (op.kind) {
-    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kScale:
       return true;
     case KOpKind::kLoad: case KOpKind::kBinary: case KOpKind::kUnary:
       return is_float;
@@ -547,7 +563,8 @@ bool FreshVectorResult(const KOp& op) {
 bool NonAliasingUser(const KOp& op) {
   const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
   switch (op.kind) {
-    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kStore:
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kScale:
+    case KOpKind::kStore:
       return true;
     case KOpKind::kBinary: case KOpKind::kUnary: case KOpKind::kSelect: case KOpKind::kClamp:
       return is_float;
@@ -667,6 +684,39 @@ void KernelLowering::PlanMasks() {
     mask_in_k_[id] = program_.ops[id].kind == KOpKind::kCompare && uses[id] > 0 &&
                      only_select_predicate[id] && !IsIndexValue(static_cast<int>(id)) &&
                      (strategy_ != Strategy::kRow || sections_[id] == KSection::kBody);
+  }
+}
+
+void KernelLowering::PlanSelectFolds() {
+  const size_t n = program_.ops.size();
+  select_fold_.assign(n, 0);
+  folded_compare_.assign(n, false);
+  std::vector<int> uses(n, 0);
+  for (const KOp& op : program_.ops) {
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) ++uses[operand];
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (op.kind != KOpKind::kSelect ||
+        (op.type != ElementType::kF32 && op.type != ElementType::kF64)) {
+      continue;
+    }
+    const KOp& cmp = program_.ops[op.a];
+    const bool lt = cmp.direction == ComparisonDirection::kLt;
+    if (cmp.kind != KOpKind::kCompare || cmp.comparison != ComparisonType::kFloat ||
+        cmp.operand_type != op.type || uses[op.a] != 1 || sections_[op.a] != sections_[id] ||
+        (!lt && cmp.direction != ComparisonDirection::kGt) || cmp.a == cmp.b) {
+      continue;
+    }
+    // select(p, b, c) with p = b > c is max(b, c); with p = b < c, min.
+    int8_t fold = 0;
+    if (op.b == cmp.b && op.c == cmp.a) fold = lt ? 1 : 2;  // p = c <> b
+    if (op.b == cmp.a && op.c == cmp.b) fold = lt ? 2 : 1;  // p = b <> c
+    if (fold == 0) continue;
+    select_fold_[id] = fold;
+    folded_compare_[op.a] = true;
   }
 }
 
@@ -805,6 +855,108 @@ void KernelLowering::PlanCarries() {
   cc_.lea(carry_base_, scratch);
 }
 
+void KernelLowering::PlanRowStreaming() {
+  // A row program reads its rows from memory in its first pass and then
+  // computes from cache: without help the memory idles during the later
+  // passes (the hardware prefetchers see no misses there), and every output
+  // line is first read for ownership. So, for arrays too large to stay in
+  // cache, the later passes prefetch the next row, and large outputs are
+  // written with non-temporal stores (no read, no cache pollution) where
+  // the row is aligned for them.
+  row_prefetches_.clear();
+  stream_store_.assign(program_.ops.size(), false);
+  any_stream_store_ = false;
+  if (phases_.count < 2 || strategy_ != Strategy::kRow || program_.reduction_loops != 1) return;
+  const std::vector<std::optional<int64_t>> along_rows =
+      StridesAlong(program_, program_.output_loops() - 1);
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    const bool store = op.kind == KOpKind::kStore;
+    if ((op.kind != KOpKind::kLoad && !store) || sections_[id] != KSection::kBody) continue;
+    const ElementType type = store ? op.operand_type : op.type;
+    if (type != ElementType::kF32 && type != ElementType::kF64) continue;
+    const int buffer = store ? program_.output_buffer(static_cast<int>(op.imm))
+                             : static_cast<int>(op.imm);
+    const int64_t bytes = type == ElementType::kF64 ? 8 : 4;
+    const int64_t size = program_.buffers[static_cast<size_t>(buffer)].element_count * bytes;
+    // Unit stride along the row, a fixed distance to the next row.
+    if (strides_[op.a] != 1 || !along_rows[op.a].has_value() || *along_rows[op.a] == 0) continue;
+    const int64_t distance = *along_rows[op.a] * bytes;
+    if (size < kPrefetchMinBytes || distance > (int64_t{1} << 30) ||
+        distance < -(int64_t{1} << 30)) {
+      continue;
+    }
+    if (store && size >= kStreamStoreMinBytes) {
+      stream_store_[id] = true;
+      any_stream_store_ = true;
+    }
+    bool seen = false;
+    for (const auto& [other, unused] : row_prefetches_) {
+      const KOp& o = program_.ops[other];
+      seen = seen || (o.kind == op.kind && o.a == op.a && o.imm == op.imm);
+    }
+    if (!seen) row_prefetches_.push_back({static_cast<int>(id), distance});
+  }
+}
+
+void KernelLowering::EmitRowPrefetches() {
+  for (const auto& [id, distance] : row_prefetches_) {
+    const KOp& op = program_.ops[id];
+    // Positions this pass computes anyway (in a general register).
+    if (!in_pass_[op.a] || vals_[op.a].in_vec) continue;
+    const bool store = op.kind == KOpKind::kStore;
+    // Lines about to be written by non-temporal stores are not fetched;
+    // prefetchw only from AVX2 machines on (a no-op before Broadwell).
+    if (store && (streaming_ || !features_.avx2)) continue;
+    const ElementType type = store ? op.operand_type : op.type;
+    const int buffer = store ? program_.output_buffer(static_cast<int>(op.imm))
+                             : static_cast<int>(op.imm);
+    x86::Mem m = Address(buffer, op.a, type == ElementType::kF64 ? 8 : 4);
+    m.addOffset(distance);
+    m.setSize(1);
+    // Into L2 (prefetcht1): measured faster than into L1 (prefetcht0),
+    // which the current row, its carried values and its output fill.
+    store ? cc_.prefetchw(m) : cc_.prefetcht1(m);
+  }
+}
+
+x86::Gp KernelLowering::EmitStreamingCheck() {
+  // Each streamed store's position with the row index at 0: the body index
+  // operations it needs, emitted again with a zero loop index (pure, so
+  // the pass recomputes them as before).
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  loop_vars_.resize(program_.loop_extents.size());
+  const x86::Gp saved = loop_vars_[inner];
+  x86::Gp zero = NewGp();
+  cc_.xor_(zero.r32(), zero.r32());
+  loop_vars_[inner] = zero;
+  x86::Gp misaligned = NewGp();
+  cc_.xor_(misaligned.r32(), misaligned.r32());
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (!stream_store_[id]) continue;
+    const KOp& store = program_.ops[id];
+    std::vector<bool> need(program_.ops.size(), false);
+    need[static_cast<size_t>(store.a)] = true;
+    for (int i = store.a; i >= 0; --i) {
+      if (!need[i]) continue;
+      const KOp& op = program_.ops[i];
+      for (int o : {op.a, op.b, op.c}) {
+        if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
+      }
+    }
+    for (int i = 0; i <= store.a; ++i) {
+      if (need[i] && sections_[i] == KSection::kBody) EmitIndexOp(i);
+    }
+    x86::Gp address = NewGp();
+    cc_.lea(address, Address(program_.output_buffer(static_cast<int>(store.imm)), store.a,
+                             store.operand_type == ElementType::kF64 ? 8 : 4));
+    cc_.or_(misaligned, address);
+  }
+  loop_vars_[inner] = saved;
+  cc_.and_(misaligned, (zmm_ ? 64 : features_.avx2 ? 32 : 16) - 1);
+  return misaligned;
+}
+
 absl::Status KernelLowering::EmitCarry(int id, Mode mode, bool store) {
   const KOp& op = program_.ops[id];
   const bool f64 = op.type == ElementType::kF64;
@@ -929,6 +1081,32 @@ absl::Status KernelLowering::EmitSplitLoop(int level, bool vector, int unroll, B
 absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   const int level = program_.output_loops() - 1;
   XJIT_RETURN_IF_ERROR(ForEachCopy([&] { return EmitSectionAtLevel(level, mode, KSection::kPre); }));
+  if (!any_stream_store_) return EmitPasses(mode);
+  // The passes twice: with non-temporal stores where this row's output is
+  // aligned for them, with ordinary stores (and the next row's output
+  // prefetched for writing) where it is not. The same values either way.
+  const x86::Gp misaligned = EmitStreamingCheck();
+  Label ordinary = cc_.newLabel();
+  Label done = cc_.newLabel();
+  cc_.test(misaligned, misaligned);
+  cc_.jnz(ordinary);
+  const std::vector<Val> vals = vals_;
+  const absl::flat_hash_map<int64_t, Val> accs = accs_;
+  streaming_ = true;
+  absl::Status status = EmitPasses(mode);
+  streaming_ = false;
+  XJIT_RETURN_IF_ERROR(status);
+  cc_.jmp(done);
+  cc_.bind(ordinary);
+  vals_ = vals;
+  accs_ = accs;
+  XJIT_RETURN_IF_ERROR(EmitPasses(mode));
+  cc_.bind(done);
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitPasses(Mode mode) {
+  const int level = program_.output_loops() - 1;
   for (pass_ = 0; pass_ < phases_.count; ++pass_) {
     if (phases_.count > 1) {
       in_pass_ = phases_.InPass(program_, pass_, carry_pass_.empty() ? nullptr : &carry_pass_);
@@ -1186,6 +1364,9 @@ absl::Status KernelLowering::EmitRowReduction() {
   x86::Gp i = cc_.newGpq();
   loop_vars_.resize(program_.loop_extents.size());
   cc_.xor_(i.r32(), i.r32());
+  // The main loop streams (see PlanRowStreaming): prefetches of the next
+  // row in passes after the first, non-temporal stores.
+  bool main_loop = false;
   auto vector_iteration = [&](int copies) -> absl::Status {
     for (int u = 0; u < copies; ++u) {
       x86::Gp iu = i;
@@ -1201,13 +1382,19 @@ absl::Status KernelLowering::EmitRowReduction() {
         accs_[slot.slot] = v;
       }
       XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kVector));
+      // The next row's lines, one prefetch per 64 bytes, while this pass
+      // computes from cache.
+      if (main_loop && pass_ > 0 && (u * VecBytes()) % 64 == 0) EmitRowPrefetches();
     }
     return absl::OkStatus();
   };
   if (main_end > 0) {
     Label head = cc_.newLabel();
     cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(vector_iteration(unroll));
+    main_loop = true;
+    const absl::Status status = vector_iteration(unroll);
+    main_loop = false;
+    XJIT_RETURN_IF_ERROR(status);
     cc_.add(i, step);
     cc_.cmp(i, main_end);
     cc_.jl(head);
@@ -1336,6 +1523,8 @@ absl::Status KernelLowering::EmitOp(int id, Mode mode) {
     default:
       break;
   }
+  if (!folded_compare_.empty() && folded_compare_[id]) return absl::OkStatus();
+  if (!select_fold_.empty() && select_fold_[id] != 0) return EmitFoldedSelect(id, mode);
   if ((op.kind == KOpKind::kUnary || op.kind == KOpKind::kBinary) &&
       (op.type == ElementType::kF32 || op.type == ElementType::kF64) && IsExpandedMathOp(op)) {
     return EmitMathCall(id);
@@ -1416,6 +1605,7 @@ absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
   lane_bits_ = vectorize_ ? BitWidth(type) : 32;
   PlanVectorLoop();
   PlanMasks();
+  PlanSelectFolds();
   const Mode mode = vectorize_ ? Mode::kVector : Mode::kScalar;
   mode_ = mode;
   std::vector<x86::Vec> args;
@@ -1431,7 +1621,10 @@ absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
     const KOp& op = program_.ops[id];
     if (IsIndexOp(op.kind)) continue;
     if (op.kind == KOpKind::kLoad) {
-      SetVec(static_cast<int>(id), args.at(op.imm));
+      // A copy: used directly, a zmm argument could be given a register
+      // asmjit's argument shuffler then rejects (InvalidPhysId: f64 expm1,
+      // sin and tan with AVX-512).
+      SetVec(static_cast<int>(id), Copy(args.at(op.imm)));
       continue;
     }
     if (op.kind == KOpKind::kStore) {

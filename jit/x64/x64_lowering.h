@@ -115,7 +115,10 @@
 // (softmax's exp(x - max), read by the sum and by the quotient) is carried:
 // stored into a row-sized stack scratch (in L1) in the pass that first
 // computes it and loaded there by the later passes (PlanCarries), instead of
-// being computed again. The same bits either way.
+// being computed again. The same bits either way. Rows of arrays too large
+// for the caches stream (PlanRowStreaming): the passes after the first
+// prefetch the next row, and large outputs are written with non-temporal
+// stores where the row is aligned for them.
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
@@ -341,6 +344,17 @@ class KernelLowering {
   // (mask_in_k_): they stay in k and the selects blend under it
   // (vblendmps/pd), without the lane mask in between.
   void PlanMasks();
+  // Selects between the two operands of a float compare that only they
+  // read, select(u < v, v, u) and the like: exactly what maxps/minps
+  // compute (the first operand where the strict comparison holds, else
+  // the second, so NaN and equal operands give the second), one
+  // instruction instead of a compare and a blend (vector math's clamps).
+  // By op: 1 maximum, 2 minimum of (b, c); folded_compare_: compares left
+  // out because of that.
+  std::vector<int8_t> select_fold_;
+  std::vector<bool> folded_compare_;
+  void PlanSelectFolds();
+  absl::Status EmitFoldedSelect(int id, Mode mode);
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
 
   // ---- Integer vector operations (x64_float.cc; lanes of lane_bits_) ----
@@ -417,6 +431,27 @@ class KernelLowering {
   asmjit::x86::Gp carry_base_;
   void PlanCarries();
   absl::Status EmitCarry(int id, Mode mode, bool store);
+  // Row streaming (PlanRowStreaming): memory traffic of a row program
+  // overlapped with its passes over cached rows. `row_prefetches_`: loads
+  // and stores (by op) whose row streams through memory, with the distance
+  // of the next output element's row in bytes: in passes after the first,
+  // the next row's input lines are prefetched into L2 and, unless this row
+  // streams its stores, its output lines for writing. `stream_store_` (by
+  // op): vector stores of large outputs written with non-temporal stores
+  // when the row's output is aligned (checked per row:
+  // EmitStreamingCheck); `streaming_`: whether the code being emitted is
+  // that version; `streamed_`: whether any was emitted (sfence at the end).
+  std::vector<std::pair<int, int64_t>> row_prefetches_;
+  std::vector<bool> stream_store_;
+  bool any_stream_store_ = false;
+  bool streaming_ = false;
+  bool streamed_ = false;
+  void PlanRowStreaming();
+  void EmitRowPrefetches();
+  // A register that is zero when every streamed store of the row about to
+  // run starts at a vector-aligned address.
+  asmjit::x86::Gp EmitStreamingCheck();
+  absl::Status EmitPasses(Mode mode);
   // Accumulator registers by slot (the representation of the current mode).
   absl::flat_hash_map<int64_t, Val> accs_;
   Strategy strategy_ = Strategy::kNone;

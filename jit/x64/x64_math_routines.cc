@@ -43,6 +43,7 @@ absl::StatusOr<const void*> EmitRoutine(Registry& registry, Opcode opcode, Eleme
   KernelProgram program = MathRoutineProgram(opcode, type, lanes);
   MathOptions math;
   math.fused_multiply_add = features.avx2;
+  math.native_scale = features.avx512;  // As the x86-64 target's kernels (HasNativeScale).
   ExpandMath(&program, math);
   CodeHolder code;
   ErrorRecorder errors;

@@ -428,6 +428,7 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
     case KOpKind::kFma:
     case KOpKind::kBits:
     case KOpKind::kBitShift:
+    case KOpKind::kScale:
       return EmitFloatPrimitive(id);
     case KOpKind::kSelect: {
       const x86::Gp p = vals_[op.a].gp;

@@ -43,6 +43,8 @@ class X64Target : public Target {
   std::shared_ptr<const void> code_owner() const override { return memory_; }
 
   bool HasFusedMultiplyAdd() const override { return features_.avx2; }
+  // vscalefps/pd (AVX-512F; xmm and ymm forms with AVX-512VL).
+  bool HasNativeScale() const override { return features_.avx512; }
   bool HasOutOfLineMath() const override { return true; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {

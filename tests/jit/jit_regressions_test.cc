@@ -17,7 +17,12 @@
 //     evaluator quietened it reading it into a double);
 //   - count-leading-zeros and popcnt of s1/s2 wrap in the type (a count of
 //     2 is -2 in s2; the kernels kept 2).
+//   - a select between the two operands of its own float compare (x86-64
+//     lowers it as maxps/minps) keeps the select's bits for NaN (either
+//     operand, payloads included), zeros of both signs and equal operands.
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -98,6 +103,43 @@ TEST_P(JitRegressions, F16SignallingNanKeepsItsBits) {
                absl::StrCat("ne = pred[", n, "] compare(x, x), direction=NE"),
                absl::StrCat("y = ", root), absl::StrCat("r = u16[", n, "] bitcast-convert(y)")}),
           {bits});
+  }
+}
+
+// Every pair of special and ordinary values, through select(compare(a, b),
+// a|b, b|a) for < and > (one maxps/minps on x86-64) and <= (a compare and a
+// blend), read back as bits.
+TEST_P(JitRegressions, SelectOfItsCompareOperands) {
+  for (const char* type : {"f32", "f64"}) {
+    const bool f64 = std::string(type) == "f64";
+    const std::vector<double> values = {std::nan(""), -std::nan(""), -0.0, 0.0, 1.0, -1.0,
+                                        2.5, HUGE_VAL, -HUGE_VAL, 1e-40};
+    const int64_t n = static_cast<int64_t>(values.size() * values.size());
+    const Shape shape = Shape::Array(f64 ? ElementType::kF64 : ElementType::kF32, {n});
+    std::vector<double> a, b;
+    for (double x : values) {
+      for (double y : values) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    }
+    // A NaN with a payload of its own.
+    a[1] = f64 ? std::bit_cast<double>(uint64_t{0x7FF8000000000123})
+               : static_cast<double>(std::bit_cast<float>(uint32_t{0x7FC00123}));
+    const std::vector<Literal> arguments = {Literal::FromDoubles(shape, a),
+                                            Literal::FromDoubles(shape, b)};
+    const std::string t = absl::StrCat(type, "[", n, "]");
+    const std::string bits = absl::StrCat(f64 ? "u64[" : "u32[", n, "]");
+    for (const char* direction : {"LT", "GT", "LE"}) {
+      for (const char* chosen : {"p0, p1", "p1, p0"}) {
+        SCOPED_TRACE(absl::StrCat(type, " ", direction, " select(c, ", chosen, ")"));
+        Check(ModuleText({t, t},
+                         {absl::StrCat("c = pred[", n, "] compare(p0, p1), direction=", direction),
+                          absl::StrCat("s = ", t, " select(c, ", chosen, ")"),
+                          absl::StrCat("r = ", bits, " bitcast-convert(s)")}),
+              arguments);
+      }
+    }
   }
 }
 

@@ -10,7 +10,9 @@
 // row program adds a row in vector lanes, the evaluator in order): |jit -
 // eval| <= 4 (n + 2) eps max(1, |eval|), n the reduced elements per row.
 // Row fusion off must agree too, and the kernel counts say what fused.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -26,6 +28,7 @@
 #include "ir/float_format.h"
 #include "ir/literal.h"
 #include "jit/compile.h"
+#include "runtime/executable.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit {
@@ -400,6 +403,74 @@ ENTRY e {
   norm.parameters = {Shape::Array(ElementType::kF32, {2, 16, 64})};
   norm.row_length = 64;
   Check(norm, false, 42);
+}
+
+// Rows streamed through memory (x86-64 PlanRowStreaming): with an output of
+// 16 MiB or more, the passes after the first prefetch the next row and the
+// output goes through non-temporal stores when its rows are vector aligned,
+// ordinary ones when not. Both versions, on 1 and 2 threads, must match the
+// evaluator; the output is written at a 64-byte boundary and one element
+// past it (raw buffers: Execute takes any alignment), on every instruction
+// set of the host (the vector width sets the alignment needed).
+void CheckStreamed(const Case& c, uint64_t seed) {
+  SCOPED_TRACE(c.hlo.substr(0, c.hlo.find('\n')));
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> arguments;
+  for (const Shape& shape : c.parameters) {
+    arguments.push_back(RowData(shape, c.row_length, /*specials=*/true, rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<std::vector<uint8_t>> flat;
+  std::vector<const void*> parameters;
+  for (const Literal& argument : arguments) flat.push_back(runtime::FlattenLiteral(argument));
+  for (const std::vector<uint8_t>& bytes : flat) parameters.push_back(bytes.data());
+  const Shape& shape = expected->shape();
+  const int64_t bytes = static_cast<int64_t>(runtime::FlattenLiteral(*expected).size());
+  const int64_t element = static_cast<int64_t>(ByteWidth(shape.element_type()));
+  std::vector<uint8_t> storage(static_cast<size_t>(bytes + 64 + element));
+  uint8_t* aligned = storage.data();
+  while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+  const std::vector<Isa> host = testing::HostIsas();
+  for (const auto& [isa, threads] : {std::pair{Isa::kAuto, 1}, {Isa::kAuto, 2}, {Isa::kSse4, 1},
+                                     {Isa::kAvx2, 1}}) {
+    if (isa != Isa::kAuto && std::find(host.begin(), host.end(), isa) == host.end()) continue;
+    CompileOptions options;
+    options.isa = isa;
+    options.threads = threads;
+    options.cache = false;
+    options.collect_asm = true;
+    CompileReport report;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = Compile(**module, options, &report);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_TRUE(report.interpreted_steps.empty());
+    if (kRowPrograms) {
+      ASSERT_EQ(report.kernels.size(), 1u);
+      EXPECT_NE(report.kernels[0].asm_text.find("prefetcht1"), std::string::npos);
+      if (isa != Isa::kSse4) {
+        EXPECT_NE(report.kernels[0].asm_text.find("prefetchw"), std::string::npos);
+      }
+      EXPECT_NE(report.kernels[0].asm_text.find("movntp"), std::string::npos);
+      EXPECT_NE(report.kernels[0].asm_text.find("sfence"), std::string::npos);
+    }
+    for (int64_t offset : {int64_t{0}, element}) {
+      SCOPED_TRACE(absl::StrCat("isa=", IsaName(isa), " threads=", threads, " offset=", offset));
+      uint8_t* out = aligned + offset;
+      std::memset(out, 0xFF, static_cast<size_t>(bytes));
+      ASSERT_TRUE((*exe)->Execute(parameters, out).ok());
+      EXPECT_EQ(Compare(*expected, runtime::UnflattenLiteral(shape, out), c.row_length), "");
+    }
+  }
+}
+
+// The smallest sizes that stream (the evaluator takes most of the time).
+TEST(RowFusionStreamingTest, LargeSoftmax) {
+  CheckStreamed(Softmax("f32", {1024, 4096}, {1}), 61);
+  // Rows of 4100 f64 (32800 bytes): every other row is 64-byte aligned, so
+  // the kernel switches between its two versions row by row.
+  CheckStreamed(Softmax("f64", {520, 4100}, {1}), 63);
 }
 
 // What must not fuse: a row maximum that is also a result (the reduce has
