@@ -258,6 +258,9 @@ class KernelLowering {
   asmjit::x86::Gp Narrow16(asmjit::x86::Vec f32, ElementType type);
   // Rounds an f32 value to f16 or bf16 (result still an f32).
   asmjit::x86::Vec Quantize(asmjit::x86::Vec f32, ElementType type);
+  // The raw bits of an f32 in lane 0 that holds an f16/bf16 value exactly
+  // (a NaN's payload kept: see AsRaw16).
+  asmjit::x86::Gp Raw16(asmjit::x86::Vec f32, ElementType type);
   asmjit::x86::Vec F64ToF32RoundToOdd(asmjit::x86::Vec x);
   // std::fmod(a, b) of f32 or f64 values in lane 0 (exact: an integer
   // long division of the significands).
@@ -316,6 +319,24 @@ class KernelLowering {
   // (vblendmps/pd), without the lane mask in between.
   void PlanMasks();
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
+
+  // ---- f16/bf16 in vector code (x64_half.cc): values are the f32 they
+  // widen to, in 32-bit lanes; each step gives the scalar code's bits ----
+  // `raw`: 16-bit float bits zero-extended in 32-bit lanes -> their f32.
+  asmjit::x86::Vec VecWiden16(asmjit::x86::Vec raw, ElementType type);
+  // f32 lanes -> the type's bits in 32-bit lanes, rounded to nearest even.
+  asmjit::x86::Vec VecNarrow16(asmjit::x86::Vec f32, ElementType type);
+  // f32 lanes rounded to the type (still f32), as Quantize.
+  asmjit::x86::Vec VecQuantize(asmjit::x86::Vec f32, ElementType type);
+  // f32 lanes holding values of the type exactly -> their bits (as AsRaw16).
+  asmjit::x86::Vec VecRaw16(asmjit::x86::Vec f32, ElementType type);
+  // kLoad / kStore of an f16/bf16 buffer.
+  asmjit::x86::Vec VecLoad16(int id);
+  void VecStore16(int id);
+  asmjit::x86::Vec VecShift32(bool left, asmjit::x86::Vec a, int count);
+  asmjit::x86::Vec VecAnd32(asmjit::x86::Vec a, uint32_t value);
+  // Signed a > value per 32-bit lane, as a lane mask.
+  asmjit::x86::Vec VecGreater32(asmjit::x86::Vec a, uint32_t value);
 
   // ---- Integer vector operations (x64_float.cc; lanes of lane_bits_) ----
   absl::Status EmitIntVectorOp(int id);
