@@ -28,7 +28,10 @@
 // (AVX2) or zmm (AVX-512) registers; pred values are lane masks of width W
 // (all ones = true), also with AVX-512 (compares write a k register, which
 // vpmovm2d/q turns into a lane mask; selects are vpternlogd bit selects); a
-// program of preds only uses W = 8.
+// program of preds only uses W = 8. f16 and bf16 values are the f32 they
+// widen to, in 32-bit lanes next to f32 (x64_half.cc): loads widen, every
+// operation with a 16-bit float result rounds to its type, stores narrow,
+// so the bits are the scalar code's.
 //
 // AVX-512: a kernel uses zmm when ZmmVectorizable accepts it (W of 32 or 64
 // bits and every operation in its list) and its vectorised loop has at least
