@@ -43,12 +43,25 @@ x86::Vec KernelLowering::VecShift32(bool left, x86::Vec a, int count) {
   return d;
 }
 
+x86::Vec KernelLowering::VecIntConstOp(uint32_t sse, uint32_t avx, x86::Vec a, uint32_t value) {
+  if (!features_.avx2) return IntOp(sse, avx, a, IntConst(32, value));
+  // AVX: the constant as the instruction's memory operand (no register).
+  const Operand m = ConstSource(false, value);
+  x86::Vec d = NewVec();
+  if (d.isZmm()) {
+    EmitZmm(avx, d, a, m, -1);
+  } else {
+    cc_.emit(avx, d, a, m);
+  }
+  return d;
+}
+
 x86::Vec KernelLowering::VecAnd32(x86::Vec a, uint32_t value) {
-  return IntOp(Inst::kIdPand, Inst::kIdVpand, a, IntConst(32, value));
+  return VecIntConstOp(Inst::kIdPand, Inst::kIdVpand, a, value);
 }
 
 x86::Vec KernelLowering::VecGreater32(x86::Vec a, uint32_t value) {
-  return IntOp(Inst::kIdPcmpgtd, Inst::kIdVpcmpgtd, a, IntConst(32, value));
+  return VecIntConstOp(Inst::kIdPcmpgtd, Inst::kIdVpcmpgtd, a, value);
 }
 
 x86::Vec KernelLowering::VecWiden16(x86::Vec raw, ElementType type) {
@@ -113,9 +126,16 @@ x86::Vec KernelLowering::VecQuantize(x86::Vec f32, ElementType type) {
   }
   // bf16: round the f32 bits to nearest even at bit 16; NaNs become quiet.
   const x86::Vec lsb = VecAnd32(VecShift32(false, f32, 16), 1);
-  x86::Vec t = IntOp(Inst::kIdPaddd, Inst::kIdVpaddd, f32, IntConst(32, 0x7FFF));
+  x86::Vec t = VecIntConstOp(Inst::kIdPaddd, Inst::kIdVpaddd, f32, 0x7FFF);
   t = IntOp(Inst::kIdPaddd, Inst::kIdVpaddd, t, lsb);
-  const x86::Vec quiet = IntOp(Inst::kIdPor, Inst::kIdVpor, f32, IntConst(32, 0x00400000));
+  if (t.isZmm()) {
+    // The NaN lanes as a k mask; the quiet NaN merged in under it.
+    x86::KReg nan = cc_.newKq();
+    cc_.vcmpps(nan, f32, f32, imm(3));  // UNORD_Q
+    cc_.k(nan).emit(Inst::kIdVpord, t, f32, ConstSource(false, 0x00400000));
+    return VecAnd32(t, 0xFFFF0000u);
+  }
+  const x86::Vec quiet = VecIntConstOp(Inst::kIdPor, Inst::kIdVpor, f32, 0x00400000);
   t = Blend(false, t, quiet, VecGreater32(VecAnd32(f32, kAbs32), kInf32));
   return VecAnd32(t, 0xFFFF0000u);
 }

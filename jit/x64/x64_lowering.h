@@ -337,6 +337,9 @@ class KernelLowering {
   asmjit::x86::Vec VecLoad16(int id);
   void VecStore16(int id);
   asmjit::x86::Vec VecShift32(bool left, asmjit::x86::Vec a, int count);
+  // Integer op `sse`/`avx` of a and a 32-bit constant in every lane (a
+  // memory operand with AVX).
+  asmjit::x86::Vec VecIntConstOp(uint32_t sse, uint32_t avx, asmjit::x86::Vec a, uint32_t value);
   asmjit::x86::Vec VecAnd32(asmjit::x86::Vec a, uint32_t value);
   // Signed a > value per 32-bit lane, as a lane mask.
   asmjit::x86::Vec VecGreater32(asmjit::x86::Vec a, uint32_t value);
