@@ -15,7 +15,8 @@
 //     rounding boundary (each value, each tie, the f32 neighbours of both);
 //   - compare, select and clamp; fused chains at lengths around each vector
 //     width; math functions; row (maximum) and column (sum) reductions with
-//     16-bit accumulators; mixed programs (bf16 loads reduced in f32).
+//     16-bit accumulators; mixed programs (bf16 loads reduced in f32); a
+//     kernel split between two threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,13 +44,14 @@ class JitHalfVector : public ::testing::TestWithParam<Isa> {
   // Runs `hlo` compiled (no interpreted step; with `vectorized`, some
   // kernel must have vector code) and evaluated on `arguments`.
   void Check(const std::string& hlo, const std::vector<Literal>& arguments,
-             bool vectorized = true) {
+             bool vectorized = true, int threads = 1) {
     absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
     absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
     ASSERT_TRUE(expected.ok()) << expected.status() << "\n" << hlo;
     CompileOptions options;
     options.isa = GetParam();
+    options.threads = threads;
     CompileReport report;
     absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
         Compile(**module, options, &report);
@@ -324,6 +326,23 @@ TEST_P(JitHalfVector, Reductions) {
                                "[5] convert(s)\n}\n"),
                   1, /*vectorized=*/row >= 16);
     }
+  }
+}
+
+TEST_P(JitHalfVector, TwoThreads) {
+  // A kernel split between threads (ranges at multiples of 64 elements)
+  // gives the same bits: each element runs the same code.
+  for (ElementType type : kHalves) {
+    const std::vector<uint64_t> edge = EdgeBits(type);
+    std::vector<uint64_t> x, y;
+    for (int i = 0; i < 100003; ++i) {
+      x.push_back(edge[i % edge.size()]);
+      y.push_back(edge[(i * 7 + 3) % edge.size()]);
+    }
+    const std::string t = absl::StrCat(Name(type), "[", x.size(), "]");
+    Check(ModuleText({t, t}, {absl::StrCat("a = ", t, " multiply(p0, p1)"),
+                              absl::StrCat("r = ", t, " add(a, p0)")}),
+          {BitsLiteral(type, x), BitsLiteral(type, y)}, true, /*threads=*/2);
   }
 }
 
