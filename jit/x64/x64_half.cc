@@ -5,10 +5,11 @@
 // this file adds is the edge of that representation, each step giving the
 // same bits as the scalar code (x64_scalar.cc: Widen16, Narrow16, Quantize,
 // AsRaw16), which the tests check against the evaluator:
-//   - loads widen: the 16 bits are zero-extended into 32-bit lanes, then
-//     bf16 is shifted into the high half and f16 is rebuilt in integer and
-//     f32 arithmetic as the scalar code without F16C does (exact, a
-//     signalling NaN kept signalling);
+//   - loads widen: bf16 is shifted into the high half of a 32-bit lane; f16
+//     goes through vcvtph2ps where F16C is there (AVX2/AVX-512), a
+//     signalling NaN's quiet bit put back, and is otherwise (SSE4.1, and
+//     broadcasts) rebuilt in integer and f32 arithmetic as the scalar code
+//     without F16C does (exact, a signalling NaN kept signalling);
 //   - each operation whose result is f16/bf16 rounds its f32 result to that
 //     type (VecQuantize): bf16 by an integer round to nearest even of the f32
 //     bits with NaNs made quiet, f16 by vcvtps2ph (round to nearest even)
@@ -171,6 +172,25 @@ x86::Vec KernelLowering::VecLoad16(int id) {
   } else {
     raw = NewVec();
     V2(Inst::kIdPmovzxwd, Inst::kIdVpmovzxwd, raw, x86::Mem(m).cloneResized(VecBytes() / 2));
+    if (op.type == ElementType::kF16 && features_.f16c && features_.avx2) {
+      // vcvtph2ps widens exactly but sets the quiet bit (f32 bit 22) of a
+      // NaN; the scalar code keeps the f16's bit 9 there (a signalling NaN
+      // stays signalling): flip bit 22 back in NaN lanes whose bit 9 is 0.
+      x86::Vec v = NewVec();
+      cc_.vcvtph2ps(v, x86::Mem(m).cloneResized(VecBytes() / 2));
+      const x86::Vec flip = VecIntConstOp(Inst::kIdPandn, Inst::kIdVpandn,
+                                          VecShift32(true, raw, 13), 0x00400000);
+      if (v.isZmm()) {
+        x86::KReg nan = cc_.newKq();
+        cc_.vcmpps(nan, v, v, imm(3));  // UNORD_Q
+        cc_.k(nan).emit(Inst::kIdVpxord, v, v, flip);
+        return v;
+      }
+      x86::Vec nan = NewVec();
+      cc_.vcmpps(nan, v, v, imm(3));
+      return IntOp(Inst::kIdPxor, Inst::kIdVpxor, v,
+                   IntOp(Inst::kIdPand, Inst::kIdVpand, flip, nan));
+    }
   }
   return VecWiden16(raw, op.type);
 }
