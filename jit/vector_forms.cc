@@ -10,8 +10,13 @@ bool IsF32OrF64(ElementType type) {
 
 }  // namespace
 
+ElementType LaneComputeType(ElementType type) {
+  return type == ElementType::kF16 || type == ElementType::kBF16 ? ElementType::kF32 : type;
+}
+
 bool LaneType::Add(ElementType type) {
   if (IsPred(type)) return true;
+  if (widen_16bit_floats_) type = LaneComputeType(type);
   int w = 0;
   if (IsF32OrF64(type)) {
     if (float_type_ && *float_type_ != type) return false;

@@ -8,7 +8,9 @@
 // type (f32 or f64, of width W), integers of width W of either signedness,
 // and preds (lane masks of width W; a program of preds only uses byte
 // masks). Loads run along the loop at stride 0 (broadcast) or 1, stores at
-// stride 1.
+// stride 1. A target that widens f16/bf16 into f32 lanes (x86-64: loads
+// widen, every rounding operation rounds to the 16-bit type, stores narrow)
+// asks LaneType to count them as f32 (LaneType(true), LaneComputeType).
 #ifndef XJIT_JIT_VECTOR_FORMS_H_
 #define XJIT_JIT_VECTOR_FORMS_H_
 
@@ -25,9 +27,12 @@ namespace xjit::jit {
 // The lane type of a vector program, built up from its values' types.
 class LaneType {
  public:
+  // `widen_16bit_floats`: f16 and bf16 values live in f32 lanes (they count
+  // as f32 here); otherwise they have no vector form.
+  explicit LaneType(bool widen_16bit_floats = false) : widen_16bit_floats_(widen_16bit_floats) {}
   // Adds the type of a value; false when it cannot share lanes with those
-  // added before (another width, a second float type, f16/bf16, complex).
-  // Preds fit any width.
+  // added before (another width, a second float type, f16/bf16 unless
+  // widened, complex). Preds fit any width.
   bool Add(ElementType type);
   // The width W in bits (8 when only preds were added).
   int width() const { return width_.value_or(8); }
@@ -35,10 +40,15 @@ class LaneType {
   ElementType type() const;
 
  private:
+  bool widen_16bit_floats_ = false;
   std::optional<int> width_;
   std::optional<ElementType> float_type_;
   std::optional<ElementType> int_type_;
 };
+
+// The type a value of `type` is computed in by a target that widens
+// f16/bf16 into f32 lanes: f32 for those two, `type` itself otherwise.
+ElementType LaneComputeType(ElementType type);
 
 // Elementwise unary opcodes with vector code on every target for an operand
 // and result of `type` (integer or f32/f64; pred: not only).

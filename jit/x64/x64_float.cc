@@ -20,6 +20,8 @@ namespace {
 
 uint32_t Pick(bool f64, uint32_t ps, uint32_t pd) { return f64 ? pd : ps; }
 
+bool IsHalf(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
+
 constexpr uint64_t kSign32 = 0x80000000u;
 constexpr uint64_t kSign64 = 0x8000000000000000ull;
 
@@ -1009,6 +1011,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kLoad: {
       const bool uniform = strides_[op.a] == 0;
       if (!uniform && strides_[op.a] != 1) return EmitGather(id);  // Tiled loops.
+      if (IsHalf(op.type)) {  // Widened into f32 lanes (x64_half.cc).
+        SetVec(id, VecLoad16(id));
+        return absl::OkStatus();
+      }
       if (op.type == ElementType::kPred) {
         if (uniform) {
           ScalarLoad(id);  // 0 or 1 in a general register.
@@ -1067,6 +1073,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kStore: {
       if (strides_[op.a] != 1) return EmitScatter(id);  // Tiled loops.
       const x86::Vec value = vals_[op.b].vec;
+      if (IsHalf(op.operand_type)) {  // Narrowed from f32 lanes (x64_half.cc).
+        VecStore16(id);
+        return absl::OkStatus();
+      }
       if (op.operand_type != ElementType::kPred) {
         const int bytes = width / 8;
         const x86::Mem m = Address(program_.output_buffer(static_cast<int>(op.imm)), op.a, bytes);
@@ -1205,6 +1215,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       if (IsInteger(op.type)) return EmitIntVectorOp(id);
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatUnary(op.opcode, f64, vals_[op.a].vec, &r));
+      // f16/bf16: computed in f32, rounded to the type (abs and negate are
+      // exact), as the scalar code.
+      const bool exact = op.opcode == Opcode::kAbs || op.opcode == Opcode::kNegate;
+      if (IsHalf(op.type) && !exact) r = VecQuantize(r, op.type);
       SetVec(id, r);
       return absl::OkStatus();
     }
@@ -1233,6 +1247,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         return absl::OkStatus();
       }
       if (IsInteger(op.type)) return EmitIntVectorOp(id);
+      // f16/bf16: computed in f32, rounded to the type (maximum and minimum
+      // are exact), as the scalar code.
+      const bool quantize = IsHalf(op.type) && op.opcode != Opcode::kMaximum &&
+                            op.opcode != Opcode::kMinimum;
       if (IsMemSource(op.a) || IsMemSource(op.b)) {
         // A constant operand read from memory (AVX: add/subtract/multiply/
         // divide, see PlanVectorLoop).
@@ -1247,12 +1265,12 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         } else {
           XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, a_reg, vals_[b].vec, &r));
         }
-        SetVec(id, r);
+        SetVec(id, quantize ? VecQuantize(r, op.type) : r);
         return absl::OkStatus();
       }
       x86::Vec r;
       XJIT_RETURN_IF_ERROR(FloatBinary(op.opcode, f64, vals_[op.a].vec, vals_[op.b].vec, &r));
-      SetVec(id, r);
+      SetVec(id, quantize ? VecQuantize(r, op.type) : r);
       return absl::OkStatus();
     }
     case KOpKind::kCompare:
@@ -1300,7 +1318,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         SetVec(id, d);
         return absl::OkStatus();
       }
-      if (op.type == ElementType::kF32 || op.type == ElementType::kF64) {
+      if (op.type == ElementType::kF32 || op.type == ElementType::kF64 || IsHalf(op.type)) {
         SetVec(id, Blend(f64, vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
       } else {
         SetVec(id, ByteBlend(vals_[op.c].vec, vals_[op.b].vec, vals_[op.a].vec));
@@ -1318,12 +1336,18 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       const ElementType from = op.operand_type;
       const ElementType to = op.type;
       const x86::Vec x = vals_[op.a].vec;
-      if (from == to || (IsInteger(from) && IsInteger(to))) {
-        SetVec(id, x);  // Same width: the bits are kept (wrapping).
+      if (from == to || (IsInteger(from) && IsInteger(to)) ||
+          (IsHalf(from) && to == ElementType::kF32)) {
+        // Same width: the bits are kept (wrapping); f16/bf16 lanes already
+        // hold the f32 value.
+        SetVec(id, x);
+      } else if (IsHalf(to) && !IsPred(from)) {
+        // From f32, or the other 16-bit float (exact in f32): one rounding.
+        SetVec(id, VecQuantize(x, to));
       } else if (IsPred(to)) {
         // x != 0 (NaN: true).
         x86::Vec is_zero;
-        if (from == ElementType::kF32 || from == ElementType::kF64) {
+        if (from == ElementType::kF32 || from == ElementType::kF64 || IsHalf(from)) {
           SetVec(id, FloatCompareMask(ComparisonDirection::kNe, f64, x, Zero()));
           return absl::OkStatus();
         }
@@ -1331,7 +1355,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
         SetVec(id, IntOp(Inst::kIdPxor, Inst::kIdVpxor, is_zero, AllOnes()));
       } else if (IsPred(from)) {
         // The mask selects the bits of one.
-        const uint64_t one = to == ElementType::kF32 ? OneBits(false)
+        const uint64_t one = to == ElementType::kF32 || IsHalf(to) ? OneBits(false)
                              : to == ElementType::kF64 ? OneBits(true) : 1;
         SetVec(id, IntOp(Inst::kIdPand, Inst::kIdVpand, x, IntConst(width, one)));
       } else if (to == ElementType::kF32) {  // From s32: exact or rounded to nearest even.

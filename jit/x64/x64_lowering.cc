@@ -77,10 +77,14 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
                                      int* lanes) const {
   // The forms every target has (jit/vector_forms.h), plus what depends on
   // the instruction set: FMA (AVX2), per-lane shifts (AVX2, 32/64-bit),
-  // out-of-line math routine calls, and f32 <-> s32 conversions.
-  LaneType lane_type;
+  // out-of-line math routine calls, and f32 <-> s32 conversions. f16 and
+  // bf16 values live in f32 lanes (loads widen them, stores narrow them,
+  // and each operation with a 16-bit float result rounds to it: see
+  // VecQuantize), so they count as f32 here.
+  LaneType lane_type(/*widen_16bit_floats=*/true);
   bool any_value = false;
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
+  auto is_narrow = [](ElementType t) { return t == ElementType::kF16 || t == ElementType::kBF16; };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
     if (!include[i]) continue;
@@ -92,9 +96,11 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides)) return false;
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
-      case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kFromIndex:
-      case KOpKind::kSelect:
+      case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kSelect:
         if (!lane_type.Add(op.type)) return false;
+        break;
+      case KOpKind::kFromIndex:  // An index converted to f16/bf16: scalar code.
+        if (is_narrow(op.type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kStore:
         if (!lane_type.Add(op.operand_type)) return false;
@@ -116,16 +122,16 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           break;
         }
         if (IsExpandedMathOp(op)) {  // A routine call (f32/f64 only).
-          if (!lane_type.Add(op.type)) return false;
+          if (is_narrow(op.type) || !lane_type.Add(op.type)) return false;
           break;
         }
         if (op.operand_type != op.type || !lane_type.Add(op.type)) return false;
-        if (!HasVectorUnary(op.type, op.opcode)) return false;
+        if (!HasVectorUnary(LaneComputeType(op.type), op.opcode)) return false;
         break;
       case KOpKind::kBinary:
         if (!lane_type.Add(op.type)) return false;
         if (IsExpandedMathOp(op) && is_float(op.type)) break;  // A routine call.
-        if (!HasVectorBinary(op.type, op.opcode)) return false;
+        if (!HasVectorBinary(LaneComputeType(op.type), op.opcode)) return false;
         if (IsInteger(op.type) && (op.opcode == Opcode::kShiftLeft ||
                                    op.opcode == Opcode::kShiftRightLogical ||
                                    op.opcode == Opcode::kShiftRightArithmetic)) {
@@ -136,9 +142,12 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
           }
         }
         break;
-      case KOpKind::kCompare:
-        if (!lane_type.Add(op.operand_type) || !HasVectorCompare(op)) return false;
+      case KOpKind::kCompare: {
+        KOp lane_op = op;  // f16/bf16 compare as the f32 values they widen to.
+        lane_op.operand_type = LaneComputeType(op.operand_type);
+        if (!lane_type.Add(op.operand_type) || !HasVectorCompare(lane_op)) return false;
         break;
+      }
       case KOpKind::kClamp:
         if (IsPred(op.type) || !lane_type.Add(op.type)) return false;
         break;
@@ -146,15 +155,24 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
         const ElementType from = op.operand_type;
         const ElementType to = op.type;
         if (!lane_type.Add(from) || !lane_type.Add(to)) return false;  // Same lane width.
-        // Between integers of one width, pred and anything, f32 <-> s32.
+        // Between integers of one width, pred and anything, f32 <-> s32,
+        // among f32/f16/bf16 (widening is exact, narrowing rounds once),
+        // f16/bf16 -> s32 (as the f32 they widen to). Not s32 -> f16/bf16:
+        // the scalar code rounds to odd at f32 first.
+        const bool from_f32 = from == ElementType::kF32 || is_narrow(from);
         const bool ok = from == to || (IsInteger(from) && IsInteger(to)) || IsPred(from) ||
                         IsPred(to) ||
                         (from == ElementType::kS32 && to == ElementType::kF32) ||
-                        (from == ElementType::kF32 && to == ElementType::kS32);
+                        (from_f32 && to == ElementType::kS32) ||
+                        (from_f32 && (to == ElementType::kF32 || is_narrow(to)));
         if (!ok) return false;
         break;
       }
       case KOpKind::kBitcast:
+        // f16/bf16 lanes hold f32 values, not their bits.
+        if ((is_narrow(op.operand_type) || is_narrow(op.type)) && op.operand_type != op.type) {
+          return false;
+        }
         if (!lane_type.Add(op.operand_type) || !lane_type.Add(op.type)) return false;
         break;
       case KOpKind::kCall: case KOpKind::kCallArgs: case KOpKind::kCallImag:
@@ -203,11 +221,18 @@ int KernelLowering::RowCombiner(int write_id) const {
   // Integer add/multiply wrap and every listed op is associative and
   // commutative: the reassociated integer result is exact.
   const bool is_int = IsInteger(write.type) && BitWidth(write.type) >= 8;
-  if (!is_float && !is_int) return -1;
+  // f16/bf16: maximum and minimum only (exact, so any order gives the
+  // scalar result, up to which NaN when there are several, as for f32);
+  // their sums and products round after every step.
+  const bool is_narrow = write.type == ElementType::kF16 || write.type == ElementType::kBF16;
+  if (!is_float && !is_int && !is_narrow) return -1;
   const KOp& update = program_.ops[write.a];
   if (update.kind != KOpKind::kBinary || update.type != write.type) return -1;
   switch (update.opcode) {
-    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAdd: case Opcode::kMultiply:
+      if (is_narrow) return -1;
+      break;
+    case Opcode::kMaximum: case Opcode::kMinimum:
       break;
     case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
       if (!is_int) return -1;
@@ -1344,8 +1369,16 @@ absl::Status KernelLowering::EmitRowReduction() {
       if (done) continue;
       scalar_vals.push_back({operand, vals_[operand]});
       x86::Vec v;
-      if (program_.ops[operand].type == ElementType::kPred) {
+      const ElementType type = program_.ops[operand].type;
+      if (type == ElementType::kPred) {
         v = BroadcastLane0(PredToMask(vals_[operand].gp), lane_bits_);
+      } else if ((type == ElementType::kF16 || type == ElementType::kBF16) &&
+                 !vals_[operand].in_vec) {
+        // Raw 16 bits: widened (scalar code) to the f32 the lanes hold.
+        mode_ = Mode::kScalar;
+        const x86::Vec f32 = Widen16(vals_[operand].gp, type);
+        mode_ = Mode::kVector;
+        v = BroadcastLane0(f32, lane_bits_);
       } else if (vals_[operand].in_vec) {
         v = BroadcastLane0(vals_[operand].vec, lane_bits_);
       } else {
@@ -1449,6 +1482,13 @@ absl::Status KernelLowering::EmitRowReduction() {
     }
     const Val& acc = accs_.at(slot.slot);
     x86::Vec folded;
+    if (!acc.in_vec) {
+      // An f16/bf16 maximum or minimum (exact): the scalar accumulator
+      // holds raw bits.
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, Widen16(acc.gp, slot.type), v, &folded));
+      cc_.mov(acc.gp, Raw16(folded, slot.type));
+      continue;
+    }
     XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, acc.vec, v, &folded));
     V2(Inst::kIdMovaps, Inst::kIdVmovaps, acc.vec, folded);
   }

@@ -28,7 +28,10 @@
 // (AVX2) or zmm (AVX-512) registers; pred values are lane masks of width W
 // (all ones = true), also with AVX-512 (compares write a k register, which
 // vpmovm2d/q turns into a lane mask; selects are vpternlogd bit selects); a
-// program of preds only uses W = 8.
+// program of preds only uses W = 8. f16 and bf16 values are the f32 they
+// widen to, in 32-bit lanes next to f32 (x64_half.cc): loads widen, every
+// operation with a 16-bit float result rounds to its type, stores narrow,
+// so the bits are the scalar code's.
 //
 // AVX-512: a kernel uses zmm when ZmmVectorizable accepts it (W of 32 or 64
 // bits and every operation in its list) and its vectorised loop has at least
@@ -287,6 +290,9 @@ class KernelLowering {
   asmjit::x86::Gp Narrow16(asmjit::x86::Vec f32, ElementType type);
   // Rounds an f32 value to f16 or bf16 (result still an f32).
   asmjit::x86::Vec Quantize(asmjit::x86::Vec f32, ElementType type);
+  // The raw bits of an f32 in lane 0 that holds an f16/bf16 value exactly
+  // (a NaN's payload kept: see AsRaw16).
+  asmjit::x86::Gp Raw16(asmjit::x86::Vec f32, ElementType type);
   asmjit::x86::Vec F64ToF32RoundToOdd(asmjit::x86::Vec x);
   // std::fmod(a, b) of f32 or f64 values in lane 0 (exact: an integer
   // long division of the significands).
@@ -356,6 +362,27 @@ class KernelLowering {
   void PlanSelectFolds();
   absl::Status EmitFoldedSelect(int id, Mode mode);
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
+
+  // ---- f16/bf16 in vector code (x64_half.cc): values are the f32 they
+  // widen to, in 32-bit lanes; each step gives the scalar code's bits ----
+  // `raw`: 16-bit float bits zero-extended in 32-bit lanes -> their f32.
+  asmjit::x86::Vec VecWiden16(asmjit::x86::Vec raw, ElementType type);
+  // f32 lanes -> the type's bits in 32-bit lanes, rounded to nearest even.
+  asmjit::x86::Vec VecNarrow16(asmjit::x86::Vec f32, ElementType type);
+  // f32 lanes rounded to the type (still f32), as Quantize.
+  asmjit::x86::Vec VecQuantize(asmjit::x86::Vec f32, ElementType type);
+  // f32 lanes holding values of the type exactly -> their bits (as AsRaw16).
+  asmjit::x86::Vec VecRaw16(asmjit::x86::Vec f32, ElementType type);
+  // kLoad / kStore of an f16/bf16 buffer.
+  asmjit::x86::Vec VecLoad16(int id);
+  void VecStore16(int id);
+  asmjit::x86::Vec VecShift32(bool left, asmjit::x86::Vec a, int count);
+  // Integer op `sse`/`avx` of a and a 32-bit constant in every lane (a
+  // memory operand with AVX).
+  asmjit::x86::Vec VecIntConstOp(uint32_t sse, uint32_t avx, asmjit::x86::Vec a, uint32_t value);
+  asmjit::x86::Vec VecAnd32(asmjit::x86::Vec a, uint32_t value);
+  // Signed a > value per 32-bit lane, as a lane mask.
+  asmjit::x86::Vec VecGreater32(asmjit::x86::Vec a, uint32_t value);
 
   // ---- Integer vector operations (x64_float.cc; lanes of lane_bits_) ----
   absl::Status EmitIntVectorOp(int id);

@@ -268,7 +268,11 @@ x86::Vec KernelLowering::AsF32(int id, ElementType type) {
 
 x86::Gp KernelLowering::AsRaw16(int id, ElementType type) {
   if (!vals_[id].in_vec) return vals_[id].gp;
-  x86::Gp d = Narrow16(vals_[id].vec, type);
+  return Raw16(vals_[id].vec, type);
+}
+
+x86::Gp KernelLowering::Raw16(x86::Vec f32, ElementType type) {
+  x86::Gp d = Narrow16(f32, type);
   if (type != ElementType::kF16) return d;  // bf16: Narrow16 keeps the bits.
   // The f32 holds an f16 value exactly (a widened one, or a rounded result),
   // so a NaN there is a widened f16 NaN: its bits come back unchanged, a
@@ -280,9 +284,9 @@ x86::Gp KernelLowering::AsRaw16(int id, ElementType type) {
   x86::Gp nan = NewGp();
   x86::Gp sign = NewGp();
   if (features_.avx2) {
-    cc_.vmovd(bits.r32(), vals_[id].vec.xmm());
+    cc_.vmovd(bits.r32(), f32.xmm());
   } else {
-    cc_.movd(bits.r32(), vals_[id].vec.xmm());
+    cc_.movd(bits.r32(), f32.xmm());
   }
   cc_.mov(nan.r32(), bits.r32());
   cc_.shr(nan.r32(), 13);

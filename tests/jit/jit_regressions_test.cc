@@ -16,7 +16,7 @@
 //   - maximum and minimum of a signalling f32 NaN keep its bits (the
 //     evaluator quietened it reading it into a double);
 //   - count-leading-zeros and popcnt of s1/s2 wrap in the type (a count of
-//     2 is -2 in s2; the kernels kept 2).
+//     2 is -2 in s2; the kernels kept 2);
 //   - a select between the two operands of its own float compare (x86-64
 //     lowers it as maxps/minps) keeps the select's bits for NaN (either
 //     operand, payloads included), zeros of both signs and equal operands.
