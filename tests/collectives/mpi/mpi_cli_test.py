@@ -11,7 +11,8 @@ directories, runs as
     mpirun --oversubscribe -np N xjit run M.hlo --random-args --replicas N --backend=B --out B
 
 on both backends (the large all-reduces on the jit only). Both must succeed with the same printed text and the same bits in every
-replica's every result file, or both fail. Then the fault tests: one rank gets a bad argument
+replica's every result file, or both fail (a module with num_partitions > 1 fails under mpirun with
+its Unimplemented error, docs/mpi.md: counted apart, not a disagreement). Then the fault tests: one rank gets a bad argument
 file (every rank must exit non-zero within seconds with the error), one rank fails during the run
 while the others wait in a collective (the job ends), and one rank never reaches the collective
 the others wait in (--collective-timeout ends the job).
@@ -26,6 +27,9 @@ import argparse, os, re, shutil, struct, subprocess, sys, tempfile, time
 COLLECTIVE = re.compile(r'\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|'
                         r'collective-broadcast|replica-id|partition-id|cross-replica-sum)'
                         r'(-start)?\(')
+
+# xjit's error for a module with num_partitions > 1 under mpirun.
+UNIMPLEMENTED_PARTITIONS = 'runs under mpirun have one partition per replica'
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
            # One machine: shared memory only (no network interfaces probed), and
@@ -303,7 +307,7 @@ def main():
         return 77
     xjit = os.path.abspath(args.xjit)
     failures = 0
-    counts = {'same': 0, 'both fail': 0, 'disagree': 0}
+    counts = {'same': 0, 'both fail': 0, 'partitions unimplemented under mpi': 0, 'disagree': 0}
     work = tempfile.mkdtemp(prefix='mpi_cli_test.')
     try:
         # Does this xjit have MPI at all?
@@ -358,6 +362,12 @@ def main():
                                              common + ['--out', b], args.timeout)
                     if trc != 0 and mrc != 0:
                         kind = 'both fail'
+                    elif trc == 0 and mrc != 0 and UNIMPLEMENTED_PARTITIONS in merr:
+                        # num_partitions > 1 runs in process only (docs/mpi.md): a known
+                        # gap with its own error, listed and counted, not a disagreement.
+                        kind = 'partitions unimplemented under mpi'
+                        print('UNIMPLEMENTED np %d %s %s: num_partitions > 1 under mpirun' %
+                              (n, backend, os.path.basename(path)))
                     elif (trc == 0 and mrc == 0 and tout.replace(a, 'OUT') == mout.replace(b, 'OUT')
                           and results(a) == results(b)):
                         kind = 'same'
