@@ -144,6 +144,9 @@ bool CanFold(ElementType type, ReductionKind kind) {
 
 void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, int64_t members,
                int64_t begin, int64_t end, void* out) {
+  // An empty range (a replica's share of a small all-reduce) may come with a
+  // null `out`: nothing to do, and memmove/memcpy must not see it (UBSan).
+  if (end <= begin) return;
   switch (type) {
     case ElementType::kPred:
       return FoldPred(kind, inputs, members, begin, end, out);

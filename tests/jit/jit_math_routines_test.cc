@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
 #include "ir/literal.h"
@@ -61,8 +62,10 @@ void ExpectSameBits(const std::string& hlo, uint64_t seed) {
     auto call_code = CompileWith(**module, isa, MathLowering::kOutOfLine, &call_report);
     ASSERT_NE(inline_code, nullptr);
     ASSERT_NE(call_code, nullptr);
-    EXPECT_TRUE(inline_report.interpreted_steps.empty());
-    EXPECT_TRUE(call_report.interpreted_steps.empty());
+    EXPECT_TRUE(inline_report.interpreted_steps.empty())
+        << absl::StrJoin(inline_report.interpreted_steps, "; ");
+    EXPECT_TRUE(call_report.interpreted_steps.empty())
+        << absl::StrJoin(call_report.interpreted_steps, "; ");
     // The out-of-line kernels really call routines; the inline ones do not
     // (x86-64: the target with routines, Target::HasOutOfLineMath).
     if (absl::StartsWith(call_report.target, "x86-64")) {
