@@ -294,7 +294,7 @@ TEST_P(JitRegressions, SubByteCountsWrapInTheirType) {
     Literal values(Shape::Array(ElementType::kS32, {n}));
     for (int64_t i = 0; i < n; ++i) values.SetBitsLinear(i, i);
     for (const char* op : {"count-leading-zeros", "popcnt"}) {
-      for (const std::string layout : {std::string("{0}"), absl::StrCat("{0:E(", bits, ")}")}) {
+      for (const std::string& layout : {std::string("{0}"), absl::StrCat("{0:E(", bits, ")}")}) {
         const std::string t = absl::StrCat(type, "[", n, "]");
         Check(ModuleText({absl::StrCat("s32[", n, "]")},
                          {absl::StrCat("x = ", t, layout, " convert(p0)"),

@@ -177,7 +177,7 @@ TEST_P(TransposeTest, ReverseAndSlice) {
   const std::string t = GetParam();
   for (Dims d : Sizes()) {
     const Dims big = {d.a + 3, d.b + 2};
-    for (const std::string& dimension : {"0", "1"}) {
+    for (const char* dimension : {"0", "1"}) {
       const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  x = ", Shape2(t, d, "0,1"),
                                            " parameter(0)\n  ROOT r = ", Shape2(t, d, "1,0"),
                                            " reverse(x), dimensions={", dimension, "}\n}\n");
@@ -200,7 +200,7 @@ TEST_P(TransposeTest, RankThree) {
   for (const std::vector<int64_t>& dims :
        std::vector<std::vector<int64_t>>{{3, 37, 21}, {2, 16, 33}, {1, 1, 1}, {4, 0, 3}}) {
     const std::string shape = absl::StrCat(t, "[", dims[0], ",", dims[1], ",", dims[2], "]");
-    for (const std::string& layout : {"1,2,0", "0,1,2"}) {
+    for (const char* layout : {"1,2,0", "0,1,2"}) {
       const std::string hlo =
           absl::StrCat("HloModule m\nENTRY e {\n  x = ", shape, "{", layout,
                        "} parameter(0)\n  ROOT r = ", shape, "{2,1,0} copy(x)\n}\n");
