@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<Module>> ParseVerified(absl::string_view hlo);
 Literal RandomLiteral(const Shape& shape, std::mt19937_64& rng);
 
 // "" when equal (same dimensions and type, same bits per element, any NaN
-// equal to any NaN; with `ulp_tolerance` > 0, float elements may also differ
+// equal to any NaN, per component for c64; with `ulp_tolerance` > 0, float elements may also differ
 // by up to that many ulp, zeros of different signs excepted); otherwise a
 // description of the first difference.
 std::string Difference(const Literal& expected, const Literal& actual, int ulp_tolerance = 0);
