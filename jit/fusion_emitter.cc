@@ -2832,6 +2832,28 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
   return spec;
 }
 
+namespace {
+
+// Registers the fused computation's parameters (as the fusion's operands)
+// and constants as the kernel's leaves.
+absl::Status AddFusionLeaves(const Instruction& fusion, const Computation& fused,
+                             KernelAssembler& assembler) {
+  for (const auto& instruction : fused.instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) {
+      const int64_t number = instruction->attrs().parameter_number;
+      if (number < 0 || number >= fusion.operand_count()) {
+        return Unsupported(fusion, "fused parameter without an operand");
+      }
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
+    } else if (instruction->opcode() == Opcode::kConstant) {
+      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output) {
   KernelSpec spec;
   spec.program.name = fusion.name();
@@ -2845,17 +2867,7 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_
   const Computation& fused = *fusion.called_computations()[0];
   if (fused.root() == nullptr) return Unsupported(fusion, "empty fused computation");
   KernelAssembler assembler(&spec, fusion);
-  for (const auto& instruction : fused.instructions()) {
-    if (instruction->opcode() == Opcode::kParameter) {
-      const int64_t number = instruction->attrs().parameter_number;
-      if (number < 0 || number >= fusion.operand_count()) {
-        return Unsupported(fusion, "fused parameter without an operand");
-      }
-      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
-    } else if (instruction->opcode() == Opcode::kConstant) {
-      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
-    }
-  }
+  XJIT_RETURN_IF_ERROR(AddFusionLeaves(fusion, fused, assembler));
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
   if (only_output >= 0) {
     if (only_output >= static_cast<int>(outputs.size())) {
@@ -2897,17 +2909,7 @@ absl::StatusOr<KernelSpec> EmitConcatenatePart(const Instruction& fusion, int pa
   }
   const Computation& fused = *fusion.called_computations()[0];
   KernelAssembler assembler(&spec, fusion);
-  for (const auto& instruction : fused.instructions()) {
-    if (instruction->opcode() == Opcode::kParameter) {
-      const int64_t number = instruction->attrs().parameter_number;
-      if (number < 0 || number >= fusion.operand_count()) {
-        return Unsupported(fusion, "fused parameter without an operand");
-      }
-      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, fusion.operand(number)));
-    } else if (instruction->opcode() == Opcode::kConstant) {
-      XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(*instruction, instruction.get()));
-    }
-  }
+  XJIT_RETURN_IF_ERROR(AddFusionLeaves(fusion, fused, assembler));
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
   if (outputs.size() != 1 || !IsKernelCompatibleShape(outputs[0].shape)) {
     return Unsupported(fusion, "unsupported concatenate result");
