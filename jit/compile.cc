@@ -605,7 +605,8 @@ class ExecutableBuilder {
     runtime::LibraryCall call;
     std::string description;
     if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, &description));
+      XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, std::max(options_.threads, 1),
+                                               &description));
     } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
       XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));
     } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.

@@ -9,6 +9,7 @@
 #include "ir/computation.h"
 #include "ir/status_macros.h"
 #include "jit/fusion_emitter.h"
+#include "jit/sort_comparator.h"
 #include "jit/vector_math.h"
 #include "passes/rewrite_util.h"
 #include "runtime/sort/sort.h"
@@ -16,7 +17,7 @@
 namespace xjit::jit {
 
 absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Target& target,
-                                                  std::string* description) {
+                                                  int threads, std::string* description) {
   if (sort.opcode() != Opcode::kSort) return absl::UnimplementedError("not a sort");
   if (sort.called_computations().size() != 1 || sort.operand_count() == 0) {
     return absl::UnimplementedError("sort without one comparator and operands");
@@ -52,12 +53,10 @@ absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Targe
     return absl::UnimplementedError("sort: comparator must return a pred scalar");
   }
   const int64_t rank = operands[0].IsArray() ? operands[0].rank() : 0;
-  const int64_t dimension =
-      sort.attrs().dimensions.empty() ? rank - 1 : sort.attrs().dimensions[0];
+  const int64_t dimension = sort.attrs().dimensions.empty() ? rank - 1 : sort.attrs().dimensions[0];
 
   XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitComputationKernel(comparator));
-  if (kernel.output_count != 1 ||
-      kernel.program.buffers.size() != kernel.inputs.size() + 1) {
+  if (kernel.output_count != 1 || kernel.program.buffers.size() != kernel.inputs.size() + 1) {
     return absl::UnimplementedError("sort: comparator kernel has more than one output");
   }
   // Inputs past the parameters are constants the comparator reads.
@@ -80,9 +79,12 @@ absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Targe
   math.native_scale = target.HasNativeScale();
   ExpandMath(&kernel.program, math);
   XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target.Lower(kernel.program));
+  // The comparator kernel stays: slices the key path refuses use it.
+  std::vector<runtime::sort::SortKey> keys =
+      RecognizeSortComparator(comparator).value_or(std::vector<runtime::sort::SortKey>{});
   XJIT_ASSIGN_OR_RETURN(runtime::sort::SortPlan plan,
                         runtime::sort::PlanSort(operands, results, dimension, lowered.function,
-                                                std::move(constants)));
+                                                std::move(constants), std::move(keys), threads));
   runtime::LibraryCall call;
   call.routine = "sort";
   call.function = &runtime::sort::RunSortCall;

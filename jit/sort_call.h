@@ -5,7 +5,10 @@
 // (EmitComputationKernel) whose inputs are its 2N scalar parameters (then
 // the constants it reads) and whose output is its pred result; the runtime
 // routine calls it for every comparison of the evaluator's merge sort, so
-// results equal the evaluator's bit for bit. Unimplemented (the driver then
+// results equal the evaluator's bit for bit. A comparator of the forms
+// jit/sort_comparator.h recognises also gives the plan its keys: slices are
+// then sorted by integer keys (runtime/sort/key_sort.h), with the same
+// result. Unimplemented (the driver then
 // interprets the sort) when the comparator has no kernel or has side
 // effects, or when a shape is not a plain array.
 #ifndef XJIT_JIT_SORT_CALL_H_
@@ -22,9 +25,10 @@ namespace xjit::jit {
 
 // The library call computing `sort` (opcode kSort): inputs are its operands'
 // slots, outputs its result's leaves (one per operand). `description`, if
-// not null, receives the plan in words.
+// not null, receives the plan in words. `threads`: how many threads may
+// share the slices of a large sort.
 absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Target& target,
-                                                  std::string* description);
+                                                  int threads, std::string* description);
 
 }  // namespace xjit::jit
 

@@ -1,14 +1,16 @@
 // runtime/sort: HLO sort with a compiled comparator (see sort.h).
 #include "runtime/sort/sort.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "interpreter/merge_sort.h"
 #include "ir/element_type.h"
 #include "ir/layout_util.h"
-#include "interpreter/merge_sort.h"
+#include "runtime/thread_pool.h"
 
 namespace xjit::runtime::sort {
 namespace {
@@ -24,31 +26,66 @@ bool IsPlainArray(const Shape& shape) {
          ByteSize(shape) == PhysicalElementCount(shape) * ByteWidth(shape.element_type());
 }
 
-
 // Copies one element of `width` bytes; the common widths as single moves.
 inline void CopyElement(uint8_t* to, const uint8_t* from, int64_t width) {
   switch (width) {
-    case 1: *to = *from; return;
-    case 2: std::memcpy(to, from, 2); return;
-    case 4: std::memcpy(to, from, 4); return;
-    case 8: std::memcpy(to, from, 8); return;
-    case 16: std::memcpy(to, from, 16); return;
-    default: std::memcpy(to, from, static_cast<size_t>(width)); return;
+    case 1:
+      *to = *from;
+      return;
+    case 2:
+      std::memcpy(to, from, 2);
+      return;
+    case 4:
+      std::memcpy(to, from, 4);
+      return;
+    case 8:
+      std::memcpy(to, from, 8);
+      return;
+    case 16:
+      std::memcpy(to, from, 16);
+      return;
+    default:
+      std::memcpy(to, from, static_cast<size_t>(width));
+      return;
   }
+}
+
+// A sort is split between threads only when it has at least this many
+// elements (waking a worker costs about as much as sorting a few thousand).
+constexpr int64_t kParallelMinElements = 8192;
+
+// The row-major index `slice` over `dimensions`, as an offset with `strides`.
+int64_t SliceStart(int64_t slice, const std::vector<int64_t>& dimensions,
+                   const std::vector<int64_t>& strides) {
+  int64_t start = 0;
+  for (int64_t k = static_cast<int64_t>(dimensions.size()) - 1; k >= 0; --k) {
+    start += slice % dimensions[k] * strides[k];
+    slice /= dimensions[k];
+  }
+  return start;
 }
 
 }  // namespace
 
 std::string SortPlan::ToString() const {
-  return absl::StrCat("operands=", operand_count, " length=", length, " slices=", slice_count,
-                      " element_bytes=[", absl::StrJoin(element_bytes, ","), "] scratch=",
-                      scratch_bytes);
+  std::string text =
+      absl::StrCat("operands=", operand_count, " length=", length, " slices=", slice_count,
+                   " element_bytes=[", absl::StrJoin(element_bytes, ","), "]");
+  if (!keys.empty()) {
+    absl::StrAppend(
+        &text, " keys=[",
+        absl::StrJoin(keys, ",",
+                      [](std::string* out, const SortKey& key) { out->append(key.ToString()); }),
+        "]");
+  }
+  absl::StrAppend(&text, " threads=", threads, " scratch=", scratch_bytes);
+  return text;
 }
 
-absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
-                                  absl::Span<const Shape> results, int64_t dimension,
-                                  KernelFunction comparator,
-                                  std::vector<std::vector<uint8_t>> comparator_constants) {
+absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands, absl::Span<const Shape> results,
+                                  int64_t dimension, KernelFunction comparator,
+                                  std::vector<std::vector<uint8_t>> comparator_constants,
+                                  std::vector<SortKey> keys, int threads) {
   if (operands.empty() || operands.size() != results.size()) {
     return absl::UnimplementedError("sort: needs as many results as operands");
   }
@@ -60,8 +97,8 @@ absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
   }
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!IsPlainArray(operands[i]) || !IsPlainArray(results[i])) {
-      return absl::UnimplementedError(absl::StrCat("sort: operand or result ", i,
-                                                   " is not a plain array"));
+      return absl::UnimplementedError(
+          absl::StrCat("sort: operand or result ", i, " is not a plain array"));
     }
     if (operands[i].dimensions() != first.dimensions() ||
         results[i].dimensions() != first.dimensions() ||
@@ -69,8 +106,16 @@ absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
       return absl::UnimplementedError("sort: operand and result shapes differ");
     }
   }
-  SortPlan plan;
   const int64_t n = static_cast<int64_t>(operands.size());
+  for (const SortKey& key : keys) {
+    if (key.operand < 0 || key.operand >= n || !IsSortKeyType(key.type) ||
+        operands[key.operand].element_type() != key.type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sort: key ", key.ToString(), " does not match the operands"));
+    }
+  }
+  SortPlan plan;
+  plan.keys = std::move(keys);
   plan.operand_count = n;
   plan.comparator = comparator;
   plan.constants = std::move(comparator_constants);
@@ -109,15 +154,30 @@ absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
     plan.run_offsets.push_back(offset);
     offset = AlignUp(offset + plan.length * plan.element_bytes[i], 64);
   }
-  plan.scratch_bytes = offset;
+  // The radix sort pairs a key with a 32-bit position.
+  if (plan.length >= (int64_t{1} << 32)) plan.keys.clear();
+  for (size_t k = 0; k < plan.keys.size(); ++k) {
+    plan.key_offsets.push_back(offset);
+    offset = AlignUp(offset + plan.length * 8, 64);
+  }
+  plan.work_offset = offset;
+  if (!plan.keys.empty()) offset = AlignUp(offset + StableSortWorkBytes(plan.length), 64);
+  plan.thread_scratch_bytes = offset;
+  plan.threads = 1;
+  if (plan.slice_count >= 2 && plan.slice_count * plan.length >= kParallelMinElements) {
+    plan.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, plan.slice_count));
+  }
+  plan.scratch_bytes = plan.threads * plan.thread_scratch_bytes;
   return plan;
 }
 
-void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
+namespace {
+
+// Sorts slices [first, last) with one thread's part of the scratch.
+void RunSlices(const SortPlan& plan, void* const* buffers, uint8_t* base, int64_t first,
+               int64_t last) {
   const int64_t n = plan.operand_count;
   const int64_t length = plan.length;
-  if (length == 0 || plan.slice_count == 0) return;
-  uint8_t* base = static_cast<uint8_t*>(scratch);
   int64_t* order = reinterpret_cast<int64_t*>(base + plan.order_offset);
   int64_t* buffer = reinterpret_cast<int64_t*>(base + plan.buffer_offset);
   void** arguments = reinterpret_cast<void**>(base + plan.arguments_offset);
@@ -128,7 +188,6 @@ void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
   }
   arguments[2 * n + constant_count] = result;
   const KernelFunction comparator = plan.comparator;
-  const int64_t outer_rank = static_cast<int64_t>(plan.outer_dimensions.size());
 
   auto less = [&](int64_t a, int64_t b) {
     for (int64_t i = 0; i < n; ++i) {
@@ -153,19 +212,31 @@ void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
     return *result != 0;
   };
 
-  for (int64_t slice = 0; slice < plan.slice_count; ++slice) {
-    // The slice's first element in each operand (the slice number read as a
-    // row-major index over the outer dimensions).
+  // The fast path: false when a key refuses the slice (a NaN under a
+  // partial compare), before `order` is touched.
+  const int64_t key_count = static_cast<int64_t>(plan.keys.size());
+  auto sort_by_keys = [&]() {
+    for (int64_t k = 0; k < key_count; ++k) {
+      const SortKey& key = plan.keys[k];
+      uint64_t* keys = reinterpret_cast<uint64_t*>(base + plan.key_offsets[k]);
+      if (!ComputeKeys(key, base + plan.run_offsets[key.operand], length, keys)) return false;
+    }
+    for (int64_t p = 0; p < length; ++p) order[p] = p;
+    // Least significant key first: each pass is stable, so the last one
+    // leaves ties of the first key in the order of the next, and so on.
+    for (int64_t k = key_count - 1; k >= 0; --k) {
+      StableSortByKey(reinterpret_cast<const uint64_t*>(base + plan.key_offsets[k]),
+                      BitWidth(plan.keys[k].type), order, length, base + plan.work_offset);
+    }
+    return true;
+  };
+
+  for (int64_t slice = first; slice < last; ++slice) {
     for (int64_t i = 0; i < n; ++i) {
-      int64_t in_start = 0;
-      int64_t rest = slice;
-      for (int64_t k = outer_rank - 1; k >= 0; --k) {
-        const int64_t extent = plan.outer_dimensions[k];
-        in_start += rest % extent * plan.input_outer_strides[i][k];
-        rest /= extent;
-      }
       // Gathered for every operand before any result is written: a result
       // may share its operand's buffer if their layouts agree.
+      const int64_t in_start =
+          SliceStart(slice, plan.outer_dimensions, plan.input_outer_strides[i]);
       const int64_t width = plan.element_bytes[i];
       const uint8_t* from = static_cast<const uint8_t*>(buffers[i]) + in_start * width;
       uint8_t* run = base + plan.run_offsets[i];
@@ -176,20 +247,17 @@ void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
         for (int64_t p = 0; p < length; ++p) CopyElement(run + p * width, from + p * stride, width);
       }
     }
-    for (int64_t p = 0; p < length; ++p) order[p] = p;
-    if (n == 1) {
-      (void)MergeSort(order, buffer, length, less1);
-    } else {
-      (void)MergeSort(order, buffer, length, less);
+    if (key_count == 0 || !sort_by_keys()) {
+      for (int64_t p = 0; p < length; ++p) order[p] = p;
+      if (n == 1) {
+        (void)MergeSort(order, buffer, length, less1);
+      } else {
+        (void)MergeSort(order, buffer, length, less);
+      }
     }
     for (int64_t i = 0; i < n; ++i) {
-      int64_t out_start = 0;
-      int64_t rest = slice;
-      for (int64_t k = outer_rank - 1; k >= 0; --k) {
-        const int64_t extent = plan.outer_dimensions[k];
-        out_start += rest % extent * plan.output_outer_strides[i][k];
-        rest /= extent;
-      }
+      const int64_t out_start =
+          SliceStart(slice, plan.outer_dimensions, plan.output_outer_strides[i]);
       const int64_t width = plan.element_bytes[i];
       const uint8_t* run = base + plan.run_offsets[i];
       uint8_t* to = static_cast<uint8_t*>(buffers[n + i]) + out_start * width;
@@ -199,6 +267,22 @@ void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
       }
     }
   }
+}
+
+}  // namespace
+
+void RunSort(const SortPlan& plan, void* const* buffers, void* scratch) {
+  if (plan.length == 0 || plan.slice_count == 0) return;
+  uint8_t* base = static_cast<uint8_t*>(scratch);
+  const int threads = plan.threads;
+  if (threads <= 1) {
+    RunSlices(plan, buffers, base, 0, plan.slice_count);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(threads, threads - 1, [&](int64_t t) {
+    RunSlices(plan, buffers, base + t * plan.thread_scratch_bytes, plan.slice_count * t / threads,
+              plan.slice_count * (t + 1) / threads);
+  });
 }
 
 void RunSortCall(const void* plan, void* const* buffers, void* scratch) {

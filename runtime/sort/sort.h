@@ -11,6 +11,17 @@
 // order). Elements move as raw bytes of their width (sub-byte types take one
 // byte each in xjit buffers), so any element type can be sorted.
 //
+// Fast path: when the compile driver recognised the comparator as a
+// lexicographic compare of keys (SortPlan::keys, jit/sort_comparator.h), a
+// slice is sorted by integer keys with a stable radix sort instead
+// (runtime/sort/key_sort.h explains why the result is the same); a slice
+// whose keys make the comparator no strict weak order (NaN under a partial
+// float compare) falls back to the merge sort above.
+//
+// Slices are independent: with SortPlan::threads > 1, contiguous ranges of
+// slices run on the shared ThreadPool, each thread in its own part of the
+// scratch; the result does not depend on the split.
+//
 // The plan is made at compile time; RunSort allocates nothing (the library
 // call's scratch holds the working memory, SortPlan::scratch_bytes).
 #ifndef XJIT_RUNTIME_SORT_SORT_H_
@@ -24,6 +35,7 @@
 #include "absl/types/span.h"
 #include "ir/shape.h"
 #include "runtime/executable.h"
+#include "runtime/sort/key_sort.h"
 
 namespace xjit::runtime::sort {
 
@@ -44,14 +56,24 @@ struct SortPlan {
   // parameters, then `constants` (data it reads), then its pred result.
   KernelFunction comparator = nullptr;
   std::vector<std::vector<uint8_t>> constants;
-  // Scratch layout (byte offsets): the permutation, the merge buffer, the
-  // comparator's argument addresses, its result byte, each operand's run.
+  // The recognised comparator, most significant key first; empty: the
+  // comparator kernel orders every pair.
+  std::vector<SortKey> keys;
+  // Threads sharing the slices (the caller's and threads - 1 pool workers).
+  int threads = 1;
+  // Scratch layout (byte offsets within one thread's part, which takes
+  // thread_scratch_bytes): the permutation, the merge buffer, the
+  // comparator's argument addresses, its result byte, each operand's run,
+  // then for the fast path each key's keys and the radix sort's work.
   int64_t order_offset = 0;
   int64_t buffer_offset = 0;
   int64_t arguments_offset = 0;
   int64_t result_offset = 0;
   std::vector<int64_t> run_offsets;
-  int64_t scratch_bytes = 0;
+  std::vector<int64_t> key_offsets;
+  int64_t work_offset = 0;
+  int64_t thread_scratch_bytes = 0;
+  int64_t scratch_bytes = 0;  // threads * thread_scratch_bytes
 
   std::string ToString() const;
 };
@@ -59,11 +81,14 @@ struct SortPlan {
 // The plan for sorting `operands` (arrays of equal dimensions, plain
 // layouts: no tiles, padding or packed elements) along `dimension` into
 // `results` (arrays of the operands' dimensions and element types, any plain
-// layout). Unimplemented for shapes it does not handle.
-absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands,
-                                  absl::Span<const Shape> results, int64_t dimension,
-                                  KernelFunction comparator,
-                                  std::vector<std::vector<uint8_t>> comparator_constants);
+// layout). `keys`: the comparator recognised (see SortPlan::keys), or
+// empty. `threads`: at most this many threads share large sorts.
+// Unimplemented for shapes it does not handle; InvalidArgument for keys
+// that do not match the operands.
+absl::StatusOr<SortPlan> PlanSort(absl::Span<const Shape> operands, absl::Span<const Shape> results,
+                                  int64_t dimension, KernelFunction comparator,
+                                  std::vector<std::vector<uint8_t>> comparator_constants,
+                                  std::vector<SortKey> keys = {}, int threads = 1);
 
 // Sorts: `buffers` = the N operands, then the N results; `scratch` holds at
 // least plan.scratch_bytes bytes aligned to 64 (or is null when that is 0).

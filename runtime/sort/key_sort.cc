@@ -1,0 +1,185 @@
+// runtime/sort/key_sort: keys and the stable radix sort (see key_sort.h).
+#include "runtime/sort/key_sort.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace xjit::runtime::sort {
+namespace {
+
+// The bits of a float format that ComputeKeys needs: the magnitude of
+// +infinity (a magnitude above it is a NaN).
+uint64_t InfinityBits(ElementType type) {
+  switch (type) {
+    case ElementType::kF16:
+      return 0x7c00;
+    case ElementType::kBF16:
+      return 0x7f80;
+    case ElementType::kF32:
+      return 0x7f800000;
+    case ElementType::kF64:
+      return 0x7ff0000000000000;
+    default:
+      return 0;
+  }
+}
+
+// Keys of elements of an unsigned integer type `Bits` of the key's width.
+// Written without branches on the data so that the loop vectorises.
+template <typename Bits>
+bool KeysOf(const SortKey& key, const Bits* x, int64_t n, uint64_t* keys) {
+  constexpr Bits kSign = static_cast<Bits>(Bits{1} << (sizeof(Bits) * 8 - 1));
+  const Bits flip = key.descending ? static_cast<Bits>(~Bits{0}) : Bits{0};
+  switch (key.order) {
+    case SortKey::Order::kUnsigned:
+      for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<Bits>(x[i] ^ flip);
+      return true;
+    case SortKey::Order::kSigned:
+      for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<Bits>(x[i] ^ kSign ^ flip);
+      return true;
+    case SortKey::Order::kFloatTotal:
+    case SortKey::Order::kFloatPartial:
+      break;
+  }
+  const Bits magnitude_mask = static_cast<Bits>(~kSign);
+  const Bits infinity = static_cast<Bits>(InfinityBits(key.type));
+  const bool partial = key.order == SortKey::Order::kFloatPartial;
+  const Bits nan_to = static_cast<Bits>(key.nan_to);
+  const Bits zero_to = static_cast<Bits>(key.zero_to);
+  Bits any_nan = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Bits v = x[i];
+    const Bits magnitude = static_cast<Bits>(v & magnitude_mask);
+    // NaN and zero exclude each other, so the order of the two replacements
+    // (the comparator's nesting of its selects) does not matter.
+    if (key.replace_nan) v = magnitude > infinity ? nan_to : v;
+    if (key.replace_zero) v = magnitude == 0 ? zero_to : v;
+    if (partial) {
+      const Bits m = static_cast<Bits>(v & magnitude_mask);
+      any_nan |= static_cast<Bits>(m > infinity);
+      v = m == 0 ? Bits{0} : v;  // -0 is equivalent to +0
+    }
+    // Total order: negative values reversed below the positive ones.
+    const Bits k = (v & kSign) != 0 ? static_cast<Bits>(~v) : static_cast<Bits>(v | kSign);
+    keys[i] = static_cast<Bits>(k ^ flip);
+  }
+  return any_nan == 0;
+}
+
+template <typename Bits>
+bool KeysOfBytes(const SortKey& key, const void* elements, int64_t n, uint64_t* keys) {
+  // Elements are aligned to their width in the caller's scratch.
+  return KeysOf<Bits>(key, static_cast<const Bits*>(elements), n, keys);
+}
+
+// A stable LSD radix sort of n items by the bytes [0, digits) of
+// Digit(item, d), then by the item itself when small: items must be
+// distinct and ordered by (key, position) so that the result is the stable
+// order. Returns the array holding the result (a or b).
+template <typename Item, typename Digit, typename Less>
+Item* RadixSort(Item* a, Item* b, int64_t n, int digits, Digit digit, Less less) {
+  if (n <= 24) {
+    // Insertion sort: the items are distinct, so this is the same order.
+    for (int64_t i = 1; i < n; ++i) {
+      const Item item = a[i];
+      int64_t j = i;
+      for (; j > 0 && less(item, a[j - 1]); --j) a[j] = a[j - 1];
+      a[j] = item;
+    }
+    return a;
+  }
+  uint32_t counts[8][256];
+  std::memset(counts, 0, sizeof(counts[0]) * static_cast<size_t>(digits));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int d = 0; d < digits; ++d) ++counts[d][digit(a[i], d)];
+  }
+  for (int d = 0; d < digits; ++d) {
+    uint32_t* count = counts[d];
+    if (count[digit(a[0], d)] == static_cast<uint32_t>(n)) continue;  // one bucket: no-op pass
+    uint32_t sum = 0;
+    for (int v = 0; v < 256; ++v) {
+      const uint32_t c = count[v];
+      count[v] = sum;
+      sum += c;
+    }
+    for (int64_t i = 0; i < n; ++i) b[count[digit(a[i], d)]++] = a[i];
+    std::swap(a, b);
+  }
+  return a;
+}
+
+struct WideItem {
+  uint64_t key;
+  uint64_t position;
+};
+
+}  // namespace
+
+std::string SortKey::ToString() const {
+  const char* names[] = {"unsigned", "signed", "totalorder", "float"};
+  std::string text = absl::StrCat("p", operand, ":", ElementTypeName(type), ":",
+                                  names[static_cast<int>(order)], descending ? ":desc" : ":asc");
+  if (replace_nan) absl::StrAppend(&text, ":nan->0x", absl::Hex(nan_to));
+  if (replace_zero) absl::StrAppend(&text, ":zero->0x", absl::Hex(zero_to));
+  return text;
+}
+
+bool IsSortKeyType(ElementType type) {
+  if (IsPred(type)) return true;
+  if (IsInteger(type)) return BitWidth(type) >= 8;
+  return InfinityBits(type) != 0;
+}
+
+bool ComputeKeys(const SortKey& key, const void* elements, int64_t n, uint64_t* keys) {
+  switch (BitWidth(key.type)) {
+    case 8:
+      return KeysOfBytes<uint8_t>(key, elements, n, keys);
+    case 16:
+      return KeysOfBytes<uint16_t>(key, elements, n, keys);
+    case 32:
+      return KeysOfBytes<uint32_t>(key, elements, n, keys);
+    default:
+      return KeysOfBytes<uint64_t>(key, elements, n, keys);
+  }
+}
+
+int64_t StableSortWorkBytes(int64_t n) {
+  return n * (2 * static_cast<int64_t>(sizeof(WideItem)) + 8);
+}
+
+void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t n, void* work) {
+  if (n <= 1) return;
+  const int digits = (key_bits + 7) / 8;
+  if (key_bits <= 32) {
+    // Items: the key above the position, so that they compare as (key,
+    // position) and the radix passes read only the key's bytes.
+    uint64_t* a = static_cast<uint64_t*>(work);
+    uint64_t* b = a + n;
+    int64_t* previous = reinterpret_cast<int64_t*>(b + n);
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = keys[order[i]] << 32 | static_cast<uint64_t>(i);
+    }
+    const uint64_t* sorted = RadixSort(
+        a, b, n, digits, [](uint64_t item, int d) { return (item >> (32 + 8 * d)) & 0xff; },
+        [](uint64_t x, uint64_t y) { return x < y; });
+    std::copy(order, order + n, previous);
+    for (int64_t i = 0; i < n; ++i) order[i] = previous[sorted[i] & 0xffffffff];
+    return;
+  }
+  WideItem* a = static_cast<WideItem*>(work);
+  WideItem* b = a + n;
+  int64_t* previous = reinterpret_cast<int64_t*>(b + n);
+  for (int64_t i = 0; i < n; ++i) a[i] = {keys[order[i]], static_cast<uint64_t>(i)};
+  const WideItem* sorted = RadixSort(
+      a, b, n, digits, [](const WideItem& item, int d) { return (item.key >> (8 * d)) & 0xff; },
+      [](const WideItem& x, const WideItem& y) {
+        return x.key < y.key || (x.key == y.key && x.position < y.position);
+      });
+  std::copy(order, order + n, previous);
+  for (int64_t i = 0; i < n; ++i) order[i] = previous[sorted[i].position];
+}
+
+}  // namespace xjit::runtime::sort
