@@ -75,12 +75,13 @@ bool KeysOfBytes(const SortKey& key, const void* elements, int64_t n, uint64_t* 
   return KeysOf<Bits>(key, static_cast<const Bits*>(elements), n, keys);
 }
 
-// A stable LSD radix sort of n items by the bytes [0, digits) of
-// Digit(item, d), then by the item itself when small: items must be
-// distinct and ordered by (key, position) so that the result is the stable
-// order. Returns the array holding the result (a or b).
-template <typename Item, typename Digit, typename Less>
-Item* RadixSort(Item* a, Item* b, int64_t n, int digits, Digit digit, Less less) {
+// A stable LSD radix sort of n items by kDigits digits of kDigitBits bits,
+// Digit(item, d) the d-th from the least significant, or by the items
+// themselves when they are few: items must be distinct and ordered by
+// (key, position) so that both give the stable order. Returns the array
+// holding the result (a or b).
+template <int kDigitBits, int kDigits, typename Item, typename Digit, typename Less>
+Item* RadixSort(Item* a, Item* b, int64_t n, Digit digit, Less less) {
   if (n <= 24) {
     // Insertion sort: the items are distinct, so this is the same order.
     for (int64_t i = 1; i < n; ++i) {
@@ -91,16 +92,17 @@ Item* RadixSort(Item* a, Item* b, int64_t n, int digits, Digit digit, Less less)
     }
     return a;
   }
-  uint32_t counts[8][256];
-  std::memset(counts, 0, sizeof(counts[0]) * static_cast<size_t>(digits));
+  constexpr int kBuckets = 1 << kDigitBits;
+  uint32_t counts[kDigits][kBuckets];
+  std::memset(counts, 0, sizeof(counts));
   for (int64_t i = 0; i < n; ++i) {
-    for (int d = 0; d < digits; ++d) ++counts[d][digit(a[i], d)];
+    for (int d = 0; d < kDigits; ++d) ++counts[d][digit(a[i], d)];
   }
-  for (int d = 0; d < digits; ++d) {
+  for (int d = 0; d < kDigits; ++d) {
     uint32_t* count = counts[d];
     if (count[digit(a[0], d)] == static_cast<uint32_t>(n)) continue;  // one bucket: no-op pass
     uint32_t sum = 0;
-    for (int v = 0; v < 256; ++v) {
+    for (int v = 0; v < kBuckets; ++v) {
       const uint32_t c = count[v];
       count[v] = sum;
       sum += c;
@@ -109,6 +111,18 @@ Item* RadixSort(Item* a, Item* b, int64_t n, int digits, Digit digit, Less less)
     std::swap(a, b);
   }
   return a;
+}
+
+// Packed items: a key of at most 32 bits above a 32-bit position, so that
+// they compare as (key, position) and the radix passes read only the key.
+template <int kDigitBits, int kDigits>
+uint64_t* SortPacked(uint64_t* a, uint64_t* b, int64_t n) {
+  return RadixSort<kDigitBits, kDigits>(
+      a, b, n,
+      [](uint64_t item, int d) {
+        return (item >> (32 + kDigitBits * d)) & ((uint64_t{1} << kDigitBits) - 1);
+      },
+      [](uint64_t x, uint64_t y) { return x < y; });
 }
 
 struct WideItem {
@@ -150,21 +164,27 @@ int64_t StableSortWorkBytes(int64_t n) {
   return n * (2 * static_cast<int64_t>(sizeof(WideItem)) + 8);
 }
 
-void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t n, void* work) {
+void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t n, void* work,
+                     bool identity_order) {
   if (n <= 1) return;
-  const int digits = (key_bits + 7) / 8;
   if (key_bits <= 32) {
-    // Items: the key above the position, so that they compare as (key,
-    // position) and the radix passes read only the key's bytes.
     uint64_t* a = static_cast<uint64_t*>(work);
     uint64_t* b = a + n;
-    int64_t* previous = reinterpret_cast<int64_t*>(b + n);
-    for (int64_t i = 0; i < n; ++i) {
-      a[i] = keys[order[i]] << 32 | static_cast<uint64_t>(i);
+    if (identity_order) {
+      for (int64_t i = 0; i < n; ++i) a[i] = keys[i] << 32 | static_cast<uint64_t>(i);
+    } else {
+      for (int64_t i = 0; i < n; ++i) a[i] = keys[order[i]] << 32 | static_cast<uint64_t>(i);
     }
-    const uint64_t* sorted = RadixSort(
-        a, b, n, digits, [](uint64_t item, int d) { return (item >> (32 + 8 * d)) & 0xff; },
-        [](uint64_t x, uint64_t y) { return x < y; });
+    // 32-bit keys in three 11-bit digits: one pass fewer than bytes, and
+    // the three counts still fit the L1 cache.
+    const uint64_t* sorted = key_bits <= 8    ? SortPacked<8, 1>(a, b, n)
+                             : key_bits <= 16 ? SortPacked<8, 2>(a, b, n)
+                                              : SortPacked<11, 3>(a, b, n);
+    if (identity_order) {
+      for (int64_t i = 0; i < n; ++i) order[i] = static_cast<int64_t>(sorted[i] & 0xffffffff);
+      return;
+    }
+    int64_t* previous = reinterpret_cast<int64_t*>(b + n);
     std::copy(order, order + n, previous);
     for (int64_t i = 0; i < n; ++i) order[i] = previous[sorted[i] & 0xffffffff];
     return;
@@ -173,8 +193,8 @@ void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t
   WideItem* b = a + n;
   int64_t* previous = reinterpret_cast<int64_t*>(b + n);
   for (int64_t i = 0; i < n; ++i) a[i] = {keys[order[i]], static_cast<uint64_t>(i)};
-  const WideItem* sorted = RadixSort(
-      a, b, n, digits, [](const WideItem& item, int d) { return (item.key >> (8 * d)) & 0xff; },
+  const WideItem* sorted = RadixSort<8, 8>(
+      a, b, n, [](const WideItem& item, int d) { return (item.key >> (8 * d)) & 0xff; },
       [](const WideItem& x, const WideItem& y) {
         return x.key < y.key || (x.key == y.key && x.position < y.position);
       });

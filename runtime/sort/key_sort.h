@@ -67,7 +67,10 @@ int64_t StableSortWorkBytes(int64_t n);
 // Stably permutes order[0, n): afterwards keys[order[i]] ascend, and entries
 // with equal keys keep their relative order. keys[j] < 2^key_bits for every
 // j; n < 2^32; `work` holds StableSortWorkBytes(n) bytes aligned to 8.
-void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t n, void* work);
+// `identity_order`: order[i] == i on entry (the first key sorted), which
+// saves a pass.
+void StableSortByKey(const uint64_t* keys, int key_bits, int64_t* order, int64_t n, void* work,
+                     bool identity_order = false);
 
 }  // namespace xjit::runtime::sort
 

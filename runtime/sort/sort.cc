@@ -50,6 +50,15 @@ inline void CopyElement(uint8_t* to, const uint8_t* from, int64_t width) {
   }
 }
 
+// to[p * stride] = run[order[p]] for elements of kWidth bytes.
+template <int kWidth>
+void PermuteInto(uint8_t* to, int64_t stride, const uint8_t* run, const int64_t* order,
+                 int64_t length) {
+  for (int64_t p = 0; p < length; ++p) {
+    std::memcpy(to + p * stride, run + order[p] * kWidth, kWidth);
+  }
+}
+
 // A sort is split between threads only when it has at least this many
 // elements (waking a worker costs about as much as sorting a few thousand).
 constexpr int64_t kParallelMinElements = 8192;
@@ -226,7 +235,8 @@ void RunSlices(const SortPlan& plan, void* const* buffers, uint8_t* base, int64_
     // leaves ties of the first key in the order of the next, and so on.
     for (int64_t k = key_count - 1; k >= 0; --k) {
       StableSortByKey(reinterpret_cast<const uint64_t*>(base + plan.key_offsets[k]),
-                      BitWidth(plan.keys[k].type), order, length, base + plan.work_offset);
+                      BitWidth(plan.keys[k].type), order, length, base + plan.work_offset,
+                      /*identity_order=*/k == key_count - 1);
     }
     return true;
   };
@@ -262,8 +272,13 @@ void RunSlices(const SortPlan& plan, void* const* buffers, uint8_t* base, int64_
       const uint8_t* run = base + plan.run_offsets[i];
       uint8_t* to = static_cast<uint8_t*>(buffers[n + i]) + out_start * width;
       const int64_t stride = plan.output_strides[i] * width;
-      for (int64_t p = 0; p < length; ++p) {
-        CopyElement(to + p * stride, run + order[p] * width, width);
+      switch (width) {  // the common widths with the width known to the loop
+        case 4: PermuteInto<4>(to, stride, run, order, length); break;
+        case 8: PermuteInto<8>(to, stride, run, order, length); break;
+        default:
+          for (int64_t p = 0; p < length; ++p) {
+            CopyElement(to + p * stride, run + order[p] * width, width);
+          }
       }
     }
   }
