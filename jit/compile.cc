@@ -149,7 +149,7 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
 
 bool IsLibraryCall(Opcode opcode) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
-         IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
+         opcode == Opcode::kTopK || IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
          opcode == Opcode::kFft || IsRngCall(opcode);
 }
 
@@ -606,6 +606,9 @@ class ExecutableBuilder {
     std::string description;
     if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, std::max(options_.threads, 1),
+                                               &description));
+    } else if (instruction.opcode() == Opcode::kTopK) {  // runtime/sort/topk.h.
+      XJIT_ASSIGN_OR_RETURN(call, PlanTopKCall(instruction, std::max(options_.threads, 1),
                                                &description));
     } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
       XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));

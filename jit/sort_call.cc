@@ -13,6 +13,7 @@
 #include "jit/vector_math.h"
 #include "passes/rewrite_util.h"
 #include "runtime/sort/sort.h"
+#include "runtime/sort/topk.h"
 
 namespace xjit::jit {
 
@@ -94,6 +95,28 @@ absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Targe
                                 " comparator_code_bytes=", lowered.code_size);
   }
   call.plan = std::make_shared<const runtime::sort::SortPlan>(std::move(plan));
+  return call;
+}
+
+absl::StatusOr<runtime::LibraryCall> PlanTopKCall(const Instruction& topk, int threads,
+                                                  std::string* description) {
+  if (topk.opcode() != Opcode::kTopK || topk.operand_count() != 1) {
+    return absl::UnimplementedError("not a topk of one operand");
+  }
+  const Shape& shape = topk.shape();
+  if (!shape.IsTuple() || shape.tuple_size() != 2) {
+    return absl::UnimplementedError("topk: result is not a (values, indices) tuple");
+  }
+  XJIT_ASSIGN_OR_RETURN(runtime::sort::TopKPlan plan,
+                        runtime::sort::PlanTopK(topk.operand(0)->shape(), shape.tuple_shapes(0),
+                                                shape.tuple_shapes(1), topk.attrs().k,
+                                                topk.attrs().largest, threads));
+  runtime::LibraryCall call;
+  call.routine = "topk";
+  call.function = &runtime::sort::RunTopKCall;
+  call.scratch_bytes = plan.scratch_bytes;
+  if (description != nullptr) *description = plan.ToString();
+  call.plan = std::make_shared<const runtime::sort::TopKPlan>(std::move(plan));
   return call;
 }
 

@@ -30,6 +30,14 @@ namespace xjit::jit {
 absl::StatusOr<runtime::LibraryCall> PlanSortCall(const Instruction& sort, Target& target,
                                                   int threads, std::string* description);
 
+// The library call computing `topk` (runtime/sort/topk.h: a selection of
+// the k first in the evaluator's order, not a full sort): input its
+// operand's slot, outputs the values' and indices' leaves. Unimplemented
+// (the driver then interprets it) for element types or layouts the runtime
+// does not handle; expand-topk turns those into a sort beforehand.
+absl::StatusOr<runtime::LibraryCall> PlanTopKCall(const Instruction& topk, int threads,
+                                                  std::string* description);
+
 }  // namespace xjit::jit
 
 #endif  // XJIT_JIT_SORT_CALL_H_

@@ -110,8 +110,8 @@ bool IsTopKCustomCall(const Instruction& instruction, int64_t* k) {
   const Shape& values = result.tuple_shapes(0);
   const Shape& indices = result.tuple_shapes(1);
   const int64_t rank = operand.rank();
-  if (!values.IsArray() || !indices.IsArray() || values.rank() != rank ||
-      indices.rank() != rank || values.element_type() != operand.element_type() ||
+  if (!values.IsArray() || !indices.IsArray() || values.rank() != rank || indices.rank() != rank ||
+      values.element_type() != operand.element_type() ||
       indices.element_type() != ElementType::kS32 || values.dimensions() != indices.dimensions()) {
     return false;
   }
@@ -120,6 +120,29 @@ bool IsTopKCustomCall(const Instruction& instruction, int64_t* k) {
   }
   *k = values.dimensions(rank - 1);
   return *k <= operand.dimensions(rank - 1);
+}
+
+// Element types whose topk the JIT compiles as such (a selection,
+// runtime/sort/topk.h): pred, 8- to 64-bit integers, f16, bf16, f32, f64.
+bool HasCompiledTopK(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -131,6 +154,8 @@ absl::StatusOr<bool> ExpandTopK::Run(Module* module) {
       int64_t k = 0;
       bool largest = true;
       if (instruction->opcode() == Opcode::kTopK) {
+        const Shape& operand = instruction->operand(0)->shape();
+        if (operand.IsArray() && HasCompiledTopK(operand.element_type())) continue;
         k = instruction->attrs().k;
         largest = instruction->attrs().largest;
       } else if (!IsTopKCustomCall(*instruction, &k)) {

@@ -158,7 +158,8 @@ class JitSortKeys : public ::testing::TestWithParam<Isa> {
   // Runs `hlo` compiled (1 and 2 threads) and in the evaluator on edge
   // arguments for each NaN density, and requires equal bits; `keys`: the
   // sort's plan must (or must not) have recognised keys.
-  void Check(const std::string& hlo, bool keys) {
+  void Check(const std::string& hlo, bool keys, const std::string& routine = "sort",
+             const std::string& plan_has = "") {
     absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
     uint64_t seed = 0;
@@ -188,14 +189,22 @@ class JitSortKeys : public ::testing::TestWithParam<Isa> {
             Compile(**module, options, &report);
         ASSERT_TRUE(executable.ok()) << executable.status();
         EXPECT_TRUE(report.interpreted_steps.empty()) << hlo;
+        bool found = false;
         for (const LibraryCallInfo& call : report.library_calls) {
-          if (call.routine != "sort") continue;
+          if (call.routine != routine) continue;
+          found = true;
+          EXPECT_TRUE(absl::StrContains(call.plan, plan_has)) << call.plan << "\n" << hlo;
+          if (routine != "sort") continue;
           EXPECT_EQ(absl::StrContains(call.plan, "keys="), keys) << call.plan << "\n" << hlo;
           // The large cases are split between the threads.
           if (absl::StrContains(hlo, "[33,257]")) {
             EXPECT_TRUE(absl::StrContains(call.plan, absl::StrCat("threads=", threads)))
                 << call.plan;
           }
+        }
+        // A sort or topk of an empty array is no step at all.
+        if (!absl::StrContains(hlo, "[0]") && !absl::StrContains(hlo, ",0]")) {
+          EXPECT_TRUE(found) << "no " << routine << " call\n" << hlo;
         }
         absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
         ASSERT_TRUE(actual.ok()) << actual.status();
@@ -332,23 +341,46 @@ TEST_P(JitSortKeys, LexicographicKeys) {
         true);
 }
 
-TEST_P(JitSortKeys, TopK) {
-  // expand-topk's sort: GT under TOTALORDER on the values, an iota beside.
-  for (const char* t : {"f32", "bf16", "s32"}) {
-    for (const char* largest : {"true", "false"}) {
-      for (const char* shape : {"[7,300]", "[1]", "[33,257]"}) {
-        const std::string dims = absl::StrCat(t, shape);
-        const int64_t k = absl::StrContains(shape, "[1]") ? 1 : 5;
-        const std::string out = absl::StrContains(shape, "[1]")   ? "[1]"
-                                : absl::StrContains(shape, "[7,") ? "[7,5]"
-                                                                  : "[33,5]";
-        const std::string hlo =
-            absl::StrCat("HloModule m\nENTRY e {\n  p = ", dims, " parameter(0)\n  ROOT t = (", t,
-                         out, ", s32", out, ") topk(p), k=", k, ", largest=", largest, "\n}\n");
-        Check(hlo, true);
-      }
+// topk compiles as a selection (runtime/sort/topk.h) when k is small
+// against the row and keys fit 32 bits, else as a radix sort of the row:
+// both against the evaluator for every element type with a compiled topk,
+// largest and smallest, k from 0 to the row length, rows in either layout.
+std::string TopKModule(const std::string& type, const std::string& operand,
+                       const std::string& result, int64_t k, bool largest,
+                       const std::string& indices_layout = "") {
+  return absl::StrCat("HloModule m\nENTRY e {\n  p = ", type, operand,
+                      " parameter(0)\n  ROOT t = (", type, result, ", s32", result, indices_layout,
+                      ") topk(p), k=", k, ", largest=", largest ? "true" : "false", "\n}\n");
+}
+
+TEST_P(JitSortKeys, TopKSelection) {
+  for (const char* t : {"f32", "bf16", "f16", "s32", "u8", "s16", "pred"}) {
+    for (bool largest : {true, false}) {
+      Check(TopKModule(t, "[7,300]", "[7,5]", 5, largest), false, "topk", " select");
+      Check(TopKModule(t, "[3,2,130]{1,2,0}", "[3,2,8]", 8, largest), false, "topk", " select");
+      Check(TopKModule(t, "[33,257]", "[33,16]", 16, largest, "{0,1}"), false, "topk", "threads=");
     }
   }
+}
+
+TEST_P(JitSortKeys, TopKSort) {
+  // k a large part of the row, or 64-bit keys: the row is sorted.
+  for (const char* t : {"f32", "f64", "s64", "u64", "s8", "bf16"}) {
+    for (bool largest : {true, false}) {
+      Check(TopKModule(t, "[5,40]", "[5,40]", 40, largest), false, "topk", " sort");
+      Check(TopKModule(t, "[5,40]{0,1}", "[5,7]", 7, largest), false, "topk", " sort");
+      Check(TopKModule(t, "[1]", "[1]", 1, largest), false, "topk", " sort");
+      Check(TopKModule(t, "[4,9]", "[4,0]", 0, largest), false, "topk");
+    }
+  }
+  Check(TopKModule("f64", "[2,600]", "[2,3]", 3, true), false, "topk", " sort");
+}
+
+TEST_P(JitSortKeys, TopKOfOtherTypesIsAStableSort) {
+  // expand-topk still expands a topk without a compiled one (8-bit floats,
+  // sub-byte integers); the sort's comparator is then not recognised.
+  Check(TopKModule("f8e5m2", "[4,50]", "[4,5]", 5, true), false, "sort");
+  Check(TopKModule("s4", "[4,50]", "[4,5]", 5, false), false, "sort");
 }
 
 TEST_P(JitSortKeys, UnrecognisedComparatorsKeepTheMergeSort) {
