@@ -27,8 +27,35 @@ uint64_t InfinityBits(ElementType type) {
   }
 }
 
+// Float keys: the replacements and the partial compare's checks as
+// template flags, so that the loop has no test but on the data, and the
+// key's fields are not reloaded after every store to `keys`.
+template <typename Bits, bool kReplaceNan, bool kReplaceZero, bool kPartial>
+bool FloatKeysOf(Bits infinity, Bits nan_to, Bits zero_to, Bits flip, const Bits* x, int64_t n,
+                 uint64_t* keys) {
+  constexpr Bits kSign = static_cast<Bits>(Bits{1} << (sizeof(Bits) * 8 - 1));
+  constexpr Bits kMagnitude = static_cast<Bits>(~kSign);
+  Bits any_nan = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Bits v = x[i];
+    const Bits magnitude = static_cast<Bits>(v & kMagnitude);
+    // NaN and zero exclude each other, so the order of the two replacements
+    // (the comparator's nesting of its selects) does not matter.
+    if constexpr (kReplaceNan) v = magnitude > infinity ? nan_to : v;
+    if constexpr (kReplaceZero) v = magnitude == 0 ? zero_to : v;
+    if constexpr (kPartial) {
+      const Bits m = static_cast<Bits>(v & kMagnitude);
+      any_nan |= static_cast<Bits>(m > infinity);
+      v = m == 0 ? Bits{0} : v;  // -0 is equivalent to +0
+    }
+    // Total order: negative values reversed below the positive ones.
+    const Bits k = (v & kSign) != 0 ? static_cast<Bits>(~v) : static_cast<Bits>(v | kSign);
+    keys[i] = static_cast<Bits>(k ^ flip);
+  }
+  return any_nan == 0;
+}
+
 // Keys of elements of an unsigned integer type `Bits` of the key's width.
-// Written without branches on the data so that the loop vectorises.
 template <typename Bits>
 bool KeysOf(const SortKey& key, const Bits* x, int64_t n, uint64_t* keys) {
   constexpr Bits kSign = static_cast<Bits>(Bits{1} << (sizeof(Bits) * 8 - 1));
@@ -44,29 +71,27 @@ bool KeysOf(const SortKey& key, const Bits* x, int64_t n, uint64_t* keys) {
     case SortKey::Order::kFloatPartial:
       break;
   }
-  const Bits magnitude_mask = static_cast<Bits>(~kSign);
   const Bits infinity = static_cast<Bits>(InfinityBits(key.type));
-  const bool partial = key.order == SortKey::Order::kFloatPartial;
   const Bits nan_to = static_cast<Bits>(key.nan_to);
   const Bits zero_to = static_cast<Bits>(key.zero_to);
-  Bits any_nan = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    Bits v = x[i];
-    const Bits magnitude = static_cast<Bits>(v & magnitude_mask);
-    // NaN and zero exclude each other, so the order of the two replacements
-    // (the comparator's nesting of its selects) does not matter.
-    if (key.replace_nan) v = magnitude > infinity ? nan_to : v;
-    if (key.replace_zero) v = magnitude == 0 ? zero_to : v;
-    if (partial) {
-      const Bits m = static_cast<Bits>(v & magnitude_mask);
-      any_nan |= static_cast<Bits>(m > infinity);
-      v = m == 0 ? Bits{0} : v;  // -0 is equivalent to +0
-    }
-    // Total order: negative values reversed below the positive ones.
-    const Bits k = (v & kSign) != 0 ? static_cast<Bits>(~v) : static_cast<Bits>(v | kSign);
-    keys[i] = static_cast<Bits>(k ^ flip);
+  const int form = (key.replace_nan ? 4 : 0) | (key.replace_zero ? 2 : 0) |
+                   (key.order == SortKey::Order::kFloatPartial ? 1 : 0);
+  switch (form) {
+#define XJIT_FLOAT_KEYS(F)                                                                        \
+  case F:                                                                                         \
+    return FloatKeysOf<Bits, (F & 4) != 0, (F & 2) != 0, (F & 1) != 0>(infinity, nan_to, zero_to, \
+                                                                       flip, x, n, keys);
+    XJIT_FLOAT_KEYS(0)
+    XJIT_FLOAT_KEYS(1)
+    XJIT_FLOAT_KEYS(2)
+    XJIT_FLOAT_KEYS(3)
+    XJIT_FLOAT_KEYS(4)
+    XJIT_FLOAT_KEYS(5)
+    XJIT_FLOAT_KEYS(6)
+    XJIT_FLOAT_KEYS(7)
+#undef XJIT_FLOAT_KEYS
   }
-  return any_nan == 0;
+  return false;
 }
 
 template <typename Bits>
