@@ -383,6 +383,183 @@ TEST_P(JitSortKeys, TopKOfOtherTypesIsAStableSort) {
   Check(TopKModule("s4", "[4,50]", "[4,5]", 5, false), false, "sort");
 }
 
+// Modules exactly as JAX 0.x writes them (jax.jit(f).lower(...).as_text(
+// dialect="hlo")) for lax.sort with num_keys=2, argsort descending (reverse
+// around an ascending sort), jnp.sort of bf16 along dimension 0, an
+// unstable argsort and an integer argsort: every sort takes the key path.
+const char* const kJaxModules[] = {
+    // lexsort2
+    R"hlo(HloModule jit__lambda, entry_computation_layout={(f32[4,50]{1,0}, s32[4,50]{1,0})->(f32[4,50]{1,0}, s32[4,50]{1,0})}
+
+region_0.1 {
+  sort.4 = f32[] parameter(0)
+  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
+  constant.2 = f32[] constant(nan)
+  constant.3 = f32[] constant(0)
+  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
+  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
+  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
+  sort.5 = f32[] parameter(1)
+  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
+  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
+  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
+  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
+  lt_to.3 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+  eq_to.1 = pred[] compare(select_n.5, select_n.7), direction=EQ, type=TOTALORDER
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  lt_to.2 = pred[] compare(sort.6, sort.7), direction=LT
+  and.1 = pred[] and(eq_to.1, lt_to.2)
+  ROOT or.1 = pred[] or(lt_to.3, and.1)
+}
+
+ENTRY main.2 {
+  x.1 = f32[4,50]{1,0} parameter(0)
+  i.1 = s32[4,50]{1,0} parameter(1)
+  sort.11 = (f32[4,50]{1,0}, s32[4,50]{1,0}) sort(x.1, i.1), dimensions={1}, is_stable=true, to_apply=region_0.1
+  sort.12 = f32[4,50]{1,0} get-tuple-element(sort.11), index=0
+  sort.13 = s32[4,50]{1,0} get-tuple-element(sort.11), index=1
+  ROOT tuple.1 = (f32[4,50]{1,0}, s32[4,50]{1,0}) tuple(sort.12, sort.13)
+}
+
+)hlo",
+    // argsort_desc
+    R"hlo(HloModule jit__lambda, entry_computation_layout={(f32[4,50]{1,0})->s32[4,50]{1,0}}
+
+region_0.1 {
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  sort.4 = f32[] parameter(0)
+  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
+  constant.2 = f32[] constant(nan)
+  constant.3 = f32[] constant(0)
+  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
+  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
+  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
+  sort.5 = f32[] parameter(1)
+  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
+  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
+  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
+  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
+  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+}
+
+argsort.2 {
+  Arg_0.1 = f32[4,50]{1,0} parameter(0)
+  rev.3 = f32[4,50]{1,0} reverse(Arg_0.1), dimensions={1}
+  iota.2 = s32[50]{0} iota(), iota_dimension=0
+  iota.3 = s32[4,50]{1,0} broadcast(iota.2), dimensions={1}
+  rev.4 = s32[4,50]{1,0} reverse(iota.3), dimensions={1}
+  sort.11 = (f32[4,50]{1,0}, s32[4,50]{1,0}) sort(rev.3, rev.4), dimensions={1}, is_stable=true, to_apply=region_0.1
+  sort.12 = f32[4,50]{1,0} get-tuple-element(sort.11), index=0
+  sort.13 = s32[4,50]{1,0} get-tuple-element(sort.11), index=1
+  ROOT rev.5 = s32[4,50]{1,0} reverse(sort.13), dimensions={1}
+}
+
+ENTRY main.3 {
+  x.1 = f32[4,50]{1,0} parameter(0)
+  ROOT jit_argsort_.1 = s32[4,50]{1,0} call(x.1), to_apply=argsort.2
+}
+
+)hlo",
+    // sort_bf16
+    R"hlo(HloModule jit__lambda, entry_computation_layout={(bf16[4,50]{1,0})->bf16[4,50]{1,0}}
+
+region_0.1 {
+  sort.2 = bf16[] parameter(0)
+  ne.2 = pred[] compare(sort.2, sort.2), direction=NE
+  constant.2 = bf16[] constant(nan)
+  constant.3 = bf16[] constant(0)
+  eq.2 = pred[] compare(sort.2, constant.3), direction=EQ
+  select_n.4 = bf16[] select(eq.2, constant.3, sort.2)
+  select_n.5 = bf16[] select(ne.2, constant.2, select_n.4)
+  sort.3 = bf16[] parameter(1)
+  ne.3 = pred[] compare(sort.3, sort.3), direction=NE
+  eq.3 = pred[] compare(sort.3, constant.3), direction=EQ
+  select_n.6 = bf16[] select(eq.3, constant.3, sort.3)
+  select_n.7 = bf16[] select(ne.3, constant.2, select_n.6)
+  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+}
+
+sort.2 {
+  Arg_0.1 = bf16[4,50]{1,0} parameter(0)
+  ROOT sort.5 = bf16[4,50]{1,0} sort(Arg_0.1), dimensions={0}, is_stable=true, to_apply=region_0.1
+}
+
+ENTRY main.3 {
+  b.1 = bf16[4,50]{1,0} parameter(0)
+  ROOT jit_sort_.1 = bf16[4,50]{1,0} call(b.1), to_apply=sort.2
+}
+
+)hlo",
+    // argsort_unstable
+    R"hlo(HloModule jit__lambda, entry_computation_layout={(f32[4,50]{1,0})->s32[4,50]{1,0}}
+
+region_0.1 {
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  sort.4 = f32[] parameter(0)
+  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
+  constant.2 = f32[] constant(nan)
+  constant.3 = f32[] constant(0)
+  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
+  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
+  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
+  sort.5 = f32[] parameter(1)
+  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
+  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
+  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
+  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
+  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+}
+
+argsort.2 {
+  Arg_0.1 = f32[4,50]{1,0} parameter(0)
+  iota.2 = s32[50]{0} iota(), iota_dimension=0
+  iota.3 = s32[4,50]{1,0} broadcast(iota.2), dimensions={1}
+  sort.11 = (f32[4,50]{1,0}, s32[4,50]{1,0}) sort(Arg_0.1, iota.3), dimensions={1}, to_apply=region_0.1
+  sort.12 = f32[4,50]{1,0} get-tuple-element(sort.11), index=0
+  ROOT sort.13 = s32[4,50]{1,0} get-tuple-element(sort.11), index=1
+}
+
+ENTRY main.3 {
+  x.1 = f32[4,50]{1,0} parameter(0)
+  ROOT jit_argsort_.1 = s32[4,50]{1,0} call(x.1), to_apply=argsort.2
+}
+
+)hlo",
+    // argsort_int
+    R"hlo(HloModule jit__lambda, entry_computation_layout={(s32[4,50]{1,0})->s32[4,50]{1,0}}
+
+region_0.1 {
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  sort.4 = s32[] parameter(0)
+  sort.5 = s32[] parameter(1)
+  ROOT lt_to.1 = pred[] compare(sort.4, sort.5), direction=LT
+}
+
+argsort.2 {
+  Arg_0.1 = s32[4,50]{1,0} parameter(0)
+  iota.2 = s32[50]{0} iota(), iota_dimension=0
+  iota.3 = s32[4,50]{1,0} broadcast(iota.2), dimensions={1}
+  sort.11 = (s32[4,50]{1,0}, s32[4,50]{1,0}) sort(Arg_0.1, iota.3), dimensions={1}, is_stable=true, to_apply=region_0.1
+  sort.12 = s32[4,50]{1,0} get-tuple-element(sort.11), index=0
+  ROOT sort.13 = s32[4,50]{1,0} get-tuple-element(sort.11), index=1
+}
+
+ENTRY main.3 {
+  i.1 = s32[4,50]{1,0} parameter(0)
+  ROOT jit_argsort_.1 = s32[4,50]{1,0} call(i.1), to_apply=argsort.2
+}
+
+)hlo",
+};
+
+TEST_P(JitSortKeys, ModulesJaxWrites) {
+  for (const char* hlo : kJaxModules) Check(hlo, true);
+}
+
 TEST_P(JitSortKeys, UnrecognisedComparatorsKeepTheMergeSort) {
   // LE (not strict), a key compared with a payload, a canonicalisation
   // testing another parameter, a key plus an extra condition, c64.
