@@ -35,7 +35,10 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #endif
+#include "absl/strings/str_cat.h"
 #include "ir/float_format.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/module.h"
 #include "ir/shape.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
@@ -203,8 +206,8 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     state.SkipWithError("plan failed");
     return;
   }
-  if (state.range(2) != 0) plan->has_direct = false;
-  if (threads > 1 && !plan->has_direct) {
+  if (state.range(2) != 0) plan->use_direct = false;
+  if (threads > 1 && !plan->use_direct) {
     state.SkipWithError("no direct plan (the CPU lacks AVX-512F)");
     return;
   }
@@ -292,6 +295,99 @@ BENCHMARK(BM_ConvRunConvolution)
       for (int64_t batch : {1, 8}) {
         for (int64_t layer = 0; layer < 4; ++layer) {
           for (int64_t threads : {1, 2}) b->Args({layer, batch, 0, threads});
+        }
+      }
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The convolutions of the cnn_forward / cnn_train models of
+// benchmarks/models at their benchmark size, with the layouts the pass
+// pipeline gives them (`xjit compile --dump`, final.hlo): the forward
+// layers, the input gradient (kernel transposed, `01oi`) and the kernel
+// gradients (the batch is the contracted "feature", the window is the
+// image). Wall time (UseRealTime).
+struct ModelConvolution {
+  const char* name;
+  const char* hlo;  // the entry computation's body: parameters a, b; ROOT c
+  double flops;
+};
+
+const ModelConvolution kModelConvolutions[] = {
+    {"fwd 3x3 3->64 @32 b16",
+     "a = f32[16,32,32,3]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,3,64]{3,2,1,0} parameter(1)\n"
+     "ROOT c = f32[16,32,32,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01io->b01f",
+     2.0 * 16 * 32 * 32 * 64 * 27},
+    {"fwd 3x3 64->64 @16 b16",
+     "a = f32[16,16,16,64]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,64,64]{3,2,1,0} parameter(1)\n"
+     "ROOT c = f32[16,16,16,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01io->b01f",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"input-grad 3x3 64->64 @16 b16",
+     "a = f32[16,16,16,64]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,64,64]{2,3,1,0} parameter(1)\n"
+     "ROOT c = f32[16,16,16,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01oi->b01f",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"kernel-grad 3x3 64x64 @16 b16",
+     "a = f32[16,16,16,64]{0,2,1,3} parameter(0)\n"
+     "b = f32[16,16,16,64]{3,0,2,1} parameter(1)\n"
+     "ROOT c = f32[3,3,64,64]{3,2,1,0} convolution(a, b), window={size=16x16 pad=1_1x1_1}, "
+     "dim_labels=f01b_i01o->01bf",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"kernel-grad 3x3 3x64 @32 b16",
+     "a = f32[16,32,32,3]{0,2,1,3} parameter(0)\n"
+     "b = f32[16,32,32,64]{3,0,2,1} parameter(1)\n"
+     "ROOT c = f32[3,3,3,64]{3,2,1,0} convolution(a, b), window={size=32x32 pad=1_1x1_1}, "
+     "dim_labels=f01b_i01o->01bf",
+     2.0 * 16 * 32 * 32 * 64 * 27},
+};
+
+// range(0): the convolution; range(1): 0 the planner's choice, 1 the
+// direct kernel, 2 im2col + GEMM; range(2): threads.
+void BM_ConvModel(benchmark::State& state) {
+  const ModelConvolution& c = kModelConvolutions[state.range(0)];
+  const int64_t path = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  SetBlasThreads(threads);
+  auto module = ParseHloModule(absl::StrCat("HloModule m\nENTRY e {\n", c.hlo, "\n}\n"));
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  const Instruction& root = *(*module)->entry()->root();
+  auto plan = PlanConvolution(root, threads);
+  if (!plan.ok()) {
+    state.SkipWithError(std::string(plan.status().message()).c_str());
+    return;
+  }
+  if (path == 1 && !plan->has_direct) {
+    state.SkipWithError("no direct plan");
+    return;
+  }
+  if (path != 0) plan->use_direct = path == 1;
+  state.SetLabel(absl::StrCat(c.name, "; ", plan->ToString()));
+  std::vector<float> x = RandomFloats(root.operand(0)->shape().element_count(), 1),
+                     f = RandomFloats(root.operand(1)->shape().element_count(), 2),
+                     y(root.shape().element_count());
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  for (auto _ : state) {
+    RunConvolution(*plan, x.data(), f.data(), y.data(), scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, c.flops);
+  SetBlasThreads(1);
+}
+
+BENCHMARK(BM_ConvModel)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      b->ArgNames({"conv", "path", "threads"});
+      for (int64_t conv = 0; conv < 5; ++conv) {
+        for (int64_t path : {0, 1, 2}) {
+          for (int64_t threads : {1, 2}) b->Args({conv, path, threads});
         }
       }
     })

@@ -93,6 +93,13 @@ struct ConvolutionPlan {
   // scratch from offset 0 (instead of, never with, the image).
   bool has_direct = false;
   DirectConvolutionPlan direct;
+  // Whether RunConvolution runs the direct plan (only with has_direct) or
+  // im2col + GEMM: the planner's choice of the faster one for its thread
+  // count (benchmarks and tests may flip it).
+  bool use_direct = false;
+  // The thread count it was planned for: the direct kernel's split, and the
+  // im2col image's (the GEMM uses BLAS's own setting).
+  int threads = 1;
   // Bytes of scratch RunConvolution needs (image plus the dot's copies, or
   // the direct kernel's, whichever is more).
   int64_t scratch_bytes = 0;

@@ -271,7 +271,7 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
     s.kernel_spatial = {l.kernel, l.kernel};
     s.window = {Win(l.stride, l.pad, l.pad), Win(l.stride, l.pad, l.pad)};
     auto r = Run(s, ++seed);
-    EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
+    EXPECT_NE(r.plan.find("direct-kernel"), std::string::npos) << r.plan;
     for (int threads : {2, 3}) {
       SetBlasThreads(threads);
       r = Run(s, seed);
@@ -291,19 +291,19 @@ TEST_F(ConvolutionTest, DirectKernelCoverage) {
   s.kernel_spatial = {3, 3};
   s.window = {Win(1, 1, 1), Win(1, 1, 1)};
   auto r = Run(s, 1);
-  EXPECT_EQ(r.plan.find("or direct") != std::string::npos, DirectConvolutionSupported())
+  EXPECT_EQ(r.plan.find("direct-kernel") != std::string::npos, DirectConvolutionSupported())
       << r.plan;
   s.output_features = 24;  // not a multiple of 16
-  EXPECT_EQ(Run(s, 2).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 2).plan.find("direct-kernel"), std::string::npos);
   s.output_features = 32;
   s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};  // lhs dilation
-  EXPECT_EQ(Run(s, 3).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 3).plan.find("direct-kernel"), std::string::npos);
   s.window = {Win(1, -1, 1), Win(1, 1, 1)};  // negative low padding
-  EXPECT_EQ(Run(s, 4).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 4).plan.find("direct-kernel"), std::string::npos);
   s.window = {Win(1, 1, 1), Win(1, 1, 1)};
   s.input_labels = "bf01";  // features not minor
   s.output_labels = "bf01";
-  EXPECT_EQ(Run(s, 5).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 5).plan.find("direct-kernel"), std::string::npos);
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {
