@@ -17,8 +17,11 @@
 //     with the direct kernel dropped (xjit's im2col + GEMM);
 //   - BM_ConvDirectThreads: the direct kernel planned for 1 and for 2
 //     threads, in wall time (the 2-thread scaling is the ratio of a layer's
-//     two rows).
-// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
+//     two rows); BM_ConvGemmThreads the same for im2col + GEMM;
+//   - BM_ConvModel: the cnn_forward / cnn_train models' convolutions
+//     (forward, input and kernel gradients), the planner's choice and both
+//     paths, on 1 and 2 threads.
+// Except the *Threads and BM_ConvModel rows, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
 // oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the `flops` rate
 // counter, over CPU time (the machine is shared; compare only rows of one run).
 #include <cstring>
@@ -172,7 +175,9 @@ const Layer kLayers[] = {
     {"3x3 64->64 @56", 56, 64, 64, 3, 1, 1},
     {"1x1 256->64 @56", 56, 256, 64, 1, 1, 0},
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
+    {"3x3 512->512 @7", 7, 512, 512, 3, 1, 1},
 };
+constexpr int64_t kLayerCount = sizeof(kLayers) / sizeof(kLayers[0]);
 
 // range(2) != 0 drops the direct kernel from the plan; range(3) is the
 // thread count the plan is made for (the direct kernel splits
@@ -206,11 +211,13 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     state.SkipWithError("plan failed");
     return;
   }
-  if (state.range(2) != 0) plan->use_direct = false;
-  if (threads > 1 && !plan->use_direct) {
+  // range(2): 0 the direct kernel, 1 im2col + GEMM.
+  plan->use_direct = state.range(2) == 0;
+  if (plan->use_direct && !plan->has_direct) {
     state.SkipWithError("no direct plan (the CPU lacks AVX-512F)");
     return;
   }
+  SetBlasThreads(plan->BlasThreads());
   state.SetLabel(std::string(l.name) + "; " + plan->ToString());
   std::vector<float> x = RandomFloats(in.element_count(), 1), f = RandomFloats(k.element_count(), 2),
                      y(out.element_count());
@@ -267,13 +274,13 @@ void BM_ConvIm2colSgemm(benchmark::State& state) {
 // Arguments: layer index, batch.
 void ConvArgs(benchmark::internal::Benchmark* b) {
   for (int64_t batch : {1, 8}) {
-    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch});
+    for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch});
   }
 }
 
 void RunConvolutionArgs(benchmark::internal::Benchmark* b, int64_t gemm) {
   for (int64_t batch : {1, 8}) {
-    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, gemm, 1});
+    for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch, gemm, 1});
   }
 }
 
@@ -293,8 +300,22 @@ BENCHMARK(BM_ConvRunConvolution)
     ->Apply([](benchmark::internal::Benchmark* b) {
       b->ArgNames({"layer", "batch", "gemm", "threads"});
       for (int64_t batch : {1, 8}) {
-        for (int64_t layer = 0; layer < 4; ++layer) {
+        for (int64_t layer = 0; layer < kLayerCount; ++layer) {
           for (int64_t threads : {1, 2}) b->Args({layer, batch, 0, threads});
+        }
+      }
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+// The same for im2col + GEMM (the image built on the threads, OpenBLAS on
+// as many).
+BENCHMARK(BM_ConvRunConvolution)
+    ->Name("BM_ConvGemmThreads")
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      b->ArgNames({"layer", "batch", "gemm", "threads"});
+      for (int64_t batch : {1, 8}) {
+        for (int64_t layer = 0; layer < kLayerCount; ++layer) {
+          for (int64_t threads : {1, 2}) b->Args({layer, batch, 1, threads});
         }
       }
     })
@@ -369,6 +390,7 @@ void BM_ConvModel(benchmark::State& state) {
     return;
   }
   if (path != 0) plan->use_direct = path == 1;
+  SetBlasThreads(plan->BlasThreads());
   state.SetLabel(absl::StrCat(c.name, "; ", plan->ToString()));
   std::vector<float> x = RandomFloats(root.operand(0)->shape().element_count(), 1),
                      f = RandomFloats(root.operand(1)->shape().element_count(), 2),
@@ -441,7 +463,7 @@ void BM_ConvOneDnn(benchmark::State& state) {
 void OneDnnArgs(benchmark::internal::Benchmark* b) {
   for (int64_t form : {0, 1}) {
     for (int64_t batch : {1, 8}) {
-      for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, form});
+      for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch, form});
     }
   }
 }

@@ -281,13 +281,42 @@ bool DirectIsFaster(const DirectConvolutionPlan& d) {
   return slice <= kDirectKernelSliceBytes;
 }
 
+// Fewer rows than this per band and the BLAS call's fixed costs (packing
+// the kernel, which every band repeats) outweigh the split.
+constexpr int64_t kMinBandRows = 16;
+
+// Cuts the GEMM into bands of result rows, about 4 per thread (the pool
+// hands them out as threads come free), when it can: a plain GEMM with no
+// copies (the operands are read where they lie, the image or the input).
+void PlanGemmBands(ConvolutionPlan& plan) {
+  const DotPlan& dot = plan.dot;
+  if (plan.threads <= 1 || dot.kind != DotPlan::Kind::kGemm || !dot.copies.empty() ||
+      dot.compute_type != dot.out_type) {
+    return;
+  }
+  const int64_t bands =
+      std::min<int64_t>(4 * static_cast<int64_t>(plan.threads), dot.m / kMinBandRows);
+  if (bands < 2) return;
+  for (int64_t k = 0; k < bands; ++k) {
+    const int64_t first = dot.m * k / bands, last = dot.m * (k + 1) / bands;
+    DotPlan band = dot;
+    band.m = last - first;
+    // Row i of op(A) starts lda elements after row i - 1 when A is
+    // row-major and not transposed, or column-major and transposed; one
+    // element after otherwise. Likewise C (never transposed).
+    band.lhs_offset += first * (dot.row_major != dot.trans_a ? dot.lda : 1);
+    band.out_offset += first * (dot.row_major ? dot.ldc : 1);
+    plan.gemm_bands.push_back(std::move(band));
+  }
+}
+
 }  // namespace
 
 std::string ConvolutionPlan::ToString() const {
-  const std::string gemm =
-      absl::StrCat(uses_im2col ? "im2col" : "direct", " image_elements=",
-                   uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
-                   dot.ToString());
+  const std::string gemm = absl::StrCat(
+      uses_im2col ? "im2col" : "direct", " image_elements=", uses_im2col ? im2col.image_elements : 0,
+      " scratch=", scratch_bytes, "; ", dot.ToString(),
+      gemm_bands.empty() ? "" : absl::StrCat(" bands=", gemm_bands.size()));
   if (!has_direct) return gemm;
   // The path RunConvolution takes comes first.
   return use_direct ? absl::StrCat(direct.ToString(), "; or ", gemm)
@@ -502,6 +531,7 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
     }
   }
   plan.threads = std::max(threads, 1);
+  PlanGemmBands(plan);
   return plan;
 }
 
@@ -515,6 +545,23 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, 
                          a.feature_group_count, a.batch_group_count, threads);
 }
 
+namespace {
+
+// The plan's dot, in bands on the pool when it has them.
+void RunGemm(const ConvolutionPlan& plan, const void* lhs, const void* rhs, void* out,
+             void* scratch) {
+  const int64_t bands = static_cast<int64_t>(plan.gemm_bands.size());
+  if (bands == 0) {
+    RunDot(plan.dot, lhs, rhs, out, scratch);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(bands, plan.threads - 1, [&](int64_t k) {
+    RunDot(plan.gemm_bands[k], lhs, rhs, out, nullptr);  // no copies: no scratch
+  });
+}
+
+}  // namespace
+
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
@@ -524,11 +571,11 @@ void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* 
     return;
   }
   if (!plan.uses_im2col) {
-    RunDot(plan.dot, input, kernel, output, s);
+    RunGemm(plan, input, kernel, output, s);
     return;
   }
   RunIm2col(plan.im2col, input, s, plan.threads);
-  RunDot(plan.dot, s, kernel, output, s + plan.dot_scratch_offset);
+  RunGemm(plan, s, kernel, output, s + plan.dot_scratch_offset);
 }
 
 }  // namespace xjit::runtime::blas

@@ -97,9 +97,20 @@ struct ConvolutionPlan {
   // im2col + GEMM: the planner's choice of the faster one for its thread
   // count (benchmarks and tests may flip it).
   bool use_direct = false;
-  // The thread count it was planned for: the direct kernel's split, and the
-  // im2col image's (the GEMM uses BLAS's own setting).
+  // The thread count it was planned for: the direct kernel's split, the
+  // im2col image's and the GEMM's.
   int threads = 1;
+  // On more than one thread, a GEMM (no copies) is cut into bands of rows
+  // of the result, run on the shared pool with single-threaded BLAS calls:
+  // OpenBLAS's own workers keep spinning for a long while after a threaded
+  // call (about 0.1 s), taking a core from the pool's next steps.
+  std::vector<DotPlan> gemm_bands;
+
+  // The OpenBLAS thread count RunConvolution wants (callers set it around
+  // the call, blas_threads.h): 1 when the plan splits its work itself.
+  int BlasThreads() const {
+    return (has_direct && use_direct) || !gemm_bands.empty() ? 1 : threads;
+  }
   // Bytes of scratch RunConvolution needs (image plus the dot's copies, or
   // the direct kernel's, whichever is more).
   int64_t scratch_bytes = 0;

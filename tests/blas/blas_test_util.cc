@@ -78,13 +78,17 @@ struct Prepared {
     info->uses_im2col = plan->uses_im2col;
     info->uses_direct = plan->has_direct && plan->use_direct;
     scratch.assign(plan->scratch_bytes + 64, 0xA5);
-    RunConvolution(*plan, a, b, out, scratch.data());
+    {
+      ScopedBlasThreads blas(plan->BlasThreads());  // as the JIT's call does
+      RunConvolution(*plan, a, b, out, scratch.data());
+    }
     if (other != nullptr && plan->has_direct) {
       for (size_t i = scratch.size() - 64; i < scratch.size(); ++i) {
         if (scratch[i] != 0xA5) return ::testing::AssertionFailure() << "scratch overrun; " << info->plan;
       }
       *other = Literal(root.shape());
       plan->use_direct = !plan->use_direct;
+      ScopedBlasThreads blas(plan->BlasThreads());
       RunConvolution(*plan, a, b, other->data().data(), scratch.data());
       info->ran_both = true;
     }
