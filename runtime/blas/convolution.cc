@@ -281,31 +281,46 @@ bool DirectIsFaster(const DirectConvolutionPlan& d) {
   return slice <= kDirectKernelSliceBytes;
 }
 
-// Fewer rows than this per band and the BLAS call's fixed costs (packing
-// the kernel, which every band repeats) outweigh the split.
+// Fewer rows (columns) than this per band and the BLAS call's fixed costs
+// (packing the other operand, which every band repeats) outweigh the split.
 constexpr int64_t kMinBandRows = 16;
 
-// Cuts the GEMM into bands of result rows, about 4 per thread (the pool
-// hands them out as threads come free), when it can: a plain GEMM with no
-// copies (the operands are read where they lie, the image or the input).
+// Cuts the GEMM into bands of result rows or columns, about 4 per thread
+// (the pool hands them out as threads come free), when it can: a plain GEMM
+// with no copies (the operands are read where they lie, the image or the
+// input). Each band's BLAS call packs the other operand whole, so the cut
+// runs along the larger of M and N: rows when N <= M (a band repacks the
+// kernel, K x N), columns otherwise (a band repacks its image rows, M x K;
+// ResNet's 3x3 512->512 at 7x7 has M = 49, N = 512).
 void PlanGemmBands(ConvolutionPlan& plan) {
   const DotPlan& dot = plan.dot;
   if (plan.threads <= 1 || dot.kind != DotPlan::Kind::kGemm || !dot.copies.empty() ||
       dot.compute_type != dot.out_type) {
     return;
   }
+  const bool rows = dot.n <= dot.m;
+  const int64_t size = rows ? dot.m : dot.n;
   const int64_t bands =
-      std::min<int64_t>(4 * static_cast<int64_t>(plan.threads), dot.m / kMinBandRows);
+      std::min<int64_t>(4 * static_cast<int64_t>(plan.threads), size / kMinBandRows);
   if (bands < 2) return;
   for (int64_t k = 0; k < bands; ++k) {
-    const int64_t first = dot.m * k / bands, last = dot.m * (k + 1) / bands;
+    const int64_t first = size * k / bands, last = size * (k + 1) / bands;
     DotPlan band = dot;
-    band.m = last - first;
-    // Row i of op(A) starts lda elements after row i - 1 when A is
-    // row-major and not transposed, or column-major and transposed; one
-    // element after otherwise. Likewise C (never transposed).
-    band.lhs_offset += first * (dot.row_major != dot.trans_a ? dot.lda : 1);
-    band.out_offset += first * (dot.row_major ? dot.ldc : 1);
+    if (rows) {
+      band.m = last - first;
+      // Row i of op(A) starts lda elements after row i - 1 when A is
+      // row-major and not transposed, or column-major and transposed; one
+      // element after otherwise. Likewise C (never transposed).
+      band.lhs_offset += first * (dot.row_major != dot.trans_a ? dot.lda : 1);
+      band.out_offset += first * (dot.row_major ? dot.ldc : 1);
+    } else {
+      band.n = last - first;
+      // Column j of op(B) starts one element after column j - 1 when B is
+      // row-major and not transposed, or column-major and transposed; ldb
+      // elements after otherwise. Likewise C.
+      band.rhs_offset += first * (dot.row_major != dot.trans_b ? 1 : dot.ldb);
+      band.out_offset += first * (dot.row_major ? 1 : dot.ldc);
+    }
     plan.gemm_bands.push_back(std::move(band));
   }
 }

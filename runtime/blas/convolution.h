@@ -101,7 +101,7 @@ struct ConvolutionPlan {
   // im2col image's and the GEMM's.
   int threads = 1;
   // On more than one thread, a GEMM (no copies) is cut into bands of rows
-  // of the result, run on the shared pool with single-threaded BLAS calls:
+  // or columns of the result, run on the pool with single-threaded BLAS calls:
   // OpenBLAS's own workers keep spinning for a long while after a threaded
   // call (about 0.1 s), taking a core from the pool's next steps.
   std::vector<DotPlan> gemm_bands;

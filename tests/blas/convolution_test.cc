@@ -343,10 +343,10 @@ TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
   EXPECT_EQ(across, 6);  // the kernel gradients with a batch of 9 or 17
 }
 
-// On more than one thread, a GEMM without copies runs in bands of rows on
-// the pool (OpenBLAS single-threaded in each): K-minor and M-minor images
-// (NHWC, NCHW), a 1x1 convolution read in place, f32 and f64, row counts
-// that do not divide evenly.
+// On more than one thread, a GEMM without copies runs in bands of rows (or
+// of columns, when N > M) on the pool (OpenBLAS single-threaded in each):
+// K-minor and M-minor images (NHWC, NCHW), a 1x1 convolution read in place,
+// f32 and f64, sizes that do not divide evenly.
 TEST_F(ConvolutionTest, GemmBandsOnThreads) {
   std::vector<ConvSpec> specs;
   ConvSpec nchw;
@@ -373,6 +373,18 @@ TEST_F(ConvolutionTest, GemmBandsOnThreads) {
   one_by_one.kernel_spatial = {1, 1};
   one_by_one.window = {Win(1), Win(1)};
   specs.push_back(one_by_one);
+  // More output features than output pixels: bands of columns.
+  for (const char* layout : {"nhwc", "nchw"}) {
+    ConvSpec wide = std::string(layout) == "nhwc" ? nhwc : nchw;
+    wide.type = ElementType::kF32;
+    wide.batch = 1;
+    wide.input_features = 6;
+    wide.output_features = 41;
+    wide.input_spatial = {4, 5};
+    wide.kernel_spatial = {3, 3};
+    wide.window = {Win(1, 1, 1), Win(1, 1, 1)};
+    specs.push_back(wide);
+  }
   uint64_t seed = 60;
   for (const ConvSpec& s : specs) {
     ++seed;

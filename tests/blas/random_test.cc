@@ -175,7 +175,7 @@ TEST(BlasRandomTest, DotGeneral) {
 }
 
 // Planned and run for 1, 2 or 3 threads in turn (the image on threads, the
-// GEMM in bands of rows on the pool where it is large enough).
+// GEMM in bands of rows or columns on the pool where it is large enough).
 TEST(BlasRandomTest, Convolution) {
   int direct = 0, cases = 0, empty = 0, banded = 0;
   for (uint64_t seed = 1; seed <= 800; ++seed) {
