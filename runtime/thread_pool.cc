@@ -40,6 +40,8 @@ constexpr std::chrono::microseconds kWatch{50};
 void Relax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
 #endif
 }
 
