@@ -639,7 +639,7 @@ class ExecutableBuilder {
           runtime::blas::PlanConvolution(instruction, std::max(options_.threads, 1)));
       call.routine = "convolution";
       call.function = &RunConvolutionCall;
-      call.scratch_bytes = plan.scratch_bytes;
+      call.scratch_bytes = plan.ChosenScratchBytes();
       description = plan.ToString();
       // OpenBLAS gets the thread count the plan wants (1 where it splits its
       // work over the pool itself).

@@ -534,7 +534,8 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   const int64_t image_bytes =
       plan.uses_im2col ? Align64(plan.im2col.image_elements * plan.im2col.element_bytes) : 0;
   plan.dot_scratch_offset = image_bytes;
-  plan.scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  plan.gemm_scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  plan.scratch_bytes = plan.gemm_scratch_bytes;
   if (plan.dot.kind != DotPlan::Kind::kNothing) {
     std::optional<DirectConvolutionPlan> d =
         PlanDirect(input, kernel, output, window, dn, groups, is, ks, os, threads);

@@ -111,9 +111,15 @@ struct ConvolutionPlan {
   int BlasThreads() const {
     return (has_direct && use_direct) || !gemm_bands.empty() ? 1 : threads;
   }
-  // Bytes of scratch RunConvolution needs (image plus the dot's copies, or
-  // the direct kernel's, whichever is more).
+  // Bytes of scratch RunConvolution needs on either path (image plus the
+  // dot's copies, or the direct kernel's, whichever is more), so that
+  // use_direct may be flipped; the im2col + GEMM path's alone; and the
+  // chosen path's (what the JIT reserves: a direct plan needs no image).
   int64_t scratch_bytes = 0;
+  int64_t gemm_scratch_bytes = 0;
+  int64_t ChosenScratchBytes() const {
+    return has_direct && use_direct ? direct.scratch_bytes : gemm_scratch_bytes;
+  }
 
   std::string ToString() const;
 };

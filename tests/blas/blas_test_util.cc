@@ -77,7 +77,11 @@ struct Prepared {
     info->kind = plan->dot.kind;
     info->uses_im2col = plan->uses_im2col;
     info->uses_direct = plan->has_direct && plan->use_direct;
-    scratch.assign(plan->scratch_bytes + 64, 0xA5);
+    // Each path gets only the scratch the JIT would reserve for it.
+    if (plan->ChosenScratchBytes() > plan->scratch_bytes) {
+      return ::testing::AssertionFailure() << "chosen path's scratch exceeds scratch_bytes";
+    }
+    scratch.assign(plan->ChosenScratchBytes() + 64, 0xA5);
     {
       ScopedBlasThreads blas(plan->BlasThreads());  // as the JIT's call does
       RunConvolution(*plan, a, b, out, scratch.data());
@@ -88,6 +92,7 @@ struct Prepared {
       }
       *other = Literal(root.shape());
       plan->use_direct = !plan->use_direct;
+      scratch.assign(plan->ChosenScratchBytes() + 64, 0xA5);
       ScopedBlasThreads blas(plan->BlasThreads());
       RunConvolution(*plan, a, b, other->data().data(), scratch.data());
       info->ran_both = true;
