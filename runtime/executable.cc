@@ -126,9 +126,9 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   const int64_t extent = step.outer_extent;
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (extent + alignment - 1) / alignment;
-  const int64_t chunks = std::min<int64_t>(
-      {units, threads * kKernelChunksPerThread,
-       std::max<int64_t>(threads, output_bytes / kKernelChunkMinBytes)});
+  const int64_t chunks =
+      std::min<int64_t>({units, threads * kKernelChunksPerThread,
+                         std::max<int64_t>(threads, output_bytes / kKernelChunkMinBytes)});
   if (threads <= 1 || output_bytes < min_bytes || chunks <= 1) {
     step.function(addresses, 0, extent);
     return;

@@ -5,10 +5,10 @@
 // spinning pool steals the cores OpenBLAS's own pthread workers need when
 // both live in one process.) A worker that finishes a job, and a caller
 // whose helpers are still busy, watch for 50 us before blocking: waking a
-// blocked thread takes 25-45 us, which every parallel step would pay. One pool is shared by the whole process and
-// grows to the largest number of helpers ever asked for; any number of
-// threads may call ParallelFor at once: each call has its own chunk and
-// completion counters, so calls only share the workers.
+// blocked thread takes 25-45 us, which every parallel step would pay. One pool is shared by the
+// whole process and grows to the largest number of helpers ever asked for; any number of threads
+// may call ParallelFor at once: each call has its own chunk and completion counters, so calls only
+// share the workers.
 #ifndef XJIT_RUNTIME_THREAD_POOL_H_
 #define XJIT_RUNTIME_THREAD_POOL_H_
 

@@ -21,9 +21,9 @@
 //   - BM_ConvModel: the cnn_forward / cnn_train models' convolutions
 //     (forward, input and kernel gradients), the planner's choice and both
 //     paths, on 1 and 2 threads.
-// Except the *Threads and BM_ConvModel rows, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
-// oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the `flops` rate
-// counter, over CPU time (the machine is shared; compare only rows of one run).
+// Except the *Threads and BM_ConvModel rows, every side runs on one thread: OpenBLAS through
+// SetBlasThreads(1), oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as
+// the `flops` rate counter, over CPU time (the machine is shared; compare only rows of one run).
 #include <cstring>
 #include <string>
 #include <random>
@@ -170,6 +170,7 @@ struct Layer {
   }
 };
 
+// clang-format off
 const Layer kLayers[] = {
     {"7x7/2 3->64 @224", 224, 3, 64, 7, 2, 3},
     {"3x3 64->64 @56", 56, 64, 64, 3, 1, 1},
@@ -177,6 +178,7 @@ const Layer kLayers[] = {
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
     {"3x3 512->512 @7", 7, 512, 512, 3, 1, 1},
 };
+// clang-format on
 constexpr int64_t kLayerCount = sizeof(kLayers) / sizeof(kLayers[0]);
 
 // range(2) != 0 drops the direct kernel from the plan; range(3) is the

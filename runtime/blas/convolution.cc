@@ -162,10 +162,18 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
 void RunIm2colRuns(const Im2colPlan& plan, const uint8_t* in, uint8_t* image, int64_t first,
                    int64_t last) {
   switch (plan.element_bytes) {
-    case 4: Im2colAs(plan, in, image, std::integral_constant<int64_t, 4>(), first, last); break;
-    case 8: Im2colAs(plan, in, image, std::integral_constant<int64_t, 8>(), first, last); break;
-    case 2: Im2colAs(plan, in, image, std::integral_constant<int64_t, 2>(), first, last); break;
-    default: Im2colAs(plan, in, image, plan.element_bytes, first, last); break;
+    case 4:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 4>(), first, last);
+      break;
+    case 8:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 8>(), first, last);
+      break;
+    case 2:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 2>(), first, last);
+      break;
+    default:
+      Im2colAs(plan, in, image, plan.element_bytes, first, last);
+      break;
   }
 }
 
@@ -329,9 +337,9 @@ void PlanGemmBands(ConvolutionPlan& plan) {
 
 std::string ConvolutionPlan::ToString() const {
   const std::string gemm = absl::StrCat(
-      uses_im2col ? "im2col" : "direct", " image_elements=", uses_im2col ? im2col.image_elements : 0,
-      " scratch=", scratch_bytes, "; ", dot.ToString(),
-      gemm_bands.empty() ? "" : absl::StrCat(" bands=", gemm_bands.size()));
+      uses_im2col ? "im2col" : "direct",
+      " image_elements=", uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
+      dot.ToString(), gemm_bands.empty() ? "" : absl::StrCat(" bands=", gemm_bands.size()));
   if (!has_direct) return gemm;
   // The path RunConvolution takes comes first.
   return use_direct ? absl::StrCat(direct.ToString(), "; or ", gemm)

@@ -189,11 +189,10 @@ void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b, i
 }  // namespace
 
 std::string DirectConvolutionPlan::ToString() const {
-  return absl::StrCat("direct-kernel tile=", pixels, "x", 16 * vectors,
-                      batch_tiles ? " across-batch" : "", padded_copy ? " padded" : "",
-                      merge_columns ? " merged" : "",
-                      threads > 1 ? absl::StrCat(" threads=", threads) : "",
-                      " scratch=", scratch_bytes);
+  return absl::StrCat(
+      "direct-kernel tile=", pixels, "x", 16 * vectors, batch_tiles ? " across-batch" : "",
+      padded_copy ? " padded" : "", merge_columns ? " merged" : "",
+      threads > 1 ? absl::StrCat(" threads=", threads) : "", " scratch=", scratch_bytes);
 }
 
 bool DirectConvolutionSupported() { return HasAvx512() || portable_for_testing.load(); }
@@ -232,9 +231,7 @@ double MeanWidth(int64_t n, int64_t max) {
 // base + k * dilation lies in [0, input_size): [first, last).
 std::pair<int64_t, int64_t> ValidWindow(int64_t base, int64_t dilation, int64_t kernel_size,
                                         int64_t input_size) {
-  const auto floor_div = [](int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  };
+  const auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   const int64_t first = std::clamp<int64_t>(-floor_div(base, dilation), 0, kernel_size);
   const int64_t last =
       std::clamp<int64_t>(floor_div(input_size - 1 - base, dilation) + 1, first, kernel_size);
@@ -294,8 +291,8 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
   // share): a thread that starts late or shares its core with another
   // process then does less, instead of holding the others up at the end.
   // About 8 chunks per thread keep the last one short.
-  plan.chunk = plan.threads == 1 ? plan.items
-                                 : std::max<int64_t>(1, plan.items / (8 * plan.threads));
+  plan.chunk =
+      plan.threads == 1 ? plan.items : std::max<int64_t>(1, plan.items / (8 * plan.threads));
   plan.scratch_bytes = plan.scratch_per_thread * plan.threads;
   return plan;
 }
@@ -366,8 +363,7 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     const int64_t b = images.Begin(group);
     const int64_t n = images.Width(group);
     const int64_t row_base = i * s0.stride - s0.padding_low;
-    const auto [r0, r1] =
-        ValidWindow(row_base, s0.window_dilation, s0.kernel_size, s0.input_size);
+    const auto [r0, r1] = ValidWindow(row_base, s0.window_dilation, s0.kernel_size, s0.input_size);
     TileGeometry clipped = g;
     for (int64_t j = 0; j < s1.output_size; ++j) {
       clipped.rows = r1 - r0;
@@ -389,10 +385,10 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
                  : (row_base + r0 * s0.window_dilation) * s0.input_stride +
                        (column_base + c0 * s1.window_dilation) * s1.input_stride);
       const int64_t k_offset = o + (empty ? 0 : r0 * s0.kernel_stride + c0 * s1.kernel_stride);
-      tiles[n - 1](input + x_offset, p.input_batch_stride, kernel + k_offset, clipped,
-                   output + b * p.output_batch_stride + i * s0.output_stride +
-                       j * s1.output_stride + o,
-                   p.output_batch_stride);
+      tiles[n - 1](
+          input + x_offset, p.input_batch_stride, kernel + k_offset, clipped,
+          output + b * p.output_batch_stride + i * s0.output_stride + j * s1.output_stride + o,
+          p.output_batch_stride);
     }
   };
   auto run_items = [&](int64_t first, int64_t last, PaddedState& padded) {

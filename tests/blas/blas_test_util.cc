@@ -88,7 +88,8 @@ struct Prepared {
     }
     if (other != nullptr && plan->has_direct) {
       for (size_t i = scratch.size() - 64; i < scratch.size(); ++i) {
-        if (scratch[i] != 0xA5) return ::testing::AssertionFailure() << "scratch overrun; " << info->plan;
+        if (scratch[i] != 0xA5)
+          return ::testing::AssertionFailure() << "scratch overrun; " << info->plan;
       }
       *other = Literal(root.shape());
       plan->use_direct = !plan->use_direct;

@@ -312,7 +312,7 @@ TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
   for (int64_t out : {16, 32, 64}) {
     for (int64_t channels : {1, 9, 17}) {
       ConvSpec kernel_grad;
-      kernel_grad.batch = channels;  // the forward pass's input channels
+      kernel_grad.batch = channels;    // the forward pass's input channels
       kernel_grad.input_features = 5;  // the forward pass's batch
       kernel_grad.output_features = out;
       kernel_grad.input_spatial = {10, 7};

@@ -266,9 +266,10 @@ TEST(BlasRandomTest, DirectConvolution) {
   }
   SetBlasThreads(1);
   UsePortableDirectConvolutionForTesting(false);
-  std::printf("150 random channels-minor convolutions, %d with a direct plan (%s tiles), %d of "
-              "them across the batch\n",
-              direct, native ? "AVX-512F" : "portable", across);
+  std::printf(
+      "150 random channels-minor convolutions, %d with a direct plan (%s tiles), %d of "
+      "them across the batch\n",
+      direct, native ? "AVX-512F" : "portable", across);
   EXPECT_GT(across, 0);
   EXPECT_EQ(direct, 150);
 }
