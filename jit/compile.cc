@@ -643,11 +643,13 @@ class ExecutableBuilder {
           runtime::blas::PlanConvolution(instruction, std::max(options_.threads, 1)));
       call.routine = "convolution";
       call.function = &RunConvolutionCall;
-      call.scratch_bytes = plan.scratch_bytes;
+      call.scratch_bytes = plan.ChosenScratchBytes();
       description = plan.ToString();
+      // OpenBLAS gets the thread count the plan wants (1 where it splits its
+      // work over the pool itself).
+      const int blas_threads = plan.BlasThreads();
       call.plan = std::make_shared<const BlasCall<runtime::blas::ConvolutionPlan>>(
-          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan),
-                                                   std::max(options_.threads, 1)});
+          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan), blas_threads});
     }
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
     AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),

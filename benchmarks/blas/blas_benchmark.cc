@@ -17,10 +17,13 @@
 //     with the direct kernel dropped (xjit's im2col + GEMM);
 //   - BM_ConvDirectThreads: the direct kernel planned for 1 and for 2
 //     threads, in wall time (the 2-thread scaling is the ratio of a layer's
-//     two rows).
-// Except BM_ConvDirectThreads, every side runs on one thread: OpenBLAS through SetBlasThreads(1),
-// oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as the `flops` rate
-// counter, over CPU time (the machine is shared; compare only rows of one run).
+//     two rows); BM_ConvGemmThreads the same for im2col + GEMM;
+//   - BM_ConvModel: the cnn_forward / cnn_train models' convolutions
+//     (forward, input and kernel gradients), the planner's choice and both
+//     paths, on 1 and 2 threads.
+// Except the *Threads and BM_ConvModel rows, every side runs on one thread: OpenBLAS through
+// SetBlasThreads(1), oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as
+// the `flops` rate counter, over CPU time (the machine is shared; compare only rows of one run).
 #include <cstring>
 #include <string>
 #include <random>
@@ -35,7 +38,10 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #endif
+#include "absl/strings/str_cat.h"
 #include "ir/float_format.h"
+#include "ir/hlo_text/parser.h"
+#include "ir/module.h"
 #include "ir/shape.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
@@ -164,12 +170,16 @@ struct Layer {
   }
 };
 
+// clang-format off
 const Layer kLayers[] = {
     {"7x7/2 3->64 @224", 224, 3, 64, 7, 2, 3},
     {"3x3 64->64 @56", 56, 64, 64, 3, 1, 1},
     {"1x1 256->64 @56", 56, 256, 64, 1, 1, 0},
     {"3x3/2 128->128 @56", 56, 128, 128, 3, 2, 1},
+    {"3x3 512->512 @7", 7, 512, 512, 3, 1, 1},
 };
+// clang-format on
+constexpr int64_t kLayerCount = sizeof(kLayers) / sizeof(kLayers[0]);
 
 // range(2) != 0 drops the direct kernel from the plan; range(3) is the
 // thread count the plan is made for (the direct kernel splits
@@ -203,11 +213,13 @@ void BM_ConvRunConvolution(benchmark::State& state) {
     state.SkipWithError("plan failed");
     return;
   }
-  if (state.range(2) != 0) plan->has_direct = false;
-  if (threads > 1 && !plan->has_direct) {
+  // range(2): 0 the direct kernel, 1 im2col + GEMM.
+  plan->use_direct = state.range(2) == 0;
+  if (plan->use_direct && !plan->has_direct) {
     state.SkipWithError("no direct plan (the CPU lacks AVX-512F)");
     return;
   }
+  SetBlasThreads(plan->BlasThreads());
   state.SetLabel(std::string(l.name) + "; " + plan->ToString());
   std::vector<float> x = RandomFloats(in.element_count(), 1), f = RandomFloats(k.element_count(), 2),
                      y(out.element_count());
@@ -264,13 +276,13 @@ void BM_ConvIm2colSgemm(benchmark::State& state) {
 // Arguments: layer index, batch.
 void ConvArgs(benchmark::internal::Benchmark* b) {
   for (int64_t batch : {1, 8}) {
-    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch});
+    for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch});
   }
 }
 
 void RunConvolutionArgs(benchmark::internal::Benchmark* b, int64_t gemm) {
   for (int64_t batch : {1, 8}) {
-    for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, gemm, 1});
+    for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch, gemm, 1});
   }
 }
 
@@ -290,8 +302,116 @@ BENCHMARK(BM_ConvRunConvolution)
     ->Apply([](benchmark::internal::Benchmark* b) {
       b->ArgNames({"layer", "batch", "gemm", "threads"});
       for (int64_t batch : {1, 8}) {
-        for (int64_t layer = 0; layer < 4; ++layer) {
+        for (int64_t layer = 0; layer < kLayerCount; ++layer) {
           for (int64_t threads : {1, 2}) b->Args({layer, batch, 0, threads});
+        }
+      }
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+// The same for im2col + GEMM (the image built on the threads, OpenBLAS on
+// as many).
+BENCHMARK(BM_ConvRunConvolution)
+    ->Name("BM_ConvGemmThreads")
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      b->ArgNames({"layer", "batch", "gemm", "threads"});
+      for (int64_t batch : {1, 8}) {
+        for (int64_t layer = 0; layer < kLayerCount; ++layer) {
+          for (int64_t threads : {1, 2}) b->Args({layer, batch, 1, threads});
+        }
+      }
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The convolutions of the cnn_forward / cnn_train models of
+// benchmarks/models at their benchmark size, with the layouts the pass
+// pipeline gives them (`xjit compile --dump`, final.hlo): the forward
+// layers, the input gradient (kernel transposed, `01oi`) and the kernel
+// gradients (the batch is the contracted "feature", the window is the
+// image). Wall time (UseRealTime).
+struct ModelConvolution {
+  const char* name;
+  const char* hlo;  // the entry computation's body: parameters a, b; ROOT c
+  double flops;
+};
+
+const ModelConvolution kModelConvolutions[] = {
+    {"fwd 3x3 3->64 @32 b16",
+     "a = f32[16,32,32,3]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,3,64]{3,2,1,0} parameter(1)\n"
+     "ROOT c = f32[16,32,32,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01io->b01f",
+     2.0 * 16 * 32 * 32 * 64 * 27},
+    {"fwd 3x3 64->64 @16 b16",
+     "a = f32[16,16,16,64]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,64,64]{3,2,1,0} parameter(1)\n"
+     "ROOT c = f32[16,16,16,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01io->b01f",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"input-grad 3x3 64->64 @16 b16",
+     "a = f32[16,16,16,64]{3,2,1,0} parameter(0)\n"
+     "b = f32[3,3,64,64]{2,3,1,0} parameter(1)\n"
+     "ROOT c = f32[16,16,16,64]{3,2,1,0} convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+     "dim_labels=b01f_01oi->b01f",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"kernel-grad 3x3 64x64 @16 b16",
+     "a = f32[16,16,16,64]{0,2,1,3} parameter(0)\n"
+     "b = f32[16,16,16,64]{3,0,2,1} parameter(1)\n"
+     "ROOT c = f32[3,3,64,64]{3,2,1,0} convolution(a, b), window={size=16x16 pad=1_1x1_1}, "
+     "dim_labels=f01b_i01o->01bf",
+     2.0 * 16 * 16 * 16 * 64 * 576},
+    {"kernel-grad 3x3 3x64 @32 b16",
+     "a = f32[16,32,32,3]{0,2,1,3} parameter(0)\n"
+     "b = f32[16,32,32,64]{3,0,2,1} parameter(1)\n"
+     "ROOT c = f32[3,3,3,64]{3,2,1,0} convolution(a, b), window={size=32x32 pad=1_1x1_1}, "
+     "dim_labels=f01b_i01o->01bf",
+     2.0 * 16 * 32 * 32 * 64 * 27},
+};
+
+// range(0): the convolution; range(1): 0 the planner's choice, 1 the
+// direct kernel, 2 im2col + GEMM; range(2): threads.
+void BM_ConvModel(benchmark::State& state) {
+  const ModelConvolution& c = kModelConvolutions[state.range(0)];
+  const int64_t path = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  SetBlasThreads(threads);
+  auto module = ParseHloModule(absl::StrCat("HloModule m\nENTRY e {\n", c.hlo, "\n}\n"));
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  const Instruction& root = *(*module)->entry()->root();
+  auto plan = PlanConvolution(root, threads);
+  if (!plan.ok()) {
+    state.SkipWithError(std::string(plan.status().message()).c_str());
+    return;
+  }
+  if (path == 1 && !plan->has_direct) {
+    state.SkipWithError("no direct plan");
+    return;
+  }
+  if (path != 0) plan->use_direct = path == 1;
+  SetBlasThreads(plan->BlasThreads());
+  state.SetLabel(absl::StrCat(c.name, "; ", plan->ToString()));
+  std::vector<float> x = RandomFloats(root.operand(0)->shape().element_count(), 1),
+                     f = RandomFloats(root.operand(1)->shape().element_count(), 2),
+                     y(root.shape().element_count());
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  for (auto _ : state) {
+    RunConvolution(*plan, x.data(), f.data(), y.data(), scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, c.flops);
+  SetBlasThreads(1);
+}
+
+BENCHMARK(BM_ConvModel)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      b->ArgNames({"conv", "path", "threads"});
+      for (int64_t conv = 0; conv < 5; ++conv) {
+        for (int64_t path : {0, 1, 2}) {
+          for (int64_t threads : {1, 2}) b->Args({conv, path, threads});
         }
       }
     })
@@ -345,7 +465,7 @@ void BM_ConvOneDnn(benchmark::State& state) {
 void OneDnnArgs(benchmark::internal::Benchmark* b) {
   for (int64_t form : {0, 1}) {
     for (int64_t batch : {1, 8}) {
-      for (int64_t layer = 0; layer < 4; ++layer) b->Args({layer, batch, form});
+      for (int64_t layer = 0; layer < kLayerCount; ++layer) b->Args({layer, batch, form});
     }
   }
 }

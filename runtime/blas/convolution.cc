@@ -11,6 +11,7 @@
 #include "ir/element_type.h"
 #include "ir/status_macros.h"
 #include "runtime/blas/strided_internal.h"
+#include "runtime/thread_pool.h"
 
 namespace xjit::runtime::blas {
 
@@ -36,23 +37,43 @@ int64_t InputIndex(const Im2colSpatial& s, int64_t p) {
   return p < s.input_size ? p : -1;
 }
 
+// The image is a sequence of runs (its innermost dimension, or the last two
+// with fused_row), one per index of the outer dimensions.
+int Im2colOuterDims(const Im2colPlan& plan) {
+  const int nd = static_cast<int>(plan.dims.size());
+  return plan.fused_row ? nd - 2 : nd > 0 ? nd - 1 : 0;
+}
+
+int64_t Im2colRuns(const Im2colPlan& plan) {
+  int64_t runs = 1;
+  for (int d = 0; d < Im2colOuterDims(plan); ++d) runs *= plan.dims[d].size;
+  return runs;
+}
+
+// Writes runs [first, last) of the image (so that threads can share it).
 template <typename Width>
-void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Width width) {
+void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Width width,
+              int64_t first, int64_t last) {
   const int64_t w = width;
   const int nd = static_cast<int>(plan.dims.size());
   const int ns = static_cast<int>(plan.spatial.size());
-  if (plan.image_elements == 0) return;
-  int64_t counter[kMaxLoopDims] = {};
+  if (plan.image_elements == 0 || first >= last) return;
   // A dummy inner dimension of size 1 when the image is a single element.
   const Im2colDim single{Im2colDim::Kind::kBatch, 0, 1, 0};
   const Im2colDim& inner = nd > 0 ? plan.dims[nd - 1] : single;
-  const int outer = plan.fused_row ? nd - 2 : nd > 0 ? nd - 1 : 0;
+  const int outer = Im2colOuterDims(plan);
   const int fused_spatial = plan.fused_row ? plan.dims[nd - 2].spatial : -1;
   const int64_t fused_run = plan.fused_row ? plan.dims[nd - 2].size * inner.size : 0;
-  uint8_t* dst = image;
+  const int64_t run_elements = plan.fused_row ? fused_run : inner.size;
+  int64_t counter[kMaxLoopDims] = {};
+  for (int64_t d = outer - 1, rest = first; d >= 0; --d) {
+    counter[d] = rest % plan.dims[d].size;
+    rest /= plan.dims[d].size;
+  }
+  uint8_t* dst = image + first * run_elements * w;
   int64_t s_index[kMaxLoopDims];
   int64_t k_index[kMaxLoopDims];
-  while (true) {
+  for (int64_t run = first; run < last; ++run) {
     for (int i = 0; i < ns; ++i) s_index[i] = k_index[i] = 0;
     int64_t offset = 0;
     for (int d = 0; d < outer; ++d) {
@@ -131,23 +152,49 @@ void Im2colAs(const Im2colPlan& plan, const uint8_t* input, uint8_t* image, Widt
       }
     }
     dst += n * w;
-    int d = outer - 1;
-    for (; d >= 0; --d) {
+    for (int d = outer - 1; d >= 0; --d) {
       if (++counter[d] < plan.dims[d].size) break;
       counter[d] = 0;
     }
-    if (d < 0) return;
   }
 }
 
-void RunIm2col(const Im2colPlan& plan, const void* input, uint8_t* image) {
-  auto in = static_cast<const uint8_t*>(input);
+void RunIm2colRuns(const Im2colPlan& plan, const uint8_t* in, uint8_t* image, int64_t first,
+                   int64_t last) {
   switch (plan.element_bytes) {
-    case 4: Im2colAs(plan, in, image, std::integral_constant<int64_t, 4>()); break;
-    case 8: Im2colAs(plan, in, image, std::integral_constant<int64_t, 8>()); break;
-    case 2: Im2colAs(plan, in, image, std::integral_constant<int64_t, 2>()); break;
-    default: Im2colAs(plan, in, image, plan.element_bytes); break;
+    case 4:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 4>(), first, last);
+      break;
+    case 8:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 8>(), first, last);
+      break;
+    case 2:
+      Im2colAs(plan, in, image, std::integral_constant<int64_t, 2>(), first, last);
+      break;
+    default:
+      Im2colAs(plan, in, image, plan.element_bytes, first, last);
+      break;
   }
+}
+
+// Below this many image bytes per thread, waking a helper costs more than
+// it saves.
+constexpr int64_t kIm2colBytesPerThread = 256 << 10;
+
+// Builds the image on up to `threads` threads (each writes its own runs).
+void RunIm2col(const Im2colPlan& plan, const void* input, uint8_t* image, int threads) {
+  auto in = static_cast<const uint8_t*>(input);
+  const int64_t runs = Im2colRuns(plan);
+  const int64_t bytes = plan.image_elements * plan.element_bytes;
+  const int64_t chunks = std::min<int64_t>(
+      {static_cast<int64_t>(threads), runs, std::max<int64_t>(1, bytes / kIm2colBytesPerThread)});
+  if (chunks <= 1) {
+    RunIm2colRuns(plan, in, image, 0, runs);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
+    RunIm2colRuns(plan, in, image, runs * k / chunks, runs * (k + 1) / chunks);
+  });
 }
 
 // A dimension of the convolution seen as a dot, tagged with what it is.
@@ -225,12 +272,78 @@ std::optional<DirectConvolutionPlan> PlanDirect(const Shape& input, const Shape&
   return PlanDirectConvolution(p, threads);
 }
 
+// Whether the direct kernel beats im2col + GEMM (measured on AVX-512 with
+// the model and ResNet-50 layers of benchmarks/blas, at 1 and 2 threads;
+// docs/performance.md): it does by 1.2-4x while the slice of the kernel one
+// tile streams (every kernel row, column and input feature for its 16 * NV
+// output features) stays in the core's L2 cache; a larger slice (a kernel
+// gradient over a 32x32 image: the forward pass's output gradient is the
+// "kernel") is streamed from memory again for every tile, and the GEMM,
+// which packs it once, wins.
+constexpr int64_t kDirectKernelSliceBytes = 1 << 20;
+
+bool DirectIsFaster(const DirectConvolutionPlan& d) {
+  const DirectConvolutionProblem& p = d.problem;
+  const int64_t slice = p.spatial[0].kernel_size * p.spatial[1].kernel_size * p.input_features *
+                        16 * d.vectors * static_cast<int64_t>(sizeof(float));
+  return slice <= kDirectKernelSliceBytes;
+}
+
+// Fewer rows (columns) than this per band and the BLAS call's fixed costs
+// (packing the other operand, which every band repeats) outweigh the split.
+constexpr int64_t kMinBandRows = 16;
+
+// Cuts the GEMM into bands of result rows or columns, one per thread (more
+// would repack more: 4 per thread made ResNet's 3x3 512->512 layers 1.4x
+// slower than OpenBLAS's own threads), when it can: a plain GEMM
+// with no copies (the operands are read where they lie, the image or the
+// input). Each band's BLAS call packs the other operand whole, so the cut
+// runs along the larger of M and N: rows when N <= M (a band repacks the
+// kernel, K x N), columns otherwise (a band repacks its image rows, M x K;
+// ResNet's 3x3 512->512 at 7x7 has M = 49, N = 512).
+void PlanGemmBands(ConvolutionPlan& plan) {
+  const DotPlan& dot = plan.dot;
+  if (plan.threads <= 1 || dot.kind != DotPlan::Kind::kGemm || !dot.copies.empty() ||
+      dot.compute_type != dot.out_type) {
+    return;
+  }
+  const bool rows = dot.n <= dot.m;
+  const int64_t size = rows ? dot.m : dot.n;
+  const int64_t bands = std::min<int64_t>(plan.threads, size / kMinBandRows);
+  if (bands < 2) return;
+  for (int64_t k = 0; k < bands; ++k) {
+    const int64_t first = size * k / bands, last = size * (k + 1) / bands;
+    DotPlan band = dot;
+    if (rows) {
+      band.m = last - first;
+      // Row i of op(A) starts lda elements after row i - 1 when A is
+      // row-major and not transposed, or column-major and transposed; one
+      // element after otherwise. Likewise C (never transposed).
+      band.lhs_offset += first * (dot.row_major != dot.trans_a ? dot.lda : 1);
+      band.out_offset += first * (dot.row_major ? dot.ldc : 1);
+    } else {
+      band.n = last - first;
+      // Column j of op(B) starts one element after column j - 1 when B is
+      // row-major and not transposed, or column-major and transposed; ldb
+      // elements after otherwise. Likewise C.
+      band.rhs_offset += first * (dot.row_major != dot.trans_b ? 1 : dot.ldb);
+      band.out_offset += first * (dot.row_major ? 1 : dot.ldc);
+    }
+    plan.gemm_bands.push_back(std::move(band));
+  }
+}
+
 }  // namespace
 
 std::string ConvolutionPlan::ToString() const {
-  return absl::StrCat(uses_im2col ? "im2col" : "direct", " image_elements=",
-                      uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
-                      dot.ToString(), has_direct ? "; or " + direct.ToString() : "");
+  const std::string gemm = absl::StrCat(
+      uses_im2col ? "im2col" : "direct",
+      " image_elements=", uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
+      dot.ToString(), gemm_bands.empty() ? "" : absl::StrCat(" bands=", gemm_bands.size()));
+  if (!has_direct) return gemm;
+  // The path RunConvolution takes comes first.
+  return use_direct ? absl::StrCat(direct.ToString(), "; or ", gemm)
+                    : absl::StrCat(gemm, "; or ", direct.ToString());
 }
 
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
@@ -429,16 +542,20 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   const int64_t image_bytes =
       plan.uses_im2col ? Align64(plan.im2col.image_elements * plan.im2col.element_bytes) : 0;
   plan.dot_scratch_offset = image_bytes;
-  plan.scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  plan.gemm_scratch_bytes = image_bytes + plan.dot.scratch_bytes;
+  plan.scratch_bytes = plan.gemm_scratch_bytes;
   if (plan.dot.kind != DotPlan::Kind::kNothing) {
     std::optional<DirectConvolutionPlan> d =
         PlanDirect(input, kernel, output, window, dn, groups, is, ks, os, threads);
     if (d.has_value()) {
       plan.has_direct = true;
+      plan.use_direct = DirectIsFaster(*d);
       plan.direct = *d;
       plan.scratch_bytes = std::max(plan.scratch_bytes, d->scratch_bytes);
     }
   }
+  plan.threads = std::max(threads, 1);
+  PlanGemmBands(plan);
   return plan;
 }
 
@@ -452,20 +569,37 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, 
                          a.feature_group_count, a.batch_group_count, threads);
 }
 
+namespace {
+
+// The plan's dot, in bands on the pool when it has them.
+void RunGemm(const ConvolutionPlan& plan, const void* lhs, const void* rhs, void* out,
+             void* scratch) {
+  const int64_t bands = static_cast<int64_t>(plan.gemm_bands.size());
+  if (bands == 0) {
+    RunDot(plan.dot, lhs, rhs, out, scratch);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(bands, plan.threads - 1, [&](int64_t k) {
+    RunDot(plan.gemm_bands[k], lhs, rhs, out, nullptr);  // no copies: no scratch
+  });
+}
+
+}  // namespace
+
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
-  if (plan.has_direct) {
+  if (plan.use_direct && plan.has_direct) {
     RunDirectConvolution(plan.direct, static_cast<const float*>(input),
                          static_cast<const float*>(kernel), static_cast<float*>(output), s);
     return;
   }
   if (!plan.uses_im2col) {
-    RunDot(plan.dot, input, kernel, output, s);
+    RunGemm(plan, input, kernel, output, s);
     return;
   }
-  RunIm2col(plan.im2col, input, s);
-  RunDot(plan.dot, s, kernel, output, s + plan.dot_scratch_offset);
+  RunIm2col(plan.im2col, input, s, plan.threads);
+  RunGemm(plan, s, kernel, output, s + plan.dot_scratch_offset);
 }
 
 }  // namespace xjit::runtime::blas

@@ -93,9 +93,33 @@ struct ConvolutionPlan {
   // scratch from offset 0 (instead of, never with, the image).
   bool has_direct = false;
   DirectConvolutionPlan direct;
-  // Bytes of scratch RunConvolution needs (image plus the dot's copies, or
-  // the direct kernel's, whichever is more).
+  // Whether RunConvolution runs the direct plan (only with has_direct) or
+  // im2col + GEMM: the planner's choice of the faster one for its thread
+  // count (benchmarks and tests may flip it).
+  bool use_direct = false;
+  // The thread count it was planned for: the direct kernel's split, the
+  // im2col image's and the GEMM's.
+  int threads = 1;
+  // On more than one thread, a GEMM (no copies) is cut into bands of rows
+  // or columns of the result, run on the pool with single-threaded BLAS calls:
+  // OpenBLAS's own workers keep spinning for a long while after a threaded
+  // call (about 0.1 s), taking a core from the pool's next steps.
+  std::vector<DotPlan> gemm_bands;
+
+  // The OpenBLAS thread count RunConvolution wants (callers set it around
+  // the call, blas_threads.h): 1 when the plan splits its work itself.
+  int BlasThreads() const {
+    return (has_direct && use_direct) || !gemm_bands.empty() ? 1 : threads;
+  }
+  // Bytes of scratch RunConvolution needs on either path (image plus the
+  // dot's copies, or the direct kernel's, whichever is more), so that
+  // use_direct may be flipped; the im2col + GEMM path's alone; and the
+  // chosen path's (what the JIT reserves: a direct plan needs no image).
   int64_t scratch_bytes = 0;
+  int64_t gemm_scratch_bytes = 0;
+  int64_t ChosenScratchBytes() const {
+    return has_direct && use_direct ? direct.scratch_bytes : gemm_scratch_bytes;
+  }
 
   std::string ToString() const;
 };

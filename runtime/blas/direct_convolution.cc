@@ -189,15 +189,56 @@ void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b, i
 }  // namespace
 
 std::string DirectConvolutionPlan::ToString() const {
-  return absl::StrCat("direct-kernel tile=", pixels, "x", 16 * vectors,
-                      padded_copy ? " padded" : "", merge_columns ? " merged" : "",
-                      threads > 1 ? absl::StrCat(" threads=", threads) : "",
-                      " scratch=", scratch_bytes);
+  return absl::StrCat(
+      "direct-kernel tile=", pixels, "x", 16 * vectors, batch_tiles ? " across-batch" : "",
+      padded_copy ? " padded" : "", merge_columns ? " merged" : "",
+      threads > 1 ? absl::StrCat(" threads=", threads) : "", " scratch=", scratch_bytes);
 }
 
 bool DirectConvolutionSupported() { return HasAvx512() || portable_for_testing.load(); }
 
 void UsePortableDirectConvolutionForTesting(bool on) { portable_for_testing.store(on); }
+
+namespace {
+
+// Tiles of at most `max` pixels covering `n` evenly: ceil(n / max) tiles
+// whose widths differ by at most one (16 pixels in tiles of 7 are 6+5+5,
+// not 7+7+2: a 2-pixel tile has too few accumulators to hide the latency of
+// its multiply-adds and runs at about half the speed of a wide one).
+struct Tiling {
+  int64_t count = 1;
+  int64_t base = 1;   // width of the later tiles
+  int64_t extra = 0;  // the first `extra` tiles are one wider
+  int64_t Begin(int64_t t) const { return t * base + std::min(t, extra); }
+  int64_t Width(int64_t t) const { return base + (t < extra ? 1 : 0); }
+};
+
+Tiling EvenTiling(int64_t n, int64_t max) {
+  Tiling t;
+  t.count = std::max<int64_t>(1, (n + max - 1) / max);
+  t.base = n / t.count;
+  t.extra = n % t.count;
+  return t;
+}
+
+// Mean tile width of an even tiling (the fraction of a wide tile's speed it
+// keeps, roughly).
+double MeanWidth(int64_t n, int64_t max) {
+  return static_cast<double>(n) / static_cast<double>(EvenTiling(n, max).count);
+}
+
+// Kernel indices k in [0, kernel_size) whose input position
+// base + k * dilation lies in [0, input_size): [first, last).
+std::pair<int64_t, int64_t> ValidWindow(int64_t base, int64_t dilation, int64_t kernel_size,
+                                        int64_t input_size) {
+  const auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const int64_t first = std::clamp<int64_t>(-floor_div(base, dilation), 0, kernel_size);
+  const int64_t last =
+      std::clamp<int64_t>(floor_div(input_size - 1 - base, dilation) + 1, first, kernel_size);
+  return {first, last};
+}
+
+}  // namespace
 
 std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p,
                                                            int threads) {
@@ -221,8 +262,16 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
   }
   plan.vectors = p.output_features % 64 == 0 ? 4 : p.output_features % 32 == 0 ? 2 : 1;
   plan.pixels = plan.vectors == 4 ? kMaxPixels4 : plan.vectors == 2 ? kMaxPixels2 : kMaxPixels1;
-  plan.padded_copy = reads_outside;
-  if (reads_outside) {
+  const DirectSpatial& s1 = p.spatial[1];
+  // Tiles run across the batch when an output row is too short to fill a
+  // tile and the batch fills them better (a kernel gradient: a few output
+  // pixels, the batch holding the forward pass's channels). Such a tile's
+  // pixels share one output position, so its window is clipped at the
+  // borders instead of reading a padded copy.
+  plan.batch_tiles = p.batch > 1 && s1.output_size < plan.pixels &&
+                     MeanWidth(p.batch, plan.pixels) > MeanWidth(s1.output_size, plan.pixels);
+  plan.padded_copy = reads_outside && !plan.batch_tiles;
+  if (plan.padded_copy) {
     plan.row_stride[1] = p.input_features;
     plan.row_stride[0] = plan.padded_size[1] * p.input_features;
     plan.batch_stride = 0;  // one image at a time
@@ -230,15 +279,20 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
         plan.padded_size[0] * plan.row_stride[0] * static_cast<int64_t>(sizeof(float));
   } else {
     plan.row_stride[0] = p.spatial[0].input_stride;
-    plan.row_stride[1] = p.spatial[1].input_stride;
+    plan.row_stride[1] = s1.input_stride;
     plan.batch_stride = p.input_batch_stride;
   }
-  const DirectSpatial& s1 = p.spatial[1];
   plan.merge_columns = s1.window_dilation == 1 && plan.row_stride[1] == p.input_features &&
                        s1.kernel_stride == p.input_features * p.kernel_feature_stride;
-  const int64_t items =
-      p.batch * p.spatial[0].output_size * (p.output_features / (16 * plan.vectors));
-  plan.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, items));
+  const int64_t images = plan.batch_tiles ? EvenTiling(p.batch, plan.pixels).count : p.batch;
+  plan.items = images * p.spatial[0].output_size * (p.output_features / (16 * plan.vectors));
+  plan.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, plan.items));
+  // Threads take chunks of items in turn (the next free chunk, not a fixed
+  // share): a thread that starts late or shares its core with another
+  // process then does less, instead of holding the others up at the end.
+  // About 8 chunks per thread keep the last one short.
+  plan.chunk =
+      plan.threads == 1 ? plan.items : std::max<int64_t>(1, plan.items / (8 * plan.threads));
   plan.scratch_bytes = plan.scratch_per_thread * plan.threads;
   return plan;
 }
@@ -264,52 +318,111 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
   g.kernel_run_step = p.kernel_feature_stride;
   const TileFn* tiles = Tiles(plan.vectors);
   const int64_t width = 16 * plan.vectors;
-  const int64_t pixel_step = s1.stride * plan.row_stride[1];
   const int64_t blocks = p.output_features / width;
-  const int64_t items = p.batch * s0.output_size * blocks;
-  // Work items [first, last) of (image, output row, feature block) on one
-  // thread with its padded-image buffer. A padded copy is made one image at
-  // a time, each row just before the first output row that reads it, so
-  // that it is still in cache then.
-  auto run_items = [&](int64_t first, int64_t last, float* padded) {
-    const float* x = plan.padded_copy ? padded : input;
-    int64_t padded_image = -1;
-    int64_t padded_rows = 0;
-    for (int64_t item = first; item < last;) {
-      const int64_t row_item = item / blocks;
-      const int64_t b = row_item / s0.output_size;
-      const int64_t i = row_item % s0.output_size;
-      const int64_t block_end = std::min(last, (row_item + 1) * blocks);
-      if (plan.padded_copy) {
-        const int64_t need = i * s0.stride + (s0.kernel_size - 1) * s0.window_dilation + 1;
-        if (padded_image != b) {
-          padded_image = b;
-          padded_rows = i * s0.stride;  // the rows above are never read
-        }
-        PadRows(plan, input, b, padded_rows, need, padded);
-        padded_rows = std::max(padded_rows, need);
+  const int64_t items = plan.items;
+  const Tiling columns = EvenTiling(s1.output_size, plan.pixels);
+  const Tiling images = EvenTiling(p.batch, plan.pixels);
+
+  // Item (image b, output row i, feature block) with pixels along the row.
+  // A padded copy is made one image at a time, each row just before the
+  // first output row that reads it (so it is still in cache then); `padded`
+  // remembers which image and how many of its rows this thread's buffer
+  // holds (a thread's items only ever increase).
+  struct PaddedState {
+    float* buffer = nullptr;
+    int64_t image = -1;
+    int64_t rows = 0;
+  };
+  const int64_t pixel_step = s1.stride * plan.row_stride[1];
+  auto row_item = [&](int64_t b, int64_t i, int64_t o, PaddedState& padded) {
+    const float* x = input;
+    if (plan.padded_copy) {
+      const int64_t top = i * s0.stride;
+      const int64_t need = top + (s0.kernel_size - 1) * s0.window_dilation + 1;
+      if (padded.image != b) {
+        padded.image = b;
+        padded.rows = top;  // the rows above are never read
       }
-      const float* x_row = x + b * plan.batch_stride + i * s0.stride * plan.row_stride[0];
-      float* y_row = output + b * p.output_batch_stride + i * s0.output_stride;
-      for (; item < block_end; ++item) {
-        const int64_t o = item % blocks * width;
-        for (int64_t j = 0; j < s1.output_size; j += plan.pixels) {
-          const int64_t n = std::min<int64_t>(plan.pixels, s1.output_size - j);
-          tiles[n - 1](x_row + j * pixel_step, pixel_step, kernel + o, g,
-                       y_row + j * s1.output_stride + o, s1.output_stride);
-        }
+      const int64_t from = std::max(padded.rows, top);
+      if (from < need) PadRows(plan, input, b, from, need, padded.buffer);
+      padded.rows = std::max(padded.rows, need);
+      x = padded.buffer;
+    }
+    const float* x_row = x + b * plan.batch_stride + i * s0.stride * plan.row_stride[0];
+    float* y_row = output + b * p.output_batch_stride + i * s0.output_stride;
+    for (int64_t t = 0; t < columns.count; ++t) {
+      const int64_t j = columns.Begin(t);
+      tiles[columns.Width(t) - 1](x_row + j * pixel_step, pixel_step, kernel + o, g,
+                                  y_row + j * s1.output_stride + o, s1.output_stride);
+    }
+  };
+  // Item (image group, output row i, feature block) with pixels across the
+  // group's images, one tile per output column, its window clipped to the
+  // input (nothing padded, nothing copied).
+  auto batch_item = [&](int64_t group, int64_t i, int64_t o) {
+    const int64_t b = images.Begin(group);
+    const int64_t n = images.Width(group);
+    const int64_t row_base = i * s0.stride - s0.padding_low;
+    const auto [r0, r1] = ValidWindow(row_base, s0.window_dilation, s0.kernel_size, s0.input_size);
+    TileGeometry clipped = g;
+    for (int64_t j = 0; j < s1.output_size; ++j) {
+      clipped.rows = r1 - r0;
+      const int64_t column_base = j * s1.stride - s1.padding_low;
+      const auto [c0, c1] =
+          ValidWindow(column_base, s1.window_dilation, s1.kernel_size, s1.input_size);
+      if (plan.merge_columns) {
+        clipped.run = (c1 - c0) * p.input_features;
+      } else {
+        clipped.columns = c1 - c0;
+      }
+      // An empty window (all padding) reads nothing and stores zeros; its
+      // corner may lie outside the input, so it gets none.
+      const bool empty = r1 == r0 || c1 == c0;
+      if (empty) clipped.rows = 0;
+      const int64_t x_offset =
+          b * p.input_batch_stride +
+          (empty ? 0
+                 : (row_base + r0 * s0.window_dilation) * s0.input_stride +
+                       (column_base + c0 * s1.window_dilation) * s1.input_stride);
+      const int64_t k_offset = o + (empty ? 0 : r0 * s0.kernel_stride + c0 * s1.kernel_stride);
+      tiles[n - 1](
+          input + x_offset, p.input_batch_stride, kernel + k_offset, clipped,
+          output + b * p.output_batch_stride + i * s0.output_stride + j * s1.output_stride + o,
+          p.output_batch_stride);
+    }
+  };
+  auto run_items = [&](int64_t first, int64_t last, PaddedState& padded) {
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t row = item / blocks;
+      const int64_t o = item % blocks * width;
+      if (plan.batch_tiles) {
+        batch_item(row / s0.output_size, row % s0.output_size, o);
+      } else {
+        row_item(row / s0.output_size, row % s0.output_size, o, padded);
       }
     }
   };
   const int threads = static_cast<int>(std::min<int64_t>(plan.threads, items));
   auto* base = static_cast<uint8_t*>(scratch);
   if (threads <= 1) {
-    run_items(0, items, reinterpret_cast<float*>(base));
+    PaddedState padded;
+    padded.buffer = reinterpret_cast<float*>(base);
+    run_items(0, items, padded);
     return;
   }
+  // Chunk k of the pool is one thread's turn at taking chunks of items (it
+  // owns padded-image buffer k meanwhile); a turn that starts after the
+  // others took everything does nothing.
+  const int64_t chunk = std::max<int64_t>(plan.chunk, 1);
+  std::atomic<int64_t> next{0};
   ThreadPool::Shared().ParallelFor(threads, threads - 1, [&](int64_t k) {
-    run_items(items * k / threads, items * (k + 1) / threads,
-              reinterpret_cast<float*>(base + k * plan.scratch_per_thread));
+    PaddedState padded;
+    padded.buffer = reinterpret_cast<float*>(base + k * plan.scratch_per_thread);
+    for (;;) {
+      const int64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (first >= items) break;
+      run_items(first, std::min(items, first + chunk), padded);
+    }
   });
 }
 

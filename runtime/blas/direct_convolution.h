@@ -12,7 +12,15 @@
 // copying the input into a zero-bordered buffer in scratch (one padded
 // image, not kh*kw times the input; each row copied just before the first
 // output row that reads it, so it is read back from cache), so the tiles
-// never test bounds.
+// never test bounds. When output rows are shorter than a tile and the batch
+// is large (kernel gradients: a 3x3 output, the forward pass's channels as
+// the batch), a tile's pixels are instead images of the batch at one output
+// position, and its window is clipped at the input's borders.
+//
+// Threads: the work items (image, output row, feature block) are taken a
+// chunk at a time from a shared counter by whichever thread is free, about
+// 8 chunks per thread, each thread with its own padded-image buffer: the
+// split adapts when a thread starts late or shares its core.
 //
 // Covered: 1 or 2 spatial dimensions, any stride and window dilation,
 // padding >= 0, no lhs dilation, no window reversal, no groups, output
@@ -57,7 +65,11 @@ struct DirectConvolutionProblem {
 struct DirectConvolutionPlan {
   DirectConvolutionProblem problem;
   int vectors = 4;             // NV: 16-feature vectors per tile
-  int pixels = 7;              // P: output pixels per tile
+  int pixels = 7;              // P: most output pixels per tile (rows are cut evenly)
+  // A tile's pixels are images of the batch at one output position, with
+  // the window clipped at the input's borders (no padded copy), instead of
+  // neighbours along an output row: for short rows and a large batch.
+  bool batch_tiles = false;
   bool padded_copy = false;    // the input is copied into scratch, image by image
   int64_t padded_size[2] = {0, 0};  // rows and columns the tiles read
   // The input as the tiles read it (the copy in scratch when padded_copy,
@@ -67,7 +79,12 @@ struct DirectConvolutionPlan {
   // The kernel column and feature loops merge into one run (unit window
   // dilation and both the input and the kernel contiguous over them).
   bool merge_columns = false;
-  int threads = 1;                 // chunks run in parallel (see above)
+  // Work items: (image, or group of images with batch_tiles; output row;
+  // block of 16 * vectors output features), taken `chunk` at a time by
+  // whichever of the `threads` is free (see RunDirectConvolution).
+  int64_t items = 1;
+  int64_t chunk = 1;
+  int threads = 1;
   int64_t scratch_per_thread = 0;  // one padded image (0 without padded_copy)
   int64_t scratch_bytes = 0;       // scratch_per_thread * threads
 

@@ -48,9 +48,12 @@ struct Prepared {
   return ::testing::AssertionSuccess();
 }
 
-// Plans and runs the root on `arguments`; fills `result` and `info`.
+// Plans and runs the root on `arguments`; fills `result` and `info`. A
+// convolution with a direct plan also runs the path the planner did not
+// choose (direct kernel or im2col + GEMM) into `other` when given, so that
+// both are checked whichever is faster.
 ::testing::AssertionResult RunKernel(const Instruction& root, const std::vector<Literal>& arguments,
-                                     Literal* result, CaseResult* info) {
+                                     Literal* result, CaseResult* info, Literal* other = nullptr) {
   *result = Literal(root.shape());
   std::vector<uint8_t> scratch;
   // Canary bytes around the buffers catch writes out of bounds.
@@ -73,8 +76,28 @@ struct Prepared {
     info->copies = static_cast<int64_t>(plan->dot.copies.size());
     info->kind = plan->dot.kind;
     info->uses_im2col = plan->uses_im2col;
-    scratch.assign(plan->scratch_bytes + 64, 0xA5);
-    RunConvolution(*plan, a, b, out, scratch.data());
+    info->uses_direct = plan->has_direct && plan->use_direct;
+    // Each path gets only the scratch the JIT would reserve for it.
+    if (plan->ChosenScratchBytes() > plan->scratch_bytes) {
+      return ::testing::AssertionFailure() << "chosen path's scratch exceeds scratch_bytes";
+    }
+    scratch.assign(plan->ChosenScratchBytes() + 64, 0xA5);
+    {
+      ScopedBlasThreads blas(plan->BlasThreads());  // as the JIT's call does
+      RunConvolution(*plan, a, b, out, scratch.data());
+    }
+    if (other != nullptr && plan->has_direct) {
+      for (size_t i = scratch.size() - 64; i < scratch.size(); ++i) {
+        if (scratch[i] != 0xA5)
+          return ::testing::AssertionFailure() << "scratch overrun; " << info->plan;
+      }
+      *other = Literal(root.shape());
+      plan->use_direct = !plan->use_direct;
+      scratch.assign(plan->ChosenScratchBytes() + 64, 0xA5);
+      ScopedBlasThreads blas(plan->BlasThreads());
+      RunConvolution(*plan, a, b, other->data().data(), scratch.data());
+      info->ran_both = true;
+    }
   } else {
     return ::testing::AssertionFailure() << "root is neither dot nor convolution";
   }
@@ -169,11 +192,18 @@ CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction) {
     r.ok = ::testing::AssertionFailure() << "evaluator: " << expected.status();
     return r;
   }
-  Literal actual;
-  r.ok = RunKernel(*p.root, arguments, &actual, &r);
+  Literal actual, other;
+  r.ok = RunKernel(*p.root, arguments, &actual, &r, &other);
   if (!r.ok) return r;
   r.ok = CompareLiterals(actual, *expected, contraction);
-  if (!r.ok) r.ok << "\nplan: " << r.plan << "\n" << hlo;
+  if (!r.ok) {
+    r.ok << "\nplan: " << r.plan << "\n" << hlo;
+    return r;
+  }
+  if (r.ran_both) {
+    r.ok = CompareLiterals(other, *expected, contraction);
+    if (!r.ok) r.ok << "\nthe path not chosen, plan: " << r.plan << "\n" << hlo;
+  }
   return r;
 }
 

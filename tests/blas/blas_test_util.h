@@ -30,13 +30,16 @@ struct CaseResult {
   std::string plan;        // DotPlan/ConvolutionPlan::ToString()
   int64_t copies = -1;     // DotPlan::copies.size()
   bool uses_im2col = false;
+  bool uses_direct = false;  // the convolution ran on the direct kernel
+  bool ran_both = false;     // ... and the other path was run and checked too
   DotPlan::Kind kind = DotPlan::Kind::kNothing;
 };
 
 // Parses `hlo`, fills the parameters randomly from `seed`, evaluates with the
 // evaluator and with PlanDot/RunDot or PlanConvolution/RunConvolution, and
 // compares. `contraction` is the number of products per result element (the
-// tolerance scales with it).
+// tolerance scales with it). A convolution with a direct-kernel plan runs
+// and compares both paths (the planner's choice first).
 CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction);
 
 // As RunCase with explicit argument values (no randomness); `expected` is

@@ -271,7 +271,7 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
     s.kernel_spatial = {l.kernel, l.kernel};
     s.window = {Win(l.stride, l.pad, l.pad), Win(l.stride, l.pad, l.pad)};
     auto r = Run(s, ++seed);
-    EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
+    EXPECT_NE(r.plan.find("direct-kernel"), std::string::npos) << r.plan;
     for (int threads : {2, 3}) {
       SetBlasThreads(threads);
       r = Run(s, seed);
@@ -280,6 +280,121 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
     SetBlasThreads(1);
   }
   UsePortableDirectConvolutionForTesting(false);
+}
+
+// The cnn_train model's convolutions (benchmarks/models), scaled down, with
+// the layouts the pass pipeline gives them: forward, input gradient (the
+// kernel's output features minor, `01oi`) and kernel gradients (the batch
+// is the contracted "feature", the image is the window: tiles across the
+// batch, windows clipped at the padding), odd sizes, on 1 to 3 threads.
+// RunCase checks both the planner's path and the other one.
+TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
+  const bool native = DirectConvolutionSupported();
+  if (!native) UsePortableDirectConvolutionForTesting(true);
+  std::vector<ConvSpec> specs;
+  ConvSpec forward;
+  forward.batch = 3;
+  forward.input_features = 3;
+  forward.output_features = 64;
+  forward.input_spatial = {9, 11};
+  forward.kernel_spatial = {3, 3};
+  forward.window = {Win(1, 1, 1), Win(1, 1, 1)};
+  specs.push_back(forward);
+  forward.input_features = 17;
+  forward.output_features = 32;
+  specs.push_back(forward);
+  ConvSpec input_grad = forward;
+  input_grad.input_features = 16;
+  input_grad.output_features = 48;
+  input_grad.kernel_labels = "01oi";
+  input_grad.kernel_layout = {2, 3, 1, 0};
+  specs.push_back(input_grad);
+  for (int64_t out : {16, 32, 64}) {
+    for (int64_t channels : {1, 9, 17}) {
+      ConvSpec kernel_grad;
+      kernel_grad.batch = channels;    // the forward pass's input channels
+      kernel_grad.input_features = 5;  // the forward pass's batch
+      kernel_grad.output_features = out;
+      kernel_grad.input_spatial = {10, 7};
+      kernel_grad.kernel_spatial = {10, 7};  // the forward pass's output
+      kernel_grad.window = {Win(1, 1, 1), Win(1, 2, 1)};
+      kernel_grad.input_labels = "f01b";
+      kernel_grad.kernel_labels = "i01o";
+      kernel_grad.output_labels = "01bf";
+      kernel_grad.input_layout = {0, 2, 1, 3};
+      kernel_grad.kernel_layout = {3, 0, 2, 1};
+      specs.push_back(kernel_grad);
+    }
+  }
+  uint64_t seed = 40;
+  int across = 0;
+  for (const ConvSpec& s : specs) {
+    ++seed;
+    for (int threads : {1, 2, 3}) {
+      SetBlasThreads(threads);
+      auto r = Run(s, seed);
+      EXPECT_NE(r.plan.find("direct-kernel"), std::string::npos) << r.plan;
+      EXPECT_TRUE(r.ran_both) << r.plan;
+      across += threads == 1 && r.plan.find("across-batch") != std::string::npos;
+    }
+  }
+  SetBlasThreads(1);
+  UsePortableDirectConvolutionForTesting(false);
+  EXPECT_EQ(across, 6);  // the kernel gradients with a batch of 9 or 17
+}
+
+// On more than one thread, a GEMM without copies runs in bands of rows (or
+// of columns, when N > M) on the pool (OpenBLAS single-threaded in each):
+// K-minor and M-minor images (NHWC, NCHW), a 1x1 convolution read in place,
+// f32 and f64, sizes that do not divide evenly.
+TEST_F(ConvolutionTest, GemmBandsOnThreads) {
+  std::vector<ConvSpec> specs;
+  ConvSpec nchw;
+  nchw.type = ElementType::kF32;
+  nchw.batch = 2;
+  nchw.input_features = 5;
+  nchw.output_features = 7;
+  nchw.input_spatial = {13, 11};
+  nchw.kernel_spatial = {3, 2};
+  nchw.window = {Win(1, 1, 0), Win(2, 0, 1)};
+  nchw.input_labels = "bf01";
+  nchw.kernel_labels = "oi01";
+  nchw.output_labels = "bf01";
+  specs.push_back(nchw);
+  ConvSpec nhwc = nchw;
+  nhwc.input_labels = "b01f";
+  nhwc.kernel_labels = "01io";
+  nhwc.output_labels = "b01f";
+  specs.push_back(nhwc);
+  nhwc.type = ElementType::kF64;
+  specs.push_back(nhwc);
+  ConvSpec one_by_one = nhwc;
+  one_by_one.type = ElementType::kF32;
+  one_by_one.kernel_spatial = {1, 1};
+  one_by_one.window = {Win(1), Win(1)};
+  specs.push_back(one_by_one);
+  // More output features than output pixels: bands of columns.
+  for (const char* layout : {"nhwc", "nchw"}) {
+    ConvSpec wide = std::string(layout) == "nhwc" ? nhwc : nchw;
+    wide.type = ElementType::kF32;
+    wide.batch = 1;
+    wide.input_features = 6;
+    wide.output_features = 41;
+    wide.input_spatial = {4, 5};
+    wide.kernel_spatial = {3, 3};
+    wide.window = {Win(1, 1, 1), Win(1, 1, 1)};
+    specs.push_back(wide);
+  }
+  uint64_t seed = 60;
+  for (const ConvSpec& s : specs) {
+    ++seed;
+    for (int threads : {2, 3}) {
+      SetBlasThreads(threads);
+      auto r = Run(s, seed);
+      EXPECT_NE(r.plan.find("bands="), std::string::npos) << r.plan;
+    }
+  }
+  SetBlasThreads(1);
 }
 
 // What the direct kernel does not cover keeps to im2col + GEMM.
@@ -291,19 +406,19 @@ TEST_F(ConvolutionTest, DirectKernelCoverage) {
   s.kernel_spatial = {3, 3};
   s.window = {Win(1, 1, 1), Win(1, 1, 1)};
   auto r = Run(s, 1);
-  EXPECT_EQ(r.plan.find("or direct") != std::string::npos, DirectConvolutionSupported())
+  EXPECT_EQ(r.plan.find("direct-kernel") != std::string::npos, DirectConvolutionSupported())
       << r.plan;
   s.output_features = 24;  // not a multiple of 16
-  EXPECT_EQ(Run(s, 2).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 2).plan.find("direct-kernel"), std::string::npos);
   s.output_features = 32;
   s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};  // lhs dilation
-  EXPECT_EQ(Run(s, 3).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 3).plan.find("direct-kernel"), std::string::npos);
   s.window = {Win(1, -1, 1), Win(1, 1, 1)};  // negative low padding
-  EXPECT_EQ(Run(s, 4).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 4).plan.find("direct-kernel"), std::string::npos);
   s.window = {Win(1, 1, 1), Win(1, 1, 1)};
   s.input_labels = "bf01";  // features not minor
   s.output_labels = "bf01";
-  EXPECT_EQ(Run(s, 5).plan.find("or direct"), std::string::npos);
+  EXPECT_EQ(Run(s, 5).plan.find("direct-kernel"), std::string::npos);
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {

@@ -174,20 +174,25 @@ TEST(BlasRandomTest, DotGeneral) {
   std::printf("%d random dots, %d with a copy\n", cases, copies);
 }
 
+// Planned and run for 1, 2 or 3 threads in turn (the image on threads, the
+// GEMM in bands of rows or columns on the pool where it is large enough).
 TEST(BlasRandomTest, Convolution) {
-  SetBlasThreads(1);
-  int direct = 0, cases = 0, empty = 0;
+  int direct = 0, cases = 0, empty = 0, banded = 0;
   for (uint64_t seed = 1; seed <= 800; ++seed) {
     std::mt19937_64 rng(seed * 7919);
     ConvSpec s = RandomConv(rng);
+    const int threads = 1 + static_cast<int>(seed % 3);
+    SetBlasThreads(threads);
     auto r = RunCase(ConvModuleText(s), seed, ConvContraction(s));
-    ASSERT_TRUE(r.ok) << "seed " << seed;
+    ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads;
     empty += r.kind == DotPlan::Kind::kNothing;
     direct += !r.uses_im2col && r.kind != DotPlan::Kind::kNothing;
+    banded += r.plan.find("bands=") != std::string::npos;
     ++cases;
   }
-  std::printf("%d random convolutions: %d with an empty result, %d without im2col\n", cases,
-              empty, direct);
+  SetBlasThreads(1);
+  std::printf("%d random convolutions: %d with an empty result, %d without im2col, %d in bands\n",
+              cases, empty, direct, banded);
 }
 
 // Convolutions the direct kernel (direct_convolution.h) covers: f32, no
@@ -199,7 +204,7 @@ TEST(BlasRandomTest, Convolution) {
 ConvSpec RandomDirectConv(std::mt19937_64& rng) {
   ConvSpec s;
   const int ns = Pick(rng, {1, 2, 2, 2});
-  s.batch = Pick(rng, {1, 1, 2, 3});
+  s.batch = Pick(rng, {1, 1, 2, 3, 9, 17});  // 9, 17: tiles across the batch
   s.input_features = Pick(rng, {1, 2, 3, 5, 16, 17});
   s.output_features = Pick(rng, {16, 32, 48, 64, 80, 128, 192});
   std::string spatial_labels;
@@ -244,7 +249,7 @@ TEST(BlasRandomTest, DirectConvolution) {
   // Without AVX-512F, the portable tiles run the same plans and splits.
   const bool native = DirectConvolutionSupported();
   if (!native) UsePortableDirectConvolutionForTesting(true);
-  int direct = 0;
+  int direct = 0, across = 0;
   for (uint64_t seed = 1; seed <= 150; ++seed) {
     std::mt19937_64 rng(seed * 104729);
     ConvSpec s = RandomDirectConv(rng);
@@ -252,16 +257,20 @@ TEST(BlasRandomTest, DirectConvolution) {
       SetBlasThreads(threads);
       auto r = RunCase(ConvModuleText(s), seed, ConvContraction(s));
       ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads << " " << r.plan;
-      direct += threads == 1 && r.plan.find("or direct") != std::string::npos;
+      direct += threads == 1 && r.plan.find("direct-kernel") != std::string::npos;
+      across += threads == 1 && r.plan.find("across-batch") != std::string::npos;
       if (threads == 2) {
-        EXPECT_NE(r.plan.find("or direct"), std::string::npos) << r.plan;
+        EXPECT_NE(r.plan.find("direct-kernel"), std::string::npos) << r.plan;
       }
     }
   }
   SetBlasThreads(1);
   UsePortableDirectConvolutionForTesting(false);
-  std::printf("150 random channels-minor convolutions, %d with a direct plan (%s tiles)\n", direct,
-              native ? "AVX-512F" : "portable");
+  std::printf(
+      "150 random channels-minor convolutions, %d with a direct plan (%s tiles), %d of "
+      "them across the batch\n",
+      direct, native ? "AVX-512F" : "portable", across);
+  EXPECT_GT(across, 0);
   EXPECT_EQ(direct, 150);
 }
 
