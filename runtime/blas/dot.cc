@@ -510,6 +510,7 @@ inline uint16_t NarrowToF16(float f) {
 #define XJIT_DOT_VECTOR_ROWS 1
 typedef uint16_t U16x16 __attribute__((vector_size(32)));
 typedef uint32_t U32x16 __attribute__((vector_size(64)));
+typedef int32_t I32x4 __attribute__((vector_size(16)));
 #else
 #define XJIT_DOT_VECTOR_ROWS 0
 #endif
@@ -537,13 +538,18 @@ struct Bf16Codec {
     for (; i + 16 <= n; i += 16) {
       U32x16 bits;
       std::memcpy(&bits, from + i, sizeof(bits));
-      // NaNs go through the encoder, as in NarrowToBf16.
-      const auto nan = (bits & 0x7fffffffu) > 0x7f800000u;
-      uint64_t words[8];
-      std::memcpy(words, &nan, sizeof(words));
-      uint64_t any = 0;
-      for (uint64_t w : words) any |= w;
-      if (any != 0) [[unlikely]] {
+      // NaNs go through the encoder, as in NarrowToBf16. The magnitudes
+      // compare as signed 128-bit vectors (GCC made one scalar compare per
+      // element of an unsigned or a wider one at the SSE2 baseline).
+      I32x4 nan = {0, 0, 0, 0};
+      for (int q = 0; q < 4; ++q) {
+        I32x4 quarter;
+        std::memcpy(&quarter, from + i + 4 * q, sizeof(quarter));
+        nan |= (quarter & 0x7fffffff) > 0x7f800000;
+      }
+      uint64_t any[2];
+      std::memcpy(any, &nan, sizeof(any));
+      if ((any[0] | any[1]) != 0) [[unlikely]] {
         for (int64_t j = i; j < i + 16; ++j) to[j] = NarrowToBf16(from[j]);
         continue;
       }
