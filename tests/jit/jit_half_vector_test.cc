@@ -504,6 +504,44 @@ TEST_P(JitHalfVector, RowSumsOfRandomValuesWithinTheOrderBound) {
   }
 }
 
+// A 16-bit operand read transposed inside an elementwise fusion (an SGD
+// update with a transposed gradient): tiled loops (x64_tiled.cc) whose
+// strided f16/bf16 loads move 16-bit words lane by lane and widen them.
+// Edge values everywhere, odd extents (vector tails, partial tiles), one
+// and two threads; the same bits as the evaluator.
+TEST_P(JitHalfVector, TransposedLoadsInTiledLoops) {
+  for (ElementType type : kHalves) {
+    const std::string t = Name(type);
+    const std::vector<uint64_t> edge = EdgeBits(type);
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+             {45, 37}, {40, 64}, {67, 130}, {300, 33}}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(absl::StrCat(t, "[", rows, ",", cols, "] threads ", threads));
+        const std::string a = absl::StrCat(t, "[", rows, ",", cols, "]");
+        const std::string b = absl::StrCat(t, "[", cols, ",", rows, "]");
+        const std::string hlo = absl::StrCat(
+            "HloModule m\nENTRY e {\n  p0 = ", a, " parameter(0)\n  p1 = ", b,
+            " parameter(1)\n  p2 = ", t, "[] parameter(2)\n  g = ", a,
+            " transpose(p1), dimensions={1,0}\n  l = ", a, " broadcast(p2), dimensions={}\n  m = ",
+            a, " multiply(g, l)\n  ROOT r = ", a, " subtract(p0, m)\n}\n");
+        std::vector<uint64_t> x, y;
+        for (int64_t i = 0; i < rows * cols; ++i) {
+          x.push_back(edge[(i * 5 + 1) % edge.size()]);
+          y.push_back(edge[(i * 11 + 7) % edge.size()]);
+        }
+        Literal lx(Shape::Array(type, {rows, cols})), ly(Shape::Array(type, {cols, rows}));
+        for (int64_t i = 0; i < rows * cols; ++i) {
+          lx.SetBitsLinear(i, x[i]);
+          ly.SetBitsLinear(i, y[i]);
+        }
+        Literal lr(Shape::Array(type, {}));
+        lr.SetBitsLinear(0, BitsOf(type, 0.1));
+        Check(hlo, {lx, ly, lr}, true, threads);
+      }
+    }
+  }
+}
+
 TEST_P(JitHalfVector, TwoThreads) {
   // A kernel split between threads (ranges at multiples of 64 elements)
   // gives the same bits: each element runs the same code.
