@@ -115,7 +115,7 @@ struct BlasCall {
 void RunDotCall(const void* call, void* const* buffers, void* scratch) {
   const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
   runtime::blas::ScopedBlasThreads threads(dot.threads);
-  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch);
+  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
 }
 
 void RunConvolutionCall(const void* call, void* const* buffers, void* scratch) {

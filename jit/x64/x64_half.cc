@@ -19,6 +19,8 @@
 //     vpmovdw on zmm).
 // AVX512_BF16's vcvtneps2bf16 is not used: it flushes subnormal inputs and
 // results to zero, which the evaluator and the scalar code do not.
+#include <vector>
+
 #include "ir/status_macros.h"
 #include "jit/x64/x64_lowering.h"
 
@@ -191,6 +193,43 @@ x86::Vec KernelLowering::VecLoad16(int id) {
       return IntOp(Inst::kIdPxor, Inst::kIdVpxor, v,
                    IntOp(Inst::kIdPand, Inst::kIdVpand, flip, nan));
     }
+  }
+  return VecWiden16(raw, op.type);
+}
+
+x86::Vec KernelLowering::VecGather16(int id) {
+  const KOp& op = program_.ops[id];
+  x86::Gp base = NewGp();
+  cc_.lea(base, Address(static_cast<int>(op.imm), op.a, 2));
+  const int32_t step = static_cast<int32_t>(*strides_[op.a] * 2);
+  const bool avx = features_.avx2;
+  // Eight words per xmm: the first through a general register (a full
+  // write), the others inserted; 4 lanes use the low half of one.
+  std::vector<x86::Xmm> parts;
+  for (int first = 0; first < lanes_; first += 8) {
+    x86::Xmm x = cc_.newXmm();
+    x86::Gp g = NewGp();
+    cc_.movzx(g.r32(), x86::word_ptr(base, first * step));
+    avx ? cc_.vmovd(x, g.r32()) : cc_.movd(x, g.r32());
+    for (int k = 1; k < 8 && first + k < lanes_; ++k) {
+      const x86::Mem m = x86::word_ptr(base, (first + k) * step);
+      if (avx) {
+        cc_.vpinsrw(x, x, m, imm(k));
+      } else {
+        cc_.pinsrw(x, m, imm(k));
+      }
+    }
+    parts.push_back(x);
+  }
+  x86::Vec raw = NewVec();
+  if (raw.isZmm()) {
+    x86::Ymm both = cc_.newYmm();
+    cc_.vinserti128(both, parts[0].ymm(), parts[1], 1);
+    cc_.vpmovzxwd(raw, both);
+  } else if (raw.isYmm()) {
+    cc_.vpmovzxwd(raw, parts[0]);
+  } else {
+    V2(Inst::kIdPmovzxwd, Inst::kIdVpmovzxwd, raw, parts[0]);
   }
   return VecWiden16(raw, op.type);
 }

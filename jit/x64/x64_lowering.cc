@@ -221,16 +221,18 @@ int KernelLowering::RowCombiner(int write_id) const {
   // Integer add/multiply wrap and every listed op is associative and
   // commutative: the reassociated integer result is exact.
   const bool is_int = IsInteger(write.type) && BitWidth(write.type) >= 8;
-  // f16/bf16: maximum and minimum only (exact, so any order gives the
-  // scalar result, up to which NaN when there are several, as for f32);
-  // their sums and products round after every step.
+  // f16/bf16: maximum and minimum are exact, so any order gives the scalar
+  // result (up to which NaN when there are several, as for f32). Sums and
+  // products round to the type after every application of the reducer, in
+  // each lane and in every combining step (EmitRowReduction): another
+  // order of applying the same rounded reducer, which HLO leaves
+  // unspecified (docs/types.md, "Reductions in f16 and bf16").
   const bool is_narrow = write.type == ElementType::kF16 || write.type == ElementType::kBF16;
   if (!is_float && !is_int && !is_narrow) return -1;
   const KOp& update = program_.ops[write.a];
   if (update.kind != KOpKind::kBinary || update.type != write.type) return -1;
   switch (update.opcode) {
     case Opcode::kAdd: case Opcode::kMultiply:
-      if (is_narrow) return -1;
       break;
     case Opcode::kMaximum: case Opcode::kMinimum:
       break;
@@ -1441,7 +1443,9 @@ absl::Status KernelLowering::EmitRowReduction() {
     cc_.jl(head);
   }
   // Partials: pairwise into partial[0], then across lanes, then into the
-  // scalar accumulator.
+  // scalar accumulator. An f16/bf16 sum or product rounds every combining
+  // step to its type, in all the lanes the step writes (VecQuantize at
+  // the width of the step's operands), as the reducer does.
   accs_ = scalar_accs;
   for (const auto& [id, val] : scalar_vals) vals_[id] = val;
   for (Slot& slot : slots) {
@@ -1450,16 +1454,24 @@ absl::Status KernelLowering::EmitRowReduction() {
                                                accs_.at(slot.slot).gp));
       continue;
     }
+    const bool round = (slot.type == ElementType::kF16 || slot.type == ElementType::kBF16) &&
+                       (slot.opcode == Opcode::kAdd || slot.opcode == Opcode::kMultiply);
+    // One combining step: a = a op b, rounded where the reducer rounds.
+    auto combine = [&](x86::Vec a, x86::Vec b, x86::Vec* out) -> absl::Status {
+      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, a, b, out));
+      if (round) *out = VecQuantize(*out, slot.type);
+      return absl::OkStatus();
+    };
     mode_ = Mode::kVector;
     x86::Vec v = slot.partial[0];
     for (int u = 1; u < unroll; ++u) {
-      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, slot.partial[u], &v));
+      XJIT_RETURN_IF_ERROR(combine(v, slot.partial[u], &v));
     }
     if (v.isZmm()) {
       x86::Ymm high = cc_.newYmm();
       f64 ? cc_.vextractf64x4(high, v, 1) : cc_.vextractf32x8(high, v, 1);
       zmm_ = false;
-      const absl::Status status = FloatBinary(slot.opcode, f64, v.ymm(), high, &v);
+      const absl::Status status = combine(v.ymm(), high, &v);
       zmm_ = true;
       XJIT_RETURN_IF_ERROR(status);
     }
@@ -1467,7 +1479,7 @@ absl::Status KernelLowering::EmitRowReduction() {
     if (v.isYmm()) {
       x86::Xmm high = cc_.newXmm();
       cc_.vextractf128(high, v.ymm(), 1);
-      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v.xmm(), high, &v));
+      XJIT_RETURN_IF_ERROR(combine(v.xmm(), high, &v));
     }
     x86::Vec t = cc_.newXmm();
     if (f64) {
@@ -1475,17 +1487,18 @@ absl::Status KernelLowering::EmitRowReduction() {
       XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t, &v));
     } else {
       V3(Inst::kIdMovhlps, Inst::kIdVmovhlps, t, v, v);
-      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t, &v));
+      XJIT_RETURN_IF_ERROR(combine(v, t, &v));
       x86::Vec t2 = cc_.newXmm();
       V3i(Inst::kIdShufps, Inst::kIdVshufps, t2, v, v, 0x55);
-      XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, v, t2, &v));
+      XJIT_RETURN_IF_ERROR(combine(v, t2, &v));
     }
     const Val& acc = accs_.at(slot.slot);
     x86::Vec folded;
     if (!acc.in_vec) {
-      // An f16/bf16 maximum or minimum (exact): the scalar accumulator
-      // holds raw bits.
+      // f16/bf16: the scalar accumulator holds raw bits; the sum or
+      // product rounds (Quantize) as the scalar reducer's does.
       XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, Widen16(acc.gp, slot.type), v, &folded));
+      if (round) folded = Quantize(folded, slot.type);
       cc_.mov(acc.gp, Raw16(folded, slot.type));
       continue;
     }

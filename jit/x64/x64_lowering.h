@@ -89,7 +89,8 @@
 // instead of one element per line per pass. Strided accesses of 32- and
 // 64-bit lanes are vectorised there: loads as gathers (AVX2, AVX-512) or
 // lane by lane (SSE4.1), stores as scatters (AVX-512) or lane by lane
-// (SSE4.1, AVX2); other programs run the same tiled order in scalar code.
+// (SSE4.1, AVX2); f16/bf16 loads lane by lane as 16-bit words, then widened
+// (VecGather16); other programs run the same tiled order in scalar code.
 // Only the order of iterations changes, and each computes the same bits.
 //
 // Reduction programs (reduction_loops > 0): the innermost output loop runs,
@@ -375,6 +376,9 @@ class KernelLowering {
   asmjit::x86::Vec VecRaw16(asmjit::x86::Vec f32, ElementType type);
   // kLoad / kStore of an f16/bf16 buffer.
   asmjit::x86::Vec VecLoad16(int id);
+  // A strided f16/bf16 load in tiled loops: the lanes' 16-bit words moved
+  // one by one (pinsrw), zero-extended and widened as VecLoad16's.
+  asmjit::x86::Vec VecGather16(int id);
   void VecStore16(int id);
   asmjit::x86::Vec VecShift32(bool left, asmjit::x86::Vec a, int count);
   // Integer op `sse`/`avx` of a and a 32-bit constant in every lane (a

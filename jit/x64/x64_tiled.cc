@@ -30,6 +30,8 @@ constexpr int64_t kCacheLineBytes = 64;
 
 // The element width of a load's value or a store's operand, in bytes (0 for
 // pred, which vector code moves as lane masks, and for sub-byte types).
+bool IsHalf(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
+
 int64_t AccessBytes(const KOp& op) {
   const ElementType type = op.kind == KOpKind::kStore ? op.operand_type : op.type;
   if (type == ElementType::kPred) return 0;
@@ -71,8 +73,13 @@ bool KernelLowering::StridedAccessVectorizable(
   const std::optional<int64_t> stride = strides[op.a];
   if (!stride.has_value() || *stride == 0) return false;
   const int64_t bytes = AccessBytes(op);
-  if (bytes != 4 && bytes != 8) return false;
   const int64_t jump = *stride < 0 ? -*stride : *stride;
+  // f16/bf16 loads: 16-bit words lane by lane (k < 16) at k * stride * 2.
+  if (bytes == 2) {
+    return op.kind == KOpKind::kLoad && IsHalf(op.type) &&
+           jump <= ((int64_t{1} << 31) - 1) / (15 * bytes);
+  }
+  if (bytes != 4 && bytes != 8) return false;
   // Gathers and scatters take the lane offsets k * stride (k < 16) as dword
   // indices; the lane-by-lane forms (UsesLaneMoves) address lane k (k < 8)
   // at the displacement k * stride * bytes.
@@ -81,6 +88,7 @@ bool KernelLowering::StridedAccessVectorizable(
 }
 
 bool KernelLowering::UsesLaneMoves(const KOp& op) const {
+  if (AccessBytes(op) == 2) return true;  // No 16-bit gathers.
   return op.kind == KOpKind::kStore ? !features_.avx512 : !features_.avx2;
 }
 
@@ -107,6 +115,10 @@ x86::Vec KernelLowering::StrideOffsets(int64_t stride) {
 
 absl::Status KernelLowering::EmitGather(int id) {
   const KOp& op = program_.ops[id];
+  if (IsHalf(op.type)) {
+    SetVec(id, VecGather16(id));
+    return absl::OkStatus();
+  }
   const int width = lane_bits_;
   if (width != 32 && width != 64) return absl::InternalError("gather of a lane width but 32/64");
   const int bytes = width / 8;

@@ -168,8 +168,12 @@ absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
 // Runs the plan. `lhs`, `rhs` and `out` hold the operands and result in the
 // planned layouts; `scratch` holds plan.scratch_bytes bytes (may be null
 // when that is 0). Never allocates. Buffers need no particular alignment
-// beyond the element type's natural one.
-void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch);
+// beyond the element type's natural one. The copies into and out of scratch
+// images (bf16/f16 widening and narrowing included) are split over up to
+// `threads` threads (the calling one and runtime::ThreadPool's workers)
+// when large enough; the BLAS calls use OpenBLAS's own threads.
+void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
+            int threads = 1);
 
 }  // namespace xjit::runtime::blas
 

@@ -65,9 +65,11 @@ absl::Status CheckPlainArray(const Shape& shape, absl::string_view what);
 
 // Copies between `operand` (at copy.operand_offset elements, strided) and
 // `image` (dense, at copy.scratch_offset bytes of scratch). to_image chooses
-// the direction.
+// the direction. With parts > 1, only part `part` of the copy (a range of
+// its outermost dimension of at least `parts` elements): the parts 0 ..
+// parts-1, run on as many threads at once, make the whole copy.
 void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* operand_out,
-                    uint8_t* scratch, bool to_image);
+                    uint8_t* scratch, bool to_image, int part = 0, int parts = 1);
 
 }  // namespace xjit::runtime::blas::internal
 

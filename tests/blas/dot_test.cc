@@ -3,6 +3,7 @@
 // must not) need a copy, checked against hand values or the evaluator.
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -407,6 +408,78 @@ TEST_F(DotTest, Bf16RoundsTheF32SumToNearestEven) {
   const uint16_t halfway_high[2] = {one, three_times};
   RunDot(*plan, halfway_high, ones, &out, scratch.data());
   EXPECT_EQ(out, 0x3F82);
+}
+
+// Every bf16 pattern through rows of the f32 image (16 elements at a time,
+// the vectorised path, NaNs through the encoder) and back, scaled by a:
+// y * a is exact in f32 (8-bit by 8-bit significands) and then rounded
+// once to bf16, so the result is the evaluator's encoding of the double
+// product (±0 equal, NaN any NaN). The copies split over 1 to 3 threads
+// must give the same bits.
+TEST_F(DotTest, Bf16RowsWidenAndNarrowEveryPattern) {
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {1};
+  d.rhs_contracting_dimensions = {0};
+  const Shape lhs = Shape::Array(ElementType::kBF16, {1, 1});
+  const Shape rhs = Shape::Array(ElementType::kBF16, {1, 65536});
+  absl::StatusOr<DotPlan> plan = PlanDot(lhs, rhs, rhs, d);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NE(plan->ToString().find("on f32 images"), std::string::npos) << plan->ToString();
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  std::vector<uint16_t> y(65536);
+  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) y[bits] = static_cast<uint16_t>(bits);
+  // 1, 1 + 2^-7 (products halfway between bf16 values: ties to even), 3.
+  for (const uint16_t a : {uint16_t{0x3F80}, uint16_t{0x3F81}, uint16_t{0x4040}}) {
+    std::vector<uint16_t> first;
+    for (int threads = 1; threads <= 3; ++threads) {
+      std::vector<uint16_t> out(65536, 0x1234);
+      RunDot(*plan, &a, y.data(), out.data(), scratch.data(), threads);
+      int wrong = 0;
+      for (uint32_t j = 0; j <= 0xFFFF; ++j) {
+        const double product = FloatBitsToDouble(ElementType::kBF16, y[j]) *
+                               FloatBitsToDouble(ElementType::kBF16, a);
+        const auto expected = static_cast<uint16_t>(DoubleToFloatBits(ElementType::kBF16, product));
+        const bool ok = std::isnan(product)
+                            ? (out[j] & 0x7F80) == 0x7F80 && (out[j] & 0x7F) != 0
+                            : out[j] == expected || ((out[j] | expected) & 0x7FFF) == 0;
+        if (!ok && ++wrong <= 5) {
+          ADD_FAILURE() << "a " << a << " y " << y[j] << ": got " << out[j] << " want "
+                        << expected << " (threads " << threads << ")";
+        }
+      }
+      EXPECT_EQ(wrong, 0);
+      if (threads == 1) first = out;
+      EXPECT_EQ(out, first) << "threads " << threads;
+    }
+  }
+}
+
+// Batched bf16 GEMMs with transposed layouts and odd sizes, whose operand
+// and result copies are large enough to split over threads: the same bits
+// with 1, 2 and 3 threads (the split changes who copies, not what).
+TEST_F(DotTest, Bf16CopiesSplitOverThreadsGiveTheSameBits) {
+  auto module = ParseHloModule(DotModule(
+      "bf16[3,201,157]{1,2,0}", "bf16[3,157,299]{2,1,0}", "bf16[3,201,299]{1,2,0}",
+      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  const Instruction& root = *(*module)->entry()->root();
+  absl::StatusOr<DotPlan> plan = PlanDot(root);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GE(plan->copies.size(), 3u) << plan->ToString();
+  std::mt19937_64 rng(7);
+  Literal a(root.operand(0)->shape()), b(root.operand(1)->shape());
+  testing::FillRandom(&a, rng);
+  testing::FillRandom(&b, rng);
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  std::vector<uint8_t> first;
+  for (int threads = 1; threads <= 3; ++threads) {
+    Literal out(root.shape());
+    RunDot(*plan, a.data().data(), b.data().data(), out.data().data(), scratch.data(), threads);
+    std::vector<uint8_t> bytes(out.data().begin(), out.data().end());
+    if (threads == 1) first = bytes;
+    EXPECT_EQ(bytes, first) << "threads " << threads;
+  }
 }
 
 TEST_F(DotTest, PlanRejectsBadShapes) {

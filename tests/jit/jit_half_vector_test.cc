@@ -45,6 +45,14 @@ class JitHalfVector : public ::testing::TestWithParam<Isa> {
   // kernel must have vector code) and evaluated on `arguments`.
   void Check(const std::string& hlo, const std::vector<Literal>& arguments,
              bool vectorized = true, int threads = 1) {
+    Literal expected, actual;
+    Run(hlo, arguments, vectorized, threads, &expected, &actual);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_EQ(Difference(expected, actual), "") << hlo;
+  }
+  // The evaluator's result and the compiled one's, for checks of their own.
+  void Run(const std::string& hlo, const std::vector<Literal>& arguments, bool vectorized,
+           int threads, Literal* expected_out, Literal* actual_out) {
     absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
     absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
@@ -66,7 +74,8 @@ class JitHalfVector : public ::testing::TestWithParam<Isa> {
     }
     absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
     ASSERT_TRUE(actual.ok()) << actual.status();
-    EXPECT_EQ(Difference(*expected, *actual), "") << hlo;
+    *expected_out = std::move(*expected);
+    *actual_out = std::move(*actual);
   }
   // With random arguments rich in edge values (several seeds).
   void CheckRandom(const std::string& hlo, int ulp_tolerance = 0, bool vectorized = true) {
@@ -325,6 +334,210 @@ TEST_P(JitHalfVector, Reductions) {
                                "dimensions={1}, to_apply=addf\n  ROOT r = ", n,
                                "[5] convert(s)\n}\n"),
                   1, /*vectorized=*/row >= 16);
+    }
+  }
+}
+
+// Row sums and products with a 16-bit accumulator, vectorised along the
+// row: each lane applies the reducer (rounding to the type) to every
+// lanes-th element, and the lanes are combined with the reducer too
+// (docs/types.md, "Reductions in f16 and bf16"). HLO leaves the order
+// unspecified, so the checks are what holds in any order:
+//   - exact data (integers whose partial sums in any order stay exact,
+//     powers of two for products) give the evaluator's bits;
+//   - NaN, infinities, -0, subnormals and overflow, placed so that every
+//     order gives the same result, give the evaluator's bits;
+//   - random data: within the error bound of each order from the exact
+//     sum (below).
+// Rows of every length around the vector widths (tails), on each ISA, on
+// one and two threads; the fused form (a product summed along the row) is
+// layer norm's backward.
+std::string RowReduceModule(ElementType type, int64_t rows, int64_t n, const char* reducer,
+                            const char* init, bool fused) {
+  const std::string t = Name(type);
+  const std::string a = absl::StrCat(t, "[", rows, ",", n, "]");
+  return absl::StrCat(
+      "HloModule m\nadd {\n  a = ", t, "[] parameter(0)\n  b = ", t,
+      "[] parameter(1)\n  ROOT s = ", t, "[] add(a, b)\n}\nmul {\n  a = ", t,
+      "[] parameter(0)\n  b = ", t, "[] parameter(1)\n  ROOT s = ", t,
+      "[] multiply(a, b)\n}\nENTRY e {\n  p0 = ", a, " parameter(0)\n  p1 = ", a,
+      " parameter(1)\n", fused ? absl::StrCat("  x = ", a, " multiply(p0, p1)\n") : "", "  z = ", t, "[] constant(", init, ")\n  ROOT r = ", t, "[", rows,
+      "] reduce(", fused ? "x" : "p0", ", z), dimensions={1}, to_apply=", reducer, "\n}\n");
+}
+
+Literal ValuesLiteral(ElementType type, int64_t rows, int64_t n, const std::vector<double>& v) {
+  Literal literal(Shape::Array(type, {rows, n}));
+  for (size_t i = 0; i < v.size(); ++i) literal.SetBitsLinear(i, DoubleToFloatBits(type, v[i]));
+  return literal;
+}
+
+constexpr int64_t kRowLengths[] = {1, 3, 7, 15, 16, 17, 31, 33, 64, 67, 130, 256};
+
+TEST_P(JitHalfVector, RowSumsOfExactValues) {
+  for (ElementType type : kHalves) {
+    for (int64_t n : kRowLengths) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(absl::StrCat(Name(type), " row ", n, " threads ", threads));
+        const int64_t rows = 6;
+        // Integers in [-m, m] with n * m <= 256: every partial sum, in any
+        // order, is an integer of magnitude <= 256, exact in bf16 and f16.
+        const int m = static_cast<int>(std::max<int64_t>(1, 256 / n));
+        std::mt19937_64 rng(n);
+        std::vector<double> x, one(rows * n, 1.0), sign;
+        for (int64_t i = 0; i < rows * n; ++i) {
+          x.push_back(static_cast<double>(static_cast<int>(rng() % (2 * m + 1)) - m));
+          sign.push_back(rng() % 2 ? 1.0 : -1.0);
+        }
+        const Literal lx = ValuesLiteral(type, rows, n, x);
+        Check(RowReduceModule(type, rows, n, "add", "0", false),
+              {lx, ValuesLiteral(type, rows, n, one)}, n >= 16, threads);
+        // Fused: the signed product summed (still exact).
+        Check(RowReduceModule(type, rows, n, "add", "0", true),
+              {lx, ValuesLiteral(type, rows, n, sign)}, n >= 16, threads);
+        // Products of ±1 with 2 and 0.5 alternating every 16th element:
+        // every partial product is ±2^k with |k| <= 8, exact.
+        std::vector<double> p;
+        for (int64_t i = 0; i < rows * n; ++i) {
+          const int64_t j = i % n;
+          p.push_back(j % 16 == 0 ? ((j / 16) % 2 ? 0.5 : 2.0) : sign[i]);
+        }
+        Check(RowReduceModule(type, rows, n, "mul", "1", false),
+              {ValuesLiteral(type, rows, n, p), ValuesLiteral(type, rows, n, one)}, n >= 16,
+              threads);
+      }
+    }
+  }
+}
+
+TEST_P(JitHalfVector, RowSumsOfSpecialValues) {
+  for (ElementType type : kHalves) {
+    const bool bf16 = type == ElementType::kBF16;
+    const uint64_t neg_zero = 0x8000, one = bf16 ? 0x3F80 : 0x3C00;
+    const uint64_t inf = bf16 ? 0x7F80 : 0x7C00, neg_inf = bf16 ? 0xFF80 : 0xFC00;
+    const uint64_t qnan = bf16 ? 0x7FC0 : 0x7E00, snan = bf16 ? 0xFF81 : 0xFC01;
+    const uint64_t tiny = 0x0001, neg_max = bf16 ? 0xFF7F : 0xFBFF;
+    for (int64_t n : kRowLengths) {
+      if (n < 3) continue;
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(absl::StrCat(Name(type), " row ", n, " threads ", threads));
+        // One row each (init -0, so that a row of -0 sums to -0):
+        //   all -0; ones and +inf; ones, +inf and -inf (NaN); ones and a
+        //   quiet NaN; -inf and a signalling NaN; the smallest subnormal
+        //   (n of them: exact); two of the most negative finite value in
+        //   zeros (-inf in any order); -0 with one +0 (+0 in any order).
+        const int64_t rows = 8;
+        std::vector<uint64_t> bits(rows * n);
+        auto row = [&](int r) { return bits.begin() + r * n; };
+        std::fill(row(0), row(1), neg_zero);
+        std::fill(row(1), row(2), one);
+        row(1)[n / 2] = inf;
+        std::fill(row(2), row(3), one);
+        row(2)[1] = inf;
+        row(2)[n - 1] = neg_inf;
+        std::fill(row(3), row(4), one);
+        row(3)[n - 2] = qnan;
+        std::fill(row(4), row(5), one);
+        row(4)[0] = neg_inf;
+        row(4)[n - 1] = snan;
+        std::fill(row(5), row(6), tiny);
+        std::fill(row(6), row(7), uint64_t{0});
+        row(6)[0] = neg_max;
+        row(6)[n - 1] = neg_max;
+        std::fill(row(7), row(8), neg_zero);
+        row(7)[n / 3] = 0;
+        Literal x(Shape::Array(type, {rows, n}));
+        for (size_t i = 0; i < bits.size(); ++i) x.SetBitsLinear(i, bits[i]);
+        Literal zeros(Shape::Array(type, {rows, n}));
+        for (size_t i = 0; i < bits.size(); ++i) zeros.SetBitsLinear(i, neg_zero);
+        Check(RowReduceModule(type, rows, n, "add", "-0", false), {x, zeros}, n >= 16, threads);
+      }
+    }
+  }
+}
+
+// Random values: a sum of n values that applies the rounded reducer along
+// a tree in which each value goes through at most D additions differs
+// from the exact sum by at most ((1 + u)^D - 1) * sum |x_i| (each rounding
+// is a relative error of at most u; Higham, "Accuracy and Stability of
+// Numerical Algorithms", 4.2). u: the type's unit roundoff 2^-p (p = 8 for
+// bf16, 11 for f16) plus 2^-23 for the f32 rounding before it. The
+// evaluator's order (left to right) has D = n - 1. The vector order has
+// D <= n/lanes (its lane) + log2(unroll * lanes) + 1 (the combining steps
+// and the scalar accumulator) + lanes - 1 (the scalar tail), at most
+// n/4 + 22 for 4 to 16 lanes and an unroll of 1 to 4; the compiled and
+// evaluated results differ by at most the sum of the two bounds. Rows up
+// to 130 elements keep that bound below sum |x_i| for bf16.
+TEST_P(JitHalfVector, RowSumsOfRandomValuesWithinTheOrderBound) {
+  for (ElementType type : kHalves) {
+    const double u = std::ldexp(1.0, -(type == ElementType::kBF16 ? 8 : 11)) + std::ldexp(1.0, -23);
+    for (int64_t n : kRowLengths) {
+      if (n > 130) continue;
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(absl::StrCat(Name(type), " row ", n, " threads ", threads));
+        const int64_t rows = 16;
+        std::mt19937_64 rng(n * 7 + threads);
+        std::uniform_real_distribution<double> magnitude(0.5, 2.0);
+        std::vector<double> x, zero(rows * n, 0.0);
+        for (int64_t i = 0; i < rows * n; ++i) {
+          const double v = (rng() % 2 ? 1 : -1) * magnitude(rng);
+          x.push_back(FloatBitsToDouble(type, DoubleToFloatBits(type, v)));  // As stored.
+        }
+        Literal expected, actual;
+        Run(RowReduceModule(type, rows, n, "add", "0", false),
+            {ValuesLiteral(type, rows, n, x), ValuesLiteral(type, rows, n, zero)}, n >= 16,
+            threads, &expected, &actual);
+        if (HasFatalFailure()) return;
+        const double bound = std::pow(1 + u, n - 1) - 1 + std::pow(1 + u, n / 4.0 + 22) - 1;
+        for (int64_t r = 0; r < rows; ++r) {
+          double exact = 0, absolute = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            exact += x[r * n + i];
+            absolute += std::abs(x[r * n + i]);
+          }
+          const double e = FloatBitsToDouble(type, expected.GetBitsLinear(r));
+          const double a = FloatBitsToDouble(type, actual.GetBitsLinear(r));
+          EXPECT_LE(std::abs(a - e), bound * absolute)
+              << "row " << r << ": compiled " << a << ", evaluator " << e << ", exact " << exact;
+        }
+      }
+    }
+  }
+}
+
+// A 16-bit operand read transposed inside an elementwise fusion (an SGD
+// update with a transposed gradient): tiled loops (x64_tiled.cc) whose
+// strided f16/bf16 loads move 16-bit words lane by lane and widen them.
+// Edge values everywhere, odd extents (vector tails, partial tiles), one
+// and two threads; the same bits as the evaluator.
+TEST_P(JitHalfVector, TransposedLoadsInTiledLoops) {
+  for (ElementType type : kHalves) {
+    const std::string t = Name(type);
+    const std::vector<uint64_t> edge = EdgeBits(type);
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+             {45, 37}, {40, 64}, {67, 130}, {300, 33}}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(absl::StrCat(t, "[", rows, ",", cols, "] threads ", threads));
+        const std::string a = absl::StrCat(t, "[", rows, ",", cols, "]");
+        const std::string b = absl::StrCat(t, "[", cols, ",", rows, "]");
+        const std::string hlo = absl::StrCat(
+            "HloModule m\nENTRY e {\n  p0 = ", a, " parameter(0)\n  p1 = ", b,
+            " parameter(1)\n  p2 = ", t, "[] parameter(2)\n  g = ", a,
+            " transpose(p1), dimensions={1,0}\n  l = ", a, " broadcast(p2), dimensions={}\n  m = ",
+            a, " multiply(g, l)\n  ROOT r = ", a, " subtract(p0, m)\n}\n");
+        std::vector<uint64_t> x, y;
+        for (int64_t i = 0; i < rows * cols; ++i) {
+          x.push_back(edge[(i * 5 + 1) % edge.size()]);
+          y.push_back(edge[(i * 11 + 7) % edge.size()]);
+        }
+        Literal lx(Shape::Array(type, {rows, cols})), ly(Shape::Array(type, {cols, rows}));
+        for (int64_t i = 0; i < rows * cols; ++i) {
+          lx.SetBitsLinear(i, x[i]);
+          ly.SetBitsLinear(i, y[i]);
+        }
+        Literal lr(Shape::Array(type, {}));
+        lr.SetBitsLinear(0, BitsOf(type, 0.1));
+        Check(hlo, {lx, ly, lr}, true, threads);
+      }
     }
   }
 }
