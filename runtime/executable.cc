@@ -110,13 +110,6 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
   return absl::OkStatus();
 }
 
-// Chunks per thread of a split kernel, and the fewest output bytes a chunk
-// writes: the pool hands chunks to whichever thread is free, so a thread
-// that starts late or shares its core with another process does fewer
-// (one fixed chunk per thread made the whole step wait for the slowest).
-constexpr int64_t kKernelChunksPerThread = 4;
-constexpr int64_t kKernelChunkMinBytes = int64_t{16} << 10;
-
 // Runs a kernel step whose buffer addresses are `addresses`, split between
 // up to `threads` threads when its output is large enough. Chunk k covers
 // units [k*units/chunks, (k+1)*units/chunks) of outer_alignment iterations,
@@ -126,15 +119,12 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   const int64_t extent = step.outer_extent;
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (extent + alignment - 1) / alignment;
-  const int64_t chunks =
-      std::min<int64_t>({units, threads * kKernelChunksPerThread,
-                         std::max<int64_t>(threads, output_bytes / kKernelChunkMinBytes)});
+  const int64_t chunks = std::min<int64_t>(threads, units);
   if (threads <= 1 || output_bytes < min_bytes || chunks <= 1) {
     step.function(addresses, 0, extent);
     return;
   }
-  const int helpers = static_cast<int>(std::min<int64_t>(threads, chunks) - 1);
-  ThreadPool::Shared().ParallelFor(chunks, helpers, [&](int64_t k) {
+  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
     const int64_t begin = k * units / chunks * alignment;
     const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
     if (begin < end) step.function(addresses, begin, end);
