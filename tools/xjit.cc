@@ -23,6 +23,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -119,6 +120,10 @@ constexpr char kUsage[] =
       (the median of the timed executions). Parameters without a file get
       seeded random values.
       --iterations N              timed executions (default 10, after one warm-up)
+      --warmup-ms N               untimed executions first until N ms have passed
+                                  (at least one; default 0): the steady state a
+                                  long-running program sees (caches, page faults,
+                                  thread pools and OpenBLAS's workers started)
       --threads N, --isa=..., --seed S, --backend=jit|interpreter, --passes=...,
       --disable-passes=..., --max-while-iterations N
                                   as for run
@@ -199,6 +204,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   jit::Isa isa = jit::Isa::kAuto;
   int64_t iterations = 10;
+  int64_t warmup_ms = 0;
   std::optional<std::string> dump_dir;
   bool asm_text = false;
   bool run_passes = true;
@@ -217,8 +223,8 @@ constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "
 constexpr absl::string_view kCompileFlags[] = {"dump",   "asm",           "isa",
                                                "threads", "passes",       "disable-passes",
                                                "max-constant-bytes"};
-constexpr absl::string_view kBenchFlags[] = {"iterations", "threads", "isa",           "seed",
-                                             "backend",    "passes",  "disable-passes",
+constexpr absl::string_view kBenchFlags[] = {"iterations", "warmup-ms", "threads", "isa",
+                                             "seed",       "backend",   "passes",  "disable-passes",
                                              "max-while-iterations", "max-constant-bytes"};
 constexpr absl::string_view kCheckFlags[] = {"max-constant-bytes"};
 
@@ -316,6 +322,14 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
        : name == "replicas"   ? options.replicas
        : name == "partitions" ? options.partitions
                               : options.iterations) = v;
+    } else if (name == "warmup-ms") {
+      XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(text, &v) || v < 0 || v > 3'600'000) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--warmup-ms needs an integer from 0 to 3600000, got '", text, "'"));
+      }
+      options.warmup_ms = v;
     } else if (name == "max-while-iterations") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       int64_t v = 0;
@@ -956,7 +970,7 @@ double Median(std::vector<double> values) {
 }
 
 // `xjit bench`: compile time (parse excluded) and the median time of one
-// execution on raw buffers (no Literal conversions), after one warm-up.
+// execution on raw buffers (no Literal conversions), after a warm-up.
 absl::Status Bench(std::vector<std::string> args) {
   XJIT_ASSIGN_OR_RETURN(RunOptions options, ParseFlags("bench", kBenchFlags, std::move(args)));
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, LoadModule(options.module_path, options.max_constant_bytes));
@@ -966,13 +980,25 @@ absl::Status Bench(std::vector<std::string> args) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
   };
+  // Runs `run` untimed until --warmup-ms have passed (at least once), then
+  // --iterations times timed.
+  auto time_runs = [&](const std::function<absl::Status()>& run) -> absl::Status {
+    const auto warmup_start = std::chrono::steady_clock::now();
+    do {
+      XJIT_RETURN_IF_ERROR(run());
+    } while (elapsed_ms(warmup_start) < static_cast<double>(options.warmup_ms));
+    for (int64_t i = 0; i < options.iterations; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      XJIT_RETURN_IF_ERROR(run());
+      times_ms.push_back(elapsed_ms(start));
+    }
+    return absl::OkStatus();
+  };
   if (options.backend == "interpreter") {
     Evaluator evaluator(InterpreterOptions(options));
-    for (int64_t i = 0; i <= options.iterations; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      XJIT_ASSIGN_OR_RETURN(Literal r, evaluator.EvaluateModule(*module, arguments));
-      if (i > 0) times_ms.push_back(elapsed_ms(start));
-    }
+    XJIT_RETURN_IF_ERROR(time_runs([&]() -> absl::Status {
+      return evaluator.EvaluateModule(*module, arguments).status();
+    }));
     Print(absl::StrFormat("backend: interpreter\ncompile ms: 0\nrun ms: %.6f\n", Median(times_ms)));
     return absl::OkStatus();
   }
@@ -984,11 +1010,8 @@ absl::Status Bench(std::vector<std::string> args) {
   for (const Literal& argument : arguments) buffers.push_back(runtime::FlattenLiteral(argument));
   for (const auto& buffer : buffers) parameters.push_back(buffer.data());
   std::vector<uint8_t> result(std::max<int64_t>(1, ByteSize(executable->result_shape())));
-  for (int64_t i = 0; i <= options.iterations; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    XJIT_RETURN_IF_ERROR(executable->Execute(parameters, result.data()));
-    if (i > 0) times_ms.push_back(elapsed_ms(start));
-  }
+  XJIT_RETURN_IF_ERROR(
+      time_runs([&] { return executable->Execute(parameters, result.data()); }));
   Print(absl::StrFormat(
       "backend: jit (%s)\nkernels: %d\ninterpreted steps: %d\niterations: %d\n"
       "compile ms: %.3f\nrun ms: %.6f\n",

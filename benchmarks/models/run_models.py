@@ -2,7 +2,7 @@
 """xjit against XLA:CPU on the JAX models of models/generate.py, at realistic sizes.
 
   python benchmarks/models/run_models.py [--xjit build/tools/xjit] [--threads 1 2]
-      [--models NAME ...] [--iterations 5] [--work DIR]
+      [--models NAME ...] [--iterations 5] [--warmup-seconds 1] [--work DIR]
 
 Needs JAX (the XLA:CPU baseline and the module generator); without it the
 script says so and exits 0. For each model and thread count T it
@@ -11,9 +11,12 @@ script says so and exits 0. For each model and thread count T it
   2. times XLA:CPU in a fresh process pinned with `taskset -c 0..T-1`:
      compile = `jax.jit(f).lower(*args).compile()` (the lowering to StableHLO
      is not counted, and a trivial compile first takes XLA's one-time set-up), run = the median of --iterations calls of the compiled
-     executable on device-resident inputs (block_until_ready), after a warm-up;
+     executable on device-resident inputs (block_until_ready), after a warm-up
+     of --warmup-seconds (untimed calls, at least one: the steady state of a
+     training loop, with caches warm and each system's threads started);
   3. times xjit the same way with `taskset -c 0..T-1 xjit bench MODULE ARGS
-     --threads T --iterations N` (compile ms: parse excluded; run ms: median).
+     --threads T --iterations N --warmup-ms W` (compile ms: parse excluded; run
+     ms: median after the same warm-up).
 Thread control for XLA:CPU: its intra-op pool is sized from the process's CPU
 affinity (taskset), and with T = 1 XLA_FLAGS also gets
 --xla_cpu_multi_thread_eigen=false (Eigen's dot/convolution single-threaded).
@@ -64,7 +67,11 @@ def xla_worker(opts):
   compiled = lowered.compile()
   compile_ms = (time.perf_counter() - start) * 1e3
   device_args = [jax.device_put(a) for a in args]
-  jax.block_until_ready(compiled(*device_args))  # warm-up
+  warmup_start = time.perf_counter()
+  while True:  # warm-up: at least one call, then until --warmup-seconds have passed
+    jax.block_until_ready(compiled(*device_args))
+    if time.perf_counter() - warmup_start >= opts.warmup_seconds:
+      break
   times = []
   for _ in range(opts.iterations):
     start = time.perf_counter()
@@ -77,7 +84,8 @@ def xla_worker(opts):
 def run_xla(name, threads, opts, write):
   cmd = ["taskset", "-c", cpus(threads), sys.executable, os.path.abspath(__file__),
          "--worker", name, "--threads", str(threads), "--size", opts.size,
-         "--iterations", str(opts.iterations), "--work", opts.work]
+         "--iterations", str(opts.iterations), "--warmup-seconds", str(opts.warmup_seconds),
+         "--work", opts.work]
   if write:
     cmd.append("--write")
   r = subprocess.run(cmd, capture_output=True, text=True)
@@ -93,7 +101,8 @@ def run_xjit(name, threads, opts):
     n_args += 1
   cmd = ["taskset", "-c", cpus(threads), opts.xjit, "bench", os.path.join(d, "module.hlo"),
          *[os.path.join(d, f"arg{i}.npy") for i in range(n_args)],
-         "--threads", str(threads), "--iterations", str(opts.iterations)]
+         "--threads", str(threads), "--iterations", str(opts.iterations),
+         "--warmup-ms", str(int(opts.warmup_seconds * 1000))]
   r = subprocess.run(cmd, capture_output=True, text=True)
   if r.returncode != 0:
     return dict(error=(r.stderr.strip().splitlines() or ["failed"])[-1])
@@ -112,6 +121,7 @@ def main():
   ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
   ap.add_argument("--models", nargs="*", default=None)
   ap.add_argument("--iterations", type=int, default=5)
+  ap.add_argument("--warmup-seconds", type=float, default=1.0)
   ap.add_argument("--size", default="bench", choices=["bench", "test"])
   ap.add_argument("--work", default="/tmp/xjit-models-bench")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -143,7 +153,8 @@ def main():
   load_after = os.getloadavg()
   print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
         f"after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}; "
-        f"{os.cpu_count()} CPUs; iterations {opts.iterations}")
+        f"{os.cpu_count()} CPUs; iterations {opts.iterations}, "
+        f"after {opts.warmup_seconds} s of warm-up each")
   print()
   print("| model | threads | XLA compile ms | xjit compile ms | compile ratio | XLA run ms "
         "| xjit run ms | run ratio | xjit kernels / interpreted |")

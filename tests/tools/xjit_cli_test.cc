@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -756,13 +757,28 @@ TEST_F(XjitCli, BenchPrintsCompileAndRunTimes) {
   std::regex run_ms("(^|\n)run ms: [0-9]+(\\.[0-9]+)?\n");
   for (std::vector<std::string> extra :
        {std::vector<std::string>{}, {a, "--iterations", "3", "--threads=2", kBaseIsa},
-        {"--backend=interpreter", "--iterations=2", "--seed", "4"}}) {
+        {"--backend=interpreter", "--iterations=2", "--seed", "4"},
+        {"--iterations=1", "--warmup-ms", "0"}}) {
     std::vector<std::string> args = {"bench", m};
     args.insert(args.end(), extra.begin(), extra.end());
     Result r = Run(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(std::regex_search(r.out, compile_ms)) << r.out;
     EXPECT_TRUE(std::regex_search(r.out, run_ms)) << r.out;
+  }
+}
+
+// --warmup-ms runs the program untimed until that much time has passed, so
+// the command cannot finish sooner, on either backend.
+TEST_F(XjitCli, BenchWarmsUpForTheTimeAsked) {
+  std::string m = Write("add.hlo", kAdd);
+  for (const char* backend : {"--backend=jit", "--backend=interpreter"}) {
+    SCOPED_TRACE(backend);
+    auto start = std::chrono::steady_clock::now();
+    Result r = Run({"bench", m, backend, "--iterations=1", "--warmup-ms=300"});
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GE(seconds, 0.3);
   }
 }
 
@@ -789,6 +805,8 @@ TEST_F(XjitCli, JitCommandErrors) {
   ExpectUserError(Run({"compile", m, "--asm=yes"}), "--asm takes no value");
   ExpectUserError(Run({"compile", m, "--dump"}), "--dump needs a value");
   ExpectUserError(Run({"bench", m, "--iterations", "-1"}), "--iterations needs a positive integer");
+  ExpectUserError(Run({"bench", m, "--warmup-ms", "-1"}), "--warmup-ms needs an integer from 0");
+  ExpectUserError(Run({"bench", m, "--warmup-ms=soon"}), "--warmup-ms needs an integer from 0");
   ExpectUserError(Run({"bench", m, a, a, a}), "3 .npy arguments given");
   ExpectUserError(Run({"run", m, a, "--isa", "mmx"}), "unknown --isa 'mmx'");
   // Argument mismatches on the jit backend are the same clear errors.
