@@ -23,8 +23,9 @@
 //    A producer with several users is duplicated into this consumer when
 //      - it is cheap (data movement, simple arithmetic, a small constant) and
 //        has at most max_cheap_fanout users, unless it stays materialised
-//        anyway (it is the root, or a user this sweep has finished with
-//        still reads it) and reads a computed value: a materialised producer
+//        anyway (it is the root, a user this sweep has finished with still
+//        reads it, or a user that can never fuse it does: a dot, a tuple)
+//        and reads a computed value: a materialised producer
 //        that only reads parameters, constants or iotas (a broadcast) is
 //        still worth re-computing, but duplicating one that reads computed
 //        values gives those values one more user each, so that in a chain
@@ -511,11 +512,21 @@ class Fuser {
 
   // Whether `producer` will be materialised whatever `consumer` does: it is
   // the root, or a user other than `consumer` that FuseProducers has
-  // finished with still reads it.
+  // finished with still reads it, or another user can never fuse it (a dot
+  // or convolution reading it, directly or as its kOutput fusion's
+  // contraction operand, a tuple, ...). The last holds whatever order the
+  // sweep meets the users in: gpt_train's bias gradients (column sums of a
+  // gradient two dots also read) came before the dots in that order, so each
+  // recomputed the gradient from its inputs, in column order, instead of
+  // reading it.
   bool StaysMaterialised(const Instruction& producer, const Instruction& consumer) const {
     if (IsRoot(&producer)) return true;
     for (const Instruction* user : producer.users()) {
-      if (user != &consumer && finished_.contains(user)) return true;
+      if (user == &consumer) continue;
+      if (finished_.contains(user) || !CanBeConsumer(*user)) return true;
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) == &producer && FeedsContraction(*user, i)) return true;
+      }
     }
     return false;
   }
@@ -1265,7 +1276,29 @@ class Fuser {
     const std::vector<std::vector<int64_t>> reduced_a = ReducedDimensions(a);
     const std::vector<std::vector<int64_t>> reduced_b = ReducedDimensions(b);
     if (!reduced_a.empty() && !reduced_b.empty() && reduced_a != reduced_b) return false;
+    // A loop fusion beside a column reduction: the merged loop nest would be
+    // the reduction's (kept dimensions outside, reduced ones inside), so the
+    // loop fusion's elements, contiguous along the kept minor dimension,
+    // would be read and written a whole row apart per step (gpt_train's bias
+    // gradients next to the gradient they sum: 3-6x slower than the two
+    // kernels, docs/performance.md).
+    if (reduced_a.empty() != reduced_b.empty() &&
+        HasColumnReduce(reduced_a.empty() ? b : a)) {
+      return false;
+    }
     return !Reaches(&a, &b) && !Reaches(&b, &a);
+  }
+
+  // Whether a fusion's root values include a reduce that keeps its input's
+  // minor-most dimension of size > 1 (ReducesMinorDimension is false).
+  static bool HasColumnReduce(const Instruction& fusion) {
+    for (const Instruction* value : RootValues(FusedComputation(fusion)->root())) {
+      if (value->opcode() != Opcode::kReduce) continue;
+      std::vector<int64_t> reduced = value->attrs().dimensions;
+      std::sort(reduced.begin(), reduced.end());
+      if (!ReducesMinorDimension(*value, reduced)) return true;
+    }
+    return false;
   }
 
   // The root values of a fusion's body: the tuple's elements or the root.
