@@ -169,7 +169,21 @@ absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
 // planned layouts; `scratch` holds plan.scratch_bytes bytes (may be null
 // when that is 0). Never allocates. Buffers need no particular alignment
 // beyond the element type's natural one.
-void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch);
+//
+// `batch_threads` > 1 (only where SplitsBatch says so) runs the batch loop's
+// products on that many threads of the process ThreadPool, each product one
+// BLAS call on its thread: the caller must have set OpenBLAS to one thread
+// (ScopedBlasThreads(1)) for the call.
+void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
+            int batch_threads = 1);
+
+// Whether RunDot should split the batch loop over `threads` threads rather
+// than give each product `threads` OpenBLAS threads: a GEMM or GEMV batch of
+// at least 2 x threads products. Attention's batched products
+// (48 of 128x128x64 in a GPT-2 block) are too small for OpenBLAS to split
+// well, and handing each one to its workers costs a synchronisation per
+// product; whole products per thread need none.
+bool SplitsBatch(const DotPlan& plan, int threads);
 
 }  // namespace xjit::runtime::blas
 
