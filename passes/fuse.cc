@@ -46,7 +46,10 @@
 //    dimensions, and the same reduced dimensions when both reduce) and do not
 //    depend on each other are merged; the root becomes
 //    a tuple of their results and their users read it through
-//    get-tuple-element. The shared input is then read once.
+//    get-tuple-element. The shared input is then read once. A kLoop fusion
+//    never joins a kInput fusion whose reduce keeps its input's minor-most
+//    dimension (a column reduction): the merged kernel would walk the
+//    kLoop's elements in the reduction's order, a row apart per step.
 // 5. Row fusion (FuseOptions::row_fusion, for targets that run row programs):
 //    a reduce whose result is broadcast back along its reduced dimensions
 //    (softmax's row maximum and row sum, layer norm's mean and variance)
