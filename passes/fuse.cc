@@ -515,7 +515,9 @@ class Fuser {
 
   // Whether `producer` will be materialised whatever `consumer` does: it is
   // the root, or a user other than `consumer` that FuseProducers has
-  // finished with still reads it, or another user can never fuse it (a dot
+  // finished with still reads it, or (for a producer with no more elements
+  // than its operands together, so that reading it costs no more than
+  // recomputing it: not a broadcast) another user can never fuse it (a dot
   // or convolution reading it, directly or as its kOutput fusion's
   // contraction operand, a tuple, ...). The last holds whatever order the
   // sweep meets the users in: gpt_train's bias gradients (column sums of a
@@ -524,14 +526,27 @@ class Fuser {
   // reading it.
   bool StaysMaterialised(const Instruction& producer, const Instruction& consumer) const {
     if (IsRoot(&producer)) return true;
+    const bool expands = Expands(producer);
     for (const Instruction* user : producer.users()) {
       if (user == &consumer) continue;
-      if (finished_.contains(user) || !CanBeConsumer(*user)) return true;
+      if (finished_.contains(user)) return true;
+      if (expands) continue;
+      if (!CanBeConsumer(*user)) return true;
       for (int64_t i = 0; i < user->operand_count(); ++i) {
         if (user->operand(i) == &producer && FeedsContraction(*user, i)) return true;
       }
     }
     return false;
+  }
+
+  // Whether `producer` has more elements than its array operands together.
+  static bool Expands(const Instruction& producer) {
+    if (!producer.shape().IsArray()) return true;
+    int64_t operand_elements = 0;
+    for (const Instruction* operand : producer.operands()) {
+      if (operand->shape().IsArray()) operand_elements += operand->shape().element_count();
+    }
+    return producer.shape().element_count() > operand_elements;
   }
 
   static bool ReadsOnlyLeaves(const Instruction& producer) {
