@@ -114,7 +114,10 @@ struct BlasCall {
 
 void RunDotCall(const void* call, void* const* buffers, void* scratch) {
   const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
-  runtime::blas::ScopedBlasThreads threads(dot.threads);
+  // A batch of products split over the threads runs each on one OpenBLAS
+  // thread (runtime/blas/dot.h).
+  const bool split = runtime::blas::SplitsBatch(dot.plan, dot.threads);
+  runtime::blas::ScopedBlasThreads threads(split ? 1 : dot.threads);
   runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
 }
 

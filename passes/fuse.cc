@@ -23,8 +23,9 @@
 //    A producer with several users is duplicated into this consumer when
 //      - it is cheap (data movement, simple arithmetic, a small constant) and
 //        has at most max_cheap_fanout users, unless it stays materialised
-//        anyway (it is the root, or a user this sweep has finished with
-//        still reads it) and reads a computed value: a materialised producer
+//        anyway (it is the root, a user this sweep has finished with still
+//        reads it, or a user that can never fuse it does: a dot, a tuple)
+//        and reads a computed value: a materialised producer
 //        that only reads parameters, constants or iotas (a broadcast) is
 //        still worth re-computing, but duplicating one that reads computed
 //        values gives those values one more user each, so that in a chain
@@ -45,7 +46,10 @@
 //    dimensions, and the same reduced dimensions when both reduce) and do not
 //    depend on each other are merged; the root becomes
 //    a tuple of their results and their users read it through
-//    get-tuple-element. The shared input is then read once.
+//    get-tuple-element. The shared input is then read once. A kLoop fusion
+//    never joins a kInput fusion whose reduce keeps its input's minor-most
+//    dimension (a column reduction): the merged kernel would walk the
+//    kLoop's elements in the reduction's order, a row apart per step.
 // 5. Row fusion (FuseOptions::row_fusion, for targets that run row programs):
 //    a reduce whose result is broadcast back along its reduced dimensions
 //    (softmax's row maximum and row sum, layer norm's mean and variance)
@@ -511,13 +515,38 @@ class Fuser {
 
   // Whether `producer` will be materialised whatever `consumer` does: it is
   // the root, or a user other than `consumer` that FuseProducers has
-  // finished with still reads it.
+  // finished with still reads it, or (for a producer with no more elements
+  // than its operands together, so that reading it costs no more than
+  // recomputing it: not a broadcast) another user can never fuse it (a dot
+  // or convolution reading it, directly or as its kOutput fusion's
+  // contraction operand, a tuple, ...). The last holds whatever order the
+  // sweep meets the users in: gpt_train's bias gradients (column sums of a
+  // gradient two dots also read) came before the dots in that order, so each
+  // recomputed the gradient from its inputs, in column order, instead of
+  // reading it.
   bool StaysMaterialised(const Instruction& producer, const Instruction& consumer) const {
     if (IsRoot(&producer)) return true;
+    const bool expands = Expands(producer);
     for (const Instruction* user : producer.users()) {
-      if (user != &consumer && finished_.contains(user)) return true;
+      if (user == &consumer) continue;
+      if (finished_.contains(user)) return true;
+      if (expands) continue;
+      if (!CanBeConsumer(*user)) return true;
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) == &producer && FeedsContraction(*user, i)) return true;
+      }
     }
     return false;
+  }
+
+  // Whether `producer` has more elements than its array operands together.
+  static bool Expands(const Instruction& producer) {
+    if (!producer.shape().IsArray()) return true;
+    int64_t operand_elements = 0;
+    for (const Instruction* operand : producer.operands()) {
+      if (operand->shape().IsArray()) operand_elements += operand->shape().element_count();
+    }
+    return producer.shape().element_count() > operand_elements;
   }
 
   static bool ReadsOnlyLeaves(const Instruction& producer) {
@@ -1265,7 +1294,29 @@ class Fuser {
     const std::vector<std::vector<int64_t>> reduced_a = ReducedDimensions(a);
     const std::vector<std::vector<int64_t>> reduced_b = ReducedDimensions(b);
     if (!reduced_a.empty() && !reduced_b.empty() && reduced_a != reduced_b) return false;
+    // A loop fusion beside a column reduction: the merged loop nest would be
+    // the reduction's (kept dimensions outside, reduced ones inside), so the
+    // loop fusion's elements, contiguous along the kept minor dimension,
+    // would be read and written a whole row apart per step (gpt_train's bias
+    // gradients next to the gradient they sum: 3-6x slower than the two
+    // kernels, docs/performance.md).
+    if (reduced_a.empty() != reduced_b.empty() &&
+        HasColumnReduce(reduced_a.empty() ? b : a)) {
+      return false;
+    }
     return !Reaches(&a, &b) && !Reaches(&b, &a);
+  }
+
+  // Whether a fusion's root values include a reduce that keeps its input's
+  // minor-most dimension of size > 1 (ReducesMinorDimension is false).
+  static bool HasColumnReduce(const Instruction& fusion) {
+    for (const Instruction* value : RootValues(FusedComputation(fusion)->root())) {
+      if (value->opcode() != Opcode::kReduce) continue;
+      std::vector<int64_t> reduced = value->attrs().dimensions;
+      std::sort(reduced.begin(), reduced.end());
+      if (!ReducesMinorDimension(*value, reduced)) return true;
+    }
+    return false;
   }
 
   // The root values of a fusion's body: the tuple's elements or the root.

@@ -458,6 +458,24 @@ Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::
              spec_->plan.scratch_bytes == 0);
 }
 
+std::unique_ptr<uint8_t[]> Executable::TakeArena() const {
+  {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    if (!idle_arenas_.empty()) {
+      std::unique_ptr<uint8_t[]> arena = std::move(idle_arenas_.back());
+      idle_arenas_.pop_back();
+      return arena;
+    }
+  }
+  return std::unique_ptr<uint8_t[]>(
+      new (std::nothrow) uint8_t[spec_->plan.temp_bytes + kBufferAlignment]);
+}
+
+void Executable::ReturnArena(std::unique_ptr<uint8_t[]> arena) const {
+  std::lock_guard<std::mutex> lock(arenas_mutex_);
+  if (idle_arenas_.size() < kMaxIdleArenas) idle_arenas_.push_back(std::move(arena));
+}
+
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) const {
   std::vector<const Literal*> pointers;
   for (const Literal& argument : arguments) pointers.push_back(&argument);
@@ -531,13 +549,21 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         "this executable updates its state in place: the result buffer must be parameter 0's");
   }
   // The arena: aligned by hand so that no allocator guarantee is assumed.
+  // Taken from the idle arenas of earlier runs where one is left, and given
+  // back when the run ends, however it ends.
   const int64_t temp_bytes = spec_->plan.temp_bytes;
-  std::unique_ptr<uint8_t[]> arena(new (std::nothrow) uint8_t[temp_bytes + kBufferAlignment]);
-  if (arena == nullptr) {
+  struct ArenaLease {
+    const Executable* owner;
+    std::unique_ptr<uint8_t[]> arena;
+    ~ArenaLease() {
+      if (arena != nullptr) owner->ReturnArena(std::move(arena));
+    }
+  } lease{this, TakeArena()};
+  if (lease.arena == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
   }
-  uint8_t* temp = arena.get();
+  uint8_t* temp = lease.arena.get();
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
           kBufferAlignment;
 

@@ -1017,6 +1017,14 @@ absl::StatusOr<DotPlan> PlanDot(const Instruction& dot) {
                  dot.attrs().dot_dimension_numbers);
 }
 
+bool SplitsBatch(const DotPlan& plan, int threads) {
+  if (threads <= 1) return false;
+  if (plan.kind != DotPlan::Kind::kGemm && plan.kind != DotPlan::Kind::kGemv) return false;
+  int64_t batch = 1;
+  for (int64_t s : plan.batch_sizes) batch *= s;
+  return batch >= 2 * static_cast<int64_t>(threads);
+}
+
 void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
             int threads) {
   if (plan.kind == DotPlan::Kind::kNothing) return;
@@ -1068,26 +1076,44 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
   const int nd = static_cast<int>(plan.batch_sizes.size());
-  internal::ForEachOffset(
-      nd, plan.batch_sizes.data(), plan.lhs_batch_strides.data(), plan.rhs_batch_strides.data(),
-      plan.out_batch_strides.data(), plan.lhs_offset, plan.rhs_offset, plan.out_offset,
-      [&](int64_t lo, int64_t ro, int64_t oo) {
-        const uint8_t* ap = a + lo * w;
-        const uint8_t* bp = b + ro * w;
-        uint8_t* cp = c + oo * w;
-        switch (plan.kind) {
-          case DotPlan::Kind::kGemm: Gemm(t, plan, ap, bp, cp); break;
-          case DotPlan::Kind::kGemv:
-            if (plan.gemv_lhs_is_matrix) {
-              Gemv(t, plan, ap, bp, cp);
-            } else {
-              Gemv(t, plan, bp, ap, cp);
-            }
-            break;
-          case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
-          default: break;
-        }
-      });
+  int64_t batch = 1;
+  for (int64_t size : plan.batch_sizes) batch *= size;
+  // Products [first, last) of the batch loop, in its order.
+  const auto run_products = [&](int64_t first, int64_t last) {
+    int64_t index = 0;
+    internal::ForEachOffset(
+        nd, plan.batch_sizes.data(), plan.lhs_batch_strides.data(), plan.rhs_batch_strides.data(),
+        plan.out_batch_strides.data(), plan.lhs_offset, plan.rhs_offset, plan.out_offset,
+        [&](int64_t lo, int64_t ro, int64_t oo) {
+          const int64_t product = index++;
+          if (product < first || product >= last) return;
+          const uint8_t* ap = a + lo * w;
+          const uint8_t* bp = b + ro * w;
+          uint8_t* cp = c + oo * w;
+          switch (plan.kind) {
+            case DotPlan::Kind::kGemm: Gemm(t, plan, ap, bp, cp); break;
+            case DotPlan::Kind::kGemv:
+              if (plan.gemv_lhs_is_matrix) {
+                Gemv(t, plan, ap, bp, cp);
+              } else {
+                Gemv(t, plan, bp, ap, cp);
+              }
+              break;
+            case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
+            default: break;
+          }
+        });
+  };
+  const int64_t workers = SplitsBatch(plan, threads) ? std::min<int64_t>(threads, batch) : 1;
+  if (workers <= 1) {
+    run_products(0, batch);
+  } else {
+    // Each product writes its own part of the result, so the split changes
+    // no result bit.
+    ThreadPool::Shared().ParallelFor(workers, static_cast<int>(workers - 1), [&](int64_t k) {
+      run_products(k * batch / workers, (k + 1) * batch / workers);
+    });
+  }
   run_copies(false);
 }
 

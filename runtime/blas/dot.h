@@ -168,12 +168,26 @@ absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
 // Runs the plan. `lhs`, `rhs` and `out` hold the operands and result in the
 // planned layouts; `scratch` holds plan.scratch_bytes bytes (may be null
 // when that is 0). Never allocates. Buffers need no particular alignment
-// beyond the element type's natural one. The copies into and out of scratch
-// images (bf16/f16 widening and narrowing included) are split over up to
-// `threads` threads (the calling one and runtime::ThreadPool's workers)
-// when large enough; the BLAS calls use OpenBLAS's own threads.
+// beyond the element type's natural one.
+//
+// `threads` is the executable's thread count. The copies into and out of
+// scratch images (bf16/f16 widening and narrowing included) are split over up
+// to `threads` threads (the calling one and runtime::ThreadPool's workers)
+// when large enough. Where SplitsBatch(plan, threads), the batch loop's
+// products run on `threads` threads of the ThreadPool, each product one BLAS
+// call on its thread, and the caller must have set OpenBLAS to one thread
+// (ScopedBlasThreads(1)) for the call; otherwise the BLAS calls use
+// OpenBLAS's own threads.
 void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
             int threads = 1);
+
+// Whether RunDot should split the batch loop over `threads` threads rather
+// than give each product `threads` OpenBLAS threads: a GEMM or GEMV batch of
+// at least 2 x threads products. Attention's batched products
+// (48 of 128x128x64 in a GPT-2 block) are too small for OpenBLAS to split
+// well, and handing each one to its workers costs a synchronisation per
+// product; whole products per thread need none.
+bool SplitsBatch(const DotPlan& plan, int threads);
 
 }  // namespace xjit::runtime::blas
 

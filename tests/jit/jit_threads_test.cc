@@ -2,7 +2,8 @@
 // loop is split between threads; results must equal the single-threaded
 // ones bit for bit and the evaluator's, for odd sizes, empty arrays,
 // scalars, ranks 1 to 4 and non-default layouts, also when one threaded
-// executable runs from several threads at once. And the shared ThreadPool.
+// executable runs from several threads at once; batched dots split over the
+// threads; runs that reuse an earlier run's arena. And the shared ThreadPool.
 #include <atomic>
 #include <cstring>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
 #include "jit/compile.h"
+#include "runtime/blas/dot.h"
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -151,6 +153,102 @@ TEST(JitThreads, ConcurrentRunsOfAThreadedExecutable) {
   }
   for (std::thread& runner : runners) runner.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Small integers in f32: every dot below sums exactly, so the JIT's results
+// equal the evaluator's bit for bit whatever the summation order.
+Literal SmallIntegers(const Shape& shape, int seed) {
+  Literal literal(shape);
+  float* data = reinterpret_cast<float*>(literal.data().data());
+  for (int64_t i = 0; i < shape.element_count(); ++i) {
+    data[i] = static_cast<float>((i * 7 + seed) % 9 - 4);
+  }
+  return literal;
+}
+
+// A batch of products at least twice the thread count is split over the
+// threads, one OpenBLAS thread per product (runtime/blas/dot.h SplitsBatch):
+// batch 6 with 2 and 3 threads, and a batch of 2 x 3 over two batch
+// dimensions, one of them not the outermost; 7 threads do not split it.
+TEST(JitThreads, BatchedDotSplitOverThreadsMatchesEvaluator) {
+  const std::string modules[] = {
+      "HloModule m\nENTRY e {\n  a = f32[6,33,17] parameter(0)\n"
+      "  b = f32[6,17,29] parameter(1)\n"
+      "  ROOT d = f32[6,33,29] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+      "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n",
+      "HloModule m\nENTRY e {\n  a = f32[2,19,3,8]{3,1,2,0} parameter(0)\n"
+      "  b = f32[2,3,8,21] parameter(1)\n"
+      "  ROOT d = f32[2,3,19,21] dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, "
+      "rhs_batch_dims={0,1}, rhs_contracting_dims={2}\n}\n",
+  };
+  for (const std::string& hlo : modules) {
+    SCOPED_TRACE(hlo);
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::vector<Literal> arguments;
+    int seed = 0;
+    for (const Instruction* p : (*module)->entry()->parameters()) {
+      arguments.push_back(SmallIntegers(p->shape(), seed++));
+    }
+    absl::StatusOr<runtime::blas::DotPlan> plan =
+        runtime::blas::PlanDot(*(*module)->entry()->root());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(runtime::blas::SplitsBatch(*plan, 2));
+    EXPECT_TRUE(runtime::blas::SplitsBatch(*plan, 3));
+    EXPECT_FALSE(runtime::blas::SplitsBatch(*plan, 7));
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    for (int threads : {1, 2, 3, 7}) {
+      SCOPED_TRACE(absl::StrCat("threads ", threads));
+      auto executable = CompileWithThreads(**module, threads, Isa::kAuto);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      for (int run = 0; run < 3; ++run) {
+        absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+        ASSERT_TRUE(actual.ok()) << actual.status();
+        EXPECT_TRUE(SameBytes(*expected, *actual));
+      }
+    }
+  }
+}
+
+// Runs keep an arena for the next run (runtime/executable.h): a run after
+// runs on other arguments, whose temporaries are still in the arena, gives
+// what a fresh executable gives.
+TEST(JitThreads, RunsAfterOtherRunsMatchAFreshExecutable) {
+  const std::string hlo =
+      "HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(x, y)\n}\n"
+      "ENTRY e {\n  a = f32[64,48] parameter(0)\n  b = f32[48,40] parameter(1)\n"
+      "  c = f32[64,40] parameter(2)\n  t = f32[64,48] negate(a)\n"
+      "  d = f32[64,40] dot(t, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  e = f32[64,40] multiply(d, c)\n"
+      "  z = f32[] constant(0)\n"
+      "  ROOT r = f32[40] reduce(e, z), dimensions={0}, to_apply=add\n}\n";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> arguments(3);
+  for (int set = 0; set < 3; ++set) {
+    int seed = 10 * set;
+    for (const Instruction* p : (*module)->entry()->parameters()) {
+      arguments[set].push_back(SmallIntegers(p->shape(), seed++));
+    }
+  }
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat("threads ", threads));
+    auto reused = CompileWithThreads(**module, threads, Isa::kAuto);
+    ASSERT_TRUE(reused.ok()) << reused.status();
+    ASSERT_GT((*reused)->plan().temp_bytes, 0);
+    for (int round = 0; round < 2; ++round) {
+      for (int set = 0; set < 3; ++set) {
+        auto fresh = CompileWithThreads(**module, threads, Isa::kAuto);
+        ASSERT_TRUE(fresh.ok()) << fresh.status();
+        absl::StatusOr<Literal> want = (*fresh)->Run(arguments[set]);
+        absl::StatusOr<Literal> got = (*reused)->Run(arguments[set]);
+        ASSERT_TRUE(want.ok() && got.ok());
+        EXPECT_TRUE(SameBytes(*want, *got)) << "round " << round << " set " << set;
+      }
+    }
+  }
 }
 
 TEST(ThreadPool, EveryChunkRunsOnceFromConcurrentCallers) {
