@@ -443,6 +443,8 @@ Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
 Executable::Executable(ExecutableSpec spec)
     : Executable(std::make_shared<const ExecutableSpec>(std::move(spec))) {}
 
+Executable::~Executable() { delete[] spare_arena_.load(); }
+
 Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::move(spec)) {
   for (const Step& step : spec_->steps) {
     if (step.kind != Step::Kind::kLibraryCall) continue;
@@ -530,14 +532,24 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
     return absl::InvalidArgumentError(
         "this executable updates its state in place: the result buffer must be parameter 0's");
   }
-  // The arena: aligned by hand so that no allocator guarantee is assumed.
+  // The arena: the one the last run left, or a new one; aligned by hand so
+  // that no allocator guarantee is assumed. Given back on every return.
   const int64_t temp_bytes = spec_->plan.temp_bytes;
-  std::unique_ptr<uint8_t[]> arena(new (std::nothrow) uint8_t[temp_bytes + kBufferAlignment]);
-  if (arena == nullptr) {
+  uint8_t* raw = spare_arena_.exchange(nullptr, std::memory_order_acquire);
+  if (raw == nullptr) raw = new (std::nothrow) uint8_t[temp_bytes + kBufferAlignment];
+  if (raw == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
   }
-  uint8_t* temp = arena.get();
+  struct ArenaReturn {
+    std::atomic<uint8_t*>& spare;
+    uint8_t* arena;
+    ~ArenaReturn() {
+      uint8_t* empty = nullptr;
+      if (!spare.compare_exchange_strong(empty, arena, std::memory_order_release)) delete[] arena;
+    }
+  } arena_return{spare_arena_, raw};
+  uint8_t* temp = raw;
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
           kBufferAlignment;
 
