@@ -690,6 +690,20 @@ absl::Status Executable::ExecuteOnLeaves(absl::Span<void* const> leaves, void* r
   return RunFrame(frame, context);
 }
 
+std::unique_ptr<uint8_t[]> Executable::TakeArena() const {
+  {
+    std::lock_guard<std::mutex> lock(arena_mutex_);
+    if (kept_arena_ != nullptr) return std::move(kept_arena_);
+  }
+  return std::unique_ptr<uint8_t[]>(new (std::nothrow)
+                                        uint8_t[spec_->plan.temp_bytes + kBufferAlignment]);
+}
+
+void Executable::KeepArena(std::unique_ptr<uint8_t[]> arena) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (kept_arena_ == nullptr) kept_arena_ = std::move(arena);
+}
+
 absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context) const {
   if (deep_ && !OnLargeStack()) {
     absl::Status status;
@@ -710,13 +724,21 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
   std::unique_ptr<uint8_t[]> own_arena;
   uint8_t* temp = frame.arena;
   if (temp == nullptr) {
-    own_arena.reset(new (std::nothrow) uint8_t[temp_bytes + kBufferAlignment]);
+    own_arena = TakeArena();
     if (own_arena == nullptr) {
       return absl::ResourceExhaustedError(
           absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
     }
     temp = own_arena.get();
   }
+  // The arena goes back for the next run however this one ends.
+  struct KeepOnExit {
+    const Executable* executable;
+    std::unique_ptr<uint8_t[]>* arena;
+    ~KeepOnExit() {
+      if (*arena != nullptr) executable->KeepArena(std::move(*arena));
+    }
+  } keep_on_exit{this, &own_arena};
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
           kBufferAlignment;
 
