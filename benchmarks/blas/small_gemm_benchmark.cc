@@ -1,9 +1,10 @@
 // SmallGemm (runtime/blas/small_gemm.h) against cblas_sgemm on the same
-// buffers, one thread each (OpenBLAS through SetBlasThreads(1)), on the
+// buffers, one thread each (OpenBLAS through SetBlasThreads(1)) or, in the
+// *Threads rows, two each in wall time (SmallGemm on the shared pool), on the
 // GEMMs of a recurrent step (batch 32, input 128, hidden 256, four gates:
 // 1024 columns) and of its gradient, and a few row counts around them to
 // place PreferSmallGemm's limit. Arguments: m, n, k, form (0 NN: B [k,n];
-// 1 NT: B given as [n,k]; 2 TN: A given as [k,m]). GFLOP/s is the `flops`
+// 1 NT: B given as [n,k]; 2 TN: A given as [k,m]), threads. GFLOP/s is the `flops`
 // counter over CPU time (the machine is shared: compare rows of one run).
 //   build/benchmarks/blas/small_gemm_benchmark --benchmark_min_time=0.2
 #include <cblas.h>
@@ -65,16 +66,17 @@ void BM_SmallGemm(benchmark::State& state) {
     return;
   }
   Problem p = MakeProblem(state);
+  const int threads = state.range(4);
   for (auto _ : state) {
-    SmallGemm(p.args, 1);
+    SmallGemm(p.args, threads);
     benchmark::DoNotOptimize(p.c.data());
   }
-  state.SetLabel(PreferSmallGemm(p.args) ? "preferred" : "not preferred");
+  state.SetLabel(PreferSmallGemm(p.args, threads) ? "preferred" : "not_preferred");
   SetFlops(state);
 }
 
 void BM_CblasSgemm(benchmark::State& state) {
-  SetBlasThreads(1);
+  SetBlasThreads(static_cast<int>(state.range(4)));
   Problem p = MakeProblem(state);
   const SmallGemmArgs& g = p.args;
   const int64_t form = state.range(3);
@@ -87,20 +89,31 @@ void BM_CblasSgemm(benchmark::State& state) {
     benchmark::DoNotOptimize(p.c.data());
   }
   SetFlops(state);
+  SetBlasThreads(1);
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
   // The step's gate dots (NN), its input and hidden gradients (NT), its
   // weight gradients (TN), then other row counts of the NN and NT forms.
-  b->Args({32, 1024, 128, 0})->Args({32, 1024, 256, 0});
-  b->Args({32, 256, 1024, 1})->Args({32, 128, 1024, 1});
-  b->Args({128, 1024, 32, 2})->Args({256, 1024, 32, 2});
-  for (int64_t m : {1, 8, 16, 64, 96, 128}) b->Args({m, 1024, 256, 0});
-  for (int64_t m : {8, 64, 96, 128}) b->Args({m, 256, 1024, 1});
+  b->Args({32, 1024, 128, 0, 1})->Args({32, 1024, 256, 0, 1});
+  b->Args({32, 256, 1024, 1, 1})->Args({32, 128, 1024, 1, 1});
+  b->Args({128, 1024, 32, 2, 1})->Args({256, 1024, 32, 2, 1});
+  for (int64_t m : {1, 8, 16, 64, 96, 128}) b->Args({m, 1024, 256, 0, 1});
+  for (int64_t m : {8, 64, 96, 128}) b->Args({m, 256, 1024, 1, 1});
+}
+
+// The step's GEMMs on two threads each, in wall time.
+void ThreadShapes(benchmark::internal::Benchmark* b) {
+  b->Args({32, 1024, 128, 0, 2})->Args({32, 1024, 256, 0, 2});
+  b->Args({32, 256, 1024, 1, 2})->Args({32, 128, 1024, 1, 2});
+  b->Args({128, 1024, 32, 2, 2})->Args({256, 1024, 32, 2, 2});
+  b->UseRealTime();
 }
 
 BENCHMARK(BM_SmallGemm)->Apply(Shapes);
 BENCHMARK(BM_CblasSgemm)->Apply(Shapes);
+BENCHMARK(BM_SmallGemm)->Name("BM_SmallGemmThreads")->Apply(ThreadShapes);
+BENCHMARK(BM_CblasSgemm)->Name("BM_CblasSgemmThreads")->Apply(ThreadShapes);
 
 }  // namespace
 }  // namespace xjit::runtime::blas

@@ -348,7 +348,7 @@ void Gemm(ElementType t, const DotPlan& p, const void* a, const void* b, void* c
       if (p.small_gemm) {
         const SmallGemmArgs g = SmallGemmForm(p, static_cast<const float*>(a),
                                               static_cast<const float*>(b), static_cast<float*>(c));
-        if (PreferSmallGemm(g)) {
+        if (PreferSmallGemm(g, p.threads)) {
           SmallGemm(g, p.threads);
           return;
         }

@@ -17,7 +17,10 @@
 //
 // AVX-512F code behind a CPU check (SmallGemmAvailable); PreferSmallGemm is
 // the shape rule, measured against cblas_sgemm on this project's machine
-// (benchmarks/blas/small_gemm_benchmark.cc, docs/performance.md).
+// (benchmarks/blas/small_gemm_benchmark.cc, docs/performance.md): few rows
+// (m <= 64) on any thread count; more rows over a short K (a weight
+// gradient) only on several threads, where OpenBLAS's workers also spin in
+// sched_yield between calls and take the cores from the rest of the step.
 #ifndef XJIT_RUNTIME_BLAS_SMALL_GEMM_H_
 #define XJIT_RUNTIME_BLAS_SMALL_GEMM_H_
 
@@ -43,10 +46,10 @@ struct SmallGemmArgs {
 // Whether this CPU runs the kernels (x86-64 with AVX-512F).
 bool SmallGemmAvailable();
 
-// Whether `args` is a shape where the kernels beat OpenBLAS (and that they
-// take: m, n, k >= 1; NT needs a unit K stride in A). False where
-// !SmallGemmAvailable().
-bool PreferSmallGemm(const SmallGemmArgs& args);
+// Whether `args` is a shape where the kernels beat OpenBLAS on `threads`
+// threads (and that they take: m, n, k >= 1; NT needs a unit K stride in
+// A). False where !SmallGemmAvailable().
+bool PreferSmallGemm(const SmallGemmArgs& args, int threads = 1);
 
 // Computes C; `threads` > 1 splits the columns of C between that many
 // threads of the shared pool when the product is large enough. Requires

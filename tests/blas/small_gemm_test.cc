@@ -118,6 +118,10 @@ TEST(SmallGemm, PreferredShapes) {
   EXPECT_EQ(PreferSmallGemm(x.args), SmallGemmAvailable());
   x.args.m = 256;
   EXPECT_FALSE(PreferSmallGemm(x.args));
+  // A weight gradient's shape: OpenBLAS's on one thread, SmallGemm's on two.
+  Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
+  EXPECT_FALSE(PreferSmallGemm(w.args, 1));
+  EXPECT_EQ(PreferSmallGemm(w.args, 2), SmallGemmAvailable());
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_EQ(PreferSmallGemm(t.args), SmallGemmAvailable());
   t.args.a_col_stride = 2;
