@@ -21,6 +21,8 @@ namespace xjit::runtime::blas {
 
 namespace {
 
+#if XJIT_SMALL_GEMM_X86
+
 // NN tiles: up to kRows rows of C by up to kVectors vectors of 16 columns.
 constexpr int kRows = 6;
 constexpr int kVectors = 4;
@@ -32,8 +34,6 @@ constexpr int kDotColumns = 4;
 // Products (m * n * k) below this run on one thread: splitting costs a pool
 // hand-off, a few microseconds.
 constexpr int64_t kParallelMinProduct = int64_t{2} << 20;
-
-#if XJIT_SMALL_GEMM_X86
 
 // C[i0 .. i0+R, j0 .. j0+16V) over all of K; the last vector's columns are
 // `last` (a mask), so a partial block reads and writes no column past n.
@@ -111,13 +111,19 @@ void RunNN(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   }
 }
 
-// The sum of the 16 lanes (by halves: a fixed order). GCC 12's
-// _mm512_reduce_add_ps warns of an uninitialised operand in its header.
+// The sum of the 16 lanes, by halves (a fixed order): lane i gets lane
+// i + 8, then i + 4, i + 2, i + 1. (GCC 12's _mm512_reduce_add_ps, and the
+// shuffles it is made of, warn of an uninitialised operand in its header;
+// the two-source permute does not.)
 __attribute__((target("avx512f"), always_inline)) inline float SumLanes(__m512 v) {
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1)));
+  const __m512i down8 = _mm512_set_epi32(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+  const __m512i down4 = _mm512_set_epi32(11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4);
+  const __m512i down2 = _mm512_set_epi32(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2);
+  const __m512i down1 = _mm512_set_epi32(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
+  v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, down8, v));
+  v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, down4, v));
+  v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, down2, v));
+  v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, down1, v));
   return _mm512_cvtss_f32(v);
 }
 
