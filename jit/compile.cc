@@ -634,6 +634,8 @@ class ExecutableBuilder {
       call.plan = std::make_shared<const runtime::fft::FftPlan>(std::move(plan));
     } else if (instruction.opcode() == Opcode::kDot) {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
+      plan.small_gemm = true;
+      plan.threads = std::max(options_.threads, 1);
       call.routine = "dot";
       call.function = &RunDotCall;
       call.scratch_bytes = plan.scratch_bytes;

@@ -39,15 +39,35 @@ void ForEachArrayLeaf(L* literal, Visit&& visit) {
   }
 }
 
+// Visits the array leaves of `shape` depth first (the flattened order).
+template <typename Visit>
+void ForEachArrayLeafShape(const Shape& shape, Visit&& visit) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) ForEachArrayLeafShape(element, visit);
+  } else if (shape.IsArray()) {
+    visit(shape);
+  }
+}
+
 // The addresses of the places a run uses.
 struct RunPlaces {
+  const std::vector<BufferSlot>* slots = nullptr;
   absl::Span<const void* const> parameters;
   uint8_t* temp = nullptr;
   uint8_t* result = nullptr;
   const std::vector<std::vector<uint8_t>>* constants = nullptr;
+  // Non-null when parameter 0 comes leaf by leaf (Executable::ExecuteOnLeaves):
+  // the leaves' addresses, and where each slot lies among them.
+  void* const* leaves = nullptr;
+  const Executable::LeafRef* leaf_refs = nullptr;
 };
 
-uint8_t* SlotAddress(const BufferSlot& slot, const RunPlaces& places) {
+uint8_t* SlotAddress(int number, const RunPlaces& places) {
+  const BufferSlot& slot = (*places.slots)[number];
+  if (places.leaves != nullptr && places.leaf_refs[number].leaf >= 0) {
+    const Executable::LeafRef& ref = places.leaf_refs[number];
+    return static_cast<uint8_t*>(places.leaves[ref.leaf]) + ref.offset;
+  }
   switch (slot.kind) {
     case BufferSlot::Kind::kParameter:
       // Kernels write parameter ranges only of a state_in_place executable.
@@ -84,7 +104,7 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
   std::vector<std::unique_ptr<uint8_t[]>> staged;
   auto address = [&](int slot_number, bool is_output) -> void* {
     const BufferSlot& slot = slots[slot_number];
-    uint8_t* place = SlotAddress(slot, places);
+    uint8_t* place = SlotAddress(slot_number, places);
     if (reinterpret_cast<uintptr_t>(place) % ElementAlignment(slot.shape) == 0) return place;
     // operator new[] aligns to at least 16 bytes, more than any element needs.
     staged.push_back(std::make_unique<uint8_t[]>(static_cast<size_t>(slot.size)));
@@ -103,7 +123,7 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
   }
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     const BufferSlot& output = slots[step.outputs[k]];
-    uint8_t* place = SlotAddress(output, places);
+    uint8_t* place = SlotAddress(step.outputs[k], places);
     void* written = addresses[step.inputs.size() + k];
     if (written != place && output.size > 0) std::memcpy(place, written, output.size);
   }
@@ -140,9 +160,9 @@ void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
   int64_t output_bytes = 0;
   for (size_t m = 0; m < group.members.size(); ++m) {
     const Step& member = group.members[m];
-    for (int slot : member.inputs) addresses[m].push_back(SlotAddress(slots[slot], places));
+    for (int slot : member.inputs) addresses[m].push_back(SlotAddress(slot, places));
     for (int slot : member.outputs) {
-      addresses[m].push_back(SlotAddress(slots[slot], places));
+      addresses[m].push_back(SlotAddress(slot, places));
       output_bytes += slots[slot].size;
     }
   }
@@ -258,7 +278,7 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
   for (const Instruction* operand : instruction.operands()) {
     Literal value(operand->shape());
     ForEachArrayLeaf(&value, [&](Literal* leaf) {
-      const BufferSlot& slot = slots[step.inputs[next++]];
+      const int slot = step.inputs[next++];
       absl::Span<uint8_t> bytes = leaf->data();
       if (!bytes.empty()) std::memcpy(bytes.data(), SlotAddress(slot, places), bytes.size());
     });
@@ -286,11 +306,11 @@ absl::Status RunInterpreted(const Step& step, const std::vector<BufferSlot>& slo
   next = 0;
   absl::Status status;
   ForEachArrayLeaf(&result, [&](Literal* leaf) {
-    const BufferSlot& slot = slots[step.outputs[next++]];
+    const int slot = step.outputs[next++];
     absl::Span<const uint8_t> bytes = leaf->data();
-    if (static_cast<int64_t>(bytes.size()) != slot.size) {
+    if (static_cast<int64_t>(bytes.size()) != slots[slot].size) {
       status = absl::InternalError(absl::StrCat(instruction.name(), ": evaluator returned ",
-                                                bytes.size(), " bytes, expected ", slot.size));
+                                                bytes.size(), " bytes, expected ", slots[slot].size));
       return;
     }
     if (!bytes.empty()) std::memcpy(SlotAddress(slot, places), bytes.data(), bytes.size());
@@ -307,7 +327,7 @@ void CopyLeaves(absl::Span<const int> leaves, const std::vector<BufferSlot>& slo
   for (int leaf : leaves) {
     const BufferSlot& slot = slots[leaf];
     if (slot.size == 0) continue;
-    uint8_t* address = SlotAddress(slot, places);
+    uint8_t* address = SlotAddress(leaf, places);
     if (from_flat) {
       std::memcpy(address, flat, slot.size);
     } else {
@@ -323,14 +343,102 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
   return bytes;
 }
 
-// The loop state lives in one flat buffer that the body updates in place
-// (state_in_place), or in two: the body reads one and writes the other,
-// then they swap.
+// A loop whose body updates its state in place runs with the state in the
+// while's output slots (Executable::ExecuteOnLeaves): init leaf k (at
+// from[k]) is copied to output leaf k (at to[k]) unless it is there already
+// (the plan wrote the while's state over its init), nothing is copied out,
+// and the condition's and body's arenas are allocated once for all
+// iterations. An output slot that cannot hold its leaf for the whole loop —
+// it overlaps an earlier leaf's slot (the plan lets a dead result share
+// bytes), or copying into it would overwrite an init leaf not yet copied —
+// gets a private buffer instead, copied out at the end, in leaf order as
+// the flat loop copies out (a later leaf's bytes win).
+absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
+                              const Executable& body, absl::Span<uint8_t* const> from,
+                              absl::Span<uint8_t* const> to, absl::Span<const int64_t> sizes,
+                              int64_t max_iterations, const RunContext& context) {
+  const auto overlap = [&](const uint8_t* a, int64_t a_size, const uint8_t* b, int64_t b_size) {
+    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+  };
+  const size_t n = to.size();
+  std::vector<void*> leaves(n);
+  std::vector<std::unique_ptr<uint8_t[]>> own(n);
+  for (size_t k = 0; k < n; ++k) {
+    bool direct = true;
+    for (size_t j = 0; j < k && direct; ++j) direct = !overlap(to[k], sizes[k], to[j], sizes[j]);
+    for (size_t j = 0; j < n && direct && from[k] != to[k]; ++j) {
+      direct = !overlap(to[k], sizes[k], from[j], sizes[j]);
+    }
+    if (direct) {
+      leaves[k] = to[k];
+      continue;
+    }
+    own[k].reset(new (std::nothrow) uint8_t[std::max<int64_t>(sizes[k], 1)]);
+    if (own[k] == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "out of memory: while loop ", step.name, " needs ", sizes[k], " bytes of state"));
+    }
+    leaves[k] = own[k].get();
+  }
+  // Private leaves first: copies into output slots never touch an init leaf.
+  for (size_t k = 0; k < n; ++k) {
+    if (own[k] != nullptr && sizes[k] > 0) std::memcpy(leaves[k], from[k], sizes[k]);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (own[k] == nullptr && from[k] != to[k] && sizes[k] > 0) {
+      std::memcpy(to[k], from[k], sizes[k]);
+    }
+  }
+  const auto allocate = [](const Executable& executable) {
+    return std::unique_ptr<uint8_t[]>(new (std::nothrow)
+                                          uint8_t[executable.arena_bytes()]);
+  };
+  std::unique_ptr<uint8_t[]> condition_arena = allocate(condition);
+  std::unique_ptr<uint8_t[]> body_arena = allocate(body);
+  if (condition_arena == nullptr || body_arena == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory: while loop ", step.name, " needs ",
+                     condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
+  }
+  for (int64_t iteration = 0;; ++iteration) {
+    XJIT_RETURN_IF_ERROR(CheckInterrupt());
+    uint8_t keep_going = 0;
+    XJIT_RETURN_IF_ERROR(
+        condition.ExecuteOnLeaves(leaves, &keep_going, condition_arena.get(), context));
+    if (keep_going == 0) break;
+    // The evaluator's rule, as in RunWhile.
+    if (max_iterations >= 0 && iteration >= max_iterations) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "while loop %s ran more than %d iterations", step.name, max_iterations));
+    }
+    XJIT_RETURN_IF_ERROR(body.ExecuteOnLeaves(leaves, nullptr, body_arena.get(), context));
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (own[k] != nullptr && sizes[k] > 0) std::memcpy(to[k], leaves[k], sizes[k]);
+  }
+  return absl::OkStatus();
+}
+
+// The loop state lives in the while's output slots when the body updates
+// it in place (RunWhileOnLeaves); otherwise in one flat buffer that the
+// body updates in place (state_in_place), or in two: the body reads one and
+// writes the other, then they swap.
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
                       const RunPlaces& places, int64_t max_iterations,
                       const RunContext& context) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
+  if (body.state_in_place() && body.runs_on_leaves() && condition.runs_on_leaves() &&
+      step.inputs.size() == step.outputs.size() && !step.outputs.empty()) {
+    std::vector<uint8_t*> from, to;
+    std::vector<int64_t> sizes;
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      from.push_back(SlotAddress(step.inputs[k], places));
+      to.push_back(SlotAddress(step.outputs[k], places));
+      sizes.push_back(slots[step.outputs[k]].size);
+    }
+    return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, context);
+  }
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
   const bool in_place = body.state_in_place();
   // Uninitialised: every byte is copied in before it is read.
@@ -363,7 +471,7 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
 absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slots,
                             const RunPlaces& places, const RunContext& context) {
   const BufferSlot& selector = slots[step.inputs[0]];
-  const uint8_t* selector_address = SlotAddress(selector, places);
+  const uint8_t* selector_address = SlotAddress(step.inputs[0], places);
   const int64_t n = static_cast<int64_t>(step.subprograms.size());
   int64_t branch;
   if (selector.shape.element_type() == ElementType::kPred) {
@@ -456,24 +564,46 @@ Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::
   XJIT_CHECK(spec_->plan.scratch_offset % kBufferAlignment == 0);
   XJIT_CHECK(spec_->plan.scratch_offset + spec_->plan.scratch_bytes <= spec_->plan.temp_bytes ||
              spec_->plan.scratch_bytes == 0);
+  MapSlotsToLeaves();
 }
 
-std::unique_ptr<uint8_t[]> Executable::TakeArena() const {
-  {
-    std::lock_guard<std::mutex> lock(arenas_mutex_);
-    if (!idle_arenas_.empty()) {
-      std::unique_ptr<uint8_t[]> arena = std::move(idle_arenas_.back());
-      idle_arenas_.pop_back();
-      return arena;
+// For ExecuteOnLeaves: finds the leaf of parameter 0 that holds each slot of
+// the parameter (and of a state_in_place result, which has the parameter's
+// leaves). A slot is a range within one leaf (a leaf's buffer or a part of
+// it, as a bitcast's); one that is not leaves the executable without that
+// way to run.
+void Executable::MapSlotsToLeaves() {
+  if (spec_->parameter_shapes.size() != 1) return;
+  std::vector<int64_t> starts;
+  std::vector<int64_t> sizes;
+  int64_t offset = 0;
+  ForEachArrayLeafShape(spec_->parameter_shapes[0], [&](const Shape& leaf) {
+    starts.push_back(offset);
+    sizes.push_back(ByteSize(leaf));
+    offset += sizes.back();
+  });
+  if (starts.empty()) return;
+  const std::vector<BufferSlot>& slots = spec_->plan.slots;
+  std::vector<LeafRef> refs(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const BufferSlot& slot = slots[i];
+    const bool of_state = slot.kind == BufferSlot::Kind::kParameter ||
+                          (spec_->state_in_place && slot.kind == BufferSlot::Kind::kResult);
+    if (!of_state) continue;
+    // The leaf that holds the whole range; a size-0 slot may take any
+    // leaf whose range its offset touches (nothing is read or written).
+    for (size_t k = 0; k < starts.size() && refs[i].leaf < 0; ++k) {
+      if (starts[k] <= slot.offset && slot.offset + slot.size <= starts[k] + sizes[k] &&
+          (sizes[k] > 0 || slot.size == 0)) {
+        refs[i].leaf = static_cast<int>(k);
+        refs[i].offset = slot.offset - starts[k];
+      }
     }
+    if (refs[i].leaf < 0) return;
   }
-  return std::unique_ptr<uint8_t[]>(
-      new (std::nothrow) uint8_t[spec_->plan.temp_bytes + kBufferAlignment]);
-}
-
-void Executable::ReturnArena(std::unique_ptr<uint8_t[]> arena) const {
-  std::lock_guard<std::mutex> lock(arenas_mutex_);
-  if (idle_arenas_.size() < kMaxIdleArenas) idle_arenas_.push_back(std::move(arena));
+  leaf_refs_ = std::move(refs);
+  parameter_leaves_ = static_cast<int64_t>(starts.size());
+  runs_on_leaves_ = true;
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> arguments) const {
@@ -518,20 +648,6 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result,
                                  const RunContext& context) const {
-  if (deep_ && !OnLargeStack()) {
-    absl::Status status;
-    XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { status = Execute(parameters, result, context); }));
-    return status;
-  }
-  if (context.rng_state == nullptr) {
-    // One generator state per run, shared by its rng steps, the evaluators
-    // of its interpreted steps and its loops' and branches' runs; it starts
-    // where a fresh evaluator's does, so a run draws what RunModule draws.
-    RunContext with_state = context;
-    uint64_t rng_state = EvaluatorOptions().rng_seed;
-    with_state.rng_state = &rng_state;
-    return Execute(parameters, result, with_state);
-  }
   if (parameters.size() != spec_->parameter_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", spec_->parameter_shapes.size(), " parameter buffers, got ", parameters.size()));
@@ -548,30 +664,94 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
     return absl::InvalidArgumentError(
         "this executable updates its state in place: the result buffer must be parameter 0's");
   }
-  // The arena: aligned by hand so that no allocator guarantee is assumed.
-  // Taken from the idle arenas of earlier runs where one is left, and given
-  // back when the run ends, however it ends.
-  const int64_t temp_bytes = spec_->plan.temp_bytes;
-  struct ArenaLease {
-    const Executable* owner;
-    std::unique_ptr<uint8_t[]> arena;
-    ~ArenaLease() {
-      if (arena != nullptr) owner->ReturnArena(std::move(arena));
-    }
-  } lease{this, TakeArena()};
-  if (lease.arena == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
+  Frame frame;
+  frame.parameters = parameters;
+  frame.result = result;
+  return RunFrame(frame, context);
+}
+
+absl::Status Executable::ExecuteOnLeaves(absl::Span<void* const> leaves, void* result,
+                                         uint8_t* arena, const RunContext& context) const {
+  if (!runs_on_leaves_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(spec_->name, ": this executable cannot run on its parameter's leaves"));
   }
-  uint8_t* temp = lease.arena.get();
+  if (static_cast<int64_t>(leaves.size()) != parameter_leaves_) {
+    return absl::InvalidArgumentError(absl::StrCat("expected ", parameter_leaves_,
+                                                   " parameter leaves, got ", leaves.size()));
+  }
+  if (!spec_->state_in_place && result == nullptr && spec_->plan.result_bytes > 0) {
+    return absl::InvalidArgumentError("result buffer is null");
+  }
+  Frame frame;
+  frame.result = result;
+  frame.leaves = leaves;
+  frame.arena = arena;
+  return RunFrame(frame, context);
+}
+
+std::unique_ptr<uint8_t[]> Executable::TakeArena() const {
+  {
+    std::lock_guard<std::mutex> lock(arena_mutex_);
+    if (kept_arena_ != nullptr) return std::move(kept_arena_);
+  }
+  return std::unique_ptr<uint8_t[]>(new (std::nothrow)
+                                        uint8_t[spec_->plan.temp_bytes + kBufferAlignment]);
+}
+
+void Executable::KeepArena(std::unique_ptr<uint8_t[]> arena) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (kept_arena_ == nullptr) kept_arena_ = std::move(arena);
+}
+
+absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context) const {
+  if (deep_ && !OnLargeStack()) {
+    absl::Status status;
+    XJIT_RETURN_IF_ERROR(RunOnLargeStack([&] { status = RunFrame(frame, context); }));
+    return status;
+  }
+  if (context.rng_state == nullptr) {
+    // One generator state per run, shared by its rng steps, the evaluators
+    // of its interpreted steps and its loops' and branches' runs; it starts
+    // where a fresh evaluator's does, so a run draws what RunModule draws.
+    RunContext with_state = context;
+    uint64_t rng_state = EvaluatorOptions().rng_seed;
+    with_state.rng_state = &rng_state;
+    return RunFrame(frame, with_state);
+  }
+  // The arena: aligned by hand so that no allocator guarantee is assumed.
+  const int64_t temp_bytes = spec_->plan.temp_bytes;
+  std::unique_ptr<uint8_t[]> own_arena;
+  uint8_t* temp = frame.arena;
+  if (temp == nullptr) {
+    own_arena = TakeArena();
+    if (own_arena == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory: the run needs ", temp_bytes, " bytes of temporaries"));
+    }
+    temp = own_arena.get();
+  }
+  // The arena goes back for the next run however this one ends.
+  struct KeepOnExit {
+    const Executable* executable;
+    std::unique_ptr<uint8_t[]>* arena;
+    ~KeepOnExit() {
+      if (*arena != nullptr) executable->KeepArena(std::move(*arena));
+    }
+  } keep_on_exit{this, &own_arena};
   temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
           kBufferAlignment;
 
   RunPlaces places;
-  places.parameters = parameters;
+  places.slots = &spec_->plan.slots;
+  places.parameters = frame.parameters;
   places.temp = temp;
-  places.result = static_cast<uint8_t*>(result);
+  places.result = static_cast<uint8_t*>(frame.result);
   places.constants = &spec_->constants;
+  if (!frame.leaves.empty()) {
+    places.leaves = frame.leaves.data();
+    places.leaf_refs = leaf_refs_.data();
+  }
   const std::vector<BufferSlot>& slots = spec_->plan.slots;
 
   std::unique_ptr<Evaluator> evaluator;  // Created on the first interpreted step.
@@ -580,10 +760,10 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
     switch (step.kind) {
       case Step::Kind::kKernel: {
         addresses.clear();
-        for (int slot : step.inputs) addresses.push_back(SlotAddress(slots[slot], places));
+        for (int slot : step.inputs) addresses.push_back(SlotAddress(slot, places));
         int64_t output_bytes = 0;
         for (int slot : step.outputs) {
-          addresses.push_back(SlotAddress(slots[slot], places));
+          addresses.push_back(SlotAddress(slot, places));
           output_bytes += slots[slot].size;
         }
         if (GuardPagesRequested()) {
@@ -605,11 +785,11 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
             std::vector<int64_t> sizes;
             int64_t output_bytes = 0;
             for (int slot : member.inputs) {
-              addresses.push_back(SlotAddress(slots[slot], places));
+              addresses.push_back(SlotAddress(slot, places));
               sizes.push_back(slots[slot].size);
             }
             for (int slot : member.outputs) {
-              addresses.push_back(SlotAddress(slots[slot], places));
+              addresses.push_back(SlotAddress(slot, places));
               sizes.push_back(slots[slot].size);
               output_bytes += slots[slot].size;
             }
@@ -630,7 +810,7 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters, void*
         const BufferSlot& destination = slots[step.outputs[0]];
         XJIT_CHECK(source.size == destination.size);
         if (source.size > 0) {
-          std::memmove(SlotAddress(destination, places), SlotAddress(source, places),
+          std::memmove(SlotAddress(step.outputs[0], places), SlotAddress(step.inputs[0], places),
                        source.size);
         }
         break;

@@ -12,8 +12,8 @@
 // Run and Execute keep all mutable state (the temporary arena, library-call
 // scratch included, and the evaluator of interpreted steps) local to the
 // call, so one Executable may be run from many threads at once. The one
-// exception is memory only: a run's arena goes back to a small per-Executable
-// cache when it ends and the next run takes it from there (under a mutex),
+// exception is memory only: a run's arena is kept by the Executable (one at
+// most) when it ends and the next run takes it from there (under a mutex),
 // so a large arena is not mapped and faulted in, page by page, on every run
 // (a 66 MB arena cost 16K page faults per run). Arenas hold no values
 // between runs: every slot is written before it is read within a run.
@@ -99,7 +99,11 @@ class Executable;
 //     state while the condition gives true, and the final state is copied to
 //     `outputs`. A body with state_in_place updates the one state buffer
 //     (nothing is copied per iteration but what its plan copies); another
-//     writes a second buffer and the two swap;
+//     writes a second buffer and the two swap. A state_in_place body whose
+//     condition and body run on leaves (Executable::ExecuteOnLeaves) keeps
+//     the state in the `outputs` slots instead: each input leaf is copied
+//     there unless it is there already, and nothing is copied out (an output
+//     slot that overlaps another or an input gets a private buffer);
 //   kConditional: `subprograms` holds the compiled branches; `inputs` the
 //     selector's leaf, then each branch operand's leaves (`operand_leaves[k]`
 //     of them for branch k). A pred selector picks branch 0 when true, 1 when
@@ -230,19 +234,59 @@ class Executable {
   absl::Status Execute(absl::Span<const void* const> parameters, void* result,
                        const RunContext& context) const;
 
+  // For the runtime's own loops (a kWhile step runs its condition and body
+  // this way): an executable with one parameter may also run with that
+  // parameter given leaf by leaf, `leaves[k]` holding array leaf k (in the
+  // flattened order of buffer_plan.h) wherever it lies, so the loop state can
+  // stay in the caller's buffers instead of being copied into one flat buffer
+  // and back. A state_in_place() executable writes its result over those
+  // leaves (`result` is unused); another writes `result`, flattened. `arena`
+  // is arena_bytes() bytes for the run's temporaries (uninitialised, reused
+  // from run to run by the caller), or null to allocate them for this run.
+  // The leaves, the result and the arena must not overlap except where a
+  // state_in_place result leaf is its own parameter leaf.
+  bool runs_on_leaves() const { return runs_on_leaves_; }
+  int64_t arena_bytes() const { return spec_->plan.temp_bytes + kBufferAlignment; }
+  absl::Status ExecuteOnLeaves(absl::Span<void* const> leaves, void* result, uint8_t* arena,
+                               const RunContext& context) const;
+
+  // Where a slot of parameter 0 (or, state_in_place, of the result) lies
+  // when the parameter comes leaf by leaf: array leaf `leaf`, `offset`
+  // bytes in; leaf -1 for slots elsewhere.
+  struct LeafRef {
+    int leaf = -1;
+    int64_t offset = 0;
+  };
+
  private:
+  // The buffers of one run (Execute or ExecuteOnLeaves).
+  struct Frame {
+    absl::Span<const void* const> parameters;
+    void* result = nullptr;
+    absl::Span<void* const> leaves;  // Non-empty: parameter 0 leaf by leaf.
+    uint8_t* arena = nullptr;        // Null: allocated for the run.
+  };
+  absl::Status RunFrame(const Frame& frame, const RunContext& context) const;
+  void MapSlotsToLeaves();
+
+  // An arena of arena_bytes() kept from a finished run for the next one,
+  // or null: a large arena is mapped afresh by the allocator on every run,
+  // and touching its pages again costs a fault per page (7% of an LSTM
+  // step's profile). Runs at once each take their own (only one is kept).
+  std::unique_ptr<uint8_t[]> TakeArena() const;
+  void KeepArena(std::unique_ptr<uint8_t[]> arena) const;
+  mutable std::mutex arena_mutex_;
+  mutable std::unique_ptr<uint8_t[]> kept_arena_;
+
   std::shared_ptr<const ExecutableSpec> spec_;
+  // By slot number (runs_on_leaves_ only).
+  std::vector<LeafRef> leaf_refs_;
+  int64_t parameter_leaves_ = 0;
+  bool runs_on_leaves_ = false;
   // Its module nests computations deeply: a run goes onto a large stack
   // (runtime/host/large_stack.h), since running a while or conditional step
   // recurses into its subprograms.
   bool deep_ = false;
-  // Arenas of finished runs (each temp_bytes + kBufferAlignment bytes), for
-  // the next runs to take; at most kMaxIdleArenas are kept.
-  static constexpr size_t kMaxIdleArenas = 2;
-  mutable std::mutex arenas_mutex_;
-  mutable std::vector<std::unique_ptr<uint8_t[]>> idle_arenas_;
-  std::unique_ptr<uint8_t[]> TakeArena() const;
-  void ReturnArena(std::unique_ptr<uint8_t[]> arena) const;
 };
 
 // Flattened bytes of a literal (see buffer_plan.h) and back.

@@ -22,6 +22,7 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "runtime/blas/element_io_internal.h"
+#include "runtime/blas/small_gemm.h"
 #include "runtime/blas/strided_internal.h"
 #include "runtime/thread_pool.h"
 
@@ -309,12 +310,50 @@ void RunLoop(const DotProblem& p, const void* lhs, const void* rhs, void* out) {
 CBLAS_ORDER Order(bool row_major) { return row_major ? CblasRowMajor : CblasColMajor; }
 CBLAS_TRANSPOSE Trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
+// The f32 GEMM of `p` as SmallGemm sees it (row-major C): a column-major
+// C = op(A) op(B) is the row-major C^T = op(B)^T op(A)^T.
+SmallGemmArgs SmallGemmForm(const DotPlan& p, const float* a, const float* b, float* c) {
+  SmallGemmArgs g;
+  const float* lhs = a;
+  const float* rhs = b;
+  bool trans_lhs = p.trans_a, trans_rhs = p.trans_b;
+  int64_t ld_lhs = p.lda, ld_rhs = p.ldb;
+  g.m = p.m;
+  g.n = p.n;
+  if (!p.row_major) {
+    std::swap(lhs, rhs);
+    std::swap(trans_lhs, trans_rhs);
+    std::swap(ld_lhs, ld_rhs);
+    std::swap(g.m, g.n);
+  }
+  // In row-major terms a stored matrix's rows are ld apart; "trans" means
+  // the operand is stored as its transpose.
+  g.k = p.k;
+  g.a = lhs;
+  g.a_row_stride = trans_lhs ? 1 : ld_lhs;
+  g.a_col_stride = trans_lhs ? ld_lhs : 1;
+  g.b = rhs;
+  g.b_transposed = trans_rhs;
+  g.ldb = ld_rhs;
+  g.c = c;
+  g.ldc = p.ldc;
+  return g;
+}
+
 void Gemm(ElementType t, const DotPlan& p, const void* a, const void* b, void* c) {
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
   const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb),
             ldc = static_cast<int>(p.ldc);
   switch (t) {
     case ElementType::kF32:
+      if (p.small_gemm) {
+        const SmallGemmArgs g = SmallGemmForm(p, static_cast<const float*>(a),
+                                              static_cast<const float*>(b), static_cast<float*>(c));
+        if (PreferSmallGemm(g, p.threads)) {
+          SmallGemm(g, p.threads);
+          return;
+        }
+      }
       cblas_sgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, 1.0f,
                   static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, 0.0f,
                   static_cast<float*>(c), ldc);

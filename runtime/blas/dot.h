@@ -146,6 +146,12 @@ struct DotPlan {
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t incx = 1, incy = 1;  // gemv: x and y; dot: lhs and rhs
 
+  // kGemm in f32: whether the few-row kernels (small_gemm.h) may run it
+  // instead of cblas_sgemm where PreferSmallGemm says they are faster, and
+  // the threads they may use (the compile driver sets both for dots; the
+  // kernels give the same bits on any thread count).
+  bool small_gemm = false;
+  int threads = 1;
   // kLoop: the merged problem (strides of the operands as given).
   DotProblem loop;
 

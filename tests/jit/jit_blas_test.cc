@@ -233,6 +233,19 @@ TEST(JitBlas, DotForms) {
                                     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 1},
       {"f32 odd sizes", Dot("f32[17,33]", "f32[33,9]", "f32[17,9]",
                             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 33},
+      // Few rows: the small-GEMM kernels (runtime/blas/small_gemm.h) where
+      // the CPU has them, in each form the plan can hand them.
+      {"f32 few rows", Dot("f32[13,40]", "f32[40,130]", "f32[13,130]",
+                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 40},
+      {"f32 few rows, transposed rhs",
+       Dot("f32[7,100]", "f32[70,100]", "f32[7,70]",
+           "lhs_contracting_dims={1}, rhs_contracting_dims={1}"), 100},
+      {"f32 few columns, column-major result",
+       Dot("f32[100,9]", "f32[9,20]", "f32[100,20]{0,1}",
+           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 9},
+      {"f32 few rows, batch", Dot("f32[2,6,33]", "f32[2,33,80]", "f32[2,6,80]",
+                                  "lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                                  "rhs_batch_dims={0}, rhs_contracting_dims={1}"), 33},
       {"f64 matrix-vector", Dot("f64[6,9]", "f64[9]", "f64[6]",
                                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 9},
       {"f64 vector-matrix", Dot("f64[9]", "f64[9,4]{0,1}", "f64[4]",
@@ -527,6 +540,39 @@ TEST(JitBlas, ThreadsOptionIsScopedToLibraryCalls) {
   EXPECT_EQ(result->GetDouble({0, 0}), 4.0);
   EXPECT_EQ(result->GetDouble({1, 0}), 7.0);
   EXPECT_EQ(result->GetDouble({1, 1}), 3.0);
+}
+
+// A few-row dot large enough to split between threads (the small-GEMM
+// kernels, where the CPU has them, divide the columns): 1 and 2 threads give
+// the same bits, and the evaluator's values.
+TEST(JitBlas, FewRowDotSameBitsOnTwoThreads) {
+  for (const std::string& hlo :
+       {Dot("f32[32,64]", "f32[64,1024]", "f32[32,1024]",
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+        Dot("f32[32,1024]", "f32[80,1024]", "f32[32,80]",
+            "lhs_contracting_dims={1}, rhs_contracting_dims={1}")}) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::mt19937_64 rng(3);
+    std::vector<Literal> arguments;
+    for (const Instruction* parameter : (*module)->entry()->parameters()) {
+      arguments.push_back(SmallRandomLiteral(parameter->shape(), rng));
+    }
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    std::vector<Literal> results;
+    for (int threads : {1, 2}) {
+      CompileOptions options;
+      options.threads = threads;
+      absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, options);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+      ASSERT_TRUE(actual.ok()) << actual.status();
+      EXPECT_EQ(Compare(*expected, *actual, 1024), "") << threads << " threads";
+      results.push_back(std::move(*actual));
+    }
+    EXPECT_TRUE(results[0] == results[1]) << hlo;
+  }
 }
 
 TEST(JitBlas, OneExecutableFromFourThreads) {

@@ -2,7 +2,9 @@
 // their own (runtime::Step::Kind::kWhile, kConditional), against the
 // evaluator on every instruction set the host supports, with the pass
 // pipeline on and off; and the cases the driver leaves to the evaluator.
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -213,6 +215,49 @@ ENTRY e {
 }
 )";
 
+// Loop state kept in the while's output slots (runtime RunWhile): one zero
+// broadcast feeds three leaves, two of which are dead after the loop (the
+// plan gives all three results the broadcast's bytes, so two of them run in
+// private buffers and the live one is copied out last), a parameter passes
+// through (copied in once), and an init leaf is still read after the loop
+// (so the loop cannot write over it).
+constexpr char kStateInOutputs[] = R"(
+HloModule state_in_outputs
+
+cond {
+  s = (s32[], f32[6,5], f32[6,5], f32[6,5], f32[6,5], f32[6,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(5)), direction=LT
+}
+
+body {
+  s = (s32[], f32[6,5], f32[6,5], f32[6,5], f32[6,5], f32[6,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[6,5] get-tuple-element(s), index=1
+  b = f32[6,5] get-tuple-element(s), index=2
+  c = f32[6,5] get-tuple-element(s), index=3
+  x = f32[6,5] get-tuple-element(s), index=4
+  y = f32[6,5] get-tuple-element(s), index=5
+  a1 = f32[6,5] add(a, x)
+  b1 = f32[6,5] add(multiply(b, y), a)
+  c1 = f32[6,5] subtract(c, b)
+  q = f32[6,5] broadcast(f32[] constant(0.75)), dimensions={}
+  y1 = f32[6,5] multiply(y, q)
+  ROOT next = (s32[], f32[6,5], f32[6,5], f32[6,5], f32[6,5], f32[6,5]) tuple(add(i, s32[] constant(1)), a1, b1, c1, x, y1)
+}
+
+ENTRY e {
+  x = f32[6,5] parameter(0)
+  y = f32[6,5] parameter(1)
+  z = f32[6,5] broadcast(f32[] constant(0)), dimensions={}
+  init = (s32[], f32[6,5], f32[6,5], f32[6,5], f32[6,5], f32[6,5]) tuple(s32[] constant(0), z, z, z, x, y)
+  w = (s32[], f32[6,5], f32[6,5], f32[6,5], f32[6,5], f32[6,5]) while(init), condition=cond, body=body
+  c = f32[6,5] get-tuple-element(w), index=3
+  x1 = f32[6,5] get-tuple-element(w), index=4
+  ROOT r = (f32[6,5], f32[6,5]) tuple(c, add(x1, y))
+}
+)";
+
 class JitControlFlow : public ::testing::TestWithParam<Isa> {
  protected:
   void Check(const char* hlo) {
@@ -233,6 +278,7 @@ TEST_P(JitControlFlow, NestedLoops) { Check(kNestedLoops); }
 TEST_P(JitControlFlow, IndexedConditional) { Check(kIndexedConditional); }
 TEST_P(JitControlFlow, PredConditional) { Check(kPredConditional); }
 TEST_P(JitControlFlow, ScanUpdatesStateInPlace) { Check(kScanLoop); }
+TEST_P(JitControlFlow, StateInOutputSlots) { Check(kStateInOutputs); }
 
 // What makes the scan cheap: the body runs over the one state buffer, copies
 // none of the stacked outputs (f32[16,3,5], 240 bytes) per iteration, and
@@ -254,6 +300,8 @@ TEST(JitWhileState, BodyCopiesNoStackedOutput) {
     }
     ASSERT_NE(body, nullptr);
     EXPECT_EQ(body->state_in_place(), in_place);
+    // The loop can keep its state in the while's output slots.
+    EXPECT_TRUE(body->runs_on_leaves());
     int stacked_copies = 0;
     for (const runtime::Step& step : body->steps()) {
       if (step.kind == runtime::Step::Kind::kCopy &&
@@ -270,6 +318,56 @@ TEST(JitWhileState, BodyCopiesNoStackedOutput) {
     }
     EXPECT_TRUE(update_loops);
   }
+}
+
+// ExecuteOnLeaves (the runtime's loops run condition and body on the state's
+// leaves wherever they lie) refuses a wrong number of leaves, and gives what
+// Execute gives on the flat state.
+TEST(JitWhileState, ExecuteOnLeaves) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kStateInOutputs);
+  ASSERT_TRUE(module.ok()) << module.status();
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(**module, CompileOptions(), &report);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  const runtime::Executable* body = nullptr;
+  for (const runtime::Step& step : (*executable)->steps()) {
+    if (step.kind == runtime::Step::Kind::kWhile) body = step.subprograms[1].get();
+  }
+  ASSERT_NE(body, nullptr);
+  ASSERT_TRUE(body->state_in_place() && body->runs_on_leaves());
+  // The state: i = 2, then five f32[6,5] leaves of distinct values.
+  constexpr int kLeafFloats = 30;
+  std::vector<float> flat(1 + 5 * kLeafFloats);
+  const int32_t two = 2;
+  std::memcpy(flat.data(), &two, sizeof(two));
+  for (size_t k = 1; k < flat.size(); ++k) flat[k] = 0.25f * static_cast<float>(k % 17) - 1.0f;
+  // The same bytes, each leaf in a buffer of its own.
+  std::vector<std::vector<float>> separate(6);
+  std::vector<void*> leaves;
+  separate[0].assign(1, flat[0]);
+  leaves.push_back(separate[0].data());
+  for (int k = 0; k < 5; ++k) {
+    separate[k + 1].assign(flat.begin() + 1 + k * kLeafFloats,
+                           flat.begin() + 1 + (k + 1) * kLeafFloats);
+    leaves.push_back(separate[k + 1].data());
+  }
+  void* state = flat.data();
+  const void* parameter = state;
+  ASSERT_TRUE(body->Execute({&parameter, 1}, state).ok());
+  std::vector<uint8_t> arena(static_cast<size_t>(body->arena_bytes()));
+  ASSERT_TRUE(body->ExecuteOnLeaves(leaves, nullptr, arena.data(), runtime::RunContext()).ok());
+  EXPECT_EQ(std::memcmp(separate[0].data(), flat.data(), 4), 0);
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_EQ(std::memcmp(separate[k + 1].data(), flat.data() + 1 + k * kLeafFloats,
+                          kLeafFloats * 4),
+              0)
+        << "leaf " << k + 1;
+  }
+  absl::Status wrong =
+      body->ExecuteOnLeaves(absl::MakeSpan(leaves).subspan(1), nullptr, nullptr,
+                            runtime::RunContext());
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument) << wrong;
 }
 
 // The loop body's kernels are reported under the loop's name.

@@ -1,0 +1,121 @@
+// SmallGemm (runtime/blas/small_gemm.h) against cblas_sgemm on the same
+// buffers, one thread each (OpenBLAS through SetBlasThreads(1)) or, in the
+// *Threads rows, two each in wall time (SmallGemm on the shared pool), on the
+// GEMMs of a recurrent step (batch 32, input 128, hidden 256, four gates:
+// 1024 columns) and of its gradient, and a few row counts around them to
+// place PreferSmallGemm's limit. Arguments: m, n, k, form (0 NN: B [k,n];
+// 1 NT: B given as [n,k]; 2 TN: A given as [k,m]), threads. GFLOP/s is the `flops`
+// counter over CPU time (the machine is shared: compare rows of one run).
+//   build/benchmarks/blas/small_gemm_benchmark --benchmark_min_time=0.2
+#include <cblas.h>
+
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/small_gemm.h"
+
+namespace xjit::runtime::blas {
+namespace {
+
+std::vector<float> RandomFloats(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+struct Problem {
+  std::vector<float> a, b, c;
+  SmallGemmArgs args;
+};
+
+Problem MakeProblem(const benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const int64_t form = state.range(3);
+  Problem p;
+  p.a = RandomFloats(m * k, 1);
+  p.b = RandomFloats(k * n, 2);
+  p.c.assign(m * n, 0.0f);
+  SmallGemmArgs& g = p.args;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = p.a.data();
+  g.a_row_stride = form == 2 ? 1 : k;
+  g.a_col_stride = form == 2 ? m : 1;
+  g.b = p.b.data();
+  g.b_transposed = form == 1;
+  g.ldb = form == 1 ? k : n;
+  g.c = p.c.data();
+  g.ldc = n;
+  return p;
+}
+
+void SetFlops(benchmark::State& state) {
+  state.counters["flops"] = benchmark::Counter(
+      2.0 * state.range(0) * state.range(1) * state.range(2),
+      benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void BM_SmallGemm(benchmark::State& state) {
+  if (!SmallGemmAvailable()) {
+    state.SkipWithError("no AVX-512F on this CPU");
+    return;
+  }
+  Problem p = MakeProblem(state);
+  const int threads = state.range(4);
+  for (auto _ : state) {
+    SmallGemm(p.args, threads);
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  state.SetLabel(PreferSmallGemm(p.args, threads) ? "preferred" : "not_preferred");
+  SetFlops(state);
+}
+
+void BM_CblasSgemm(benchmark::State& state) {
+  SetBlasThreads(static_cast<int>(state.range(4)));
+  Problem p = MakeProblem(state);
+  const SmallGemmArgs& g = p.args;
+  const int64_t form = state.range(3);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, form == 2 ? CblasTrans : CblasNoTrans,
+                form == 1 ? CblasTrans : CblasNoTrans, static_cast<int>(g.m),
+                static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, g.a,
+                static_cast<int>(form == 2 ? g.m : g.k), g.b, static_cast<int>(g.ldb), 0.0f,
+                g.c, static_cast<int>(g.ldc));
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  SetFlops(state);
+  SetBlasThreads(1);
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  // The step's gate dots (NN), its input and hidden gradients (NT), its
+  // weight gradients (TN), then other row counts of the NN and NT forms.
+  b->Args({32, 1024, 128, 0, 1})->Args({32, 1024, 256, 0, 1});
+  b->Args({32, 256, 1024, 1, 1})->Args({32, 128, 1024, 1, 1});
+  b->Args({128, 1024, 32, 2, 1})->Args({256, 1024, 32, 2, 1});
+  for (int64_t m : {1, 8, 16, 64, 96, 128}) b->Args({m, 1024, 256, 0, 1});
+  for (int64_t m : {8, 64, 96, 128}) b->Args({m, 256, 1024, 1, 1});
+}
+
+// The step's GEMMs on two threads each, in wall time.
+void ThreadShapes(benchmark::internal::Benchmark* b) {
+  b->Args({32, 1024, 128, 0, 2})->Args({32, 1024, 256, 0, 2});
+  b->Args({32, 256, 1024, 1, 2})->Args({32, 128, 1024, 1, 2});
+  b->Args({128, 1024, 32, 2, 2})->Args({256, 1024, 32, 2, 2});
+  b->UseRealTime();
+}
+
+BENCHMARK(BM_SmallGemm)->Apply(Shapes);
+BENCHMARK(BM_CblasSgemm)->Apply(Shapes);
+BENCHMARK(BM_SmallGemm)->Name("BM_SmallGemmThreads")->Apply(ThreadShapes);
+BENCHMARK(BM_CblasSgemm)->Name("BM_CblasSgemmThreads")->Apply(ThreadShapes);
+
+}  // namespace
+}  // namespace xjit::runtime::blas
+
+BENCHMARK_MAIN();

@@ -1,0 +1,179 @@
+// SmallGemm (runtime/blas/small_gemm.h) against a double-precision loop
+// over odd and tile-edge shapes in its three forms (NN, NT, TN), with row
+// strides wider than the rows, and the same bits on 1 and 2 threads.
+#include "runtime/blas/small_gemm.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/shape.h"
+#include "runtime/blas/dot.h"
+
+namespace xjit::runtime::blas {
+namespace {
+
+enum class Form { kNN, kNT, kTN };
+
+struct Buffers {
+  std::vector<float> a, b, c;
+  SmallGemmArgs args;
+};
+
+// A [m,k] (TN: stored [k,m]) and B [k,n] (NT: stored [n,k]) with 3 spare
+// elements per stored row, C [m,n] with 5, all from `seed`.
+Buffers Make(Form form, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  Buffers x;
+  SmallGemmArgs& g = x.args;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  const int64_t a_rows = form == Form::kTN ? k : m, a_cols = form == Form::kTN ? m : k;
+  const int64_t lda = a_cols + 3;
+  x.a.resize(a_rows * lda);
+  for (float& v : x.a) v = d(rng);
+  g.a_row_stride = form == Form::kTN ? 1 : lda;
+  g.a_col_stride = form == Form::kTN ? lda : 1;
+  const int64_t b_rows = form == Form::kNT ? n : k, b_cols = form == Form::kNT ? k : n;
+  g.ldb = b_cols + 3;
+  x.b.resize(b_rows * g.ldb);
+  for (float& v : x.b) v = d(rng);
+  g.b_transposed = form == Form::kNT;
+  g.ldc = n + 5;
+  x.c.assign(m * g.ldc, 7.0f);  // Spare elements must keep their 7.
+  g.a = x.a.data();
+  g.b = x.b.data();
+  g.c = x.c.data();
+  return x;
+}
+
+// Every element within the f32 summation bound of the exact product, and
+// the spare elements of C untouched.
+void ExpectProduct(const Buffers& x, const std::string& what) {
+  const SmallGemmArgs& g = x.args;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.ldc; ++j) {
+      const float got = x.c[i * g.ldc + j];
+      if (j >= g.n) {
+        ASSERT_EQ(got, 7.0f) << what << " wrote spare element " << i << "," << j;
+        continue;
+      }
+      double sum = 0, magnitude = 0;
+      for (int64_t k = 0; k < g.k; ++k) {
+        const double a = g.a[i * g.a_row_stride + k * g.a_col_stride];
+        const double b = g.b_transposed ? g.b[j * g.ldb + k] : g.b[k * g.ldb + j];
+        sum += a * b;
+        magnitude += std::fabs(a * b);
+      }
+      const double bound = (g.k + 2) * 0x1p-24 * magnitude + 1e-30;
+      ASSERT_LE(std::fabs(got - sum), bound) << what << " element " << i << "," << j;
+    }
+  }
+}
+
+TEST(SmallGemm, MatchesDoubleLoop) {
+  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+  uint64_t seed = 1;
+  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
+    for (int64_t m : {1, 2, 5, 6, 7, 13, 32}) {
+      for (int64_t n : {1, 3, 15, 16, 17, 63, 64, 65, 130}) {
+        for (int64_t k : {1, 2, 15, 16, 17, 40, 100}) {
+          Buffers x = Make(form, m, n, k, seed++);
+          SmallGemm(x.args, 1);
+          ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
+                                        " k ", k));
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Large enough to split: the columns are divided, each element's sum is
+// the same, so the bits are too.
+TEST(SmallGemm, SameBitsOnTwoThreads) {
+  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
+    const int64_t m = 32, n = form == Form::kNT ? 257 : 1000, k = form == Form::kNT ? 300 : 70;
+    Buffers one = Make(form, m, n, k, 5);
+    Buffers two = Make(form, m, n, k, 5);
+    SmallGemm(one.args, 1);
+    SmallGemm(two.args, 2);
+    ExpectProduct(two, absl::StrCat("form ", static_cast<int>(form), " on 2 threads"));
+    EXPECT_EQ(std::memcmp(one.c.data(), two.c.data(), one.c.size() * sizeof(float)), 0)
+        << "form " << static_cast<int>(form);
+  }
+}
+
+// The shape rule: few rows and enough columns (NT: enough K, and A with
+// unit stride along K); nothing where the kernels cannot run.
+TEST(SmallGemm, PreferredShapes) {
+  Buffers x = Make(Form::kNN, 32, 1024, 256, 1);
+  EXPECT_EQ(PreferSmallGemm(x.args), SmallGemmAvailable());
+  x.args.m = 256;
+  EXPECT_FALSE(PreferSmallGemm(x.args));
+  // A weight gradient's shape: OpenBLAS's on one thread, SmallGemm's on two.
+  Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
+  EXPECT_FALSE(PreferSmallGemm(w.args, 1));
+  EXPECT_EQ(PreferSmallGemm(w.args, 2), SmallGemmAvailable());
+  Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
+  EXPECT_EQ(PreferSmallGemm(t.args), SmallGemmAvailable());
+  t.args.a_col_stride = 2;
+  EXPECT_FALSE(PreferSmallGemm(t.args));
+  t.args.a_col_stride = 1;
+  t.args.k = 0;
+  EXPECT_FALSE(PreferSmallGemm(t.args));
+}
+
+// Through PlanDot/RunDot (DotPlan::small_gemm, as the compile driver sets
+// it): every combination of row- and column-major operands and result, so
+// that row- and column-major plans with either transpose reach the kernels,
+// against the same plan run by cblas_sgemm.
+TEST(SmallGemm, DotPlansInEveryLayout) {
+  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+  // (5, 70, 90) takes the kernels in row-major plans; (20, 70, 64) in
+  // column-major ones too (their row-major form has 64 rows and 20 columns).
+  for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 70, 90},
+                                std::tuple<int64_t, int64_t, int64_t>{20, 70, 64}}) {
+  DotDimensionNumbers dnums;
+  dnums.lhs_contracting_dimensions = {1};
+  dnums.rhs_contracting_dimensions = {0};
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> lhs(m * k), rhs(k * n);
+  for (float& v : lhs) v = d(rng);
+  for (float& v : rhs) v = d(rng);
+  for (int layouts = 0; layouts < 8; ++layouts) {
+    const auto shape = [](int64_t rows, int64_t cols, bool column_major) {
+      const int64_t dims[] = {rows, cols};
+      const int64_t row_major[] = {1, 0}, col_major[] = {0, 1};
+      return Shape::ArrayWithLayout(ElementType::kF32, dims,
+                                    column_major ? col_major : row_major);
+    };
+    const Shape a = shape(m, k, layouts & 1), b = shape(k, n, layouts & 2),
+                c = shape(m, n, layouts & 4);
+    absl::StatusOr<DotPlan> plan = PlanDot(a, b, c, dnums);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->kind, DotPlan::Kind::kGemm) << plan->ToString();
+    std::vector<float> expected(m * n), actual(m * n);
+    std::vector<uint8_t> scratch(static_cast<size_t>(plan->scratch_bytes) + 1);
+    RunDot(*plan, lhs.data(), rhs.data(), expected.data(), scratch.data());
+    DotPlan small = *plan;
+    small.small_gemm = true;
+    RunDot(small, lhs.data(), rhs.data(), actual.data(), scratch.data());
+    for (int64_t i = 0; i < m * n; ++i) {
+      ASSERT_NEAR(actual[i], expected[i], 1e-4) << "layouts " << layouts << " element " << i
+                                                << " plan " << plan->ToString();
+    }
+  }
+  }
+}
+
+}  // namespace
+}  // namespace xjit::runtime::blas
