@@ -147,6 +147,13 @@ struct Features {
   bool lzcnt = false;
 };
 
+// Tests only: row programs stream whatever their arrays' sizes (the next
+// row prefetched, non-temporal stores: PlanRowStreaming), so that the
+// streaming code runs on arrays small enough for the evaluator. Kernels
+// compiled meanwhile differ from the usual ones: compile them with the
+// compile cache off.
+void StreamAllRowsForTesting(bool on);
+
 class KernelLowering {
  public:
   KernelLowering(asmjit::x86::Compiler* cc, const KernelProgram& program,
@@ -468,15 +475,25 @@ class KernelLowering {
   // when the row's output is aligned (checked per row:
   // EmitStreamingCheck); `streaming_`: whether the code being emitted is
   // that version; `streamed_`: whether any was emitted (sfence at the end).
+  // `peel_`: every pass with streamed stores accumulates nothing, so its
+  // elements are independent and a row whose output starts anywhere (at an
+  // element boundary) streams too: the pass runs `head_` scalar iterations
+  // up to the first vector-aligned output element, then its vector loops
+  // from there (EmitRowReduction). Same bits per element either way.
   std::vector<std::pair<int, int64_t>> row_prefetches_;
   std::vector<bool> stream_store_;
   bool any_stream_store_ = false;
   bool streaming_ = false;
   bool streamed_ = false;
+  bool peel_ = false;
+  std::vector<bool> peel_pass_;  // By pass: has streamed stores (and peel_).
+  asmjit::x86::Gp head_;
   void PlanRowStreaming();
   void EmitRowPrefetches();
-  // A register that is zero when every streamed store of the row about to
-  // run starts at a vector-aligned address.
+  // A register that is zero when the row about to run can take the
+  // streaming version: every streamed store starts at a vector-aligned
+  // address or, with peel_, they all reach one after the same number of
+  // elements, which goes into head_ (at most the row's length).
   asmjit::x86::Gp EmitStreamingCheck();
   absl::Status EmitPasses(Mode mode);
   // Accumulator registers by slot (the representation of the current mode).
