@@ -1152,12 +1152,20 @@ absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   if (!any_stream_store_) return EmitPasses(mode);
   // The passes twice: with non-temporal stores where this row's output is
   // aligned for them, with ordinary stores (and the next row's output
-  // prefetched for writing) where it is not. The same values either way.
+  // prefetched for writing) where it is not. With peel_, three times: rows
+  // that reach alignment after head_ > 0 elements take a third version
+  // whose storing passes peel them; aligned rows keep the plain streaming
+  // loops (compile-time bounds, no head). The same values in all.
   const x86::Gp misaligned = EmitStreamingCheck();
   Label ordinary = cc_.newLabel();
+  Label peeled = cc_.newLabel();
   Label done = cc_.newLabel();
   cc_.test(misaligned, misaligned);
   cc_.jnz(ordinary);
+  if (peel_) {
+    cc_.test(head_, head_);
+    cc_.jnz(peeled);
+  }
   const std::vector<Val> vals = vals_;
   const absl::flat_hash_map<int64_t, Val> accs = accs_;
   streaming_ = true;
@@ -1165,6 +1173,18 @@ absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   streaming_ = false;
   XJIT_RETURN_IF_ERROR(status);
   cc_.jmp(done);
+  if (peel_) {
+    cc_.bind(peeled);
+    vals_ = vals;
+    accs_ = accs;
+    streaming_ = true;
+    peeling_ = true;
+    status = EmitPasses(mode);
+    streaming_ = false;
+    peeling_ = false;
+    XJIT_RETURN_IF_ERROR(status);
+    cc_.jmp(done);
+  }
   cc_.bind(ordinary);
   vals_ = vals;
   accs_ = accs;
@@ -1393,13 +1413,13 @@ absl::Status KernelLowering::EmitRowReduction() {
   const int64_t main_end = extent / step * step;
   const int64_t vector_end = extent / lanes_ * lanes_;
   const absl::flat_hash_map<int64_t, Val> scalar_accs = accs_;
-  // A pass of the streaming version that peels (see peel_): the row's
-  // output reaches a vector-aligned address after head_ elements (0 when
-  // it starts aligned), which run first, as scalar iterations; then the
+  // A pass of the peeling version (see peel_): the row's output reaches a
+  // vector-aligned address after head_ elements, which run first, as
+  // scalar iterations; then the
   // vector loops from there, their bounds checked at run time, and the
   // scalar tail. The pass accumulates nothing, so only where each element
   // is computed changes, not its bits.
-  const bool peeled = streaming_ && peel_pass_[static_cast<size_t>(pass_)];
+  const bool peeled = peeling_ && peel_pass_[static_cast<size_t>(pass_)];
   x86::Gp i = cc_.newGpq();
   loop_vars_.resize(program_.loop_extents.size());
   cc_.xor_(i.r32(), i.r32());

@@ -477,15 +477,17 @@ class KernelLowering {
   // that version; `streamed_`: whether any was emitted (sfence at the end).
   // `peel_`: every pass with streamed stores accumulates nothing, so its
   // elements are independent and a row whose output starts anywhere (at an
-  // element boundary) streams too: the pass runs `head_` scalar iterations
-  // up to the first vector-aligned output element, then its vector loops
-  // from there (EmitRowReduction). Same bits per element either way.
+  // element boundary) streams too: in a third version of the passes
+  // (EmitElementBlock), each such pass runs `head_` scalar iterations up to
+  // the first vector-aligned output element, then its vector loops from
+  // there (EmitRowReduction). Same bits per element either way.
   std::vector<std::pair<int, int64_t>> row_prefetches_;
   std::vector<bool> stream_store_;
   bool any_stream_store_ = false;
   bool streaming_ = false;
   bool streamed_ = false;
   bool peel_ = false;
+  bool peeling_ = false;  // Emitting the peeling version (streaming_ too).
   std::vector<bool> peel_pass_;  // By pass: has streamed stores (and peel_).
   asmjit::x86::Gp head_;
   void PlanRowStreaming();
