@@ -963,65 +963,66 @@ void KernelLowering::EmitRowPrefetches() {
   }
 }
 
-x86::Gp KernelLowering::EmitStreamingCheck() {
-  // Each streamed store's position with the row index at 0: the body index
-  // operations it needs, emitted again with a zero loop index (pure, so
-  // the pass recomputes them as before).
+x86::Gp KernelLowering::EmitRowStoreAddress(int id) {
+  // The body index operations the store's position needs, emitted again
+  // with a zero loop index (pure, so the pass recomputes them as before).
   const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
-  const int align = zmm_ ? 64 : features_.avx2 ? 32 : 16;
   loop_vars_.resize(program_.loop_extents.size());
   const x86::Gp saved = loop_vars_[inner];
   x86::Gp zero = NewGp();
   cc_.xor_(zero.r32(), zero.r32());
   loop_vars_[inner] = zero;
+  const KOp& store = program_.ops[id];
+  std::vector<bool> need(program_.ops.size(), false);
+  need[static_cast<size_t>(store.a)] = true;
+  for (int i = store.a; i >= 0; --i) {
+    if (!need[i]) continue;
+    const KOp& op = program_.ops[i];
+    for (int o : {op.a, op.b, op.c}) {
+      if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
+    }
+  }
+  for (int i = 0; i <= store.a; ++i) {
+    if (need[i] && sections_[i] == KSection::kBody) EmitIndexOp(i);
+  }
+  x86::Gp address = NewGp();
+  cc_.lea(address, Address(program_.output_buffer(static_cast<int>(store.imm)), store.a,
+                           store.operand_type == ElementType::kF64 ? 8 : 4));
+  loop_vars_[inner] = saved;
+  return address;
+}
+
+x86::Gp KernelLowering::EmitRowHead(x86::Gp address, int element_bytes) {
+  // Elements before the first aligned one, rounded down: an address off
+  // the element size never gets aligned (EmitStreamingCheck sends such
+  // rows to the ordinary version).
+  x86::Gp head = NewGp();
+  cc_.mov(head, address);
+  cc_.neg(head);
+  cc_.and_(head, StreamAlignment() - 1);
+  cc_.shr(head, element_bytes == 8 ? 3 : 2);
+  return head;
+}
+
+int KernelLowering::StreamAlignment() const { return zmm_ ? 64 : features_.avx2 ? 32 : 16; }
+
+x86::Gp KernelLowering::EmitStreamingCheck() {
+  head_ = x86::Gp();
   x86::Gp misaligned = NewGp();
   cc_.xor_(misaligned.r32(), misaligned.r32());
-  bool first = true;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (!stream_store_[id]) continue;
     const KOp& store = program_.ops[id];
-    std::vector<bool> need(program_.ops.size(), false);
-    need[static_cast<size_t>(store.a)] = true;
-    for (int i = store.a; i >= 0; --i) {
-      if (!need[i]) continue;
-      const KOp& op = program_.ops[i];
-      for (int o : {op.a, op.b, op.c}) {
-        if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
-      }
-    }
-    for (int i = 0; i <= store.a; ++i) {
-      if (need[i] && sections_[i] == KSection::kBody) EmitIndexOp(i);
-    }
     const int bytes = store.operand_type == ElementType::kF64 ? 8 : 4;
-    x86::Gp address = NewGp();
-    cc_.lea(address,
-            Address(program_.output_buffer(static_cast<int>(store.imm)), store.a, bytes));
+    x86::Gp address = EmitRowStoreAddress(static_cast<int>(id));
     if (peel_) {
-      if (first) {
-        // Elements before the first aligned one (rounded down: an address
-        // off the element size never gets aligned, which the test below
-        // catches).
-        head_ = NewGp();
-        cc_.mov(head_, address);
-        cc_.neg(head_);
-        cc_.and_(head_, align - 1);
-        cc_.shr(head_, bytes == 8 ? 3 : 2);
-      }
+      if (!head_.isValid()) head_ = EmitRowHead(address, bytes);
       // Aligned after head_ elements too.
       cc_.lea(address, x86::ptr(address, head_, bytes == 8 ? 3 : 2));
     }
-    first = false;
     cc_.or_(misaligned, address);
   }
-  loop_vars_[inner] = saved;
-  cc_.and_(misaligned, align - 1);
-  if (peel_) {
-    // A row shorter than its head: all scalar.
-    x86::Gp extent = NewGp();
-    cc_.mov(extent, program_.loop_extents[inner]);
-    cc_.cmp(head_, extent);
-    cc_.cmovg(head_, extent);
-  }
+  cc_.and_(misaligned, StreamAlignment() - 1);
   return misaligned;
 }
 
@@ -1414,29 +1415,42 @@ absl::Status KernelLowering::EmitRowReduction() {
   const int64_t vector_end = extent / lanes_ * lanes_;
   const absl::flat_hash_map<int64_t, Val> scalar_accs = accs_;
   // A pass of the peeling version (see peel_): the row's output reaches a
-  // vector-aligned address after head_ elements, which run first, as
+  // vector-aligned address after a head of elements, which run first, as
   // scalar iterations; then the
   // vector loops from there, their bounds checked at run time, and the
   // scalar tail. The pass accumulates nothing, so only where each element
   // is computed changes, not its bits.
   const bool peeled = peeling_ && peel_pass_[static_cast<size_t>(pass_)];
+  x86::Gp extent_reg;
+  x86::Gp head_end;
+  if (peeled) {
+    // The head again (from the first streamed store, as the check did),
+    // rather than a register kept live through the earlier passes; at most
+    // the row (a short row runs all scalar).
+    XJIT_CHECK(slots.empty());
+    for (size_t id = 0; id < program_.ops.size() && !head_end.isValid(); ++id) {
+      if (!stream_store_[id]) continue;
+      head_end = EmitRowHead(EmitRowStoreAddress(static_cast<int>(id)),
+                             program_.ops[id].operand_type == ElementType::kF64 ? 8 : 4);
+    }
+    extent_reg = cc_.newGpq();
+    cc_.mov(extent_reg, extent);
+    cc_.cmp(head_end, extent_reg);
+    cc_.cmovg(head_end, extent_reg);
+  }
   x86::Gp i = cc_.newGpq();
   loop_vars_.resize(program_.loop_extents.size());
   cc_.xor_(i.r32(), i.r32());
-  x86::Gp extent_reg;
   if (peeled) {
-    XJIT_CHECK(slots.empty());
-    extent_reg = cc_.newGpq();
-    cc_.mov(extent_reg, extent);
     loop_vars_[inner] = i;
     Label skip = cc_.newLabel();
     Label head = cc_.newLabel();
-    cc_.test(head_, head_);
+    cc_.test(head_end, head_end);
     cc_.jz(skip);
     cc_.bind(head);
     XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kScalar));
     cc_.inc(i);
-    cc_.cmp(i, head_);
+    cc_.cmp(i, head_end);
     cc_.jl(head);
     cc_.bind(skip);
   }

@@ -478,8 +478,8 @@ class KernelLowering {
   // `peel_`: every pass with streamed stores accumulates nothing, so its
   // elements are independent and a row whose output starts anywhere (at an
   // element boundary) streams too: in a third version of the passes
-  // (EmitElementBlock), each such pass runs `head_` scalar iterations up to
-  // the first vector-aligned output element, then its vector loops from
+  // (EmitElementBlock), each such pass runs scalar iterations up to the
+  // first vector-aligned output element, then its vector loops from
   // there (EmitRowReduction). Same bits per element either way.
   std::vector<std::pair<int, int64_t>> row_prefetches_;
   std::vector<bool> stream_store_;
@@ -492,11 +492,17 @@ class KernelLowering {
   asmjit::x86::Gp head_;
   void PlanRowStreaming();
   void EmitRowPrefetches();
-  // A register that is zero when the row about to run can take the
+  // A register that is zero when the row about to run can take a
   // streaming version: every streamed store starts at a vector-aligned
   // address or, with peel_, they all reach one after the same number of
-  // elements, which goes into head_ (at most the row's length).
+  // elements, which goes into head_ (0: the plain streaming version).
   asmjit::x86::Gp EmitStreamingCheck();
+  // Streamed store `id`'s address at the row's first element.
+  asmjit::x86::Gp EmitRowStoreAddress(int id);
+  // Elements from `address` to the next StreamAlignment() boundary.
+  asmjit::x86::Gp EmitRowHead(asmjit::x86::Gp address, int element_bytes);
+  // What non-temporal vector stores need: the vector width in bytes.
+  int StreamAlignment() const;
   absl::Status EmitPasses(Mode mode);
   // Accumulator registers by slot (the representation of the current mode).
   absl::flat_hash_map<int64_t, Val> accs_;
