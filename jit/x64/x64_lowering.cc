@@ -1416,10 +1416,9 @@ absl::Status KernelLowering::EmitRowReduction() {
   const absl::flat_hash_map<int64_t, Val> scalar_accs = accs_;
   // A pass of the peeling version (see peel_): the row's output reaches a
   // vector-aligned address after a head of elements, which run first, as
-  // scalar iterations; then the
-  // vector loops from there, their bounds checked at run time, and the
-  // scalar tail. The pass accumulates nothing, so only where each element
-  // is computed changes, not its bits.
+  // scalar iterations; then the vector loops from there, their bounds
+  // checked at run time, and the scalar tail. The pass accumulates
+  // nothing, so only where each element is computed changes, not its bits.
   const bool peeled = peeling_ && peel_pass_[static_cast<size_t>(pass_)];
   x86::Gp extent_reg;
   x86::Gp head_end;

@@ -121,7 +121,8 @@
 // being computed again. The same bits either way. Rows of arrays too large
 // for the caches stream (PlanRowStreaming): the passes after the first
 // prefetch the next row, and large outputs are written with non-temporal
-// stores where the row is aligned for them.
+// stores where the row is aligned for them, or from the first aligned
+// element on after a scalar head (a storing pass that accumulates nothing).
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
