@@ -637,9 +637,21 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal* const> argumen
       addresses[i] = flattened[i].data();
     }
   }
-  std::vector<uint8_t> result(static_cast<size_t>(spec_->plan.result_bytes));
-  XJIT_RETURN_IF_ERROR(Execute(addresses, result.data(), context));
-  return UnflattenLiteral(spec_->result_shape, result.data());
+  // The result at a kBufferAlignment boundary, as the arena's buffers are:
+  // a large heap block starts 16 bytes past a page, which costs vector
+  // stores that split cache lines (and row programs' streamed stores a
+  // scalar head per row).
+  const int64_t result_bytes = spec_->plan.result_bytes;
+  std::unique_ptr<uint8_t[]> block(new (std::nothrow) uint8_t[result_bytes + kBufferAlignment]);
+  if (block == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory: the result needs ", result_bytes, " bytes"));
+  }
+  uint8_t* result = block.get();
+  result += (kBufferAlignment - reinterpret_cast<uintptr_t>(result) % kBufferAlignment) %
+            kBufferAlignment;
+  XJIT_RETURN_IF_ERROR(Execute(addresses, result, context));
+  return UnflattenLiteral(spec_->result_shape, result);
 }
 
 absl::Status Executable::Execute(absl::Span<const void* const> parameters, void* result) const {

@@ -1005,13 +1005,24 @@ absl::Status Bench(std::vector<std::string> args) {
   jit::CompileReport report;
   XJIT_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
                         CompileModule(*module, options, JitOptions(options), &report));
-  std::vector<std::vector<uint8_t>> buffers;
+  // Every buffer at a 64-byte boundary, as the runtime's own buffers and
+  // XLA's are (a large std::vector's data starts 16 bytes past a page).
+  auto aligned = [](std::vector<uint8_t>* storage, size_t bytes) {
+    storage->resize(bytes + 64);
+    uint8_t* p = storage->data();
+    return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+  };
+  std::vector<std::vector<uint8_t>> buffers(arguments.size() + 1);
   std::vector<const void*> parameters;
-  for (const Literal& argument : arguments) buffers.push_back(runtime::FlattenLiteral(argument));
-  for (const auto& buffer : buffers) parameters.push_back(buffer.data());
-  std::vector<uint8_t> result(std::max<int64_t>(1, ByteSize(executable->result_shape())));
-  XJIT_RETURN_IF_ERROR(
-      time_runs([&] { return executable->Execute(parameters, result.data()); }));
+  for (size_t a = 0; a < arguments.size(); ++a) {
+    const std::vector<uint8_t> flat = runtime::FlattenLiteral(arguments[a]);
+    uint8_t* data = aligned(&buffers[a], flat.size());
+    if (!flat.empty()) std::memcpy(data, flat.data(), flat.size());
+    parameters.push_back(data);
+  }
+  uint8_t* result = aligned(&buffers.back(), static_cast<size_t>(std::max<int64_t>(
+                                                   1, ByteSize(executable->result_shape()))));
+  XJIT_RETURN_IF_ERROR(time_runs([&] { return executable->Execute(parameters, result); }));
   Print(absl::StrFormat(
       "backend: jit (%s)\nkernels: %d\ninterpreted steps: %d\niterations: %d\n"
       "compile ms: %.3f\nrun ms: %.6f\n",

@@ -4,6 +4,7 @@
 #include "jit/x64/x64_lowering.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -40,8 +41,14 @@ constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
 // stores where aligned (PlanRowStreaming): larger than the caches a next
 // kernel could read them from (2 MiB of L2 per core, a share of L3).
 constexpr int64_t kStreamStoreMinBytes = int64_t{16} << 20;
+// StreamAllRowsForTesting: both thresholds 0.
+std::atomic<bool> stream_all_rows{false};
+int64_t PrefetchMinBytes() { return stream_all_rows.load() ? 0 : kPrefetchMinBytes; }
+int64_t StreamStoreMinBytes() { return stream_all_rows.load() ? 0 : kStreamStoreMinBytes; }
 
 }  // namespace
+
+void StreamAllRowsForTesting(bool on) { stream_all_rows.store(on); }
 
 KernelLowering::KernelLowering(x86::Compiler* cc, const KernelProgram& program,
                                const Features& features)
@@ -893,6 +900,8 @@ void KernelLowering::PlanRowStreaming() {
   row_prefetches_.clear();
   stream_store_.assign(program_.ops.size(), false);
   any_stream_store_ = false;
+  peel_ = false;
+  peel_pass_.assign(static_cast<size_t>(phases_.count), false);
   if (phases_.count < 2 || strategy_ != Strategy::kRow || program_.reduction_loops != 1) return;
   const std::vector<std::optional<int64_t>> along_rows =
       StridesAlong(program_, program_.output_loops() - 1);
@@ -909,13 +918,14 @@ void KernelLowering::PlanRowStreaming() {
     // Unit stride along the row, a fixed distance to the next row.
     if (strides_[op.a] != 1 || !along_rows[op.a].has_value() || *along_rows[op.a] == 0) continue;
     const int64_t distance = *along_rows[op.a] * bytes;
-    if (size < kPrefetchMinBytes || distance > (int64_t{1} << 30) ||
+    if (size < PrefetchMinBytes() || distance > (int64_t{1} << 30) ||
         distance < -(int64_t{1} << 30)) {
       continue;
     }
-    if (store && size >= kStreamStoreMinBytes) {
+    if (store && size >= StreamStoreMinBytes()) {
       stream_store_[id] = true;
       any_stream_store_ = true;
+      peel_pass_[static_cast<size_t>(phases_.pass[id])] = true;
     }
     bool seen = false;
     for (const auto& [other, unused] : row_prefetches_) {
@@ -924,6 +934,14 @@ void KernelLowering::PlanRowStreaming() {
     }
     if (!seen) row_prefetches_.push_back({static_cast<int>(id), distance});
   }
+  // A pass that accumulates would add a peeled row's head in another order
+  // (scalar, before the vector partials) than an aligned row's: such
+  // passes keep streaming aligned rows only.
+  peel_ = any_stream_store_;
+  for (int slot_pass : phases_.slot_pass) {
+    if (slot_pass >= 0 && peel_pass_[static_cast<size_t>(slot_pass)]) peel_ = false;
+  }
+  if (!peel_) peel_pass_.assign(peel_pass_.size(), false);
 }
 
 void KernelLowering::EmitRowPrefetches() {
@@ -947,40 +965,66 @@ void KernelLowering::EmitRowPrefetches() {
   }
 }
 
-x86::Gp KernelLowering::EmitStreamingCheck() {
-  // Each streamed store's position with the row index at 0: the body index
-  // operations it needs, emitted again with a zero loop index (pure, so
-  // the pass recomputes them as before).
+x86::Gp KernelLowering::EmitRowStoreAddress(int id) {
+  // The body index operations the store's position needs, emitted again
+  // with a zero loop index (pure, so the pass recomputes them as before).
   const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
   loop_vars_.resize(program_.loop_extents.size());
   const x86::Gp saved = loop_vars_[inner];
   x86::Gp zero = NewGp();
   cc_.xor_(zero.r32(), zero.r32());
   loop_vars_[inner] = zero;
+  const KOp& store = program_.ops[id];
+  std::vector<bool> need(program_.ops.size(), false);
+  need[static_cast<size_t>(store.a)] = true;
+  for (int i = store.a; i >= 0; --i) {
+    if (!need[i]) continue;
+    const KOp& op = program_.ops[i];
+    for (int o : {op.a, op.b, op.c}) {
+      if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
+    }
+  }
+  for (int i = 0; i <= store.a; ++i) {
+    if (need[i] && sections_[i] == KSection::kBody) EmitIndexOp(i);
+  }
+  x86::Gp address = NewGp();
+  cc_.lea(address, Address(program_.output_buffer(static_cast<int>(store.imm)), store.a,
+                           store.operand_type == ElementType::kF64 ? 8 : 4));
+  loop_vars_[inner] = saved;
+  return address;
+}
+
+x86::Gp KernelLowering::EmitRowHead(x86::Gp address, int element_bytes) {
+  // Elements before the first aligned one, rounded down: an address off
+  // the element size never gets aligned (EmitStreamingCheck sends such
+  // rows to the ordinary version).
+  x86::Gp head = NewGp();
+  cc_.mov(head, address);
+  cc_.neg(head);
+  cc_.and_(head, StreamAlignment() - 1);
+  cc_.shr(head, element_bytes == 8 ? 3 : 2);
+  return head;
+}
+
+int KernelLowering::StreamAlignment() const { return zmm_ ? 64 : features_.avx2 ? 32 : 16; }
+
+x86::Gp KernelLowering::EmitStreamingCheck() {
+  head_ = x86::Gp();
   x86::Gp misaligned = NewGp();
   cc_.xor_(misaligned.r32(), misaligned.r32());
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (!stream_store_[id]) continue;
     const KOp& store = program_.ops[id];
-    std::vector<bool> need(program_.ops.size(), false);
-    need[static_cast<size_t>(store.a)] = true;
-    for (int i = store.a; i >= 0; --i) {
-      if (!need[i]) continue;
-      const KOp& op = program_.ops[i];
-      for (int o : {op.a, op.b, op.c}) {
-        if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
-      }
+    const int bytes = store.operand_type == ElementType::kF64 ? 8 : 4;
+    x86::Gp address = EmitRowStoreAddress(static_cast<int>(id));
+    if (peel_) {
+      if (!head_.isValid()) head_ = EmitRowHead(address, bytes);
+      // Aligned after head_ elements too.
+      cc_.lea(address, x86::ptr(address, head_, bytes == 8 ? 3 : 2));
     }
-    for (int i = 0; i <= store.a; ++i) {
-      if (need[i] && sections_[i] == KSection::kBody) EmitIndexOp(i);
-    }
-    x86::Gp address = NewGp();
-    cc_.lea(address, Address(program_.output_buffer(static_cast<int>(store.imm)), store.a,
-                             store.operand_type == ElementType::kF64 ? 8 : 4));
     cc_.or_(misaligned, address);
   }
-  loop_vars_[inner] = saved;
-  cc_.and_(misaligned, (zmm_ ? 64 : features_.avx2 ? 32 : 16) - 1);
+  cc_.and_(misaligned, StreamAlignment() - 1);
   return misaligned;
 }
 
@@ -1111,12 +1155,20 @@ absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   if (!any_stream_store_) return EmitPasses(mode);
   // The passes twice: with non-temporal stores where this row's output is
   // aligned for them, with ordinary stores (and the next row's output
-  // prefetched for writing) where it is not. The same values either way.
+  // prefetched for writing) where it is not. With peel_, three times: rows
+  // that reach alignment after head_ > 0 elements take a third version
+  // whose storing passes peel them; aligned rows keep the plain streaming
+  // loops (compile-time bounds, no head). The same values in all.
   const x86::Gp misaligned = EmitStreamingCheck();
   Label ordinary = cc_.newLabel();
+  Label peeled = cc_.newLabel();
   Label done = cc_.newLabel();
   cc_.test(misaligned, misaligned);
   cc_.jnz(ordinary);
+  if (peel_) {
+    cc_.test(head_, head_);
+    cc_.jnz(peeled);
+  }
   const std::vector<Val> vals = vals_;
   const absl::flat_hash_map<int64_t, Val> accs = accs_;
   streaming_ = true;
@@ -1124,6 +1176,18 @@ absl::Status KernelLowering::EmitElementBlock(Mode mode) {
   streaming_ = false;
   XJIT_RETURN_IF_ERROR(status);
   cc_.jmp(done);
+  if (peel_) {
+    cc_.bind(peeled);
+    vals_ = vals;
+    accs_ = accs;
+    streaming_ = true;
+    peeling_ = true;
+    status = EmitPasses(mode);
+    streaming_ = false;
+    peeling_ = false;
+    XJIT_RETURN_IF_ERROR(status);
+    cc_.jmp(done);
+  }
   cc_.bind(ordinary);
   vals_ = vals;
   accs_ = accs;
@@ -1352,6 +1416,45 @@ absl::Status KernelLowering::EmitRowReduction() {
   const int64_t main_end = extent / step * step;
   const int64_t vector_end = extent / lanes_ * lanes_;
   const absl::flat_hash_map<int64_t, Val> scalar_accs = accs_;
+  // A pass of the peeling version (see peel_): the row's output reaches a
+  // vector-aligned address after a head of elements, which run first, as
+  // scalar iterations; then the vector loops from there, their bounds
+  // checked at run time, and the scalar tail. The pass accumulates
+  // nothing, so only where each element is computed changes, not its bits.
+  const bool peeled = peeling_ && peel_pass_[static_cast<size_t>(pass_)];
+  x86::Gp extent_reg;
+  x86::Gp head_end;
+  if (peeled) {
+    // The head again (from the first streamed store, as the check did),
+    // rather than a register kept live through the earlier passes; at most
+    // the row (a short row runs all scalar).
+    XJIT_CHECK(slots.empty());
+    for (size_t id = 0; id < program_.ops.size() && !head_end.isValid(); ++id) {
+      if (!stream_store_[id]) continue;
+      head_end = EmitRowHead(EmitRowStoreAddress(static_cast<int>(id)),
+                             program_.ops[id].operand_type == ElementType::kF64 ? 8 : 4);
+    }
+    extent_reg = cc_.newGpq();
+    cc_.mov(extent_reg, extent);
+    cc_.cmp(head_end, extent_reg);
+    cc_.cmovg(head_end, extent_reg);
+  }
+  x86::Gp i = cc_.newGpq();
+  loop_vars_.resize(program_.loop_extents.size());
+  cc_.xor_(i.r32(), i.r32());
+  if (peeled) {
+    loop_vars_[inner] = i;
+    Label skip = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.test(head_end, head_end);
+    cc_.jz(skip);
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kScalar));
+    cc_.inc(i);
+    cc_.cmp(i, head_end);
+    cc_.jl(head);
+    cc_.bind(skip);
+  }
 
   // Values computed once per output element (scalar) that the vector body
   // reads are broadcast to every lane for the vector part.
@@ -1396,9 +1499,6 @@ absl::Status KernelLowering::EmitRowReduction() {
                                  : Const(f64, IdentityBits(slot.opcode, f64)));
     }
   }
-  x86::Gp i = cc_.newGpq();
-  loop_vars_.resize(program_.loop_extents.size());
-  cc_.xor_(i.r32(), i.r32());
   // The main loop streams (see PlanRowStreaming): prefetches of the next
   // row in passes after the first, non-temporal stores.
   bool main_loop = false;
@@ -1423,7 +1523,31 @@ absl::Status KernelLowering::EmitRowReduction() {
     }
     return absl::OkStatus();
   };
-  if (main_end > 0) {
+  if (peeled) {
+    // While `copies` whole vectors are left (i + copies * lanes <= extent).
+    auto loop = [&](int copies) -> absl::Status {
+      const int64_t length = static_cast<int64_t>(copies) * lanes_;
+      if (extent < length) return absl::OkStatus();
+      x86::Gp last = cc_.newGpq();
+      cc_.mov(last, extent - length);
+      Label skip = cc_.newLabel();
+      Label head = cc_.newLabel();
+      cc_.cmp(i, last);
+      cc_.jg(skip);
+      cc_.bind(head);
+      main_loop = copies == unroll;
+      const absl::Status status = vector_iteration(copies);
+      main_loop = false;
+      XJIT_RETURN_IF_ERROR(status);
+      cc_.add(i, length);
+      cc_.cmp(i, last);
+      cc_.jle(head);
+      cc_.bind(skip);
+      return absl::OkStatus();
+    };
+    XJIT_RETURN_IF_ERROR(loop(unroll));
+    if (unroll > 1) XJIT_RETURN_IF_ERROR(loop(1));
+  } else if (main_end > 0) {
     Label head = cc_.newLabel();
     cc_.bind(head);
     main_loop = true;
@@ -1434,7 +1558,7 @@ absl::Status KernelLowering::EmitRowReduction() {
     cc_.cmp(i, main_end);
     cc_.jl(head);
   }
-  if (vector_end > main_end) {
+  if (!peeled && vector_end > main_end) {
     Label head = cc_.newLabel();
     cc_.bind(head);
     XJIT_RETURN_IF_ERROR(vector_iteration(1));
@@ -1505,7 +1629,19 @@ absl::Status KernelLowering::EmitRowReduction() {
     XJIT_RETURN_IF_ERROR(FloatBinary(slot.opcode, f64, acc.vec, v, &folded));
     V2(Inst::kIdMovaps, Inst::kIdVmovaps, acc.vec, folded);
   }
-  if (vector_end < extent) {
+  if (peeled) {
+    loop_vars_[inner] = i;
+    Label done = cc_.newLabel();
+    Label head = cc_.newLabel();
+    cc_.cmp(i, extent_reg);
+    cc_.jge(done);
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(EmitReductionBody(Mode::kScalar));
+    cc_.inc(i);
+    cc_.cmp(i, extent_reg);
+    cc_.jl(head);
+    cc_.bind(done);
+  } else if (vector_end < extent) {
     loop_vars_[inner] = i;
     Label head = cc_.newLabel();
     cc_.bind(head);

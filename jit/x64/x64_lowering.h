@@ -122,7 +122,8 @@
 // being computed again. The same bits either way. Rows of arrays too large
 // for the caches stream (PlanRowStreaming): the passes after the first
 // prefetch the next row, and large outputs are written with non-temporal
-// stores where the row is aligned for them.
+// stores where the row is aligned for them, or from the first aligned
+// element on after a scalar head (a storing pass that accumulates nothing).
 #ifndef XJIT_JIT_X64_X64_LOWERING_H_
 #define XJIT_JIT_X64_X64_LOWERING_H_
 
@@ -147,6 +148,13 @@ struct Features {
   bool popcnt = false;
   bool lzcnt = false;
 };
+
+// Tests only: row programs stream whatever their arrays' sizes (the next
+// row prefetched, non-temporal stores: PlanRowStreaming), so that the
+// streaming code runs on arrays small enough for the evaluator. Kernels
+// compiled meanwhile differ from the usual ones: compile them with the
+// compile cache off.
+void StreamAllRowsForTesting(bool on);
 
 class KernelLowering {
  public:
@@ -472,16 +480,34 @@ class KernelLowering {
   // when the row's output is aligned (checked per row:
   // EmitStreamingCheck); `streaming_`: whether the code being emitted is
   // that version; `streamed_`: whether any was emitted (sfence at the end).
+  // `peel_`: every pass with streamed stores accumulates nothing, so its
+  // elements are independent and a row whose output starts anywhere (at an
+  // element boundary) streams too: in a third version of the passes
+  // (EmitElementBlock), each such pass runs scalar iterations up to the
+  // first vector-aligned output element, then its vector loops from
+  // there (EmitRowReduction). Same bits per element either way.
   std::vector<std::pair<int, int64_t>> row_prefetches_;
   std::vector<bool> stream_store_;
   bool any_stream_store_ = false;
   bool streaming_ = false;
   bool streamed_ = false;
+  bool peel_ = false;
+  bool peeling_ = false;  // Emitting the peeling version (streaming_ too).
+  std::vector<bool> peel_pass_;  // By pass: has streamed stores (and peel_).
+  asmjit::x86::Gp head_;
   void PlanRowStreaming();
   void EmitRowPrefetches();
-  // A register that is zero when every streamed store of the row about to
-  // run starts at a vector-aligned address.
+  // A register that is zero when the row about to run can take a
+  // streaming version: every streamed store starts at a vector-aligned
+  // address or, with peel_, they all reach one after the same number of
+  // elements, which goes into head_ (0: the plain streaming version).
   asmjit::x86::Gp EmitStreamingCheck();
+  // Streamed store `id`'s address at the row's first element.
+  asmjit::x86::Gp EmitRowStoreAddress(int id);
+  // Elements from `address` to the next StreamAlignment() boundary.
+  asmjit::x86::Gp EmitRowHead(asmjit::x86::Gp address, int element_bytes);
+  // What non-temporal vector stores need: the vector width in bytes.
+  int StreamAlignment() const;
   absl::Status EmitPasses(Mode mode);
   // Accumulator registers by slot (the representation of the current mode).
   absl::flat_hash_map<int64_t, Val> accs_;

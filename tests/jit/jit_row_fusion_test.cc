@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@
 #include "jit/compile.h"
 #include "runtime/executable.h"
 #include "tests/jit/jit_test_util.h"
+#if defined(__x86_64__)
+#include "jit/x64/x64_lowering.h"
+#endif
 
 namespace xjit::jit {
 namespace {
@@ -472,6 +476,123 @@ TEST(RowFusionStreamingTest, LargeSoftmax) {
   // the kernel switches between its two versions row by row.
   CheckStreamed(Softmax("f64", {520, 4100}, {1}), 63);
 }
+
+#if defined(__x86_64__)
+// Row programs streamed whatever their sizes (x64::StreamAllRowsForTesting)
+// while in scope, so that small arrays run the streaming code.
+class StreamAllRows {
+ public:
+  StreamAllRows() { x64::StreamAllRowsForTesting(true); }
+  ~StreamAllRows() { x64::StreamAllRowsForTesting(false); }
+  StreamAllRows(const StreamAllRows&) = delete;
+  StreamAllRows& operator=(const StreamAllRows&) = delete;
+};
+
+// Streaming with any output alignment: a pass that stores and accumulates
+// nothing runs each row's elements up to the first vector-aligned output
+// element as scalar iterations, then streams (PlanRowStreaming, peel_).
+// `c` compiled with every row streamed, on each instruction set of the host
+// (1 thread) and on 2 threads, writes its output at a 64-byte boundary and
+// at 1..17 elements past it (rows then start at every alignment, and
+// change it row by row when their length is odd), and half an element past
+// it (never aligned: ordinary stores). The aligned output must match the
+// evaluator, every other output must be the same bits, and so must the
+// same module compiled without streaming; no byte around the output may
+// change.
+void CheckAnyAlignment(const Case& c, uint64_t seed) {
+  SCOPED_TRACE(c.hlo.substr(0, c.hlo.find('\n')));
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> arguments;
+  for (const Shape& shape : c.parameters) {
+    arguments.push_back(RowData(shape, c.row_length, /*specials=*/true, rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<std::vector<uint8_t>> flat;
+  std::vector<const void*> parameters;
+  for (const Literal& argument : arguments) flat.push_back(runtime::FlattenLiteral(argument));
+  for (const std::vector<uint8_t>& bytes : flat) parameters.push_back(bytes.data());
+  const Shape& shape = expected->shape();
+  const size_t bytes = runtime::FlattenLiteral(*expected).size();
+  const int64_t element = static_cast<int64_t>(ByteWidth(shape.element_type()));
+  std::vector<int64_t> offsets;
+  for (int64_t k = 0; k <= 17; ++k) offsets.push_back(k * element);
+  offsets.push_back(element / 2);
+  constexpr size_t kGuard = 256;
+  std::vector<uint8_t> storage(bytes + 2 * kGuard + 64);
+  uint8_t* base = storage.data() + kGuard;
+  while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+  auto compile = [&](Isa isa, int threads, bool stream,
+                     CompileReport* report) -> std::unique_ptr<runtime::Executable> {
+    std::optional<StreamAllRows> all;
+    if (stream) all.emplace();
+    CompileOptions options;
+    options.isa = isa;
+    options.threads = threads;
+    options.cache = false;
+    options.collect_asm = true;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = Compile(**module, options, report);
+    EXPECT_TRUE(exe.ok()) << exe.status();
+    return exe.ok() ? std::move(*exe) : nullptr;
+  };
+  std::vector<std::pair<Isa, int>> runs;
+  for (Isa isa : testing::HostIsas()) runs.push_back({isa, 1});
+  runs.push_back({Isa::kAuto, 2});
+  for (const auto& [isa, threads] : runs) {
+    SCOPED_TRACE(absl::StrCat("isa=", IsaName(isa), " threads=", threads));
+    CompileReport report;
+    std::unique_ptr<runtime::Executable> streamed = compile(isa, threads, true, &report);
+    CompileReport plain_report;
+    std::unique_ptr<runtime::Executable> plain = compile(isa, threads, false, &plain_report);
+    ASSERT_NE(streamed, nullptr);
+    ASSERT_NE(plain, nullptr);
+    EXPECT_TRUE(report.interpreted_steps.empty());
+    if (c.row_length >= 16 && shape.element_count() > 0) {
+      ASSERT_EQ(report.kernels.size(), 1u);
+      EXPECT_NE(report.kernels[0].asm_text.find("movntp"), std::string::npos);
+      EXPECT_EQ(plain_report.kernels[0].asm_text.find("movntp"), std::string::npos);
+    }
+    std::vector<uint8_t> reference(bytes);
+    std::memset(base, 0xA5, bytes);
+    ASSERT_TRUE(plain->Execute(parameters, base).ok());
+    if (bytes > 0) std::memcpy(reference.data(), base, bytes);
+    EXPECT_EQ(Compare(*expected, runtime::UnflattenLiteral(shape, reference.data()), c.row_length),
+              "");
+    for (int64_t offset : offsets) {
+      SCOPED_TRACE(absl::StrCat("offset=", offset));
+      std::fill(storage.begin(), storage.end(), uint8_t{0xA5});
+      uint8_t* out = base + offset;
+      ASSERT_TRUE(streamed->Execute(parameters, out).ok());
+      EXPECT_TRUE(bytes == 0 || std::memcmp(out, reference.data(), bytes) == 0)
+          << Compare(*expected, runtime::UnflattenLiteral(shape, out), c.row_length);
+      const bool untouched =
+          std::all_of(storage.data(), out, [](uint8_t b) { return b == 0xA5; }) &&
+          std::all_of(out + bytes, storage.data() + storage.size(),
+                      [](uint8_t b) { return b == 0xA5; });
+      EXPECT_TRUE(untouched) << "a byte outside the output changed";
+    }
+  }
+}
+
+// Softmax and layer norm, f32 and f64: rows of 1, around the vector widths
+// (15, 16, 17), 1000 and 4097 (odd: each row starts at another alignment),
+// and size 0 (no rows; rows of no elements).
+TEST(RowFusionStreamingTest, AnyOutputAlignment) {
+  uint64_t seed = 70;
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+           {9, 1}, {7, 15}, {7, 16}, {9, 17}, {5, 1000}, {3, 4097}, {0, 16}, {4, 0}}) {
+    SCOPED_TRACE(Dims(dims));
+    CheckAnyAlignment(Softmax("f32", dims, {1}), ++seed);
+  }
+  CheckAnyAlignment(Softmax("f64", {9, 17}, {1}), ++seed);
+  CheckAnyAlignment(Softmax("f64", {3, 1001}, {1}), ++seed);
+  CheckAnyAlignment(LayerNorm("f32", 9, 17), ++seed);
+  CheckAnyAlignment(LayerNorm("f32", 3, 4097), ++seed);
+  CheckAnyAlignment(LayerNorm("f64", 5, 1000), ++seed);
+}
+#endif
 
 // What must not fuse: a row maximum that is also a result (the reduce has
 // another user: never computed twice), and a row sum read along the
