@@ -209,12 +209,13 @@ bool SmallGemmAvailable() {
 
 bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   if (!SmallGemmAvailable() || args.m < 1 || args.n < 1 || args.k < 1) return false;
+  // At 64 rows OpenBLAS was faster in both forms (its packing pays off).
   if (args.b_transposed) {
-    return args.a_col_stride == 1 && args.m <= 64 && args.n >= 16 && args.k >= 64;
+    return args.a_col_stride == 1 && args.m <= 32 && args.n >= 16 && args.k >= 64;
   }
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
   // as fast as OpenBLAS on one thread, faster on two.
-  return args.n >= 64 && (args.m <= 64 || (threads > 1 && args.k <= 64));
+  return args.n >= 64 && (args.m <= 32 || (threads > 1 && args.k <= 64));
 }
 
 void SmallGemm(const SmallGemmArgs& args, int threads) {

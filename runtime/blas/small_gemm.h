@@ -18,7 +18,7 @@
 // AVX-512F code behind a CPU check (SmallGemmAvailable); PreferSmallGemm is
 // the shape rule, measured against cblas_sgemm on this project's machine
 // (benchmarks/blas/small_gemm_benchmark.cc, docs/performance.md): few rows
-// (m <= 64) on any thread count; more rows over a short K (a weight
+// (m <= 32) on any thread count; more rows over a short K (a weight
 // gradient) only on several threads, where OpenBLAS's workers also spin in
 // sched_yield between calls and take the cores from the rest of the step.
 #ifndef XJIT_RUNTIME_BLAS_SMALL_GEMM_H_

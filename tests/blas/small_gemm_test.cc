@@ -137,10 +137,10 @@ TEST(SmallGemm, PreferredShapes) {
 // against the same plan run by cblas_sgemm.
 TEST(SmallGemm, DotPlansInEveryLayout) {
   if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
-  // (5, 70, 90) takes the kernels in row-major plans; (20, 70, 64) in
-  // column-major ones too (their row-major form has 64 rows and 20 columns).
+  // (5, 70, 90) takes the kernels in row-major plans; (20, 70, 32) in
+  // column-major ones too (their row-major form has 32 rows and 20 columns).
   for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 70, 90},
-                                std::tuple<int64_t, int64_t, int64_t>{20, 70, 64}}) {
+                                std::tuple<int64_t, int64_t, int64_t>{20, 70, 32}}) {
   DotDimensionNumbers dnums;
   dnums.lhs_contracting_dimensions = {1};
   dnums.rhs_contracting_dimensions = {0};
