@@ -774,9 +774,15 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   }
   int64_t batch = 1;
   for (int64_t b : plan.batch_sizes) batch *= b;
+  // Multiply-adds of one call; a batch worth less in all than one band is
+  // not worth waking a helper for.
+  const int64_t call = plan.kind == DotPlan::Kind::kGemm   ? plan.m * plan.n * plan.k
+                       : plan.kind == DotPlan::Kind::kGemv ? plan.m * plan.n
+                                                           : plan.k;
+  const bool batch_pays = batch >= 2 && batch * call > limits.min_band_products;
   const int64_t t = plan.threads;
   const bool batch_divides = batch >= t && (batch % t == 0 || batch >= 4 * t);
-  if (batch_divides) {
+  if (batch_divides && batch_pays) {
     plan.split = DotPlan::Split::kBatch;
     return;
   }
@@ -803,7 +809,7 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
     }
   }
   // A small GEMM, gemv or dot: split over whatever batch there is.
-  if (batch >= 2) plan.split = DotPlan::Split::kBatch;
+  if (batch_pays) plan.split = DotPlan::Split::kBatch;
 }
 
 bool DotSplitDisabledByEnvironment() {

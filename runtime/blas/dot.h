@@ -200,11 +200,13 @@ inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000};
 // Plans how RunDot uses `threads` threads (sets split, bands, threads and
 // blas_threads): batched calls split over the batch when it has at least as
 // many indices as threads and they divide evenly or number at least
-// 4 x threads, otherwise each GEMM in bands along the larger of M and N
-// (each band repacks the other operand whole), when the limits allow;
-// GEMMs that cannot be split, dots and gemv run on one thread. Large gemv
-// (m x n >= 2^20, not measured against a split) keep OpenBLAS's own
-// threads. threads <= 1: one thread, nothing split.
+// 4 x threads; otherwise each GEMM is cut into bands along the larger of M
+// and N (each band repacks the other operand whole) when the limits allow;
+// what cannot be split that way runs over the batch if there is one, else
+// whole on one thread. A batch split needs more than
+// limits.min_band_products multiply-adds in all. Large gemv (m x n >= 2^20,
+// not measured against a split) keep OpenBLAS's own threads. threads <= 1:
+// one thread, nothing split.
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits = kDotSplitLimits);
 
 // XJIT_DOT_BANDS=0 in the environment (read once): the JIT plans dots as

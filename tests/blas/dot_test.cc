@@ -509,9 +509,10 @@ TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
       {"c64[100,120]", "c64[120,200]", "c64[100,200]", mk, "split=columns bands=2"},
       {"bf16[130,140]", "bf16[140,120]", "bf16[130,120]", mk, "split=rows bands=2"},
       {"f16[130,140]", "f16[140,120]{0,1}", "f16[130,120]", mk, "split=rows bands=2"},
-      {"f32[4,64,32]", "f32[4,32,48]", "f32[4,64,48]", batch, "split=batch"},
+      {"f32[4,128,64]", "f32[4,64,96]", "f32[4,128,96]", batch, "split=batch"},
+      {"f32[4,64,32]", "f32[4,32,48]", "f32[4,64,48]", batch, ""},  // too little work
       {"f32[3,128,100]", "f32[3,100,160]", "f32[3,128,160]", batch, "split=columns bands=2"},
-      {"f32[4,300,200]", "f32[4,200]", "f32[4,300]",
+      {"f32[8,500,300]", "f32[8,300]", "f32[8,500]",
        "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
        "rhs_contracting_dims={1}",
        "split=batch"},
