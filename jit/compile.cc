@@ -114,10 +114,7 @@ struct BlasCall {
 
 void RunDotCall(const void* call, void* const* buffers, void* scratch) {
   const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
-  // A batch of products split over the threads runs each on one OpenBLAS
-  // thread (runtime/blas/dot.h).
-  const bool split = runtime::blas::SplitsBatch(dot.plan, dot.threads);
-  runtime::blas::ScopedBlasThreads threads(split ? 1 : dot.threads);
+  runtime::blas::ScopedBlasThreads threads(dot.plan.blas_threads);
   runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
 }
 
@@ -634,14 +631,20 @@ class ExecutableBuilder {
       call.plan = std::make_shared<const runtime::fft::FftPlan>(std::move(plan));
     } else if (instruction.opcode() == Opcode::kDot) {
       XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
+      const int threads = std::max(options_.threads, 1);
       plan.small_gemm = true;
-      plan.threads = std::max(options_.threads, 1);
+      if (runtime::blas::DotSplitDisabledByEnvironment()) {
+        plan.threads = plan.blas_threads = threads;  // OpenBLAS's own threads (for measuring)
+      } else {
+        // The calls split over the pool, OpenBLAS single-threaded.
+        runtime::blas::PlanDotThreads(plan, threads);
+      }
       call.routine = "dot";
       call.function = &RunDotCall;
       call.scratch_bytes = plan.scratch_bytes;
       description = plan.ToString();
       call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
-          BlasCall<runtime::blas::DotPlan>{std::move(plan), std::max(options_.threads, 1)});
+          BlasCall<runtime::blas::DotPlan>{std::move(plan), threads});
     } else {
       XJIT_ASSIGN_OR_RETURN(
           runtime::blas::ConvolutionPlan plan,

@@ -289,49 +289,17 @@ bool DirectIsFaster(const DirectConvolutionPlan& d) {
   return slice <= kDirectKernelSliceBytes;
 }
 
-// Fewer rows (columns) than this per band and the BLAS call's fixed costs
-// (packing the other operand, which every band repeats) outweigh the split.
-constexpr int64_t kMinBandRows = 16;
-
-// Cuts the GEMM into bands of result rows or columns, one per thread (more
-// would repack more: 4 per thread made ResNet's 3x3 512->512 layers 1.4x
-// slower than OpenBLAS's own threads), when it can: a plain GEMM
-// with no copies (the operands are read where they lie, the image or the
-// input). Each band's BLAS call packs the other operand whole, so the cut
-// runs along the larger of M and N: rows when N <= M (a band repacks the
-// kernel, K x N), columns otherwise (a band repacks its image rows, M x K;
-// ResNet's 3x3 512->512 at 7x7 has M = 49, N = 512).
-void PlanGemmBands(ConvolutionPlan& plan) {
-  const DotPlan& dot = plan.dot;
-  if (plan.threads <= 1 || dot.kind != DotPlan::Kind::kGemm || !dot.copies.empty() ||
-      dot.compute_type != dot.out_type) {
-    return;
-  }
-  const bool rows = dot.n <= dot.m;
-  const int64_t size = rows ? dot.m : dot.n;
-  const int64_t bands = std::min<int64_t>(plan.threads, size / kMinBandRows);
-  if (bands < 2) return;
-  for (int64_t k = 0; k < bands; ++k) {
-    const int64_t first = size * k / bands, last = size * (k + 1) / bands;
-    DotPlan band = dot;
-    if (rows) {
-      band.m = last - first;
-      // Row i of op(A) starts lda elements after row i - 1 when A is
-      // row-major and not transposed, or column-major and transposed; one
-      // element after otherwise. Likewise C (never transposed).
-      band.lhs_offset += first * (dot.row_major != dot.trans_a ? dot.lda : 1);
-      band.out_offset += first * (dot.row_major ? dot.ldc : 1);
-    } else {
-      band.n = last - first;
-      // Column j of op(B) starts one element after column j - 1 when B is
-      // row-major and not transposed, or column-major and transposed; ldb
-      // elements after otherwise. Likewise C.
-      band.rhs_offset += first * (dot.row_major != dot.trans_b ? 1 : dot.ldb);
-      band.out_offset += first * (dot.row_major ? 1 : dot.ldc);
-    }
-    plan.gemm_bands.push_back(std::move(band));
-  }
-}
+// The convolution's GEMM on more than one thread: PlanDotThreads' bands
+// (one per thread, along the larger of M and N: rows when N <= M, a band
+// repacking the kernel, K x N; columns otherwise, a band repacking its image
+// rows, M x K; ResNet's 3x3 512->512 at 7x7 has M = 49, N = 512) or the
+// batch of a grouped convolution's GEMMs. More bands than threads would
+// repack more: 4 per thread made ResNet's 3x3 512->512 layers 1.4x slower
+// than OpenBLAS's own threads. Fewer rows (columns) than 16 per band and the
+// BLAS call's fixed costs (packing the other operand, which every band
+// repeats) outweigh the split; no floor on a band's work (the im2col GEMMs
+// of real convolutions are large), unlike a dot's (kDotSplitLimits).
+constexpr DotSplitLimits kConvolutionSplitLimits{16, 0};
 
 }  // namespace
 
@@ -339,7 +307,7 @@ std::string ConvolutionPlan::ToString() const {
   const std::string gemm = absl::StrCat(
       uses_im2col ? "im2col" : "direct",
       " image_elements=", uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
-      dot.ToString(), gemm_bands.empty() ? "" : absl::StrCat(" bands=", gemm_bands.size()));
+      dot.ToString());
   if (!has_direct) return gemm;
   // The path RunConvolution takes comes first.
   return use_direct ? absl::StrCat(direct.ToString(), "; or ", gemm)
@@ -555,7 +523,7 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
     }
   }
   plan.threads = std::max(threads, 1);
-  PlanGemmBands(plan);
+  PlanDotThreads(plan.dot, plan.threads, kConvolutionSplitLimits);
   return plan;
 }
 
@@ -571,17 +539,11 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, 
 
 namespace {
 
-// The plan's dot, in bands on the pool when it has them.
+// The plan's dot, split over the threads as PlanDotThreads planned it (the
+// caller sets OpenBLAS's threads to plan.dot.blas_threads: BlasThreads()).
 void RunGemm(const ConvolutionPlan& plan, const void* lhs, const void* rhs, void* out,
              void* scratch) {
-  const int64_t bands = static_cast<int64_t>(plan.gemm_bands.size());
-  if (bands == 0) {
-    RunDot(plan.dot, lhs, rhs, out, scratch);
-    return;
-  }
-  ThreadPool::Shared().ParallelFor(bands, plan.threads - 1, [&](int64_t k) {
-    RunDot(plan.gemm_bands[k], lhs, rhs, out, nullptr);  // no copies: no scratch
-  });
+  RunDot(plan.dot, lhs, rhs, out, scratch, plan.threads);
 }
 
 }  // namespace

@@ -100,17 +100,15 @@ struct ConvolutionPlan {
   // The thread count it was planned for: the direct kernel's split, the
   // im2col image's and the GEMM's.
   int threads = 1;
-  // On more than one thread, a GEMM (no copies) is cut into bands of rows
-  // or columns of the result, run on the pool with single-threaded BLAS calls:
-  // OpenBLAS's own workers keep spinning for a long while after a threaded
-  // call (about 0.1 s), taking a core from the pool's next steps.
-  std::vector<DotPlan> gemm_bands;
+  // On more than one thread, the GEMM is split as PlanDotThreads plans it
+  // (in dot: bands of rows or columns of the result, or the batch, run on the
+  // pool with single-threaded BLAS calls): OpenBLAS's own workers keep
+  // spinning for a long while after a threaded call (about 0.1 s), taking a
+  // core from the pool's next steps.
 
   // The OpenBLAS thread count RunConvolution wants (callers set it around
   // the call, blas_threads.h): 1 when the plan splits its work itself.
-  int BlasThreads() const {
-    return (has_direct && use_direct) || !gemm_bands.empty() ? 1 : threads;
-  }
+  int BlasThreads() const { return has_direct && use_direct ? 1 : dot.blas_threads; }
   // Bytes of scratch RunConvolution needs on either path (image plus the
   // dot's copies, or the direct kernel's, whichever is more), so that
   // use_direct may be flipped; the im2col + GEMM path's alone; and the

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <complex>
 #include <cstring>
+#include <cstdlib>
 #include <type_traits>
 
 #include <cblas.h>
@@ -310,16 +311,18 @@ void RunLoop(const DotProblem& p, const void* lhs, const void* rhs, void* out) {
 CBLAS_ORDER Order(bool row_major) { return row_major ? CblasRowMajor : CblasColMajor; }
 CBLAS_TRANSPOSE Trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
-// The f32 GEMM of `p` as SmallGemm sees it (row-major C): a column-major
-// C = op(A) op(B) is the row-major C^T = op(B)^T op(A)^T.
-SmallGemmArgs SmallGemmForm(const DotPlan& p, const float* a, const float* b, float* c) {
+// The f32 GEMM of `p` over rows_m x cols_n of C (the whole p.m x p.n, or a
+// band) as SmallGemm sees it (row-major C): a column-major C = op(A) op(B) is
+// the row-major C^T = op(B)^T op(A)^T.
+SmallGemmArgs SmallGemmForm(const DotPlan& p, int64_t rows_m, int64_t cols_n, const float* a,
+                            const float* b, float* c) {
   SmallGemmArgs g;
   const float* lhs = a;
   const float* rhs = b;
   bool trans_lhs = p.trans_a, trans_rhs = p.trans_b;
   int64_t ld_lhs = p.lda, ld_rhs = p.ldb;
-  g.m = p.m;
-  g.n = p.n;
+  g.m = rows_m;
+  g.n = cols_n;
   if (!p.row_major) {
     std::swap(lhs, rhs);
     std::swap(trans_lhs, trans_rhs);
@@ -340,17 +343,23 @@ SmallGemmArgs SmallGemmForm(const DotPlan& p, const float* a, const float* b, fl
   return g;
 }
 
-void Gemm(ElementType t, const DotPlan& p, const void* a, const void* b, void* c) {
-  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+// C = op(A) op(B) with the plan's flags and leading dimensions, over rows_m
+// rows and cols_n columns of C (p.m, p.n, or a band of them).
+void Gemm(ElementType t, const DotPlan& p, int64_t rows_m, int64_t cols_n, const void* a,
+          const void* b, void* c) {
+  const int m = static_cast<int>(rows_m), n = static_cast<int>(cols_n), k = static_cast<int>(p.k);
   const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb),
             ldc = static_cast<int>(p.ldc);
   switch (t) {
     case ElementType::kF32:
       if (p.small_gemm) {
-        const SmallGemmArgs g = SmallGemmForm(p, static_cast<const float*>(a),
-                                              static_cast<const float*>(b), static_cast<float*>(c));
-        if (PreferSmallGemm(g, p.threads)) {
-          SmallGemm(g, p.threads);
+        // A call that is one part of a split runs on its own thread.
+        const int threads = p.split == DotPlan::Split::kNone ? p.threads : 1;
+        const SmallGemmArgs g =
+            SmallGemmForm(p, rows_m, cols_n, static_cast<const float*>(a),
+                          static_cast<const float*>(b), static_cast<float*>(c));
+        if (PreferSmallGemm(g, threads)) {
+          SmallGemm(g, threads);
           return;
         }
       }
@@ -767,7 +776,101 @@ std::string DotPlan::ToString() const {
   }
   absl::StrAppend(&s, " copies=", copies.size(), " copy_bytes=", copy_bytes,
                   " scratch=", scratch_bytes);
+  switch (split) {
+    case Split::kNone: break;
+    case Split::kBatch: absl::StrAppend(&s, " split=batch threads=", threads); break;
+    case Split::kRows: absl::StrAppend(&s, " split=rows bands=", bands); break;
+    case Split::kColumns: absl::StrAppend(&s, " split=columns bands=", bands); break;
+  }
+  if (blas_threads > 1) absl::StrAppend(&s, " blas_threads=", blas_threads);
   return s;
+}
+
+namespace {
+
+// Where band `band` of `bands` starts along a dimension of `size` (band ==
+// bands: the end). Starts are multiples of 16 when every band is at least
+// that long: OpenBLAS's kernels work in tiles of up to 16 rows or columns
+// and sum the last, partial tile in another order (c64 bands of 100 columns
+// differed from the whole call in the elements of the tail), so a band must
+// start where one of the whole call's tiles starts.
+int64_t BandStart(int64_t size, int64_t band, int64_t bands) {
+  if (band >= bands) return size;
+  const int64_t start = size * band / bands;
+  return size / bands >= 16 ? start / 16 * 16 : start;
+}
+
+}  // namespace
+
+void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
+  plan.split = DotPlan::Split::kNone;
+  plan.bands = 1;
+  plan.threads = std::max(threads, 1);
+  plan.blas_threads = 1;
+  if (plan.threads == 1) return;
+  if (plan.kind == DotPlan::Kind::kGemv && plan.m * plan.n >= (int64_t{1} << 20)) {
+    plan.blas_threads = plan.threads;
+    return;
+  }
+  if (plan.kind != DotPlan::Kind::kGemm && plan.kind != DotPlan::Kind::kGemv &&
+      plan.kind != DotPlan::Kind::kDot) {
+    return;  // kNothing, kLoop: no BLAS calls
+  }
+  int64_t batch = 1;
+  for (int64_t b : plan.batch_sizes) batch *= b;
+  // A single few-row f32 GEMM that SmallGemm takes stays one call: SmallGemm
+  // splits its columns over the threads itself, with the same bits on any
+  // thread count.
+  if (plan.small_gemm && plan.kind == DotPlan::Kind::kGemm && batch == 1 &&
+      plan.compute_type == ElementType::kF32 &&
+      PreferSmallGemm(SmallGemmForm(plan, plan.m, plan.n, nullptr, nullptr, nullptr),
+                      plan.threads)) {
+    return;
+  }
+  // Multiply-adds of one call; a batch worth less in all than one band is
+  // not worth waking a helper for.
+  const int64_t call = plan.kind == DotPlan::Kind::kGemm   ? plan.m * plan.n * plan.k
+                       : plan.kind == DotPlan::Kind::kGemv ? plan.m * plan.n
+                                                           : plan.k;
+  const bool batch_pays = batch >= 2 && batch * call > limits.min_band_products;
+  const int64_t t = plan.threads;
+  const bool batch_divides = batch >= t && (batch % t == 0 || batch >= 4 * t);
+  if (batch_divides && batch_pays) {
+    plan.split = DotPlan::Split::kBatch;
+    return;
+  }
+  if (plan.kind == DotPlan::Kind::kGemm) {
+    // Along the larger of M and N: a band repacks the other operand whole.
+    const bool rows = plan.n <= plan.m;
+    const int64_t size = rows ? plan.m : plan.n;
+    int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
+    auto smallest = [&](int64_t b) {
+      int64_t least = size;
+      for (int64_t j = 0; j < b; ++j) {
+        least = std::min(least, BandStart(size, j + 1, b) - BandStart(size, j, b));
+      }
+      return least;
+    };
+    while (bands >= 2 &&
+           smallest(bands) * (rows ? plan.n : plan.m) * plan.k <= limits.min_band_products) {
+      --bands;
+    }
+    if (bands >= 2) {
+      plan.split = rows ? DotPlan::Split::kRows : DotPlan::Split::kColumns;
+      plan.bands = bands;
+      return;
+    }
+  }
+  // A small GEMM, gemv or dot: split over whatever batch there is.
+  if (batch_pays) plan.split = DotPlan::Split::kBatch;
+}
+
+bool DotSplitDisabledByEnvironment() {
+  static const bool disabled = [] {
+    const char* value = std::getenv("XJIT_DOT_BANDS");
+    return value != nullptr && std::strcmp(value, "0") == 0;
+  }();
+  return disabled;
 }
 
 absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
@@ -1056,14 +1159,6 @@ absl::StatusOr<DotPlan> PlanDot(const Instruction& dot) {
                  dot.attrs().dot_dimension_numbers);
 }
 
-bool SplitsBatch(const DotPlan& plan, int threads) {
-  if (threads <= 1) return false;
-  if (plan.kind != DotPlan::Kind::kGemm && plan.kind != DotPlan::Kind::kGemv) return false;
-  int64_t batch = 1;
-  for (int64_t s : plan.batch_sizes) batch *= s;
-  return batch >= 2 * static_cast<int64_t>(threads);
-}
-
 void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
             int threads) {
   if (plan.kind == DotPlan::Kind::kNothing) return;
@@ -1115,42 +1210,66 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
   const int nd = static_cast<int>(plan.batch_sizes.size());
-  int64_t batch = 1;
-  for (int64_t size : plan.batch_sizes) batch *= size;
-  // Products [first, last) of the batch loop, in its order.
-  const auto run_products = [&](int64_t first, int64_t last) {
-    int64_t index = 0;
+  // One BLAS call at these element offsets (a band: rows_m x cols_n of C).
+  auto call = [&](int64_t lo, int64_t ro, int64_t oo, int64_t rows_m, int64_t cols_n) {
+    const uint8_t* ap = a + lo * w;
+    const uint8_t* bp = b + ro * w;
+    uint8_t* cp = c + oo * w;
+    switch (plan.kind) {
+      case DotPlan::Kind::kGemm: Gemm(t, plan, rows_m, cols_n, ap, bp, cp); break;
+      case DotPlan::Kind::kGemv:
+        if (plan.gemv_lhs_is_matrix) {
+          Gemv(t, plan, ap, bp, cp);
+        } else {
+          Gemv(t, plan, bp, ap, cp);
+        }
+        break;
+      case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
+      default: break;
+    }
+  };
+  if (plan.split == DotPlan::Split::kNone || plan.threads <= 1) {
     internal::ForEachOffset(
         nd, plan.batch_sizes.data(), plan.lhs_batch_strides.data(), plan.rhs_batch_strides.data(),
         plan.out_batch_strides.data(), plan.lhs_offset, plan.rhs_offset, plan.out_offset,
-        [&](int64_t lo, int64_t ro, int64_t oo) {
-          const int64_t product = index++;
-          if (product < first || product >= last) return;
-          const uint8_t* ap = a + lo * w;
-          const uint8_t* bp = b + ro * w;
-          uint8_t* cp = c + oo * w;
-          switch (plan.kind) {
-            case DotPlan::Kind::kGemm: Gemm(t, plan, ap, bp, cp); break;
-            case DotPlan::Kind::kGemv:
-              if (plan.gemv_lhs_is_matrix) {
-                Gemv(t, plan, ap, bp, cp);
-              } else {
-                Gemv(t, plan, bp, ap, cp);
-              }
-              break;
-            case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
-            default: break;
-          }
-        });
-  };
-  const int64_t workers = SplitsBatch(plan, threads) ? std::min<int64_t>(threads, batch) : 1;
-  if (workers <= 1) {
-    run_products(0, batch);
+        [&](int64_t lo, int64_t ro, int64_t oo) { call(lo, ro, oo, plan.m, plan.n); });
   } else {
-    // Each product writes its own part of the result, so the split changes
-    // no result bit.
-    ThreadPool::Shared().ParallelFor(workers, static_cast<int>(workers - 1), [&](int64_t k) {
-      run_products(k * batch / workers, (k + 1) * batch / workers);
+    int64_t batch = 1;
+    for (int64_t size : plan.batch_sizes) batch *= size;
+    const int64_t bands = plan.split == DotPlan::Split::kBatch ? 1 : plan.bands;
+    // Item i: batch index i / bands (its offsets from the index's digits,
+    // innermost dimension first), band i % bands.
+    ThreadPool::Shared().ParallelFor(batch * bands, plan.threads - 1, [&](int64_t item) {
+      int64_t index = item / bands;
+      int64_t lo = plan.lhs_offset, ro = plan.rhs_offset, oo = plan.out_offset;
+      for (int d = nd - 1; d >= 0; --d) {
+        const int64_t digit = index % plan.batch_sizes[d];
+        index /= plan.batch_sizes[d];
+        lo += digit * plan.lhs_batch_strides[d];
+        ro += digit * plan.rhs_batch_strides[d];
+        oo += digit * plan.out_batch_strides[d];
+      }
+      if (plan.split == DotPlan::Split::kBatch) {
+        call(lo, ro, oo, plan.m, plan.n);
+        return;
+      }
+      const int64_t band = item % bands;
+      const bool rows = plan.split == DotPlan::Split::kRows;
+      const int64_t size = rows ? plan.m : plan.n;
+      const int64_t first = BandStart(size, band, bands), last = BandStart(size, band + 1, bands);
+      if (rows) {
+        // Row i of op(A) starts lda elements after row i - 1 when A is
+        // row-major and not transposed, or column-major and transposed; one
+        // element after otherwise. Likewise C (never transposed).
+        call(lo + first * (plan.row_major != plan.trans_a ? plan.lda : 1), ro,
+             oo + first * (plan.row_major ? plan.ldc : 1), last - first, plan.n);
+      } else {
+        // Column j of op(B) starts one element after column j - 1 when B is
+        // row-major and not transposed, or column-major and transposed; ldb
+        // elements after otherwise. Likewise C.
+        call(lo, ro + first * (plan.row_major != plan.trans_b ? 1 : plan.ldb),
+             oo + first * (plan.row_major ? 1 : plan.ldc), plan.m, last - first);
+      }
     });
   }
   run_copies(false);

@@ -147,13 +147,29 @@ struct DotPlan {
   int64_t incx = 1, incy = 1;  // gemv: x and y; dot: lhs and rhs
 
   // kGemm in f32: whether the few-row kernels (small_gemm.h) may run it
-  // instead of cblas_sgemm where PreferSmallGemm says they are faster, and
-  // the threads they may use (the compile driver sets both for dots; the
-  // kernels give the same bits on any thread count).
+  // instead of cblas_sgemm where PreferSmallGemm says they are faster (the
+  // compile driver sets it for dots). An unsplit call gives them `threads`
+  // (they split columns themselves, with the same bits on any thread count);
+  // one part of a split, one thread.
   bool small_gemm = false;
-  int threads = 1;
   // kLoop: the merged problem (strides of the operands as given).
   DotProblem loop;
+
+  // How RunDot spreads the BLAS calls over threads (PlanDotThreads; by
+  // default one call after another on the calling thread):
+  //   kBatch: the calls of the batch loop are handed out to the calling
+  //     thread and ThreadPool's workers, one batch index at a time;
+  //   kRows, kColumns: every call (every batch index) is cut into `bands`
+  //     bands of result rows (columns of op(B) and C untouched) or columns,
+  //     one per thread, each band a call of its own over the full K.
+  // OpenBLAS's own workers spin for about 0.1 s after every multi-threaded
+  // call, taking a core from the pool's next kernels; split plans call
+  // single-threaded BLAS (blas_threads = 1), so the workers never wake.
+  enum class Split : uint8_t { kNone, kBatch, kRows, kColumns };
+  Split split = Split::kNone;
+  int64_t bands = 1;     // kRows / kColumns: bands per call
+  int threads = 1;       // the threads the split runs on (calling + pool helpers)
+  int blas_threads = 1;  // OpenBLAS threads the calls want (callers set it: blas_threads.h)
 
   // One line for dumps and tests: "gemm row_major N T m=.. n=.. k=.. batch=.. copies=..".
   std::string ToString() const;
@@ -171,29 +187,51 @@ absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape&
 // The same for a `dot` instruction (shapes from its operands and itself).
 absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
 
+// What the split may cut: bands of at least `min_band_rows` rows (columns),
+// each of more than `min_band_products` multiply-adds (m * n * k).
+struct DotSplitLimits {
+  int64_t min_band_rows = 16;
+  int64_t min_band_products = 0;
+};
+// The limits for dots (PlanDotThreads' default). Bands of at most 10^6
+// multiply-adds would take OpenBLAS 0.3.21's small-matrix kernels
+// (SMALL_MATRIX_OPT: m * n * k <= 100^3) where the whole call does not, and
+// those sum in another order; bands start at multiples of 16 rows
+// (columns), where the whole call's tiles start (a partial tile is summed in
+// another order too). So every result element is the same sum, in the same
+// order, as from the single-threaded call (checked bit for bit in
+// tests/blas/dot_test.cc and jit_blas_test.cc, f32, f64, c64, bf16, f16).
+inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000};
+
+// Plans how RunDot uses `threads` threads (sets split, bands, threads and
+// blas_threads): batched calls split over the batch when it has at least as
+// many indices as threads and they divide evenly or number at least
+// 4 x threads; otherwise each GEMM is cut into bands along the larger of M
+// and N (each band repacks the other operand whole) when the limits allow;
+// what cannot be split that way runs over the batch if there is one, else
+// whole on one thread. A batch split needs more than
+// limits.min_band_products multiply-adds in all. Large gemv (m x n >= 2^20,
+// not measured against a split) keep OpenBLAS's own threads. threads <= 1:
+// one thread, nothing split.
+void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits = kDotSplitLimits);
+
+// XJIT_DOT_BANDS=0 in the environment (read once): the JIT plans dots as
+// before the split existed (OpenBLAS's own threads, blas_threads = threads),
+// for measuring the split against it.
+bool DotSplitDisabledByEnvironment();
+
 // Runs the plan. `lhs`, `rhs` and `out` hold the operands and result in the
 // planned layouts; `scratch` holds plan.scratch_bytes bytes (may be null
 // when that is 0). Never allocates. Buffers need no particular alignment
-// beyond the element type's natural one.
-//
-// `threads` is the executable's thread count. The copies into and out of
-// scratch images (bf16/f16 widening and narrowing included) are split over up
-// to `threads` threads (the calling one and runtime::ThreadPool's workers)
-// when large enough. Where SplitsBatch(plan, threads), the batch loop's
-// products run on `threads` threads of the ThreadPool, each product one BLAS
-// call on its thread, and the caller must have set OpenBLAS to one thread
-// (ScopedBlasThreads(1)) for the call; otherwise the BLAS calls use
-// OpenBLAS's own threads.
+// beyond the element type's natural one. The copies into and out of scratch
+// images (bf16/f16 widening and narrowing included) are split over up to
+// `threads` threads (the calling one and runtime::ThreadPool's workers)
+// when large enough; the BLAS calls run as plan.split says, on plan.threads
+// threads, each with the OpenBLAS thread count in force (the caller's
+// ScopedBlasThreads(plan.blas_threads)).
 void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, void* scratch,
             int threads = 1);
 
-// Whether RunDot should split the batch loop over `threads` threads rather
-// than give each product `threads` OpenBLAS threads: a GEMM or GEMV batch of
-// at least 2 x threads products. Attention's batched products
-// (48 of 128x128x64 in a GPT-2 block) are too small for OpenBLAS to split
-// well, and handing each one to its workers costs a synchronisation per
-// product; whole products per thread need none.
-bool SplitsBatch(const DotPlan& plan, int threads);
 
 }  // namespace xjit::runtime::blas
 

@@ -53,7 +53,8 @@ struct Prepared {
 // choose (direct kernel or im2col + GEMM) into `other` when given, so that
 // both are checked whichever is faster.
 ::testing::AssertionResult RunKernel(const Instruction& root, const std::vector<Literal>& arguments,
-                                     Literal* result, CaseResult* info, Literal* other = nullptr) {
+                                     Literal* result, CaseResult* info, Literal* other = nullptr,
+                                     int dot_threads = 1) {
   *result = Literal(root.shape());
   std::vector<uint8_t> scratch;
   // Canary bytes around the buffers catch writes out of bounds.
@@ -66,8 +67,15 @@ struct Prepared {
     info->plan = plan->ToString();
     info->copies = static_cast<int64_t>(plan->copies.size());
     info->kind = plan->kind;
+    if (dot_threads > 1) {
+      // Split wherever it can (no floor on a band's size), so that small
+      // shapes reach the split's edges.
+      PlanDotThreads(*plan, dot_threads, DotSplitLimits{1, 0});
+      info->plan = plan->ToString();
+    }
     scratch.assign(plan->scratch_bytes + 64, 0xA5);
-    RunDot(*plan, a, b, out, scratch.data());
+    ScopedBlasThreads blas(plan->blas_threads);  // as the JIT's call does
+    RunDot(*plan, a, b, out, scratch.data(), dot_threads);
   } else if (root.opcode() == Opcode::kConvolution) {
     // The direct kernel splits over as many threads as BLAS uses.
     auto plan = PlanConvolution(root, BlasThreads());
@@ -176,7 +184,7 @@ void FillRandom(Literal* literal, std::mt19937_64& rng) {
   return ::testing::AssertionSuccess();
 }
 
-CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction) {
+CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction, int dot_threads) {
   CaseResult r;
   Prepared p;
   r.ok = Prepare(hlo, &p);
@@ -193,7 +201,7 @@ CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction) {
     return r;
   }
   Literal actual, other;
-  r.ok = RunKernel(*p.root, arguments, &actual, &r, &other);
+  r.ok = RunKernel(*p.root, arguments, &actual, &r, &other, dot_threads);
   if (!r.ok) return r;
   r.ok = CompareLiterals(actual, *expected, contraction);
   if (!r.ok) {

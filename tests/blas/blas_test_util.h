@@ -39,8 +39,11 @@ struct CaseResult {
 // evaluator and with PlanDot/RunDot or PlanConvolution/RunConvolution, and
 // compares. `contraction` is the number of products per result element (the
 // tolerance scales with it). A convolution with a direct-kernel plan runs
-// and compares both paths (the planner's choice first).
-CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction);
+// and compares both paths (the planner's choice first). A dot with
+// dot_threads > 1 is split over that many threads (PlanDotThreads with no
+// floor on a band's size) and run so.
+CaseResult RunCase(const std::string& hlo, uint64_t seed, int64_t contraction,
+                   int dot_threads = 1);
 
 // As RunCase with explicit argument values (no randomness); `expected` is
 // compared exactly (integers) or within the tolerance (floats).

@@ -2,6 +2,7 @@
 // calculated integer, f16, bf16 and complex cases, and layouts that must (or
 // must not) need a copy, checked against hand values or the evaluator.
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -479,6 +480,123 @@ TEST_F(DotTest, Bf16CopiesSplitOverThreadsGiveTheSameBits) {
     std::vector<uint8_t> bytes(out.data().begin(), out.data().end());
     if (threads == 1) first = bytes;
     EXPECT_EQ(bytes, first) << "threads " << threads;
+  }
+}
+
+// PlanDotThreads with the dots' limits (kDotSplitLimits), then RunDot on 2
+// and 3 threads: every form gives the bits of the single-threaded, unsplit
+// call (bands of rows or columns keep each element's sum over the full K in
+// OpenBLAS's order; a batch split makes the same calls), and the plan is
+// split as expected at 2 threads ("" for forms that must stay whole). The
+// operands are random in [-1, 1]: a different summation order would show.
+TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
+  struct Form {
+    std::string lhs, rhs, out, dims;
+    std::string split;  // expected in the 2-thread plan; "" for none
+  };
+  const std::string mk = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+  const std::string batch =
+      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}";
+  const std::vector<Form> forms = {
+      {"f32[130,140]", "f32[140,120]", "f32[130,120]", mk, "split=rows bands=2"},
+      {"f32[160,100]{0,1}", "f32[160,150]", "f32[100,150]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", "split=columns bands=2"},
+      {"f32[120,140]", "f32[140,130]{0,1}", "f32[120,130]{0,1}", mk, "split=columns bands=2"},
+      {"f32[150,160]", "f32[100,160]", "f32[150,100]{0,1}",
+       "lhs_contracting_dims={1}, rhs_contracting_dims={1}", "split=rows bands=2"},
+      {"f64[130,140]", "f64[140,120]", "f64[130,120]", mk, "split=rows bands=2"},
+      {"c64[100,120]", "c64[120,200]", "c64[100,200]", mk, "split=columns bands=2"},
+      {"bf16[130,140]", "bf16[140,120]", "bf16[130,120]", mk, "split=rows bands=2"},
+      {"f16[130,140]", "f16[140,120]{0,1}", "f16[130,120]", mk, "split=rows bands=2"},
+      {"f32[4,128,64]", "f32[4,64,96]", "f32[4,128,96]", batch, "split=batch"},
+      {"f32[4,64,32]", "f32[4,32,48]", "f32[4,64,48]", batch, ""},  // too little work
+      {"f32[3,128,100]", "f32[3,100,160]", "f32[3,128,160]", batch, "split=columns bands=2"},
+      {"f32[8,500,300]", "f32[8,300]", "f32[8,500]",
+       "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+       "rhs_contracting_dims={1}",
+       "split=batch"},
+      {"f32[1,5000]", "f32[5000,1]", "f32[1,1]", mk, ""},        // one dot product
+      {"f32[20,30]", "f32[30,40]", "f32[20,40]", mk, ""},        // too small to split
+      {"s32[40,50]", "s32[50,30]", "s32[40,30]", mk, ""},        // the strided loop
+      {"f32[0,140]", "f32[140,120]", "f32[0,120]", mk, ""},      // no elements
+  };
+  std::mt19937_64 rng(11);
+  for (const Form& f : forms) {
+    SCOPED_TRACE(f.lhs + " x " + f.rhs + " -> " + f.out);
+    auto module = ParseHloModule(DotModule(f.lhs, f.rhs, f.out, f.dims));
+    ASSERT_TRUE(module.ok()) << module.status();
+    const Instruction& root = *(*module)->entry()->root();
+    absl::StatusOr<DotPlan> plan = PlanDot(root);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    Literal a(root.operand(0)->shape()), b(root.operand(1)->shape());
+    testing::FillRandom(&a, rng);
+    testing::FillRandom(&b, rng);
+    std::vector<uint8_t> scratch(plan->scratch_bytes);
+    Literal single(root.shape());
+    RunDot(*plan, a.data().data(), b.data().data(), single.data().data(), scratch.data());
+    for (int threads : {2, 3}) {
+      DotPlan split = *plan;
+      PlanDotThreads(split, threads);
+      const std::string text = split.ToString();
+      if (threads == 2) {
+        if (f.split.empty()) {
+          EXPECT_EQ(text.find("split="), std::string::npos) << text;
+        } else {
+          EXPECT_NE(text.find(f.split), std::string::npos) << text;
+        }
+      }
+      EXPECT_EQ(split.blas_threads, 1) << text;
+      Literal out(root.shape());
+      {
+        ScopedBlasThreads blas(split.blas_threads);
+        RunDot(split, a.data().data(), b.data().data(), out.data().data(), scratch.data(),
+               threads);
+      }
+      EXPECT_TRUE(std::equal(out.data().begin(), out.data().end(), single.data().begin(),
+                             single.data().end()))
+          << "threads " << threads << ": " << text;
+    }
+  }
+}
+
+// Dots split with no floor on a band's size (bands of one row or column, M
+// or N smaller than the threads, batches that do not divide, size-0 and
+// size-1 dimensions, transposed layouts) against the evaluator.
+TEST_F(DotTest, SmallSplitsMatchTheEvaluator) {
+  const std::string mk = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+  const std::string batch =
+      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}";
+  struct Form {
+    std::string lhs, rhs, out, dims;
+    int64_t k;
+  };
+  const std::vector<Form> forms = {
+      {"f32[2,7]", "f32[7,9]", "f32[2,9]", mk, 7},     // M = 2 < 3 threads: bands of N
+      {"f32[5,7]", "f32[7,1]{0,1}", "f32[5,1]", mk, 7},
+      {"f32[3,4]", "f32[4,2]", "f32[3,2]", mk, 4},
+      {"f32[1,6]", "f32[6,5]", "f32[1,5]", mk, 6},
+      {"f64[9,3]{0,1}", "f64[3,4]", "f64[9,4]{0,1}", mk, 3},
+      {"c64[7,5]", "c64[5,3]{0,1}", "c64[7,3]", mk, 5},
+      {"bf16[6,16]", "bf16[16,5]", "bf16[6,5]", mk, 16},
+      {"f16[5,8]", "f16[8,7]", "f16[5,7]{0,1}", mk, 8},
+      {"s32[5,6]", "s32[6,4]", "s32[5,4]", mk, 6},
+      {"f32[3,5,4]", "f32[3,4,6]", "f32[3,5,6]", batch, 4},   // 3 batches on 2 threads
+      {"f32[1,5,4]", "f32[1,4,6]", "f32[1,5,6]", batch, 4},
+      {"f32[5,1,4]", "f32[5,4,1]", "f32[5,1,1]", batch, 4},   // a batch of dot products
+      {"f32[2,0,4]", "f32[2,4,6]", "f32[2,0,6]", batch, 4},
+      {"f32[0,5,4]", "f32[0,4,6]", "f32[0,5,6]", batch, 4},
+      {"f32[4,3]", "f32[0,3]", "f32[4,0]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 3},
+  };
+  uint64_t seed = 100;
+  for (const Form& f : forms) {
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(f.lhs + " x " + f.rhs + " -> " + f.out + " threads " +
+                   std::to_string(threads));
+      auto r = RunCase(DotModule(f.lhs, f.rhs, f.out, f.dims), ++seed, f.k, threads);
+      EXPECT_TRUE(r.ok) << r.plan;
+    }
   }
 }
 

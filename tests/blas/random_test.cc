@@ -174,6 +174,28 @@ TEST(BlasRandomTest, DotGeneral) {
   std::printf("%d random dots, %d with a copy\n", cases, copies);
 }
 
+// The same dots split over 2 or 3 threads (PlanDotThreads with no floor on a
+// band's size: bands of one row, M or N smaller than the threads, batches
+// that do not divide).
+TEST(BlasRandomTest, DotGeneralSplitOverThreads) {
+  int cases = 0, batch = 0, bands = 0;
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    std::mt19937_64 rng(seed);
+    DotCase c = RandomDot(rng);
+    const int threads = 2 + static_cast<int>(seed % 2);
+    auto r = RunCase(c.hlo, seed, c.contraction, threads);
+    ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads << " " << r.plan;
+    batch += r.plan.find("split=batch") != std::string::npos;
+    bands += r.plan.find("bands=") != std::string::npos;
+    ++cases;
+  }
+  SetBlasThreads(1);
+  std::printf("%d random dots on 2 or 3 threads: %d split over the batch, %d in bands\n", cases,
+              batch, bands);
+  EXPECT_GT(batch, 0);
+  EXPECT_GT(bands, 0);
+}
+
 // Planned and run for 1, 2 or 3 threads in turn (the image on threads, the
 // GEMM in bands of rows or columns on the pool where it is large enough).
 TEST(BlasRandomTest, Convolution) {
@@ -187,11 +209,11 @@ TEST(BlasRandomTest, Convolution) {
     ASSERT_TRUE(r.ok) << "seed " << seed << " threads " << threads;
     empty += r.kind == DotPlan::Kind::kNothing;
     direct += !r.uses_im2col && r.kind != DotPlan::Kind::kNothing;
-    banded += r.plan.find("bands=") != std::string::npos;
+    banded += r.plan.find("split=") != std::string::npos;
     ++cases;
   }
   SetBlasThreads(1);
-  std::printf("%d random convolutions: %d with an empty result, %d without im2col, %d in bands\n",
+  std::printf("%d random convolutions: %d with an empty result, %d without im2col, %d split\n",
               cases, empty, direct, banded);
 }
 

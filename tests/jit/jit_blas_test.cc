@@ -7,11 +7,13 @@
 // calls (not interpreted steps), scratch is part of the temporary arena,
 // buffers that are not naturally aligned are staged, unsupported layouts fall
 // back to the evaluator, the BLAS thread option, and concurrent runs.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -143,13 +145,15 @@ struct Case {
 // reach runtime/blas as written, which is what the form tests need; with
 // it, library_calls < 0 skips the count (simplification may turn a dot
 // into elementwise code).
-void CheckCase(const Case& c, CompileReport* report_out = nullptr, bool run_passes = false) {
+void CheckCase(const Case& c, CompileReport* report_out = nullptr, bool run_passes = false,
+               int threads = 1) {
   SCOPED_TRACE(c.name);
   absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
   ASSERT_TRUE(module.ok()) << module.status();
   CompileReport report;
   CompileOptions options;
   options.run_passes = run_passes;
+  options.threads = threads;
   auto executable = Compile(**module, options, &report);
   ASSERT_TRUE(executable.ok()) << executable.status();
   EXPECT_TRUE(report.interpreted_steps.empty())
@@ -277,6 +281,68 @@ TEST(JitBlas, DotForms) {
     CheckCase(c);
     c.library_calls = -1;
     CheckCase(c, nullptr, /*run_passes=*/true);
+  }
+}
+
+// Dots compiled for 2 and 3 threads run split over the pool (bands of rows
+// or columns, or the batch; OpenBLAS single-threaded): against the
+// evaluator, and bit for bit against the 1-thread executable (the bands keep
+// each element's sum over the full K in OpenBLAS's order).
+TEST(JitBlas, DotFormsSplitOverThreads) {
+  const std::string mk = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+  const std::string batch =
+      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}";
+  const std::vector<Case> cases = {
+      {"f32 rows", Dot("f32[130,140]", "f32[140,120]", "f32[130,120]", mk), 140},
+      {"f32 columns, transposed lhs",
+       Dot("f32[160,100]{0,1}", "f32[160,150]", "f32[100,150]",
+           "lhs_contracting_dims={0}, rhs_contracting_dims={0}"), 160},
+      {"f32 column-major result", Dot("f32[120,140]", "f32[140,130]{0,1}", "f32[120,130]{0,1}", mk),
+       140},
+      {"f64 rows", Dot("f64[130,140]", "f64[140,120]", "f64[130,120]", mk), 140},
+      {"c64 columns", Dot("c64[100,120]", "c64[120,200]", "c64[100,200]", mk), 120},
+      {"bf16 rows", Dot("bf16[130,140]", "bf16[140,120]", "bf16[130,120]", mk), 140},
+      {"f32 batch", Dot("f32[4,128,64]", "f32[4,64,96]", "f32[4,128,96]", batch), 64},
+      {"f32 three batches in bands",
+       Dot("f32[3,128,100]", "f32[3,100,160]", "f32[3,128,160]", batch), 100},
+      {"s32 loop", Dot("s32[40,50]", "s32[50,30]", "s32[40,30]", mk), 50},
+  };
+  for (const Case& c : cases) {
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(absl::StrCat("threads ", threads));
+      CompileReport report;
+      CheckCase(c, &report, /*run_passes=*/false, threads);
+      ASSERT_EQ(report.library_calls.size(), 1u);
+      const std::string& plan = report.library_calls[0].plan;
+      EXPECT_EQ(plan.find("split=") != std::string::npos, c.name != "s32 loop") << plan;
+      EXPECT_EQ(plan.find("blas_threads="), std::string::npos) << plan;
+    }
+    // Bit for bit against one thread.
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::mt19937_64 rng(5);
+    std::vector<Literal> arguments;
+    for (const Instruction* parameter : (*module)->entry()->parameters()) {
+      arguments.push_back(SmallRandomLiteral(parameter->shape(), rng));
+    }
+    std::optional<Literal> first;
+    for (int threads : {1, 2, 3}) {
+      CompileOptions options;
+      options.run_passes = false;
+      options.threads = threads;
+      auto executable = Compile(**module, options);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      absl::StatusOr<Literal> result = (*executable)->Run(arguments);
+      ASSERT_TRUE(result.ok()) << result.status();
+      if (!first.has_value()) {
+        first = std::move(*result);
+        continue;
+      }
+      EXPECT_TRUE(std::equal(result->data().begin(), result->data().end(),
+                             first->data().begin(), first->data().end()))
+          << c.name << " threads " << threads;
+    }
   }
 }
 

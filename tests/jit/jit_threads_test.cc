@@ -166,10 +166,11 @@ Literal SmallIntegers(const Shape& shape, int seed) {
   return literal;
 }
 
-// A batch of products at least twice the thread count is split over the
-// threads, one OpenBLAS thread per product (runtime/blas/dot.h SplitsBatch):
-// batch 6 with 2 and 3 threads, and a batch of 2 x 3 over two batch
-// dimensions, one of them not the outermost; 7 threads do not split it.
+// A batch of products that divides among the threads is split over them,
+// one OpenBLAS thread per product (runtime/blas/dot.h PlanDotThreads, here
+// without its minimum of work): batch 6 with 2 and 3 threads, and a batch of
+// 2 x 3 over two batch dimensions, one of them not the outermost. Compiled
+// (with the minimum) they match the evaluator on 1, 2, 3 and 7 threads.
 TEST(JitThreads, BatchedDotSplitOverThreadsMatchesEvaluator) {
   const std::string modules[] = {
       "HloModule m\nENTRY e {\n  a = f32[6,33,17] parameter(0)\n"
@@ -193,9 +194,11 @@ TEST(JitThreads, BatchedDotSplitOverThreadsMatchesEvaluator) {
     absl::StatusOr<runtime::blas::DotPlan> plan =
         runtime::blas::PlanDot(*(*module)->entry()->root());
     ASSERT_TRUE(plan.ok()) << plan.status();
-    EXPECT_TRUE(runtime::blas::SplitsBatch(*plan, 2));
-    EXPECT_TRUE(runtime::blas::SplitsBatch(*plan, 3));
-    EXPECT_FALSE(runtime::blas::SplitsBatch(*plan, 7));
+    for (int threads : {2, 3}) {
+      runtime::blas::DotPlan split = *plan;
+      runtime::blas::PlanDotThreads(split, threads, runtime::blas::DotSplitLimits{16, 0});
+      EXPECT_EQ(split.split, runtime::blas::DotPlan::Split::kBatch) << threads;
+    }
     absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
     ASSERT_TRUE(expected.ok()) << expected.status();
     for (int threads : {1, 2, 3, 7}) {
