@@ -247,32 +247,18 @@ TEST_F(DotTest, MixedAndNarrowTypesUseTheLoop) {
   }
 }
 
-// bf16 runs in f32 BLAS on f32 images of its bf16 operands (and result),
-// against the evaluator: batched with transposed layouts, mixed with f32
-// operands or an f32 result, matrix-vector and vector-vector forms.
-TEST_F(DotTest, Bf16RunsOnF32Images) {
-  const std::string batched =
-      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}";
-  struct Case {
-    std::string lhs, rhs, out, dims;
-    int64_t k;
-    DotPlan::Kind kind;
-  };
-  const std::vector<Case> cases = {
-      {"bf16[2,5,3]{1,2,0}", "bf16[2,3,4]{2,1,0}", "bf16[2,5,4]{0,2,1}", batched, 3,
-       DotPlan::Kind::kGemm},
-      {"bf16[3,40,70]{2,1,0}", "bf16[3,70,9]{1,2,0}", "bf16[3,40,9]{2,1,0}", batched, 70,
-       DotPlan::Kind::kGemm},
-      {"bf16[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", batched, 3,
-       DotPlan::Kind::kGemm},
-      {"f32[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "bf16[2,5,4]{2,1,0}", batched, 3,
-       DotPlan::Kind::kGemm},
-      {"bf16[17,33]{1,0}", "bf16[33]{0}", "bf16[17]{0}",
-       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 33, DotPlan::Kind::kGemv},
-      {"bf16[300]{0}", "bf16[300]{0}", "bf16[]",
-       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 300, DotPlan::Kind::kDot},
-  };
-  for (const Case& c : cases) {
+// A dot of 16-bit floats (or mixed with f32) that RunCase checks against the
+// evaluator; it must plan as `kind`, on f32 images.
+struct F32ImageCase {
+  std::string lhs, rhs, out, dims;
+  int64_t k;
+  DotPlan::Kind kind;
+};
+constexpr char kBatched[] =
+    "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}";
+
+void ExpectRunsOnF32Images(const std::vector<F32ImageCase>& cases) {
+  for (const F32ImageCase& c : cases) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       auto r = RunCase(DotModule(c.lhs, c.rhs, c.out, c.dims), seed, c.k);
       EXPECT_TRUE(r.ok) << c.lhs << " x " << c.rhs << ": " << r.plan;
@@ -282,27 +268,41 @@ TEST_F(DotTest, Bf16RunsOnF32Images) {
   }
 }
 
+// bf16 runs in f32 BLAS on f32 images of its bf16 operands (and result),
+// against the evaluator: batched with transposed layouts, mixed with f32
+// operands or an f32 result, matrix-vector and vector-vector forms.
+TEST_F(DotTest, Bf16RunsOnF32Images) {
+  const std::vector<F32ImageCase> cases = {
+      {"bf16[2,5,3]{1,2,0}", "bf16[2,3,4]{2,1,0}", "bf16[2,5,4]{0,2,1}", kBatched, 3,
+       DotPlan::Kind::kGemm},
+      {"bf16[3,40,70]{2,1,0}", "bf16[3,70,9]{1,2,0}", "bf16[3,40,9]{2,1,0}", kBatched, 70,
+       DotPlan::Kind::kGemm},
+      {"bf16[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", kBatched, 3,
+       DotPlan::Kind::kGemm},
+      {"f32[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "bf16[2,5,4]{2,1,0}", kBatched, 3,
+       DotPlan::Kind::kGemm},
+      {"bf16[17,33]{1,0}", "bf16[33]{0}", "bf16[17]{0}",
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 33, DotPlan::Kind::kGemv},
+      {"bf16[300]{0}", "bf16[300]{0}", "bf16[]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 300, DotPlan::Kind::kDot},
+  };
+  ExpectRunsOnF32Images(cases);
+}
+
 // f16 runs like bf16 (XLA:CPU converts f16 dot operands to f32 too): f32
 // BLAS on f32 images, against the evaluator in the same forms, f16 mixed
 // with f32 and with bf16.
 TEST_F(DotTest, F16RunsOnF32Images) {
-  const std::string batched =
-      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}";
-  struct Case {
-    std::string lhs, rhs, out, dims;
-    int64_t k;
-    DotPlan::Kind kind;
-  };
-  const std::vector<Case> cases = {
-      {"f16[2,5,3]{1,2,0}", "f16[2,3,4]{2,1,0}", "f16[2,5,4]{0,2,1}", batched, 3,
+  const std::vector<F32ImageCase> cases = {
+      {"f16[2,5,3]{1,2,0}", "f16[2,3,4]{2,1,0}", "f16[2,5,4]{0,2,1}", kBatched, 3,
        DotPlan::Kind::kGemm},
-      {"f16[3,40,70]{2,1,0}", "f16[3,70,9]{1,2,0}", "f16[3,40,9]{2,1,0}", batched, 70,
+      {"f16[3,40,70]{2,1,0}", "f16[3,70,9]{1,2,0}", "f16[3,40,9]{2,1,0}", kBatched, 70,
        DotPlan::Kind::kGemm},
-      {"f16[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", batched, 3,
+      {"f16[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", kBatched, 3,
        DotPlan::Kind::kGemm},
-      {"f32[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f16[2,5,4]{2,1,0}", batched, 3,
+      {"f32[2,5,3]{2,1,0}", "f32[2,3,4]{2,1,0}", "f16[2,5,4]{2,1,0}", kBatched, 3,
        DotPlan::Kind::kGemm},
-      {"f16[2,5,3]{2,1,0}", "bf16[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", batched, 3,
+      {"f16[2,5,3]{2,1,0}", "bf16[2,3,4]{2,1,0}", "f32[2,5,4]{2,1,0}", kBatched, 3,
        DotPlan::Kind::kGemm},
       {"f16[17,33]{1,0}", "f16[33]{0}", "f16[17]{0}",
        "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 33, DotPlan::Kind::kGemv},
@@ -311,14 +311,7 @@ TEST_F(DotTest, F16RunsOnF32Images) {
       {"f16[300]{0}", "f16[300]{0}", "f16[]",
        "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 300, DotPlan::Kind::kDot},
   };
-  for (const Case& c : cases) {
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      auto r = RunCase(DotModule(c.lhs, c.rhs, c.out, c.dims), seed, c.k);
-      EXPECT_TRUE(r.ok) << c.lhs << " x " << c.rhs << ": " << r.plan;
-      EXPECT_EQ(r.kind, c.kind) << r.plan;
-      EXPECT_NE(r.plan.find("on f32 images"), std::string::npos) << r.plan;
-    }
-  }
+  ExpectRunsOnF32Images(cases);
 }
 
 // Every f16 bit pattern through the f32 image and back: x . 1 (one product,
