@@ -409,6 +409,33 @@ ENTRY e {
   Check(norm, false, 42);
 }
 
+// A case's module, seeded row data with special values, the evaluator's
+// result, and the arguments flattened into raw buffers for Execute.
+struct RowsOnRawBuffers {
+  std::unique_ptr<Module> module;
+  std::vector<Literal> arguments;
+  std::optional<Literal> expected;
+  std::vector<std::vector<uint8_t>> flat;
+  std::vector<const void*> parameters;
+};
+
+void PrepareRowsOnRawBuffers(const Case& c, uint64_t seed, RowsOnRawBuffers* run) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  run->module = *std::move(module);
+  std::mt19937_64 rng(seed);
+  for (const Shape& shape : c.parameters) {
+    run->arguments.push_back(RowData(shape, c.row_length, /*specials=*/true, rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(*run->module, run->arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  run->expected = *std::move(expected);
+  for (const Literal& argument : run->arguments) {
+    run->flat.push_back(runtime::FlattenLiteral(argument));
+  }
+  for (const std::vector<uint8_t>& bytes : run->flat) run->parameters.push_back(bytes.data());
+}
+
 // Rows streamed through memory (x86-64 PlanRowStreaming): with an output of
 // 16 MiB or more, the passes after the first prefetch the next row and the
 // output goes through non-temporal stores when its rows are vector aligned,
@@ -418,19 +445,12 @@ ENTRY e {
 // set of the host (the vector width sets the alignment needed).
 void CheckStreamed(const Case& c, uint64_t seed) {
   SCOPED_TRACE(c.hlo.substr(0, c.hlo.find('\n')));
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  std::mt19937_64 rng(seed);
-  std::vector<Literal> arguments;
-  for (const Shape& shape : c.parameters) {
-    arguments.push_back(RowData(shape, c.row_length, /*specials=*/true, rng));
-  }
-  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  std::vector<std::vector<uint8_t>> flat;
-  std::vector<const void*> parameters;
-  for (const Literal& argument : arguments) flat.push_back(runtime::FlattenLiteral(argument));
-  for (const std::vector<uint8_t>& bytes : flat) parameters.push_back(bytes.data());
+  RowsOnRawBuffers run;
+  PrepareRowsOnRawBuffers(c, seed, &run);
+  if (::testing::Test::HasFatalFailure()) return;
+  const std::unique_ptr<Module>* module = &run.module;
+  const Literal* expected = &*run.expected;
+  const std::vector<const void*>& parameters = run.parameters;
   const Shape& shape = expected->shape();
   const int64_t bytes = static_cast<int64_t>(runtime::FlattenLiteral(*expected).size());
   const int64_t element = static_cast<int64_t>(ByteWidth(shape.element_type()));
@@ -501,19 +521,12 @@ class StreamAllRows {
 // change.
 void CheckAnyAlignment(const Case& c, uint64_t seed) {
   SCOPED_TRACE(c.hlo.substr(0, c.hlo.find('\n')));
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  std::mt19937_64 rng(seed);
-  std::vector<Literal> arguments;
-  for (const Shape& shape : c.parameters) {
-    arguments.push_back(RowData(shape, c.row_length, /*specials=*/true, rng));
-  }
-  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  std::vector<std::vector<uint8_t>> flat;
-  std::vector<const void*> parameters;
-  for (const Literal& argument : arguments) flat.push_back(runtime::FlattenLiteral(argument));
-  for (const std::vector<uint8_t>& bytes : flat) parameters.push_back(bytes.data());
+  RowsOnRawBuffers run;
+  PrepareRowsOnRawBuffers(c, seed, &run);
+  if (::testing::Test::HasFatalFailure()) return;
+  const std::unique_ptr<Module>* module = &run.module;
+  const Literal* expected = &*run.expected;
+  const std::vector<const void*>& parameters = run.parameters;
   const Shape& shape = expected->shape();
   const size_t bytes = runtime::FlattenLiteral(*expected).size();
   const int64_t element = static_cast<int64_t>(ByteWidth(shape.element_type()));
