@@ -20,7 +20,11 @@ done
 rm -rf build-aarch64
 # Debian's arm64 libasmjit.a (what the stage was verified with): the
 # subproject's arm headers warn (deprecated enum arithmetic) under --werror.
-if ! meson setup build-aarch64 --cross-file cross/aarch64-linux-gnu.ini --werror -Dasmjit=system \
+# ccache, where the machine has it, through a second cross file that
+# overrides the compilers (never required).
+cross_files=(--cross-file cross/aarch64-linux-gnu.ini)
+command -v ccache >/dev/null 2>&1 && cross_files+=(--cross-file cross/aarch64-linux-gnu-ccache.ini)
+if ! meson setup build-aarch64 "${cross_files[@]}" --werror -Dasmjit=system \
     --buildtype=debugoptimized; then
   echo ".ci/aarch64.sh: meson setup failed" >&2
   exit 1
@@ -38,16 +42,10 @@ if ((${#tests[@]} == 0)); then
     conformance capi_test capi_example xjit_cli npy
   )
 fi
-targets=()
-while read -r t; do targets+=("$t"); done < <(
-  meson introspect build-aarch64 --tests | python3 -c '
-import json, sys
-wanted = set(sys.argv[1:])
-for t in json.load(sys.stdin):
-    if t["name"] in wanted:
-        for f in t["cmd"] + t.get("depends", []):
-            print(f)
-' "${tests[@]}" | grep "/build-aarch64/" | sed "s|^$PWD/build-aarch64/||" | sort -u)
+name_args=()
+for t in "${tests[@]}"; do name_args+=(--name "$t"); done
+listed=$(python3 .ci/test_targets.py build-aarch64 "${name_args[@]}") || exit 1
+mapfile -t targets <<<"$listed"
 if ! ninja -C build-aarch64 -j "$(nproc 2>/dev/null || echo 2)" "${targets[@]}" tools/xjit; then
   echo ".ci/aarch64.sh: build failed" >&2
   exit 1

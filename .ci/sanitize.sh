@@ -44,29 +44,8 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 # The executables (and their dependencies) of the selected tests only: the
 # benchmarks and the corpus tools are not needed here.
-targets=$(python3 - "$build" <<'PY'
-import json, os, subprocess, sys
-build = sys.argv[1]
-tests = json.loads(subprocess.check_output(['meson', 'introspect', build, '--tests']))
-wanted = {'unit', 'fuzz'}
-names = {'xjit_limits', 'jit_random_test'}
-out = set()
-root = os.path.abspath(build)
-for t in tests:
-    suites = {s.split(':')[-1] for s in t['suite']}  # 'xjit:unit' -> 'unit'
-    if not (wanted & suites or t['name'] in names):
-        continue
-    for path in [t['cmd'][0]] + [d for d in t.get('depends', []) if isinstance(d, str)]:
-        path = os.path.abspath(path)
-        if path.startswith(root + os.sep):
-            out.add(os.path.relpath(path, root))
-print(' '.join(sorted(out)))
-PY
-)
-if [[ -z $targets ]]; then
-  echo ".ci/sanitize.sh: no test targets found"
-  exit 1
-fi
+targets=$(python3 .ci/test_targets.py "$build" --suite unit --suite fuzz --name xjit_limits \
+  --name jit_random_test) || exit 1
 # xjit_limits runs the xjit binary.
 # shellcheck disable=SC2086
 if ! timed build ninja -C "$build" -j "${XJIT_CI_JOBS:-$(nproc 2>/dev/null || echo 2)}" $targets tools/xjit; then
