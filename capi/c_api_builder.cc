@@ -25,8 +25,8 @@
 #include "ir/module.h"
 #include "ir/shape.h"
 #include "ir/verifier.h"
-#include "jit/capi/c_api_internal.h"
-#include "jit/capi/xjit.h"
+#include "capi/c_api_internal.h"
+#include "capi/xjit.h"
 
 namespace {
 

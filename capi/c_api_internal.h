@@ -1,6 +1,6 @@
 // Internals shared by the C API's implementation files: what each opaque
 // handle of xjit.h holds, and the status helpers every entry point uses. Only
-// jit/capi/*.cc include it; it is not part of the public API.
+// capi/*.cc include it; it is not part of the public API.
 //
 // Contract of the whole C API: no C++ exception and no failed check escapes a
 // C entry point. Calls that return a status run their body under Guard(),
@@ -29,7 +29,7 @@
 #include "ir/element_type.h"
 #include "ir/module.h"
 #include "ir/shape.h"
-#include "jit/capi/xjit.h"
+#include "capi/xjit.h"
 
 namespace xjit::collectives {
 class Communicator;

@@ -22,8 +22,8 @@
 #include "ir/shape.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
-#include "jit/capi/c_api_internal.h"
-#include "jit/capi/xjit.h"
+#include "capi/c_api_internal.h"
+#include "capi/xjit.h"
 
 namespace {
 

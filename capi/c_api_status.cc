@@ -7,8 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "jit/capi/c_api_internal.h"
-#include "jit/capi/xjit.h"
+#include "capi/c_api_internal.h"
+#include "capi/xjit.h"
 
 // The C codes are absl::StatusCode's values (xjit_status_code casts).
 static_assert(XJIT_UNIMPLEMENTED == static_cast<int>(absl::StatusCode::kUnimplemented));

@@ -18,24 +18,24 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
-#include "jit/async_call.h"
+#include "jit/calls/async_call.h"
 #include "jit/compile_cache.h"
 #include "jit/conform_layouts.h"
-#include "jit/custom_call.h"
-#include "jit/fusion_emitter.h"
-#include "jit/host_transfer_call.h"
-#include "jit/jitdump.h"
-#include "jit/linalg_call.h"
+#include "jit/calls/custom_call.h"
+#include "jit/kernel/fusion_emitter.h"
+#include "jit/calls/host_transfer_call.h"
+#include "jit/code/jitdump.h"
+#include "jit/calls/linalg_call.h"
 #include "jit/isolate_tiled_layouts.h"
-#include "jit/perf_map.h"
-#include "jit/relayout_call.h"
-#include "jit/rng_call.h"
-#include "jit/row_groups.h"
-#include "jit/select_and_scatter_call.h"
-#include "jit/sort_call.h"
+#include "jit/code/perf_map.h"
+#include "jit/calls/relayout_call.h"
+#include "jit/calls/rng_call.h"
+#include "jit/kernel/row_groups.h"
+#include "jit/calls/select_and_scatter_call.h"
+#include "jit/calls/sort_call.h"
 #include "jit/split_output_fusions.h"
 #include "jit/target.h"
-#include "jit/vector_math.h"
+#include "jit/kernel/vector_math.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite_util.h"
@@ -75,7 +75,7 @@ int64_t AlignUp(int64_t n) {
 // Whether one instruction by itself has a side effect as HasSideEffectDeep
 // (passes/rewrite_util.h) counts them, with the collectives and host
 // transfers, which compile to context steps (runtime/collectives/,
-// jit/host_transfer_call.h), left out. CompileContext::side_effects applies
+// jit/calls/host_transfer_call.h), left out. CompileContext::side_effects applies
 // it through called computations.
 bool HasSideEffectBesidesCollectivesShallow(const Instruction& i) {
   if (collectives::IsCollectiveStep(i.opcode())) return false;
@@ -438,7 +438,7 @@ class ExecutableBuilder {
         kernel_status = AddCollectiveDone(instruction, outputs);
       } else if (IsLibraryCall(opcode)) {
         kernel_status = AddLibraryCall(instruction, outputs);
-      } else if (IsRelayoutCopy(instruction)) {  // jit/relayout_call.h.
+      } else if (IsRelayoutCopy(instruction)) {  // jit/calls/relayout_call.h.
         kernel_status = AddRelayout(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
         kernel_status = AddControlFlow(instruction, outputs);
@@ -522,11 +522,11 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // custom-call: the target looked up now (jit/custom_call.h); its inputs
+  // custom-call: the target looked up now (jit/calls/custom_call.h); its inputs
   // are every array leaf of the operands.
   absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
     const std::string& target = instruction.attrs().custom_call_target;
-    if (IsQrCustomCall(instruction)) {  // XLA's QR, unregistered: jit/linalg_call.h.
+    if (IsQrCustomCall(instruction)) {  // XLA's QR, unregistered: jit/calls/linalg_call.h.
       std::string description;
       XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
                             PlanLinalgCall(instruction, std::max(options_.threads, 1),
@@ -556,7 +556,7 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // A copy into or out of a tiled layout (jit/relayout_call.h).
+  // A copy into or out of a tiled layout (jit/calls/relayout_call.h).
   absl::Status AddRelayout(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanRelayoutCall(instruction));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
@@ -567,7 +567,7 @@ class ExecutableBuilder {
   }
 
   // infeed, outfeed, send and recv over the run's host queues
-  // (jit/host_transfer_call.h).
+  // (jit/calls/host_transfer_call.h).
   absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanHostTransferCall(instruction));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
@@ -576,7 +576,7 @@ class ExecutableBuilder {
   }
 
   // async-start: its computation compiled as a subprogram, run by a
-  // library call with the run's context (jit/async_call.h).
+  // library call with the run's context (jit/calls/async_call.h).
   absl::Status AddAsyncStart(const Instruction& instruction, const std::vector<int>& outputs) {
     const std::vector<Computation*>& callees = instruction.called_computations();
     if (callees.size() != 1 || callees[0] == nullptr) {
@@ -604,7 +604,7 @@ class ExecutableBuilder {
   absl::Status AddLibraryCall(const Instruction& instruction, const std::vector<int>& outputs) {
     runtime::LibraryCall call;
     std::string description;
-    if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
+    if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/calls/sort_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, std::max(options_.threads, 1),
                                                &description));
     } else if (instruction.opcode() == Opcode::kTopK) {  // runtime/sort/topk.h.
@@ -612,10 +612,10 @@ class ExecutableBuilder {
                                                &description));
     } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
       XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));
-    } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
+    } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/calls/linalg_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
                                                  &description));
-    } else if (IsRngCall(instruction.opcode())) {  // runtime/rng, jit/rng_call.h.
+    } else if (IsRngCall(instruction.opcode())) {  // runtime/rng, jit/calls/rng_call.h.
       XJIT_ASSIGN_OR_RETURN(call, PlanRngCall(instruction, std::max(options_.threads, 1),
                                               &description));
     } else if (instruction.opcode() == Opcode::kFft) {  // runtime/fft.
@@ -813,7 +813,7 @@ class ExecutableBuilder {
 
   // A loop fusion whose root concatenates along the minor-most dimension as
   // one kernel per operand, each writing its own part of the output
-  // (jit/fusion_emitter.h, ConcatenateParts), so that each inner loop is an
+  // (jit/kernel/fusion_emitter.h, ConcatenateParts), so that each inner loop is an
   // ordinary vectorisable one and computes only its operand. All are
   // emitted before any step is added; when an input shares bytes with the
   // output (buffer allocation may write a result over an operand), a part

@@ -11,7 +11,7 @@
 // makes a tiled value makes it in the default layout, followed by a copy
 // into the tiled one. A fusion's parameter and root shapes change with it.
 // The copies between a tiled and a plain layout are relayout steps
-// (jit/relayout_call.h). Packed sub-byte layouts (E(n) below the element
+// (jit/calls/relayout_call.h). Packed sub-byte layouts (E(n) below the element
 // width) are not tiled layouts here; they stay as they are.
 //
 // Requires a verified module; keeps it verified with the same results.

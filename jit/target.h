@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/compile_options.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 #include "runtime/executable.h"
 
 namespace xjit::jit {
@@ -43,7 +43,7 @@ class Target {
   virtual absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) = 0;
   // Whether kFma (a*b+c rounded once) is a native instruction. ExpandMath
   // uses it for polynomials and exact products only then; otherwise it
-  // emits no kFma at all (see jit/vector_math.h).
+  // emits no kFma at all (see jit/kernel/vector_math.h).
   virtual bool HasFusedMultiplyAdd() const { return false; }
   // Whether kScale (x * 2^n, one rounding) is a native instruction; ExpandMath
   // emits kScale only then (MathOptions::native_scale).

@@ -1,6 +1,6 @@
 // async-start as a library call running its compiled computation (see
 // async_call.h).
-#include "jit/async_call.h"
+#include "jit/calls/async_call.h"
 
 #include <cstring>
 #include <utility>

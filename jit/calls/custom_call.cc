@@ -1,5 +1,5 @@
 // custom-call as a library call (see custom_call.h).
-#include "jit/custom_call.h"
+#include "jit/calls/custom_call.h"
 
 #include <deque>
 #include <memory>

@@ -1,5 +1,5 @@
 // Host transfers as library calls (see host_transfer_call.h).
-#include "jit/host_transfer_call.h"
+#include "jit/calls/host_transfer_call.h"
 
 #include <cstring>
 #include <memory>

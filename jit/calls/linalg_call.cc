@@ -1,5 +1,5 @@
 // The driver's glue for cholesky, triangular-solve and QR (see linalg_call.h).
-#include "jit/linalg_call.h"
+#include "jit/calls/linalg_call.h"
 
 #include <memory>
 #include <utility>

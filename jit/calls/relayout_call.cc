@@ -1,5 +1,5 @@
 // Relayout copies as library calls (see relayout_call.h).
-#include "jit/relayout_call.h"
+#include "jit/calls/relayout_call.h"
 
 #include <cstring>
 #include <memory>

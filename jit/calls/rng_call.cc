@@ -1,5 +1,5 @@
 // The driver's glue for rng and rng-bit-generator (see rng_call.h).
-#include "jit/rng_call.h"
+#include "jit/calls/rng_call.h"
 
 #include <memory>
 #include <utility>

@@ -1,5 +1,5 @@
 // The driver's glue for select-and-scatter (see select_and_scatter_call.h).
-#include "jit/select_and_scatter_call.h"
+#include "jit/calls/select_and_scatter_call.h"
 
 #include <memory>
 #include <utility>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/status_macros.h"
-#include "jit/fusion_emitter.h"
-#include "jit/vector_math.h"
+#include "jit/kernel/fusion_emitter.h"
+#include "jit/kernel/vector_math.h"
 #include "passes/rewrite_util.h"
 #include "runtime/select_and_scatter/select_and_scatter.h"
 

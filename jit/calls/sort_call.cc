@@ -1,5 +1,5 @@
 // The driver's glue for sort (see sort_call.h).
-#include "jit/sort_call.h"
+#include "jit/calls/sort_call.h"
 
 #include <memory>
 #include <utility>
@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/status_macros.h"
-#include "jit/fusion_emitter.h"
-#include "jit/sort_comparator.h"
-#include "jit/vector_math.h"
+#include "jit/kernel/fusion_emitter.h"
+#include "jit/calls/sort_comparator.h"
+#include "jit/kernel/vector_math.h"
 #include "passes/rewrite_util.h"
 #include "runtime/sort/sort.h"
 #include "runtime/sort/topk.h"

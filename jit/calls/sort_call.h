@@ -6,7 +6,7 @@
 // the constants it reads) and whose output is its pred result; the runtime
 // routine calls it for every comparison of the evaluator's merge sort, so
 // results equal the evaluator's bit for bit. A comparator of the forms
-// jit/sort_comparator.h recognises also gives the plan its keys: slices are
+// jit/calls/sort_comparator.h recognises also gives the plan its keys: slices are
 // then sorted by integer keys (runtime/sort/key_sort.h), with the same
 // result. Unimplemented (the driver then
 // interprets the sort) when the comparator has no kernel or has side

@@ -1,5 +1,5 @@
 // RecognizeSortComparator (see sort_comparator.h).
-#include "jit/sort_comparator.h"
+#include "jit/calls/sort_comparator.h"
 
 #include <utility>
 

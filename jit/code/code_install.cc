@@ -1,5 +1,5 @@
 // InstallCode (see code_install.h).
-#include "jit/code_install.h"
+#include "jit/code/code_install.h"
 
 #include "absl/strings/str_cat.h"
 

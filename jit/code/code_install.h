@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
-#include "jit/code_memory.h"
+#include "jit/code/code_memory.h"
 
 namespace xjit::jit {
 

@@ -1,5 +1,5 @@
 // CodeMemory (see code_memory.h).
-#include "jit/code_memory.h"
+#include "jit/code/code_memory.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

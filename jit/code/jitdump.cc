@@ -1,6 +1,6 @@
 // jitdump writer (see jitdump.h). The record layouts are those of perf's
 // tools/perf/Documentation/jitdump-specification.txt, version 1.
-#include "jit/jitdump.h"
+#include "jit/code/jitdump.h"
 
 #include <elf.h>
 #include <fcntl.h>

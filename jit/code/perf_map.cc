@@ -1,5 +1,5 @@
 // perf map writer (see perf_map.h).
-#include "jit/perf_map.h"
+#include "jit/code/perf_map.h"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // evaluator's own functions (interpreter/complex_math.h), so a compiled kernel
 // computes exactly the evaluator's values; jit_complex_test checks every
 // helper against the evaluator bit for bit.
-#include "jit/complex_calls.h"
+#include "jit/kernel/complex_calls.h"
 
 #include <complex>
 

@@ -1,5 +1,5 @@
 // The loop-fusion emitter (see fusion_emitter.h).
-#include "jit/fusion_emitter.h"
+#include "jit/kernel/fusion_emitter.h"
 
 #include <algorithm>
 #include <bit>
@@ -16,8 +16,8 @@
 #include "ir/float_format.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
-#include "jit/complex_calls.h"
-#include "jit/minifloat_codec.h"
+#include "jit/kernel/complex_calls.h"
+#include "jit/kernel/minifloat_codec.h"
 #include "passes/rewrite_util.h"
 
 namespace xjit::jit {
@@ -51,7 +51,7 @@ bool IsKernelElementType(ElementType type) {
 
 // The type a kernel buffer of `type` is declared with: a complex array is a
 // buffer of its component type with twice the elements (re, im interleaved).
-// A mini-float array is a u8 buffer of raw bits (jit/minifloat_codec.h).
+// A mini-float array is a u8 buffer of raw bits (jit/kernel/minifloat_codec.h).
 ElementType BufferType(ElementType type) {
   return IsComplex(type) ? ComplexComponentType(type) : ProgramElementType(type);
 }
@@ -526,7 +526,7 @@ class ElementEmitter {
   // reduce-precision of `value` (program type `type`: f16, bf16, f32, f64).
   absl::StatusOr<int> ReducePrecisionValue(const Instruction& instr, ElementType type, int value);
   // Operations that compute on f8/f4 values (anything but data movement):
-  // decoded to f32, computed there, encoded back (jit/minifloat_codec.h).
+  // decoded to f32, computed there, encoded back (jit/kernel/minifloat_codec.h).
   absl::StatusOr<int> EmitMiniFloat(const Instruction& instr, const Index& index);
   // `x` (program value of HLO type `from`) converted to `to` where either is
   // a mini-float.
@@ -1110,7 +1110,7 @@ absl::StatusOr<int> ElementEmitter::EmitComplexDivide(int x, int y, ElementType 
 }
 
 // One kCall per element of the helper computing the operation as the
-// evaluator does (jit/complex_calls.h); abs's real result is the call's
+// evaluator does (jit/kernel/complex_calls.h); abs's real result is the call's
 // real part, a complex result adds its kCallImag.
 absl::StatusOr<int> ElementEmitter::EmitComplexCall(const Instruction& instr,
                                                     const Index& index) {

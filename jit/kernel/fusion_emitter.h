@@ -40,7 +40,7 @@
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
 #include "ir/instruction.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit {
 

@@ -1,5 +1,5 @@
 // KernelProgram printing and analyses (see kernel_program.h).
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 #include <algorithm>
 

@@ -17,7 +17,7 @@
 //     conversions between indices and values);
 //   - primitive float operations (constants, fused multiply-add, integer
 //     arithmetic and shifts on the bits of float lanes), into which
-//     ExpandMath (jit/vector_math.h) rewrites the transcendental opcodes, so
+//     ExpandMath (jit/kernel/vector_math.h) rewrites the transcendental opcodes, so
 //     that a target only implements these few operations to get vector math;
 //   - calls of complex helpers (kCall, kCallArgs, kCallImag): complex math
 //     without component code, one C++ call per element.
@@ -80,7 +80,7 @@ enum class KOpKind : uint8_t {
   kClamp,      // min(max(b, a), c), i.e. clamp(lo = a, x = b, hi = c).
   kConvert,    // a converted from operand_type to type.
   kBitcast,    // a's bits reinterpreted (same width).
-  // ---- Calls of complex helpers (jit/complex_calls.h) ----
+  // ---- Calls of complex helpers (jit/kernel/complex_calls.h) ----
   // Complex math the emitter does not expand into component code is one
   // call of a C++ helper per element, always scalar code (a loop containing
   // a call is not vectorised). type and operand_type: the component type (f32 for c64, f64 for
@@ -93,7 +93,7 @@ enum class KOpKind : uint8_t {
                // op as its c; read by nothing else, no value of its own.
   kCallImag,   // The imaginary part of the result of the kCall a.
   // ---- Primitive float operations (f32 and f64 only) ----
-  // Produced by ExpandMath (jit/vector_math.h) from the math opcodes; the
+  // Produced by ExpandMath (jit/kernel/vector_math.h) from the math opcodes; the
   // fusion emitter never creates them from HLO directly.
   kConst,      // imm: the bits of a value of `type`.
   kFma,        // a * b + c rounded once.

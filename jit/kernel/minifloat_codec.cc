@@ -1,6 +1,6 @@
 // Mini-float decode and encode as kernel-program operations (see
 // minifloat_codec.h). The format rules mirror ir/float_format.cc's table.
-#include "jit/minifloat_codec.h"
+#include "jit/kernel/minifloat_codec.h"
 
 #include <bit>
 #include <cmath>

@@ -33,7 +33,7 @@
 #include <functional>
 
 #include "ir/element_type.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit {
 

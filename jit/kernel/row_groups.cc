@@ -1,4 +1,4 @@
-#include "jit/row_groups.h"
+#include "jit/kernel/row_groups.h"
 
 #include <algorithm>
 #include <cstdint>

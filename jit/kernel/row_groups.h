@@ -42,7 +42,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 #include "runtime/executable.h"
 
 namespace xjit::jit {

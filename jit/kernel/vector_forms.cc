@@ -1,5 +1,5 @@
 // Operations with vector forms on every target (see vector_forms.h).
-#include "jit/vector_forms.h"
+#include "jit/kernel/vector_forms.h"
 
 namespace xjit::jit {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "ir/element_type.h"
 #include "ir/opcode.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit {
 

@@ -17,7 +17,7 @@
 //     where a result needs more than working precision: pow's logarithm and
 //     the reduction of sin/cos/tan arguments by pi/2.
 // Special values are patched in with selects at the end of each function.
-#include "jit/vector_math.h"
+#include "jit/kernel/vector_math.h"
 
 #include <bit>
 #include <cmath>
@@ -29,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "ir/status_macros.h"
-#include "jit/vector_math_coefficients.h"
+#include "jit/kernel/vector_math_coefficients.h"
 
 namespace xjit::jit {
 namespace {

@@ -23,12 +23,12 @@
 // log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, pow's and atan2's
 // special cases of C99 Annex F, signed zeros kept (sin(-0) = -0, ...).
 //
-// The coefficients are minimax fits derived by jit/vector_math_fit.py
-// (jit/vector_math_coefficients.h).
+// The coefficients are minimax fits derived by jit/kernel/vector_math_fit.py
+// (jit/kernel/vector_math_coefficients.h).
 #ifndef XJIT_JIT_VECTOR_MATH_H_
 #define XJIT_JIT_VECTOR_MATH_H_
 
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit {
 

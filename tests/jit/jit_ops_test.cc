@@ -53,7 +53,7 @@ TEST_P(JitOps, FloatUnary) {
   }
 }
 
-// The vector math functions (jit/vector_math.h), within the stated ulp of
+// The vector math functions (jit/kernel/vector_math.h), within the stated ulp of
 // the evaluator (tests/jit/jit_math_accuracy_test.cc measures them over the
 // whole range). sin, cos and tan get their arguments clamped to +-1000,
 // inside the range where their reduction is accurate.
