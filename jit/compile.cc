@@ -20,20 +20,17 @@
 #include "ir/verifier.h"
 #include "jit/calls/async_call.h"
 #include "jit/compile_cache.h"
-#include "jit/conform_layouts.h"
 #include "jit/calls/custom_call.h"
 #include "jit/kernel/fusion_emitter.h"
 #include "jit/calls/host_transfer_call.h"
 #include "jit/code/jitdump.h"
 #include "jit/calls/linalg_call.h"
-#include "jit/isolate_tiled_layouts.h"
 #include "jit/code/perf_map.h"
 #include "jit/calls/relayout_call.h"
 #include "jit/calls/rng_call.h"
 #include "jit/kernel/row_groups.h"
 #include "jit/calls/select_and_scatter_call.h"
 #include "jit/calls/sort_call.h"
-#include "jit/split_output_fusions.h"
 #include "jit/target.h"
 #include "jit/kernel/vector_math.h"
 #include "passes/allocate_buffers.h"
@@ -1032,62 +1029,38 @@ class ExecutableBuilder {
   bool state_in_place_ = false;
 };
 
-// The computations that may be compiled as programs of their own: the
-// entry, and the computations of the while, conditional and async-start
-// instructions of such programs (ExecutableBuilder::Subprogram), in the
-// order found.
-std::vector<Computation*> ProgramComputations(Module* module) {
-  std::vector<Computation*> programs = {module->entry()};
-  absl::flat_hash_set<const Computation*> seen = {module->entry()};
-  for (size_t next = 0; next < programs.size(); ++next) {
-    for (Instruction* instruction : InstructionsOf(*programs[next])) {
-      const Opcode opcode = instruction->opcode();
-      if (opcode != Opcode::kWhile && opcode != Opcode::kConditional &&
-          opcode != Opcode::kAsyncStart) {
-        continue;
-      }
-      for (Computation* callee : instruction->called_computations()) {
-        if (callee != nullptr && seen.insert(callee).second) programs.push_back(callee);
-      }
-    }
-  }
-  return programs;
-}
-
-// The module the executable runs: `module` after the pass pipeline (when
-// options ask for it) with the output fusions of its programs split
-// (split_output_fusions.h).
+// The module the executable runs: `module` after the JIT's pipeline
+// (passes/pipeline.h: RunJitPipeline), that is the default passes when
+// options ask for them, then the JIT's preparation, which runs whichever
+// default passes ran: output fusions split, passed-on values in the layouts
+// written, tiled layouts isolated in copies.
 absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
                                                       const CompileOptions& options) {
   std::unique_ptr<Module> prepared = module.Clone();
-  if (options.run_passes) {
-    PipelineOptions pipeline;
-    pipeline.verify = false;  // The input was verified; each pass keeps it so.
-    pipeline.disabled_passes = options.disabled_passes;
-    pipeline.only_passes = options.only_passes;
-    pipeline.dump_dir = options.dump_dir;
-    // Row programs with several passes are lowered by the x86-64 target only.
+  PipelineOptions pipeline;
+  pipeline.verify = false;  // The input was verified; each pass keeps it so.
+  pipeline.disabled_passes = options.disabled_passes;
+  pipeline.only_passes = options.only_passes;
+  pipeline.dump_dir = options.dump_dir;
+  // Row programs with several passes are lowered by the x86-64 target only.
 #if defined(__x86_64__)
-    pipeline.fuse.row_fusion = options.row_fusion;
+  pipeline.fuse.row_fusion = options.row_fusion;
 #else
-    pipeline.fuse.row_fusion = false;
+  pipeline.fuse.row_fusion = false;
 #endif
-    // The driver computes the plan itself, after splitting output fusions;
-    // the pipeline's copy is only worth its time in a dump.
-    if (options.dump_dir.empty() && options.only_passes.empty()) {
-      pipeline.disabled_passes.push_back("allocate-buffers");
+  // The driver computes the plan itself, after splitting output fusions;
+  // the pipeline's copy is only worth its time in a dump.
+  if (options.dump_dir.empty() && options.only_passes.empty()) {
+    pipeline.disabled_passes.push_back("allocate-buffers");
+  }
+  // only_passes chooses among the default passes; the compiled program needs
+  // the preparation whichever of them run (it can still be disabled by name).
+  if (!pipeline.only_passes.empty()) {
+    for (std::string& name : JitPreparationPassNames()) {
+      pipeline.only_passes.push_back(std::move(name));
     }
-    XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
   }
-  for (Computation* program : ProgramComputations(prepared.get())) {
-    XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get(), program).status());
-  }
-  // Whichever passes ran, values passed on by tuples and the like keep the
-  // layouts written (conform_layouts.h).
-  XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
-  // Tiled and padded layouts only in copies at the edges of kernels
-  // (isolate_tiled_layouts.h).
-  XJIT_RETURN_IF_ERROR(IsolateTiledLayouts(prepared.get()).status());
+  XJIT_RETURN_IF_ERROR(RunJitPipeline(prepared.get(), pipeline, options.run_passes));
   return prepared;
 }
 

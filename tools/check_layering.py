@@ -8,6 +8,11 @@
 # A file may include a file of its own folder or of any folder to its left;
 # capi/ and tools/ share the top rank but are separate (neither includes the
 # other). "runtime" means runtime/ minus runtime/host/, which sits lower.
+# Inside jit/, the rooms have an order of their own, checked the same way:
+#
+#   jit/kernel, jit/code  <-  target interface (target.h, compile_options.h)
+#     <-  jit/x64, jit/a64  <-  jit/calls  <-  driver (the rest of jit/)
+#
 # Includes of anything outside these folders (absl/, asmjit/, system headers,
 # a bare "name.h") are not ours to order and are ignored.
 #
@@ -33,17 +38,39 @@ LAYERS = [
     ("tools/", "tools", 6),
 ]
 ORDER = "ir <- runtime/host <- interpreter <- passes <- runtime <- jit <- capi, tools"
+
+# The rooms of jit/ (exact files before folders; the first match wins).
+JIT_ROOMS = [
+    ("jit/kernel/", "jit/kernel", 0),
+    ("jit/code/", "jit/code", 0),
+    ("jit/target.h", "jit target interface", 1),
+    ("jit/compile_options.h", "jit target interface", 1),
+    ("jit/x64/", "jit/x64", 2),
+    ("jit/a64/", "jit/a64", 2),
+    ("jit/calls/", "jit/calls", 3),
+    ("jit/", "jit driver", 4),
+]
+JIT_ORDER = ("jit/kernel, jit/code <- target interface (target.h, compile_options.h) "
+             "<- jit/x64, jit/a64 <- jit/calls <- jit driver")
 SCANNED_ROOTS = ["ir", "runtime", "interpreter", "passes", "jit", "capi", "tools"]
 SOURCE_SUFFIXES = (".h", ".cc", ".c", ".cpp", ".inc")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
-def layer_of(path):
+def layer_of(path, layers=LAYERS):
     """The (name, rank) of the layer a repository-relative path lies in, or None."""
-    for prefix, name, rank in LAYERS:
+    for prefix, name, rank in layers:
         if path.startswith(prefix):
             return name, rank
     return None
+
+
+def rule_broken(here, target, order):
+    """The words for an include from layer `here` to `target`, or None if allowed."""
+    if target is None or target[0] == here[0] or target[1] < here[1]:
+        return None
+    relation = "above" if target[1] > here[1] else "beside"
+    return f"{here[0]} may not include {target[0]}, which is {relation} it in the order {order}"
 
 
 def violations(root):
@@ -61,15 +88,13 @@ def violations(root):
                         match = INCLUDE.match(line)
                         if not match:
                             continue
-                        target = layer_of(match.group(1))
-                        if target is None or target[0] == here[0]:
-                            continue
-                        if target[1] < here[1]:
-                            continue
-                        relation = "above" if target[1] > here[1] else "beside"
-                        yield (f'{rel}:{number}: includes "{match.group(1)}": '
-                               f"{here[0]}/ may not include {target[0]}/, which is "
-                               f"{relation} it in the order {ORDER}")
+                        included = match.group(1)
+                        rule = rule_broken(here, layer_of(included), ORDER)
+                        if rule is None and here[0] == "jit" and included.startswith("jit/"):
+                            rule = rule_broken(layer_of(rel, JIT_ROOMS),
+                                               layer_of(included, JIT_ROOMS), JIT_ORDER)
+                        if rule is not None:
+                            yield f'{rel}:{number}: includes "{included}": {rule}'
 
 
 def main(argv):

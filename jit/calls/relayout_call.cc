@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/layout_util.h"
-#include "jit/isolate_tiled_layouts.h"
+#include "passes/isolate_tiled_layouts.h"
 
 namespace xjit::jit {
 namespace {

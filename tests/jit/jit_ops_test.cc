@@ -476,7 +476,7 @@ TEST_P(JitOps, MultiOutputFusionOfDifferentDimensions) {
 
 // Tiled layouts (TPU-style T(8,128), T(8,128)(2,1) for bf16, T(1024) for a
 // vector) on parameters, results and inner values: the kernels see plain
-// layouts, with relayout copies at their edges (jit/isolate_tiled_layouts.h).
+// layouts, with relayout copies at their edges (passes/isolate_tiled_layouts.h).
 // The corpus's form (test_utils_test.cc: a tuple parameter of tiled values,
 // a gather, a tiled result) among them; shapes that are not whole tiles.
 TEST_P(JitOps, TiledLayouts) {

@@ -1,5 +1,6 @@
-// ConformPlaceLayouts: makes the instructions that compute nothing agree with
-// their operands' layouts.
+// ConformPlaceLayouts ("conform-layouts"): makes the instructions that
+// compute nothing agree with their operands' layouts. Part of the JIT's
+// preparation (pipeline.h: RunJitPipeline).
 //
 // tuple, get-tuple-element, domain, optimization-barrier and add-dependency
 // only pass values on: the compiled program gives them their operand's
@@ -11,19 +12,21 @@
 // This inserts a `copy` (element by element for nested tuples) wherever a
 // passed-on value's layout differs from the one written, so the buffer holds
 // what the shape says.
-//
-// Requires a verified module; keeps it verified with the same results.
-#ifndef XJIT_JIT_CONFORM_LAYOUTS_H_
-#define XJIT_JIT_CONFORM_LAYOUTS_H_
+//   Requires: a verified module. Guarantees: a verified module with the same
+//   results in which every passed-on value has the layout written on it.
+#ifndef XJIT_PASSES_CONFORM_LAYOUTS_H_
+#define XJIT_PASSES_CONFORM_LAYOUTS_H_
 
-#include "absl/status/statusor.h"
-#include "ir/module.h"
+#include "passes/pass.h"
 
-namespace xjit::jit {
+namespace xjit {
 
-// Returns the number of copies inserted.
-absl::StatusOr<int> ConformPlaceLayouts(Module* module);
+class ConformPlaceLayouts : public Pass {
+ public:
+  absl::string_view name() const override { return "conform-layouts"; }
+  absl::StatusOr<bool> Run(Module* module) override;
+};
 
-}  // namespace xjit::jit
+}  // namespace xjit
 
-#endif  // XJIT_JIT_CONFORM_LAYOUTS_H_
+#endif  // XJIT_PASSES_CONFORM_LAYOUTS_H_

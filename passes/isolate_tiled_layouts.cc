@@ -1,5 +1,5 @@
 // IsolateTiledLayouts (see isolate_tiled_layouts.h).
-#include "jit/isolate_tiled_layouts.h"
+#include "passes/isolate_tiled_layouts.h"
 
 #include <vector>
 
@@ -7,7 +7,7 @@
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
 
-namespace xjit::jit {
+namespace xjit {
 namespace {
 
 // Instructions that compute nothing (their buffers are other values') or
@@ -43,9 +43,9 @@ bool HasTiledLayout(const Shape& shape) {
          layout.element_size_in_bits == 8 * ByteWidth(shape.element_type());
 }
 
-absl::StatusOr<int> IsolateTiledLayouts(Module* module) {
+absl::StatusOr<bool> IsolateTiledLayouts::Run(Module* module) {
   Computation* entry = module->entry();
-  if (entry == nullptr) return 0;
+  if (entry == nullptr) return false;
   int copies = 0;
   for (Instruction* instruction : InstructionsOf(*entry)) {
     if (Skipped(instruction->opcode())) continue;
@@ -96,7 +96,7 @@ absl::StatusOr<int> IsolateTiledLayouts(Module* module) {
     ++copies;
   }
   if (copies > 0) entry->SortTopologically();
-  return copies;
+  return copies > 0;
 }
 
-}  // namespace xjit::jit
+}  // namespace xjit

@@ -1,5 +1,7 @@
-// IsolateTiledLayouts: how the JIT runs values in tiled or padded layouts
-// (`{1,0:T(8,128)(2,1)}`, padded_dimensions; ir/layout.h).
+// IsolateTiledLayouts ("isolate-tiled-layouts"): how the JIT runs values in
+// tiled or padded layouts (`{1,0:T(8,128)(2,1)}`, padded_dimensions;
+// ir/layout.h). The last pass of the JIT's preparation (pipeline.h:
+// RunJitPipeline).
 //
 // Kernels index plain layouts only (one element per position, strides per
 // dimension). Tiled values reach a program at its edges (parameters and
@@ -13,24 +15,26 @@
 // The copies between a tiled and a plain layout are relayout steps
 // (jit/calls/relayout_call.h). Packed sub-byte layouts (E(n) below the element
 // width) are not tiled layouts here; they stay as they are.
-//
-// Requires a verified module; keeps it verified with the same results.
-#ifndef XJIT_JIT_ISOLATE_TILED_LAYOUTS_H_
-#define XJIT_JIT_ISOLATE_TILED_LAYOUTS_H_
+//   Requires: a verified module. Guarantees: a verified module with the same
+//   results whose entry computes tiled values only in copies.
+#ifndef XJIT_PASSES_ISOLATE_TILED_LAYOUTS_H_
+#define XJIT_PASSES_ISOLATE_TILED_LAYOUTS_H_
 
-#include "absl/status/statusor.h"
-#include "ir/module.h"
 #include "ir/shape.h"
+#include "passes/pass.h"
 
-namespace xjit::jit {
+namespace xjit {
+
+class IsolateTiledLayouts : public Pass {
+ public:
+  absl::string_view name() const override { return "isolate-tiled-layouts"; }
+  absl::StatusOr<bool> Run(Module* module) override;
+};
 
 // Whether `shape` is an array whose layout has tiles or padded dimensions
 // (and elements of their natural width).
 bool HasTiledLayout(const Shape& shape);
 
-// Returns the number of copies inserted.
-absl::StatusOr<int> IsolateTiledLayouts(Module* module);
+}  // namespace xjit
 
-}  // namespace xjit::jit
-
-#endif  // XJIT_JIT_ISOLATE_TILED_LAYOUTS_H_
+#endif  // XJIT_PASSES_ISOLATE_TILED_LAYOUTS_H_

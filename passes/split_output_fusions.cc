@@ -1,16 +1,18 @@
 // SplitOutputFusions (see split_output_fusions.h).
-#include "jit/split_output_fusions.h"
+#include "passes/split_output_fusions.h"
 
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 #include "passes/fuse.h"
 #include "passes/rewrite_util.h"
 
-namespace xjit::jit {
+namespace xjit {
 namespace {
 
 // Builds the epilogue computation: `fused` with `contraction` read from a
@@ -53,14 +55,30 @@ std::unique_ptr<Computation> BuildEpilogue(const Computation& fused,
   return body;
 }
 
-}  // namespace
-
-absl::StatusOr<int> SplitOutputFusions(Module* module) {
-  if (module->entry() == nullptr) return 0;
-  return SplitOutputFusions(module, module->entry());
+// The computations the JIT compiles as programs: the entry and, through
+// while, conditional and async-start, the computations they call (the
+// others run in the evaluator).
+std::vector<Computation*> ProgramComputations(Module* module) {
+  std::vector<Computation*> programs = {module->entry()};
+  absl::flat_hash_set<const Computation*> seen = {module->entry()};
+  for (size_t next = 0; next < programs.size(); ++next) {
+    for (Instruction* instruction : InstructionsOf(*programs[next])) {
+      const Opcode opcode = instruction->opcode();
+      if (opcode != Opcode::kWhile && opcode != Opcode::kConditional &&
+          opcode != Opcode::kAsyncStart) {
+        continue;
+      }
+      for (Computation* callee : instruction->called_computations()) {
+        if (callee != nullptr && seen.insert(callee).second) programs.push_back(callee);
+      }
+    }
+  }
+  return programs;
 }
 
-absl::StatusOr<int> SplitOutputFusions(Module* module, Computation* entry) {
+// Splits the output fusions of `entry`, one of `module`'s computations;
+// returns how many it split.
+absl::StatusOr<int> SplitOutputFusionsOf(Module* module, Computation* entry) {
   int split = 0;
   for (Instruction* fusion : InstructionsOf(*entry)) {
     if (fusion->opcode() != Opcode::kFusion ||
@@ -111,4 +129,16 @@ absl::StatusOr<int> SplitOutputFusions(Module* module, Computation* entry) {
   return split;
 }
 
-}  // namespace xjit::jit
+}  // namespace
+
+absl::StatusOr<bool> SplitOutputFusions::Run(Module* module) {
+  if (module->entry() == nullptr) return false;
+  int split = 0;
+  for (Computation* program : ProgramComputations(module)) {
+    XJIT_ASSIGN_OR_RETURN(int n, SplitOutputFusionsOf(module, program));
+    split += n;
+  }
+  return split > 0;
+}
+
+}  // namespace xjit

@@ -1,12 +1,12 @@
 // ConformPlaceLayouts (see conform_layouts.h).
-#include "jit/conform_layouts.h"
+#include "passes/conform_layouts.h"
 
 #include <vector>
 
 #include "ir/status_macros.h"
 #include "passes/rewrite_util.h"
 
-namespace xjit::jit {
+namespace xjit {
 namespace {
 
 // `value` in the layouts of `want` (which has value's shape, layouts aside):
@@ -83,13 +83,13 @@ absl::StatusOr<int> ConformComputation(Computation* computation) {
 
 }  // namespace
 
-absl::StatusOr<int> ConformPlaceLayouts(Module* module) {
+absl::StatusOr<bool> ConformPlaceLayouts::Run(Module* module) {
   int copies = 0;
   for (Computation* computation : ComputationsOf(*module)) {
     XJIT_ASSIGN_OR_RETURN(int n, ConformComputation(computation));
     copies += n;
   }
-  return copies;
+  return copies > 0;
 }
 
-}  // namespace xjit::jit
+}  // namespace xjit
