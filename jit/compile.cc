@@ -19,28 +19,22 @@
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "jit/calls/async_call.h"
-#include "jit/compile_cache.h"
 #include "jit/calls/custom_call.h"
-#include "jit/kernel/fusion_emitter.h"
 #include "jit/calls/host_transfer_call.h"
-#include "jit/code/jitdump.h"
+#include "jit/calls/library_calls.h"
 #include "jit/calls/linalg_call.h"
-#include "jit/code/perf_map.h"
 #include "jit/calls/relayout_call.h"
-#include "jit/calls/rng_call.h"
+#include "jit/code/jitdump.h"
+#include "jit/code/perf_map.h"
+#include "jit/compile_cache.h"
+#include "jit/kernel/fusion_emitter.h"
 #include "jit/kernel/row_groups.h"
-#include "jit/calls/select_and_scatter_call.h"
-#include "jit/calls/sort_call.h"
-#include "jit/target.h"
 #include "jit/kernel/vector_math.h"
+#include "jit/target.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite_util.h"
-#include "runtime/blas/blas_threads.h"
-#include "runtime/blas/convolution.h"
-#include "runtime/blas/dot.h"
 #include "runtime/collectives/collective_step.h"
-#include "runtime/fft/fft.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
 #include "runtime/host/large_stack.h"
@@ -100,27 +94,6 @@ runtime::Step CopyStep(int source, int destination) {
   return step;
 }
 
-// Library routines as library-call steps call them (runtime::LibraryFunction).
-// A BLAS routine's plan and the OpenBLAS thread count of the executable
-// that calls it (set around the call only, runtime/blas/blas_threads.h).
-template <typename Plan>
-struct BlasCall {
-  Plan plan;
-  int threads = 1;
-};
-
-void RunDotCall(const void* call, void* const* buffers, void* scratch) {
-  const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
-  runtime::blas::ScopedBlasThreads threads(dot.plan.blas_threads);
-  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
-}
-
-void RunConvolutionCall(const void* call, void* const* buffers, void* scratch) {
-  const auto& convolution = *static_cast<const BlasCall<runtime::blas::ConvolutionPlan>*>(call);
-  runtime::blas::ScopedBlasThreads threads(convolution.threads);
-  runtime::blas::RunConvolution(convolution.plan, buffers[0], buffers[1], buffers[2], scratch);
-}
-
 // The text a kernel's jitdump line table refers to: its program (one line
 // per operation, KernelProgram::ToString) and, after it, the HLO instruction
 // it computes (with the fused computation of a fusion).
@@ -142,12 +115,6 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
   const int first_op_line = 2 + static_cast<int>(program.buffers.size());
   for (const auto& [offset, op] : op_offsets) lines.push_back(CodeLine{offset, first_op_line + op});
   return lines;
-}
-
-bool IsLibraryCall(Opcode opcode) {
-  return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
-         opcode == Opcode::kTopK || IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
-         opcode == Opcode::kFft || IsRngCall(opcode);
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -433,8 +400,8 @@ class ExecutableBuilder {
                  opcode == Opcode::kAsyncDone || opcode == Opcode::kSendDone ||
                  opcode == Opcode::kRecvDone) {
         kernel_status = AddCollectiveDone(instruction, outputs);
-      } else if (IsLibraryCall(opcode)) {
-        kernel_status = AddLibraryCall(instruction, outputs);
+      } else if (LibraryCallPlanner plan = FindLibraryCallPlanner(opcode)) {
+        kernel_status = AddLibraryCall(instruction, plan, outputs);  // jit/calls/library_calls.h.
       } else if (IsRelayoutCopy(instruction)) {  // jit/calls/relayout_call.h.
         kernel_status = AddRelayout(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
@@ -595,67 +562,16 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // A dot or convolution as a call into runtime/blas with a plan made now;
-  // the plan's error (Unimplemented for layouts or types it does not
-  // handle) leaves the instruction to the evaluator.
-  absl::Status AddLibraryCall(const Instruction& instruction, const std::vector<int>& outputs) {
-    runtime::LibraryCall call;
+  // A call into a library (jit/calls/library_calls.h) with a plan made now
+  // by `plan`; the plan's error (Unimplemented for layouts or types it does
+  // not handle) leaves the instruction to the evaluator.
+  absl::Status AddLibraryCall(const Instruction& instruction, LibraryCallPlanner plan,
+                              const std::vector<int>& outputs) {
     std::string description;
-    if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/calls/sort_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, std::max(options_.threads, 1),
-                                               &description));
-    } else if (instruction.opcode() == Opcode::kTopK) {  // runtime/sort/topk.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanTopKCall(instruction, std::max(options_.threads, 1),
-                                               &description));
-    } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
-      XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));
-    } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/calls/linalg_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
-                                                 &description));
-    } else if (IsRngCall(instruction.opcode())) {  // runtime/rng, jit/calls/rng_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanRngCall(instruction, std::max(options_.threads, 1),
-                                              &description));
-    } else if (instruction.opcode() == Opcode::kFft) {  // runtime/fft.
-      XJIT_ASSIGN_OR_RETURN(
-          runtime::fft::FftPlan plan,
-          runtime::fft::PlanFft(instruction.attrs().fft_type, instruction.attrs().fft_length,
-                                instruction.operand(0)->shape(), instruction.shape(),
-                                std::max(options_.threads, 1)));
-      call.routine = "fft";
-      call.function = &runtime::fft::RunFftCall;
-      call.scratch_bytes = plan.scratch_bytes;
-      description = plan.ToString();
-      call.plan = std::make_shared<const runtime::fft::FftPlan>(std::move(plan));
-    } else if (instruction.opcode() == Opcode::kDot) {
-      XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
-      const int threads = std::max(options_.threads, 1);
-      plan.small_gemm = true;
-      if (runtime::blas::DotSplitDisabledByEnvironment()) {
-        plan.threads = plan.blas_threads = threads;  // OpenBLAS's own threads (for measuring)
-      } else {
-        // The calls split over the pool, OpenBLAS single-threaded.
-        runtime::blas::PlanDotThreads(plan, threads);
-      }
-      call.routine = "dot";
-      call.function = &RunDotCall;
-      call.scratch_bytes = plan.scratch_bytes;
-      description = plan.ToString();
-      call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
-          BlasCall<runtime::blas::DotPlan>{std::move(plan), threads});
-    } else {
-      XJIT_ASSIGN_OR_RETURN(
-          runtime::blas::ConvolutionPlan plan,
-          runtime::blas::PlanConvolution(instruction, std::max(options_.threads, 1)));
-      call.routine = "convolution";
-      call.function = &RunConvolutionCall;
-      call.scratch_bytes = plan.ChosenScratchBytes();
-      description = plan.ToString();
-      // OpenBLAS gets the thread count the plan wants (1 where it splits its
-      // work over the pool itself).
-      const int blas_threads = plan.BlasThreads();
-      call.plan = std::make_shared<const BlasCall<runtime::blas::ConvolutionPlan>>(
-          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan), blas_threads});
-    }
+    XJIT_ASSIGN_OR_RETURN(
+        runtime::LibraryCall call,
+        plan(instruction, LibraryCallContext{target_, std::max(options_.threads, 1)},
+             &description));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
     AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
                        std::move(description));
