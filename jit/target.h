@@ -1,12 +1,13 @@
 // Target: turns KernelPrograms into machine code for one instruction set.
 //
 // The fusion emitter above this interface knows nothing about machines; a
-// target (jit/x64/ today, jit/a64/ later) implements the kernel program's
-// operations: loads, stores and broadcasts, arithmetic, compare and select,
-// conversions, and the loop nest, choosing per kernel whether the innermost
-// loop runs several elements at once. Lower returns Unimplemented for an
-// operation or type it has no code for; the driver then falls back to the
-// evaluator, so a target never needs to be complete to be correct.
+// target (jit/x64/ for x86-64, jit/a64/ for AArch64; the host's is built)
+// implements the kernel program's operations: loads, stores and broadcasts,
+// arithmetic, compare and select, conversions, and the loop nest, choosing
+// per kernel whether the innermost loop runs several elements at once.
+// Lower returns Unimplemented for an operation or type it has no code for;
+// the driver then falls back to the evaluator, so a target never needs to be
+// complete to be correct.
 #ifndef XJIT_JIT_TARGET_H_
 #define XJIT_JIT_TARGET_H_
 
