@@ -19,14 +19,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "capi/c_api_internal.h"
+#include "capi/xjit.h"
 #include "ir/builder.h"
 #include "ir/element_type.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "ir/shape.h"
 #include "ir/verifier.h"
-#include "capi/c_api_internal.h"
-#include "capi/xjit.h"
 
 namespace {
 

@@ -25,11 +25,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "capi/xjit.h"
 #include "ir/builder.h"
 #include "ir/element_type.h"
 #include "ir/module.h"
 #include "ir/shape.h"
-#include "capi/xjit.h"
 
 namespace xjit::collectives {
 class Communicator;

@@ -14,6 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "capi/c_api_internal.h"
+#include "capi/xjit.h"
 #include "ir/element_type.h"
 #include "ir/hlo_text/parser.h"
 #include "ir/hlo_text/printer.h"
@@ -22,8 +24,6 @@
 #include "ir/shape.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
-#include "capi/c_api_internal.h"
-#include "capi/xjit.h"
 
 namespace {
 

@@ -23,9 +23,9 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "jit/kernel/complex_calls.h"
+#include "jit/kernel/kernel_program.h"
 #include "jit/kernel/minifloat_codec.h"
 #include "passes/rewrite_util.h"
-#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit::fusion_internal {
 

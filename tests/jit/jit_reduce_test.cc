@@ -22,8 +22,8 @@
 #include "interpreter/evaluator.h"
 #include "ir/float_format.h"
 #include "jit/kernel/fusion_emitter.h"
-#include "jit/target.h"
 #include "jit/kernel/vector_math.h"
+#include "jit/target.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {
