@@ -306,7 +306,7 @@ void BM_Memory(benchmark::State& state) {
 // Run time of one kernel of K chained math functions (tanh, exp, sine in
 // turn, the first over a*x+b as in jit_benchmark's Chain) over f32[4M],
 // inline (MODE 0) or calling routines (MODE 1): the measurement behind
-// kOutOfLineMathMinOps (jit/vector_math.h).
+// kOutOfLineMathMinOps (jit/kernel/vector_math.h).
 void BM_MathKernelRun(benchmark::State& state) {
   const int k = static_cast<int>(state.range(0));
   const int64_t n = int64_t{4} << 20;

@@ -1,5 +1,5 @@
 // The complex elementwise functions of the evaluator, shared with the JIT's
-// runtime helpers (jit/complex_calls.h) so that compiled kernels compute
+// runtime helpers (jit/kernel/complex_calls.h) so that compiled kernels compute
 // exactly the evaluator's values: both call these very functions. Each
 // takes and returns std::complex<double> (c64 operands are widened exactly
 // by the caller and the result rounded once per part).

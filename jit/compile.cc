@@ -18,32 +18,23 @@
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
-#include "jit/async_call.h"
+#include "jit/calls/async_call.h"
+#include "jit/calls/custom_call.h"
+#include "jit/calls/host_transfer_call.h"
+#include "jit/calls/library_calls.h"
+#include "jit/calls/linalg_call.h"
+#include "jit/calls/relayout_call.h"
+#include "jit/code/jitdump.h"
+#include "jit/code/perf_map.h"
 #include "jit/compile_cache.h"
-#include "jit/conform_layouts.h"
-#include "jit/custom_call.h"
-#include "jit/fusion_emitter.h"
-#include "jit/host_transfer_call.h"
-#include "jit/jitdump.h"
-#include "jit/linalg_call.h"
-#include "jit/isolate_tiled_layouts.h"
-#include "jit/perf_map.h"
-#include "jit/relayout_call.h"
-#include "jit/rng_call.h"
-#include "jit/row_groups.h"
-#include "jit/select_and_scatter_call.h"
-#include "jit/sort_call.h"
-#include "jit/split_output_fusions.h"
+#include "jit/kernel/fusion_emitter.h"
+#include "jit/kernel/row_groups.h"
+#include "jit/kernel/vector_math.h"
 #include "jit/target.h"
-#include "jit/vector_math.h"
 #include "passes/allocate_buffers.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite_util.h"
-#include "runtime/blas/blas_threads.h"
-#include "runtime/blas/convolution.h"
-#include "runtime/blas/dot.h"
 #include "runtime/collectives/collective_step.h"
-#include "runtime/fft/fft.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
 #include "runtime/host/large_stack.h"
@@ -75,7 +66,7 @@ int64_t AlignUp(int64_t n) {
 // Whether one instruction by itself has a side effect as HasSideEffectDeep
 // (passes/rewrite_util.h) counts them, with the collectives and host
 // transfers, which compile to context steps (runtime/collectives/,
-// jit/host_transfer_call.h), left out. CompileContext::side_effects applies
+// jit/calls/host_transfer_call.h), left out. CompileContext::side_effects applies
 // it through called computations.
 bool HasSideEffectBesidesCollectivesShallow(const Instruction& i) {
   if (collectives::IsCollectiveStep(i.opcode())) return false;
@@ -103,27 +94,6 @@ runtime::Step CopyStep(int source, int destination) {
   return step;
 }
 
-// Library routines as library-call steps call them (runtime::LibraryFunction).
-// A BLAS routine's plan and the OpenBLAS thread count of the executable
-// that calls it (set around the call only, runtime/blas/blas_threads.h).
-template <typename Plan>
-struct BlasCall {
-  Plan plan;
-  int threads = 1;
-};
-
-void RunDotCall(const void* call, void* const* buffers, void* scratch) {
-  const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
-  runtime::blas::ScopedBlasThreads threads(dot.plan.blas_threads);
-  runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
-}
-
-void RunConvolutionCall(const void* call, void* const* buffers, void* scratch) {
-  const auto& convolution = *static_cast<const BlasCall<runtime::blas::ConvolutionPlan>*>(call);
-  runtime::blas::ScopedBlasThreads threads(convolution.threads);
-  runtime::blas::RunConvolution(convolution.plan, buffers[0], buffers[1], buffers[2], scratch);
-}
-
 // The text a kernel's jitdump line table refers to: its program (one line
 // per operation, KernelProgram::ToString) and, after it, the HLO instruction
 // it computes (with the fused computation of a fusion).
@@ -145,12 +115,6 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
   const int first_op_line = 2 + static_cast<int>(program.buffers.size());
   for (const auto& [offset, op] : op_offsets) lines.push_back(CodeLine{offset, first_op_line + op});
   return lines;
-}
-
-bool IsLibraryCall(Opcode opcode) {
-  return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kSort ||
-         opcode == Opcode::kTopK || IsLinalgCall(opcode) || opcode == Opcode::kSelectAndScatter ||
-         opcode == Opcode::kFft || IsRngCall(opcode);
 }
 
 // Instructions that compute nothing: their leaves are other values' slices
@@ -436,9 +400,9 @@ class ExecutableBuilder {
                  opcode == Opcode::kAsyncDone || opcode == Opcode::kSendDone ||
                  opcode == Opcode::kRecvDone) {
         kernel_status = AddCollectiveDone(instruction, outputs);
-      } else if (IsLibraryCall(opcode)) {
-        kernel_status = AddLibraryCall(instruction, outputs);
-      } else if (IsRelayoutCopy(instruction)) {  // jit/relayout_call.h.
+      } else if (LibraryCallPlanner plan = FindLibraryCallPlanner(opcode)) {
+        kernel_status = AddLibraryCall(instruction, plan, outputs);  // jit/calls/library_calls.h.
+      } else if (IsRelayoutCopy(instruction)) {  // jit/calls/relayout_call.h.
         kernel_status = AddRelayout(instruction, outputs);
       } else if (opcode == Opcode::kWhile || opcode == Opcode::kConditional) {
         kernel_status = AddControlFlow(instruction, outputs);
@@ -522,11 +486,11 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // custom-call: the target looked up now (jit/custom_call.h); its inputs
+  // custom-call: the target looked up now (jit/calls/custom_call.h); its inputs
   // are every array leaf of the operands.
   absl::Status AddCustomCall(const Instruction& instruction, const std::vector<int>& outputs) {
     const std::string& target = instruction.attrs().custom_call_target;
-    if (IsQrCustomCall(instruction)) {  // XLA's QR, unregistered: jit/linalg_call.h.
+    if (IsQrCustomCall(instruction)) {  // XLA's QR, unregistered: jit/calls/linalg_call.h.
       std::string description;
       XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
                             PlanLinalgCall(instruction, std::max(options_.threads, 1),
@@ -556,7 +520,7 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // A copy into or out of a tiled layout (jit/relayout_call.h).
+  // A copy into or out of a tiled layout (jit/calls/relayout_call.h).
   absl::Status AddRelayout(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanRelayoutCall(instruction));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
@@ -567,7 +531,7 @@ class ExecutableBuilder {
   }
 
   // infeed, outfeed, send and recv over the run's host queues
-  // (jit/host_transfer_call.h).
+  // (jit/calls/host_transfer_call.h).
   absl::Status AddHostTransfer(const Instruction& instruction, const std::vector<int>& outputs) {
     XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call, PlanHostTransferCall(instruction));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
@@ -576,7 +540,7 @@ class ExecutableBuilder {
   }
 
   // async-start: its computation compiled as a subprogram, run by a
-  // library call with the run's context (jit/async_call.h).
+  // library call with the run's context (jit/calls/async_call.h).
   absl::Status AddAsyncStart(const Instruction& instruction, const std::vector<int>& outputs) {
     const std::vector<Computation*>& callees = instruction.called_computations();
     if (callees.size() != 1 || callees[0] == nullptr) {
@@ -598,67 +562,16 @@ class ExecutableBuilder {
     return absl::OkStatus();
   }
 
-  // A dot or convolution as a call into runtime/blas with a plan made now;
-  // the plan's error (Unimplemented for layouts or types it does not
-  // handle) leaves the instruction to the evaluator.
-  absl::Status AddLibraryCall(const Instruction& instruction, const std::vector<int>& outputs) {
-    runtime::LibraryCall call;
+  // A call into a library (jit/calls/library_calls.h) with a plan made now
+  // by `plan`; the plan's error (Unimplemented for layouts or types it does
+  // not handle) leaves the instruction to the evaluator.
+  absl::Status AddLibraryCall(const Instruction& instruction, LibraryCallPlanner plan,
+                              const std::vector<int>& outputs) {
     std::string description;
-    if (instruction.opcode() == Opcode::kSort) {  // runtime/sort, jit/sort_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanSortCall(instruction, *target_, std::max(options_.threads, 1),
-                                               &description));
-    } else if (instruction.opcode() == Opcode::kTopK) {  // runtime/sort/topk.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanTopKCall(instruction, std::max(options_.threads, 1),
-                                               &description));
-    } else if (instruction.opcode() == Opcode::kSelectAndScatter) {
-      XJIT_ASSIGN_OR_RETURN(call, PlanSelectAndScatterCall(instruction, *target_, &description));
-    } else if (IsLinalgCall(instruction.opcode())) {  // runtime/linalg, jit/linalg_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanLinalgCall(instruction, std::max(options_.threads, 1),
-                                                 &description));
-    } else if (IsRngCall(instruction.opcode())) {  // runtime/rng, jit/rng_call.h.
-      XJIT_ASSIGN_OR_RETURN(call, PlanRngCall(instruction, std::max(options_.threads, 1),
-                                              &description));
-    } else if (instruction.opcode() == Opcode::kFft) {  // runtime/fft.
-      XJIT_ASSIGN_OR_RETURN(
-          runtime::fft::FftPlan plan,
-          runtime::fft::PlanFft(instruction.attrs().fft_type, instruction.attrs().fft_length,
-                                instruction.operand(0)->shape(), instruction.shape(),
-                                std::max(options_.threads, 1)));
-      call.routine = "fft";
-      call.function = &runtime::fft::RunFftCall;
-      call.scratch_bytes = plan.scratch_bytes;
-      description = plan.ToString();
-      call.plan = std::make_shared<const runtime::fft::FftPlan>(std::move(plan));
-    } else if (instruction.opcode() == Opcode::kDot) {
-      XJIT_ASSIGN_OR_RETURN(runtime::blas::DotPlan plan, runtime::blas::PlanDot(instruction));
-      const int threads = std::max(options_.threads, 1);
-      plan.small_gemm = true;
-      if (runtime::blas::DotSplitDisabledByEnvironment()) {
-        plan.threads = plan.blas_threads = threads;  // OpenBLAS's own threads (for measuring)
-      } else {
-        // The calls split over the pool, OpenBLAS single-threaded.
-        runtime::blas::PlanDotThreads(plan, threads);
-      }
-      call.routine = "dot";
-      call.function = &RunDotCall;
-      call.scratch_bytes = plan.scratch_bytes;
-      description = plan.ToString();
-      call.plan = std::make_shared<const BlasCall<runtime::blas::DotPlan>>(
-          BlasCall<runtime::blas::DotPlan>{std::move(plan), threads});
-    } else {
-      XJIT_ASSIGN_OR_RETURN(
-          runtime::blas::ConvolutionPlan plan,
-          runtime::blas::PlanConvolution(instruction, std::max(options_.threads, 1)));
-      call.routine = "convolution";
-      call.function = &RunConvolutionCall;
-      call.scratch_bytes = plan.ChosenScratchBytes();
-      description = plan.ToString();
-      // OpenBLAS gets the thread count the plan wants (1 where it splits its
-      // work over the pool itself).
-      const int blas_threads = plan.BlasThreads();
-      call.plan = std::make_shared<const BlasCall<runtime::blas::ConvolutionPlan>>(
-          BlasCall<runtime::blas::ConvolutionPlan>{std::move(plan), blas_threads});
-    }
+    XJIT_ASSIGN_OR_RETURN(
+        runtime::LibraryCall call,
+        plan(instruction, LibraryCallContext{target_, std::max(options_.threads, 1)},
+             &description));
     XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/false));
     AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
                        std::move(description));
@@ -813,7 +726,7 @@ class ExecutableBuilder {
 
   // A loop fusion whose root concatenates along the minor-most dimension as
   // one kernel per operand, each writing its own part of the output
-  // (jit/fusion_emitter.h, ConcatenateParts), so that each inner loop is an
+  // (jit/kernel/fusion_emitter.h, ConcatenateParts), so that each inner loop is an
   // ordinary vectorisable one and computes only its operand. All are
   // emitted before any step is added; when an input shares bytes with the
   // output (buffer allocation may write a result over an operand), a part
@@ -1032,62 +945,38 @@ class ExecutableBuilder {
   bool state_in_place_ = false;
 };
 
-// The computations that may be compiled as programs of their own: the
-// entry, and the computations of the while, conditional and async-start
-// instructions of such programs (ExecutableBuilder::Subprogram), in the
-// order found.
-std::vector<Computation*> ProgramComputations(Module* module) {
-  std::vector<Computation*> programs = {module->entry()};
-  absl::flat_hash_set<const Computation*> seen = {module->entry()};
-  for (size_t next = 0; next < programs.size(); ++next) {
-    for (Instruction* instruction : InstructionsOf(*programs[next])) {
-      const Opcode opcode = instruction->opcode();
-      if (opcode != Opcode::kWhile && opcode != Opcode::kConditional &&
-          opcode != Opcode::kAsyncStart) {
-        continue;
-      }
-      for (Computation* callee : instruction->called_computations()) {
-        if (callee != nullptr && seen.insert(callee).second) programs.push_back(callee);
-      }
-    }
-  }
-  return programs;
-}
-
-// The module the executable runs: `module` after the pass pipeline (when
-// options ask for it) with the output fusions of its programs split
-// (split_output_fusions.h).
+// The module the executable runs: `module` after the JIT's pipeline
+// (passes/pipeline.h: RunJitPipeline), that is the default passes when
+// options ask for them, then the JIT's preparation, which runs whichever
+// default passes ran: output fusions split, passed-on values in the layouts
+// written, tiled layouts isolated in copies.
 absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
                                                       const CompileOptions& options) {
   std::unique_ptr<Module> prepared = module.Clone();
-  if (options.run_passes) {
-    PipelineOptions pipeline;
-    pipeline.verify = false;  // The input was verified; each pass keeps it so.
-    pipeline.disabled_passes = options.disabled_passes;
-    pipeline.only_passes = options.only_passes;
-    pipeline.dump_dir = options.dump_dir;
-    // Row programs with several passes are lowered by the x86-64 target only.
+  PipelineOptions pipeline;
+  pipeline.verify = false;  // The input was verified; each pass keeps it so.
+  pipeline.disabled_passes = options.disabled_passes;
+  pipeline.only_passes = options.only_passes;
+  pipeline.dump_dir = options.dump_dir;
+  // Row programs with several passes are lowered by the x86-64 target only.
 #if defined(__x86_64__)
-    pipeline.fuse.row_fusion = options.row_fusion;
+  pipeline.fuse.row_fusion = options.row_fusion;
 #else
-    pipeline.fuse.row_fusion = false;
+  pipeline.fuse.row_fusion = false;
 #endif
-    // The driver computes the plan itself, after splitting output fusions;
-    // the pipeline's copy is only worth its time in a dump.
-    if (options.dump_dir.empty() && options.only_passes.empty()) {
-      pipeline.disabled_passes.push_back("allocate-buffers");
+  // The driver computes the plan itself, after splitting output fusions;
+  // the pipeline's copy is only worth its time in a dump.
+  if (options.dump_dir.empty() && options.only_passes.empty()) {
+    pipeline.disabled_passes.push_back("allocate-buffers");
+  }
+  // only_passes chooses among the default passes; the compiled program needs
+  // the preparation whichever of them run (it can still be disabled by name).
+  if (!pipeline.only_passes.empty()) {
+    for (std::string& name : JitPreparationPassNames()) {
+      pipeline.only_passes.push_back(std::move(name));
     }
-    XJIT_RETURN_IF_ERROR(RunDefaultPipeline(prepared.get(), pipeline));
   }
-  for (Computation* program : ProgramComputations(prepared.get())) {
-    XJIT_RETURN_IF_ERROR(SplitOutputFusions(prepared.get(), program).status());
-  }
-  // Whichever passes ran, values passed on by tuples and the like keep the
-  // layouts written (conform_layouts.h).
-  XJIT_RETURN_IF_ERROR(ConformPlaceLayouts(prepared.get()).status());
-  // Tiled and padded layouts only in copies at the edges of kernels
-  // (isolate_tiled_layouts.h).
-  XJIT_RETURN_IF_ERROR(IsolateTiledLayouts(prepared.get()).status());
+  XJIT_RETURN_IF_ERROR(RunJitPipeline(prepared.get(), pipeline, options.run_passes));
   return prepared;
 }
 

@@ -2,8 +2,9 @@
 //
 // The module (a copy) goes through the pass pipeline (passes/pipeline.h:
 // simplification, layout assignment, fusion; CompileOptions can turn it off
-// or skip passes), then its output fusions are split into a library call and
-// an epilogue fusion (split_output_fusions.h), then buffer allocation
+// or skip passes), then the JIT's preparation passes (RunJitPipeline: output
+// fusions split into a library call and an epilogue fusion, passed-on layouts
+// conformed, tiled layouts isolated in copies), then buffer allocation
 // (passes/allocate_buffers.h) plans every value. Each instruction of the
 // entry's schedule becomes a step:
 //   - parameters, constants, tuples, get-tuple-element, bitcasts: no step

@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "ir/structural_key.h"
-#include "jit/jitdump.h"
-#include "jit/perf_map.h"
+#include "jit/code/jitdump.h"
+#include "jit/code/perf_map.h"
 #include "jit/target.h"
 
 namespace xjit::jit {
@@ -48,7 +48,7 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
     if (computation == nullptr) return std::nullopt;
     for (const auto& instruction : computation->instructions()) {
       // A custom call's step is planned from the registries as they are at
-      // compile time (jit/custom_call.h), which the text does not capture.
+      // compile time (jit/calls/custom_call.h), which the text does not capture.
       if (instruction->opcode() == Opcode::kCustomCall) return std::nullopt;
       for (const Computation* callee : instruction->called_computations()) {
         if (callee == nullptr) return std::nullopt;

@@ -25,7 +25,7 @@ absl::string_view IsaName(Isa isa);
 std::optional<Isa> ParseIsa(absl::string_view name);
 
 // How kernels compute math functions (exp, log, tanh, sin, ...; see
-// jit/vector_math.h and docs/compile_time.md).
+// jit/kernel/vector_math.h and docs/compile_time.md).
 enum class MathLowering {
   kAuto,       // Out of line in kernels with several math operations
                // (kOutOfLineMathMinOps), inline in the others.
@@ -48,7 +48,7 @@ struct CompileOptions {
   // XJIT_PERF_MAP=1 (or 0) in the environment overrides this (perf_map.h).
   bool perf_map = false;
   // Write each kernel, its code bytes and a line table into perf's jitdump
-  // file (jit/jitdump.h), for `perf inject --jit` and `perf annotate`.
+  // file (jit/code/jitdump.h), for `perf inject --jit` and `perf annotate`.
   // XJIT_JITDUMP=1 in the environment turns this on as well.
   bool jitdump = false;
   // Upper bound on the iterations of one run of a while loop; a loop that
@@ -76,7 +76,7 @@ struct CompileOptions {
   // Inline or out-of-line math (results are the same bits either way).
   MathLowering math = MathLowering::kAuto;
   // Run consecutive kernels that work row by row interleaved over chunks of
-  // rows, temporaries in cache-sized scratch (jit/row_groups.h); the same
+  // rows, temporaries in cache-sized scratch (jit/kernel/row_groups.h); the same
   // bits either way.
   bool row_groups = true;
   // Run while bodies over the loop state in place (BufferPlanOptions::

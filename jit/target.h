@@ -1,12 +1,13 @@
 // Target: turns KernelPrograms into machine code for one instruction set.
 //
 // The fusion emitter above this interface knows nothing about machines; a
-// target (jit/x64/ today, jit/a64/ later) implements the kernel program's
-// operations: loads, stores and broadcasts, arithmetic, compare and select,
-// conversions, and the loop nest, choosing per kernel whether the innermost
-// loop runs several elements at once. Lower returns Unimplemented for an
-// operation or type it has no code for; the driver then falls back to the
-// evaluator, so a target never needs to be complete to be correct.
+// target (jit/x64/ for x86-64, jit/a64/ for AArch64; the host's is built)
+// implements the kernel program's operations: loads, stores and broadcasts,
+// arithmetic, compare and select, conversions, and the loop nest, choosing
+// per kernel whether the innermost loop runs several elements at once.
+// Lower returns Unimplemented for an operation or type it has no code for;
+// the driver then falls back to the evaluator, so a target never needs to be
+// complete to be correct.
 #ifndef XJIT_JIT_TARGET_H_
 #define XJIT_JIT_TARGET_H_
 
@@ -18,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/compile_options.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 #include "runtime/executable.h"
 
 namespace xjit::jit {
@@ -43,7 +44,7 @@ class Target {
   virtual absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) = 0;
   // Whether kFma (a*b+c rounded once) is a native instruction. ExpandMath
   // uses it for polynomials and exact products only then; otherwise it
-  // emits no kFma at all (see jit/vector_math.h).
+  // emits no kFma at all (see jit/kernel/vector_math.h).
   virtual bool HasFusedMultiplyAdd() const { return false; }
   // Whether kScale (x * 2^n, one rounding) is a native instruction; ExpandMath
   // emits kScale only then (MathOptions::native_scale).

@@ -66,7 +66,7 @@
 //    readers kept out of rule 2) joins too when one of the two has reduces,
 //    if the consumer reads it at the element's own index. The result is a kInput
 //    fusion whose root is not a reduce: the JIT emits it as one row program
-//    (jit/kernel_program.h), one kernel that passes over each row as often
+//    (jit/kernel/kernel_program.h), one kernel that passes over each row as often
 //    as its chain of reductions needs, the row staying in cache. Row
 //    fusions are not merged as siblings. A reduce that keeps its input's
 //    minor-most dimension (a column reduction) never joins: its row program

@@ -18,6 +18,7 @@
 #include "passes/allocate_buffers.h"
 #include "passes/assign_layouts.h"
 #include "passes/canonicalize.h"
+#include "passes/conform_layouts.h"
 #include "passes/dce.h"
 #include "passes/cse.h"
 #include "passes/expand_batch_norm.h"
@@ -25,8 +26,10 @@
 #include "passes/expand_topk.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
+#include "passes/isolate_tiled_layouts.h"
 #include "passes/no_op_bitcast.h"
 #include "passes/simplify_algebra.h"
+#include "passes/split_output_fusions.h"
 
 namespace xjit {
 namespace {
@@ -68,6 +71,18 @@ absl::Status RunPasses(PassRunner& run) {
   return absl::OkStatus();
 }
 
+// The JIT's preparation, after the default pipeline. Contractions are
+// library calls that run no per-element code, so output fusions are split
+// first; then every passed-on value gets the layout written on it, and last
+// tiled layouts leave the kernels (the copies the first two add may read or
+// make tiled values).
+absl::Status RunJitPreparationPasses(PassRunner& run) {
+  XJIT_RETURN_IF_ERROR(run.Run(SplitOutputFusions()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(ConformPlaceLayouts()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(IsolateTiledLayouts()).status());
+  return absl::OkStatus();
+}
+
 // Every pass by name, for CreatePass.
 const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactories() {
   static const auto* factories = new std::map<std::string, std::function<std::unique_ptr<Pass>()>>{
@@ -83,12 +98,41 @@ const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactori
       {"assign-layouts", [] { return std::make_unique<AssignLayouts>(); }},
       {"fuse", [] { return std::make_unique<Fuse>(); }},
       {"allocate-buffers", [] { return std::make_unique<AllocateBuffers>(); }},
+      {"split-output-fusions", [] { return std::make_unique<SplitOutputFusions>(); }},
+      {"conform-layouts", [] { return std::make_unique<ConformPlaceLayouts>(); }},
+      {"isolate-tiled-layouts", [] { return std::make_unique<IsolateTiledLayouts>(); }},
   };
   return *factories;
 }
 
 bool Contains(const std::vector<std::string>& names, absl::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The names a pipeline's runner records, in order (names_only mode).
+std::vector<std::string> PassNamesOf(absl::Status (*passes)(PassRunner&)) {
+  PassRunner runner(nullptr, PipelineOptions{});
+  runner.set_names_only(true);
+  XJIT_CHECK(passes(runner).ok());
+  std::vector<std::string> names;
+  for (const PassRecord& record : runner.records()) names.push_back(record.name);
+  return names;
+}
+
+// InvalidArgument naming the first pass in options' disabled or only lists
+// that `known` lacks, so that a typo does not silently do nothing.
+absl::Status CheckPassNames(const PipelineOptions& options,
+                            const std::vector<std::string>& known) {
+  for (const auto* list : {&options.disabled_passes, &options.only_passes}) {
+    for (const std::string& name : *list) {
+      if (!Contains(known, name)) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name,
+                                                       "'; the pipeline's passes are: ",
+                                                       absl::StrJoin(known, ", ")));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -149,27 +193,34 @@ absl::StatusOr<bool> PassRunner::Run(Pass& pass) {
   return *changed;
 }
 
-std::vector<std::string> DefaultPipelinePassNames() {
-  PassRunner runner(nullptr, PipelineOptions{});
-  runner.set_names_only(true);
-  XJIT_CHECK(RunPasses(runner).ok());
-  std::vector<std::string> names;
-  for (const PassRecord& record : runner.records()) names.push_back(record.name);
-  return names;
+std::vector<std::string> DefaultPipelinePassNames() { return PassNamesOf(RunPasses); }
+
+std::vector<std::string> JitPreparationPassNames() {
+  return PassNamesOf(RunJitPreparationPasses);
+}
+
+absl::Status RunJitPipeline(Module* module, const PipelineOptions& options,
+                            bool run_default_passes, std::vector<PassRecord>* records) {
+  const std::vector<std::string> default_names = DefaultPipelinePassNames();
+  std::vector<std::string> known = default_names;
+  for (std::string& name : JitPreparationPassNames()) known.push_back(std::move(name));
+  XJIT_RETURN_IF_ERROR(CheckPassNames(options, known));
+  if (options.verify) XJIT_RETURN_IF_ERROR(VerifyModule(*module));
+  PipelineOptions runner_options = options;
+  if (!run_default_passes) {
+    runner_options.disabled_passes.insert(runner_options.disabled_passes.end(),
+                                          default_names.begin(), default_names.end());
+  }
+  PassRunner runner(module, std::move(runner_options));
+  absl::Status status = RunPasses(runner);
+  if (status.ok()) status = RunJitPreparationPasses(runner);
+  if (records != nullptr) *records = runner.records();
+  return status;
 }
 
 absl::Status RunDefaultPipeline(Module* module, const PipelineOptions& options,
                                 std::vector<PassRecord>* records) {
-  const std::vector<std::string> known = DefaultPipelinePassNames();
-  for (const auto* list : {&options.disabled_passes, &options.only_passes}) {
-    for (const std::string& name : *list) {
-      if (!Contains(known, name)) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name,
-                                                       "'; the pipeline's passes are: ",
-                                                       absl::StrJoin(known, ", ")));
-      }
-    }
-  }
+  XJIT_RETURN_IF_ERROR(CheckPassNames(options, DefaultPipelinePassNames()));
   if (options.verify) XJIT_RETURN_IF_ERROR(VerifyModule(*module));
   PassRunner runner(module, options);
   absl::Status status = RunPasses(runner);

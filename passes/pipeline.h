@@ -95,6 +95,21 @@ absl::Status RunDefaultPipeline(Module* module, const PipelineOptions& options =
 // twice is listed twice).
 std::vector<std::string> DefaultPipelinePassNames();
 
+// The JIT's pipeline: the default pipeline (unless `run_default_passes` is
+// false, as with `--passes=off`: its passes then count as disabled), then the
+// JIT's preparation, the rewrites a compiled program needs whichever default
+// passes ran: output fusions split around their library-call contraction
+// (split_output_fusions.h), passed-on values in the layouts written
+// (conform_layouts.h), tiled layouts moved into copies at the edges of
+// kernels (isolate_tiled_layouts.h). One runner runs both, so the
+// preparation is dumped, verified, timed and disabled by name like any pass.
+absl::Status RunJitPipeline(Module* module, const PipelineOptions& options,
+                            bool run_default_passes = true,
+                            std::vector<PassRecord>* records = nullptr);
+
+// The names of the JIT's preparation passes, in order.
+std::vector<std::string> JitPreparationPassNames();
+
 // A fresh instance of any pipeline pass by name (as the golden tests and the
 // command line need), or NotFound listing the known names.
 absl::StatusOr<std::unique_ptr<Pass>> CreatePass(absl::string_view name);

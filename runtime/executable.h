@@ -113,7 +113,7 @@ class Executable;
 //     which touches only "row" i of every buffer (row_elements below). They
 //     run interleaved over chunks of `row_chunk` rows: every member on rows
 //     [0, R), then every member on [R, 2R), ..., so a row written by one
-//     member is still in cache when the next reads it (jit/row_groups.h).
+//     member is still in cache when the next reads it (jit/kernel/row_groups.h).
 //     Each private slot (values made and consumed inside the group) lives in
 //     a chunk-sized scratch area instead of its planned range; with several
 //     threads, each takes whole chunks and has its own scratch.

@@ -4,7 +4,7 @@
 //                               rows of f32[4096,4096], CompileOptions::
 //                               threads = threads; mode 0: separate kernels
 //                               (row fusion and row groups off), 1: row
-//                               groups (jit/row_groups.h), 2: row fusion,
+//                               groups (jit/kernel/row_groups.h), 2: row fusion,
 //                               one kernel (passes/fuse.cc rule 5, the
 //                               default).
 //   Triad/threads               a[i] = b[i] + s*c[i] over 16M floats, written

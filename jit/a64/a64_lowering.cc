@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "jit/vector_forms.h"
+#include "jit/kernel/vector_forms.h"
 
 namespace xjit::jit::a64 {
 
@@ -72,7 +72,7 @@ bool KernelLowering::Vectorizable() {
 bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
                                      const std::vector<bool>& inside,
                                      const std::vector<std::optional<int64_t>>& strides) {
-  // The forms every target has (jit/vector_forms.h), plus what NEON adds:
+  // The forms every target has (jit/kernel/vector_forms.h), plus what NEON adds:
   // fmla for kFma, per-lane shifts of every width (ushl/sshl), and
   // conversions between a float type and integers of its width.
   LaneType lanes;

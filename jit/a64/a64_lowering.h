@@ -47,7 +47,7 @@
 // identical to the scalar code's). Other reductions run as scalar loops.
 //
 // Complex math without component code calls its helper
-// (jit/complex_calls.h) per element, scalar code only. f16/bf16 have no
+// (jit/kernel/complex_calls.h) per element, scalar code only. f16/bf16 have no
 // vector form (scalar loops).
 #ifndef XJIT_JIT_A64_A64_LOWERING_H_
 #define XJIT_JIT_A64_A64_LOWERING_H_
@@ -61,7 +61,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit::a64 {
 
@@ -135,7 +135,7 @@ class KernelLowering {
   absl::Status ScalarBitcast(int id);
   absl::Status ConvertFromInteger(int id, asmjit::a64::Gp value, ElementType from, ElementType to);
   // Complex helper calls (kCall, kCallArgs, kCallImag): the components
-  // through stack slots to ComplexCallFunction's helper (jit/complex_calls.h).
+  // through stack slots to ComplexCallFunction's helper (jit/kernel/complex_calls.h).
   absl::Status ScalarCall(int id);
   asmjit::a64::Gp FloatToInteger(asmjit::a64::Vec x, bool f64, ElementType to);
   // std::fmod through a call (exact, as the evaluator's).

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/a64/a64_lowering.h"
-#include "jit/complex_calls.h"
+#include "jit/kernel/complex_calls.h"
 
 namespace xjit::jit::a64 {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/a64/a64_lowering.h"
-#include "jit/code_install.h"
+#include "jit/code/code_install.h"
 
 namespace xjit::jit::a64 {
 namespace {
@@ -19,7 +19,7 @@ namespace arm64 = asmjit::a64;
 using asmjit::arm::CondCode;
 
 // Owns the executable memory of every kernel of one target (W^X: see
-// jit/code_memory.h); `environment` is the host's, as JitRuntime's would be.
+// jit/code/code_memory.h); `environment` is the host's, as JitRuntime's would be.
 struct KernelMemory {
   Environment environment = Environment::host();
   CodeMemory pages;

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "jit/vector_forms.h"
-#include "jit/vector_math.h"
+#include "jit/kernel/vector_forms.h"
+#include "jit/kernel/vector_math.h"
 #include "jit/x64/x64_math_routines.h"
 
 namespace xjit::jit::x64 {
@@ -82,7 +82,7 @@ bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
 bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
                                      const std::vector<bool>& include, ElementType* type,
                                      int* lanes) const {
-  // The forms every target has (jit/vector_forms.h), plus what depends on
+  // The forms every target has (jit/kernel/vector_forms.h), plus what depends on
   // the instruction set: FMA (AVX2), per-lane shifts (AVX2, 32/64-bit),
   // out-of-line math routine calls, and f32 <-> s32 conversions. f16 and
   // bf16 values live in f32 lanes (loads widen them, stores narrow them,

@@ -135,7 +135,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "jit/kernel_program.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit::x64 {
 
@@ -167,7 +167,7 @@ class KernelLowering {
 
   // When set before Emit, a label is bound before the code of each emitted
   // operation and recorded with the operation's id (code address -> program
-  // line for jitdump, jit/jitdump.h). The labels split the function into
+  // line for jitdump, jit/code/jitdump.h). The labels split the function into
   // more basic blocks, so this is for profiling builds only.
   void set_op_marks(std::vector<std::pair<asmjit::Label, int>>* marks) { op_marks_ = marks; }
 

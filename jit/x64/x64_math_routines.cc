@@ -10,10 +10,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "jit/code_install.h"
-#include "jit/jitdump.h"
-#include "jit/perf_map.h"
-#include "jit/vector_math.h"
+#include "jit/code/code_install.h"
+#include "jit/code/jitdump.h"
+#include "jit/code/perf_map.h"
+#include "jit/kernel/vector_math.h"
 
 namespace xjit::jit::x64 {
 namespace {
@@ -27,7 +27,7 @@ using Key = std::tuple<Opcode, ElementType, bool, bool, bool, bool, bool, int>;
 struct Registry {
   std::mutex mutex;
   Environment environment = Environment::host();
-  CodeMemory pages;  // W^X, as every kernel's (jit/code_memory.h).
+  CodeMemory pages;  // W^X, as every kernel's (jit/code/code_memory.h).
   absl::flat_hash_map<Key, const void*> routines;
   MathRoutineStats stats;
 };

@@ -10,7 +10,7 @@
 // caller-saved general registers may be clobbered. Width 16/32/64 bytes:
 // every lane computed (vector code); width 0: lane 0 only, computed by the
 // scalar code (the kernels' scalar tails). Each routine is the inline
-// expansion lowered alone (jit/vector_math.h MathRoutineProgram), so it
+// expansion lowered alone (jit/kernel/vector_math.h MathRoutineProgram), so it
 // computes the same bits as the inline code.
 #ifndef XJIT_JIT_X64_X64_MATH_ROUTINES_H_
 #define XJIT_JIT_X64_X64_MATH_ROUTINES_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/float_format.h"
 #include "ir/status_macros.h"
-#include "jit/complex_calls.h"
+#include "jit/kernel/complex_calls.h"
 #include "jit/x64/x64_lowering.h"
 
 namespace xjit::jit::x64 {

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "jit/code_install.h"
-#include "jit/code_memory.h"
+#include "jit/code/code_install.h"
+#include "jit/code/code_memory.h"
 #include "jit/x64/x64_lowering.h"
 
 namespace xjit::jit::x64 {
@@ -17,7 +17,7 @@ namespace {
 using namespace asmjit;  // NOLINT
 
 // Owns the executable memory of every kernel of one target (W^X: see
-// jit/code_memory.h); `environment` is the host's, as JitRuntime's would be.
+// jit/code/code_memory.h); `environment` is the host's, as JitRuntime's would be.
 struct KernelMemory {
   Environment environment = Environment::host();
   CodeMemory pages;

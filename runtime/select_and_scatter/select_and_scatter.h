@@ -17,7 +17,7 @@
 //     f32/f64/s32/s64/u32/u64 (max-pool and min-pool gradients): a
 //     templated loop compares and adds in registers;
 //   - any other: the computations compiled as scalar kernels
-//     (jit/select_and_scatter_call.h) called per comparison and per update,
+//     (jit/calls/select_and_scatter_call.h) called per comparison and per update,
 //     on the same pairs in the same order as the evaluator, so results are
 //     the same bits.
 // Elements move as raw bytes of their width, so the general form takes any

@@ -1,6 +1,6 @@
 // runtime/sort/key_sort: the fast path of runtime/sort for comparators that
 // the compile driver recognised as "compare these keys lexicographically"
-// (jit/sort_comparator.h): each key becomes an unsigned integer whose order
+// (jit/calls/sort_comparator.h): each key becomes an unsigned integer whose order
 // is the comparator's, and slices are sorted by those integers with a stable
 // LSD radix sort instead of a merge sort calling the comparator kernel.
 //

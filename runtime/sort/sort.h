@@ -12,7 +12,7 @@
 // byte each in xjit buffers), so any element type can be sorted.
 //
 // Fast path: when the compile driver recognised the comparator as a
-// lexicographic compare of keys (SortPlan::keys, jit/sort_comparator.h), a
+// lexicographic compare of keys (SortPlan::keys, jit/calls/sort_comparator.h), a
 // slice is sorted by integer keys with a stable radix sort instead
 // (runtime/sort/key_sort.h explains why the result is the same); a slice
 // whose keys make the comparator no strict weak order (NaN under a partial

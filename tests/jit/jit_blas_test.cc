@@ -504,7 +504,7 @@ TEST(JitBlas, TiledLayoutOperandIsRelaidOutForTheDot) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
   ASSERT_TRUE(module.ok()) << module.status();
   // With or without the pipeline, the tiled operand is copied into a plain
-  // layout (a relayout library call: jit/isolate_tiled_layouts.h) and the
+  // layout (a relayout library call: passes/isolate_tiled_layouts.h) and the
   // dot is a BLAS call; nothing is interpreted.
   auto dot_calls = [](const CompileReport& report) {
     int dots = 0;

@@ -2,7 +2,7 @@
 // operation (add, subtract, multiply, divide, negate, maximum, minimum, real,
 // imag, complex, compare EQ/NE, select, converts, bitcast-converts, data
 // movement, constants, c64 reductions, and the math done by calls of
-// jit/complex_calls.h helpers: abs, sqrt, rsqrt, cbrt, exp, expm1, log,
+// jit/kernel/complex_calls.h helpers: abs, sqrt, rsqrt, cbrt, exp, expm1, log,
 // log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
 // functions, power, atan2) on odd shapes and non-default
 // layouts, with components rich in edge values (±0, ±inf, NaN, huge values
@@ -300,7 +300,7 @@ TEST_P(JitComplex, MultiplyEdgeTable) {
   }
 }
 
-// The complex math the kernels call helpers for (jit/complex_calls.h).
+// The complex math the kernels call helpers for (jit/kernel/complex_calls.h).
 const char* kMathUnary[] = {"abs",  "sqrt",  "rsqrt", "cbrt",     "exponential",
                             "exponential-minus-one", "log", "log-plus-one", "sign",
                             "sine", "cosine", "tan",  "tanh",     "logistic",

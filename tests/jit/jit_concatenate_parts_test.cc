@@ -1,6 +1,6 @@
 // A loop fusion whose root concatenates along the output's minor-most
 // dimension runs as one kernel per operand, each writing its part of the
-// output (jit/fusion_emitter.h, ConcatenateParts): against the evaluator on
+// output (jit/kernel/fusion_emitter.h, ConcatenateParts): against the evaluator on
 // every instruction set the host has, with operands of odd, size-1 and
 // size-0 widths, shared producers, several element types and layouts; the
 // parts must be there (kernels named NAME.partK) and vectorised where their

@@ -1,6 +1,6 @@
 // Untyped custom calls (runtime/host/custom_call_registry.h) in the forms
 // that need more than the step's own buffers, compiled as library calls
-// (jit/custom_call.cc) and checked against the evaluator: operands passed
+// (jit/calls/custom_call.cc) and checked against the evaluator: operands passed
 // in the layouts operand_layout_constraints= names (copied first), outputs
 // that start as an operand's value (output_to_operand_aliasing=, the whole
 // result or one tuple element), tuple and nested-tuple operands and

@@ -1,7 +1,7 @@
 // Kernels that read through a dynamic-slice (or write through a
 // dynamic-update-slice, or read gathered rows) whose start index is loaded
 // from a buffer, against the evaluator on every instruction set the host
-// has. The start is an index value (jit/kernel_program.h, IndexValueOps):
+// has. The start is an index value (jit/kernel/kernel_program.h, IndexValueOps):
 // loaded and clamped once outside the vector loop, so the slice is an
 // ordinary strided access and the kernel is vectorised; these tests require
 // that (KernelInfo::vector_lanes > 1) wherever the inner extent allows.
@@ -195,7 +195,7 @@ TEST_P(JitDynamicSlice, SmallEmptyAndRankOne) {
 }
 
 // A dynamic-update-slice of an elementwise update: the update kernel stores
-// the update's elements at the clamped start (jit/fusion_emitter.cc,
+// the update's elements at the clamped start (jit/kernel/fusion_emitter.cc,
 // RunDynamicUpdateSlice), one vector row at a time.
 TEST_P(JitDynamicSlice, UpdateSlice) {
   for (const char* t : kTypes) {

@@ -1,4 +1,4 @@
-// Accuracy of the JIT's inline vector math (jit/vector_math.h), per function,
+// Accuracy of the JIT's inline vector math (jit/kernel/vector_math.h), per function,
 // element type and instruction set, measured against a long double reference
 // over the whole float range:
 //   - f32: every 2^12-th bit pattern (all exponents, both signs, subnormals,

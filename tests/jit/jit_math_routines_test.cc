@@ -18,7 +18,7 @@
 #include "interpreter/evaluator.h"
 #include "ir/literal.h"
 #include "jit/compile.h"
-#include "jit/vector_math.h"
+#include "jit/kernel/vector_math.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {

@@ -53,7 +53,7 @@ TEST_P(JitOps, FloatUnary) {
   }
 }
 
-// The vector math functions (jit/vector_math.h), within the stated ulp of
+// The vector math functions (jit/kernel/vector_math.h), within the stated ulp of
 // the evaluator (tests/jit/jit_math_accuracy_test.cc measures them over the
 // whole range). sin, cos and tan get their arguments clamped to +-1000,
 // inside the range where their reduction is accurate.
@@ -476,7 +476,7 @@ TEST_P(JitOps, MultiOutputFusionOfDifferentDimensions) {
 
 // Tiled layouts (TPU-style T(8,128), T(8,128)(2,1) for bf16, T(1024) for a
 // vector) on parameters, results and inner values: the kernels see plain
-// layouts, with relayout copies at their edges (jit/isolate_tiled_layouts.h).
+// layouts, with relayout copies at their edges (passes/isolate_tiled_layouts.h).
 // The corpus's form (test_utils_test.cc: a tuple parameter of tiled values,
 // a gather, a tiled result) among them; shapes that are not whole tiles.
 TEST_P(JitOps, TiledLayouts) {

@@ -1,4 +1,4 @@
-// Reduction and multi-output kernels (jit/fusion_emitter.h, the x86-64
+// Reduction and multi-output kernels (jit/kernel/fusion_emitter.h, the x86-64
 // lowering of accumulators), called directly: EmitFusionKernel /
 // EmitInstructionKernel, ExpandMath, Target::Lower, then the kernel runs on
 // buffers in three ranges of its outer loop and each output is compared
@@ -21,9 +21,9 @@
 #include "gtest/gtest.h"
 #include "interpreter/evaluator.h"
 #include "ir/float_format.h"
-#include "jit/fusion_emitter.h"
+#include "jit/kernel/fusion_emitter.h"
+#include "jit/kernel/vector_math.h"
 #include "jit/target.h"
-#include "jit/vector_math.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {

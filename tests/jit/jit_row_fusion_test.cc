@@ -1,4 +1,4 @@
-// Row fusion (passes/fuse.cc rule 5) and row programs (jit/kernel_program.h,
+// Row fusion (passes/fuse.cc rule 5) and row programs (jit/kernel/kernel_program.h,
 // ProgramPhases; the x86-64 lowering's passes): a reduce whose result is
 // broadcast back along its reduced dimensions joins the loop that reads it,
 // so softmax and layer norm compile to one kernel each, which passes over

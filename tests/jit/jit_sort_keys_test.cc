@@ -1,4 +1,4 @@
-// The sort fast path (comparators recognised by jit/sort_comparator.h,
+// The sort fast path (comparators recognised by jit/calls/sort_comparator.h,
 // sorted by integer keys in runtime/sort/key_sort.h) against the evaluator,
 // bit for bit (NaN payloads and the sign of zero included), at 1 and 2
 // threads: every recognised form (LT/GT, TOTALORDER or the partial compare,

@@ -68,7 +68,7 @@ std::string Difference(const Literal& expected, const Literal& actual, int ulp_t
 std::string NormDifference(const Literal& expected, const Literal& actual, double tolerance,
                            int minor_dims);
 
-// The JIT's vector math (jit/vector_math.h) is within a few ulp of the
+// The JIT's vector math (jit/kernel/vector_math.h) is within a few ulp of the
 // evaluator's libm: the tolerance the differential tests use for a module
 // whose root is a math function with this result type (4 ulp for f32 and
 // f64; 1 ulp for f16 and bf16, which are computed in f32 and rounded once).

@@ -1,10 +1,10 @@
-// Row groups (jit/row_groups.h): softmax and layer norm over rows, whose
+// Row groups (jit/kernel/row_groups.h): softmax and layer norm over rows, whose
 // reductions split them into several kernels, run as one interleaved group
 // with their temporaries in chunk-sized scratch. The group must give the
 // same bits as the kernels run one after the other (row_groups off), on one
 // and on two threads, and agree with the evaluator up to the reordering of
 // the row sums; kernels that do not work row by row stay out of groups.
-#include "jit/row_groups.h"
+#include "jit/kernel/row_groups.h"
 
 #include <algorithm>
 #include <cmath>

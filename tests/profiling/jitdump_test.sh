@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf sees the JIT's kernels through the jitdump file (jit/jitdump.h): records
+# perf sees the JIT's kernels through the jitdump file (jit/code/jitdump.h): records
 # `xjit bench` with `perf record -k 1 -e cpu-clock`, runs `perf inject --jit`,
 # and checks that `perf report` names the kernel and `perf annotate --stdio`
 # shows its instructions with the lines of the kernel program they compute.

@@ -1,0 +1,313 @@
+// The program builder of the fusion emitter (fusion_emitter.h): appends
+// operations to a KernelProgram, folding constants, simplifying index
+// arithmetic with the ranges it tracks, and sharing identical operations;
+// plus the buffer conventions the element emitter and the kernel assembler
+// share (how an array of each type is declared as a kernel buffer). Internal
+// to jit/kernel/: only the fusion emitter's files include it.
+#ifndef XJIT_JIT_KERNEL_PROGRAM_BUILDER_H_
+#define XJIT_JIT_KERNEL_PROGRAM_BUILDER_H_
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/computation.h"
+#include "ir/float_format.h"
+#include "ir/layout_util.h"
+#include "ir/status_macros.h"
+#include "jit/kernel/complex_calls.h"
+#include "jit/kernel/kernel_program.h"
+#include "jit/kernel/minifloat_codec.h"
+#include "passes/rewrite_util.h"
+
+namespace xjit::jit::fusion_internal {
+
+inline constexpr int64_t kWideLow = std::numeric_limits<int64_t>::min() / 4;
+inline constexpr int64_t kWideHigh = std::numeric_limits<int64_t>::max() / 4;
+
+inline int64_t Clip(__int128 v) {
+  if (v < kWideLow) return kWideLow;
+  if (v > kWideHigh) return kWideHigh;
+  return static_cast<int64_t>(v);
+}
+
+inline absl::Status Unsupported(const Instruction& instruction, absl::string_view why) {
+  return absl::UnimplementedError(
+      absl::StrCat("no kernel for ", instruction.name(), " (", OpcodeName(instruction.opcode()),
+                   "): ", why));
+}
+
+inline bool IsKernelElementType(ElementType type) {
+  if (IsPred(type) || IsInteger(type) || IsMiniFloat(type)) return true;
+  switch (type) {
+    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
+    case ElementType::kF64: case ElementType::kC64: case ElementType::kC128:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The type a kernel buffer of `type` is declared with: a complex array is a
+// buffer of its component type with twice the elements (re, im interleaved).
+// A mini-float array is a u8 buffer of raw bits (jit/kernel/minifloat_codec.h).
+inline ElementType BufferType(ElementType type) {
+  return IsComplex(type) ? ComplexComponentType(type) : ProgramElementType(type);
+}
+// Sub-byte elements packed several to a byte (a layout's E(n) with n < 8):
+// the bits per element, or 0 for an unpacked array.
+inline int PackedBits(const Shape& shape) {
+  if (!shape.IsArray() || !shape.has_layout()) return 0;
+  const int64_t bits = shape.layout().element_size_in_bits;
+  return bits > 0 && bits < 8 && bits < 8 * ByteWidth(shape.element_type()) ? static_cast<int>(bits)
+                                                                            : 0;
+}
+// A packed array whose layout is otherwise plain.
+inline bool IsPackedPlainLayout(const Shape& shape) {
+  if (PackedBits(shape) == 0 || !ValidateLayout(shape).ok()) return false;
+  Shape unpacked = shape;
+  unpacked.mutable_layout()->element_size_in_bits = 0;
+  return IsPlainLayout(unpacked);
+}
+// A packed array is a u8 buffer of its bytes, element k in bits
+// [k * n, k * n + n) counted from the low bit of byte 0 (ir/literal.h).
+inline ElementType BufferType(const Shape& shape) {
+  return PackedBits(shape) > 0 ? ElementType::kU8 : BufferType(shape.element_type());
+}
+inline int64_t BufferElements(const Shape& shape) {
+  if (const int bits = PackedBits(shape); bits > 0) {
+    return (PhysicalElementCount(shape) * bits + 7) / 8;
+  }
+  return PhysicalElementCount(shape) * (IsComplex(shape.element_type()) ? 2 : 1);
+}
+
+// Complex values live in the program as pairs of component values. The
+// emitter's value handles are op ids; a complex value's handle is
+// kPairTag + its number in the emitter's pair table.
+inline constexpr int kPairTag = 1 << 29;
+
+// Appends operations to a program, folding constants, simplifying index
+// arithmetic with known ranges, and sharing identical operations.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(KernelProgram* program) : program_(program) {}
+
+  int Add(KOp op) {
+    MapMiniFloatTypes(&op);
+    const auto key = std::make_tuple(op.kind, op.type, op.operand_type, op.opcode, op.direction,
+                                     op.comparison, op.a, op.b, op.c, op.imm);
+    if (op.kind != KOpKind::kStore) {
+      auto it = cse_.find(key);
+      if (it != cse_.end()) return it->second;
+    }
+    const int id = static_cast<int>(program_->ops.size());
+    program_->ops.push_back(op);
+    ranges_.push_back({kWideLow, kWideHigh});
+    if (op.kind != KOpKind::kStore) cse_[key] = id;
+    return id;
+  }
+
+  // Whether an operation on mini-float values reached the program other than
+  // as raw bits (a bug the emitter reports as Unimplemented, never a wrong
+  // kernel).
+  bool mini_float_misuse() const { return mini_float_misuse_; }
+
+  // ---- Index operations ----
+  int Const(int64_t value) {
+    const int id = Add(IndexOp(KOpKind::kIConst, -1, -1, value));
+    ranges_[id] = {value, value};
+    return id;
+  }
+  int LoopIndex(int level, int64_t extent) {
+    const int id = Add(IndexOp(KOpKind::kLoopIndex, -1, -1, level));
+    ranges_[id] = {0, std::max<int64_t>(extent - 1, 0)};
+    return id;
+  }
+  int IAdd(int a, int b) {
+    if (IsConst(a, 0)) return b;
+    if (IsConst(b, 0)) return a;
+    if (IsConst(a) && IsConst(b)) return Const(Value(a) + Value(b));
+    return Ranged(IndexOp(KOpKind::kIAdd, a, b), Clip(__int128(Low(a)) + Low(b)),
+                  Clip(__int128(High(a)) + High(b)));
+  }
+  int ISub(int a, int b) {
+    if (IsConst(b, 0)) return a;
+    if (IsConst(a) && IsConst(b)) return Const(Value(a) - Value(b));
+    return Ranged(IndexOp(KOpKind::kISub, a, b), Clip(__int128(Low(a)) - High(b)),
+                  Clip(__int128(High(a)) - Low(b)));
+  }
+  int IMul(int a, int b) {
+    if (IsConst(a, 1)) return b;
+    if (IsConst(b, 1)) return a;
+    if (IsConst(a, 0) || IsConst(b, 0)) return Const(0);
+    if (IsConst(a) && IsConst(b)) return Const(Value(a) * Value(b));
+    int64_t low = kWideLow, high = kWideHigh;
+    if (Low(a) >= 0 && Low(b) >= 0) {
+      low = Clip(__int128(Low(a)) * Low(b));
+      high = Clip(__int128(High(a)) * High(b));
+    }
+    return Ranged(IndexOp(KOpKind::kIMul, a, b), low, high);
+  }
+  int IMin(int a, int b) {
+    if (High(a) <= Low(b)) return a;
+    if (High(b) <= Low(a)) return b;
+    return Ranged(IndexOp(KOpKind::kIMin, a, b), std::min(Low(a), Low(b)),
+                  std::min(High(a), High(b)));
+  }
+  int IMax(int a, int b) {
+    if (Low(a) >= High(b)) return a;
+    if (Low(b) >= High(a)) return b;
+    return Ranged(IndexOp(KOpKind::kIMax, a, b), std::max(Low(a), Low(b)),
+                  std::max(High(a), High(b)));
+  }
+  int IClamp(int x, int64_t low, int64_t high) { return IMin(IMax(x, Const(low)), Const(high)); }
+  // a / divisor for a >= 0.
+  int IDiv(int a, int64_t divisor) {
+    if (divisor == 1) return a;
+    if (Low(a) >= 0 && High(a) < divisor) return Const(0);
+    if (IsConst(a)) return Const(Value(a) / divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return quotient;
+    return Ranged(IndexOp(KOpKind::kIDiv, a, -1, divisor), std::max<int64_t>(Low(a), 0) / divisor,
+                  High(a) / divisor);
+  }
+  // a % divisor for a >= 0.
+  int IRem(int a, int64_t divisor) {
+    if (divisor == 1) return Const(0);
+    if (Low(a) >= 0 && High(a) < divisor) return a;
+    if (IsConst(a)) return Const(Value(a) % divisor);
+    int quotient, remainder;
+    if (SplitMultiple(a, divisor, &quotient, &remainder)) return remainder;
+    return Ranged(IndexOp(KOpKind::kIRem, a, -1, divisor), 0,
+                  std::min(divisor - 1, std::max<int64_t>(High(a), 0)));
+  }
+  int ILt(int a, int b) {
+    if (High(a) < Low(b)) return Const(1);
+    if (Low(a) >= High(b)) return Const(0);
+    return Ranged(IndexOp(KOpKind::kILt, a, b), 0, 1);
+  }
+  int IEq(int a, int b) {
+    if (IsConst(a) && IsConst(b)) return Const(Value(a) == Value(b) ? 1 : 0);
+    if (High(a) < Low(b) || High(b) < Low(a)) return Const(0);
+    return Ranged(IndexOp(KOpKind::kIEq, a, b), 0, 1);
+  }
+  int IAnd(int a, int b) {
+    if (IsConst(a, 0) || IsConst(b, 0)) return Const(0);
+    if (IsConst(a, 1)) return b;
+    if (IsConst(b, 1)) return a;
+    return Ranged(IndexOp(KOpKind::kIAnd, a, b), 0, 1);
+  }
+  // a >= b, as 0/1.
+  int IGe(int a, int b) { return ISub(Const(1), ILt(a, b)); }
+
+  // ---- Value operations ----
+  int Value(KOpKind kind, ElementType type, int a = -1, int b = -1, int c = -1) {
+    KOp op;
+    op.kind = kind;
+    op.type = type;
+    op.a = a;
+    op.b = b;
+    op.c = c;
+    if (a >= 0) op.operand_type = program_->ops[a].type;
+    return Add(op);
+  }
+
+  bool IsConst(int id) const { return program_->ops[id].kind == KOpKind::kIConst; }
+  bool IsConst(int id, int64_t value) const { return IsConst(id) && Value(id) == value; }
+  int64_t Value(int id) const { return program_->ops[id].imm; }
+  int64_t Low(int id) const { return ranges_[id].first; }
+  int64_t High(int id) const { return ranges_[id].second; }
+
+ private:
+  static KOp IndexOp(KOpKind kind, int a, int b, int64_t imm = 0) {
+    KOp op;
+    op.kind = kind;
+    op.type = ElementType::kS64;
+    op.a = a;
+    op.b = b;
+    op.imm = imm;
+    return op;
+  }
+  // Whether a is a sum of terms m * (k * divisor) (m >= 0) and at most one
+  // term r with 0 <= r < divisor; then a / divisor is the sum of the m * k
+  // and a % divisor = r (0 without such a term). A reshape that merged
+  // dimensions into a row-major linear index and splits it again at the
+  // same strides needs no division this way, so the split indices stay
+  // affine in the loop indices (and the loop vectorisable).
+  bool SplitMultiple(int a, int64_t divisor, int* quotient, int* remainder, int depth = 0) {
+    if (divisor <= 0 || depth > 8) return false;
+    const KOp op = program_->ops[a];  // A copy: the calls below add operations.
+    if (op.kind == KOpKind::kIMul) {
+      for (auto [x, c] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+        if (IsConst(c) && Value(c) > 0 && Value(c) % divisor == 0 && Low(x) >= 0) {
+          *quotient = IMul(x, Const(Value(c) / divisor));
+          *remainder = Const(0);
+          return true;
+        }
+      }
+      return false;
+    }
+    if (op.kind != KOpKind::kIAdd) return false;
+    for (auto [x, y] : {std::pair{op.a, op.b}, std::pair{op.b, op.a}}) {
+      int qy, ry;
+      if (!SplitMultiple(y, divisor, &qy, &ry, depth + 1) || !IsConst(ry, 0)) continue;
+      if (Low(x) >= 0 && High(x) < divisor) {
+        *quotient = qy;
+        *remainder = x;
+        return true;
+      }
+      int qx, rx;
+      if (SplitMultiple(x, divisor, &qx, &rx, depth + 1)) {
+        *quotient = IAdd(qx, qy);
+        *remainder = rx;
+        return true;
+      }
+    }
+    return false;
+  }
+  int Ranged(KOp op, int64_t low, int64_t high) {
+    const int id = Add(op);
+    ranges_[id] = {std::max(ranges_[id].first, low), std::min(ranges_[id].second, high)};
+    return id;
+  }
+
+  // Operations that only move values carry a mini-float as its raw bits
+  // (u8); every other use must have been decoded by the emitter first.
+  void MapMiniFloatTypes(KOp* op) {
+    if (!IsMiniFloat(op->type) && !IsMiniFloat(op->operand_type)) return;
+    switch (op->kind) {
+      case KOpKind::kLoad:
+      case KOpKind::kStore:
+      case KOpKind::kSelect:
+      case KOpKind::kAccInit:
+      case KOpKind::kAccRead:
+      case KOpKind::kAccWrite:
+      case KOpKind::kAccResult:
+        op->type = ProgramElementType(op->type);
+        op->operand_type = ProgramElementType(op->operand_type);
+        break;
+      default:
+        mini_float_misuse_ = true;
+        break;
+    }
+  }
+
+  KernelProgram* program_;
+  bool mini_float_misuse_ = false;
+  std::vector<std::pair<int64_t, int64_t>> ranges_;
+  absl::flat_hash_map<std::tuple<KOpKind, ElementType, ElementType, Opcode, ComparisonDirection,
+                                 ComparisonType, int, int, int, int64_t>,
+                      int>
+      cse_;
+};
+
+}  // namespace xjit::jit::fusion_internal
+
+#endif  // XJIT_JIT_KERNEL_PROGRAM_BUILDER_H_
