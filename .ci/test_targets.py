@@ -6,9 +6,9 @@
 A test is selected when one of its suites (meson's 'xjit:unit' counts as
 'unit') is among the --suite values or its name among the --name values; with
 neither, every test is. Prints, one a line, each selected test's program and
-the programs and files it depends on that the build directory produces,
-relative to BUILD_DIR (arguments that name a program of the build, such as
-tools/xjit for the command-line tests, count), so that `ninja -C BUILD_DIR $(...)` builds what those
+the programs and files it depends on that the build produces (its
+arguments that name one, such as tools/xjit for the command-line tests,
+count), relative to BUILD_DIR, so that `ninja -C BUILD_DIR $(...)` builds what those
 tests run and nothing else (no benchmarks, no other tests). Exits 1 when the
 selection is empty, so that a misspelt name is not a stage that tests nothing.
 """
@@ -26,7 +26,13 @@ def main():
     parser.add_argument('--name', action='append', default=[])
     args = parser.parse_args()
 
-    tests = json.loads(subprocess.check_output(['meson', 'introspect', args.build, '--tests']))
+    def introspect(what):
+        return json.loads(subprocess.check_output(['meson', 'introspect', args.build, what]))
+
+    tests = introspect('--tests')
+    # What the build produces: a test's argument that is a folder of the
+    # build (a fuzzer's --crash-dir) is not a target.
+    outputs = {os.path.abspath(f) for t in introspect('--targets') for f in t['filename']}
     root = os.path.abspath(args.build)
     selected = 0
     targets = set()
@@ -37,7 +43,7 @@ def main():
         selected += 1
         for path in test['cmd'] + [d for d in test.get('depends', []) if isinstance(d, str)]:
             path = os.path.abspath(path)
-            if path.startswith(root + os.sep):
+            if path in outputs and path.startswith(root + os.sep):
                 targets.add(os.path.relpath(path, root))
     if not selected:
         sys.exit(f'test_targets.py: no test of {args.build} matches the selection')
