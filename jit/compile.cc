@@ -117,19 +117,6 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
   return lines;
 }
 
-// Instructions that compute nothing: their leaves are other values' slices
-// (buffer_plan.h), or places the caller or the executable provides.
-bool IsPlace(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kBitcast:
-    case Opcode::kGetTupleElement: case Opcode::kTuple: case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain: case Opcode::kAddDependency:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool HasDynamicShape(const Computation& computation) {
   for (const auto& instruction : computation.instructions()) {
     if (instruction->shape().is_dynamic()) return true;
@@ -375,6 +362,8 @@ class ExecutableBuilder {
     if (instruction.opcode() == Opcode::kConstant) AddConstantSlots(instruction);
     XJIT_ASSIGN_OR_RETURN(std::vector<int> outputs, LeafSlots(instruction));
     if (&instruction == instruction.parent()->root()) NoteResultCopies(instruction);
+    // A place (ir/opcode.h) computes nothing: its leaves are other values'
+    // slices (buffer_plan.h), or places the caller or the executable provides.
     if (IsPlace(instruction.opcode())) return absl::OkStatus();
     int64_t output_bytes = 0;
     for (int slot : outputs) output_bytes += spec_->plan.slots[slot].size;
