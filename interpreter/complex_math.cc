@@ -7,29 +7,13 @@ namespace xjit {
 
 using Complex = std::complex<double>;
 
+// The opcode table's complex-math column (ir/opcode.h), by arity.
 bool HasComplexUnary(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
-    case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCbrt:
-    case Opcode::kCos: case Opcode::kCosh: case Opcode::kExp: case Opcode::kExpm1:
-    case Opcode::kImag: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic:
-    case Opcode::kNegate: case Opcode::kReal:
-    case Opcode::kRsqrt: case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh:
-    case Opcode::kSqrt: case Opcode::kTan: case Opcode::kTanh:
-      return true;
-    default:
-      return false;
-  }
+  return IsElementwiseUnary(opcode) && HasComplexMath(opcode);
 }
 
 bool HasComplexBinary(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
-    case Opcode::kPower: case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kAtan2:
-      return true;
-    default:
-      return false;
-  }
+  return IsElementwiseBinary(opcode) && HasComplexMath(opcode);
 }
 
 Complex ComplexUnary(Opcode opcode, Complex z) {

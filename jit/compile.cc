@@ -117,19 +117,6 @@ std::vector<CodeLine> JitDumpLines(const KernelProgram& program,
   return lines;
 }
 
-// Instructions that compute nothing: their leaves are other values' slices
-// (buffer_plan.h), or places the caller or the executable provides.
-bool IsPlace(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kBitcast:
-    case Opcode::kGetTupleElement: case Opcode::kTuple: case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain: case Opcode::kAddDependency:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool HasDynamicShape(const Computation& computation) {
   for (const auto& instruction : computation.instructions()) {
     if (instruction->shape().is_dynamic()) return true;
@@ -375,6 +362,8 @@ class ExecutableBuilder {
     if (instruction.opcode() == Opcode::kConstant) AddConstantSlots(instruction);
     XJIT_ASSIGN_OR_RETURN(std::vector<int> outputs, LeafSlots(instruction));
     if (&instruction == instruction.parent()->root()) NoteResultCopies(instruction);
+    // A place (ir/opcode.h) computes nothing: its leaves are other values'
+    // slices (buffer_plan.h), or places the caller or the executable provides.
     if (IsPlace(instruction.opcode())) return absl::OkStatus();
     int64_t output_bytes = 0;
     for (int slot : outputs) output_bytes += spec_->plan.slots[slot].size;
@@ -949,21 +938,21 @@ class ExecutableBuilder {
 // (passes/pipeline.h: RunJitPipeline), that is the default passes when
 // options ask for them, then the JIT's preparation, which runs whichever
 // default passes ran: output fusions split, passed-on values in the layouts
-// written, tiled layouts isolated in copies.
+// written, tiled layouts isolated in copies. `target` (null with
+// interpret_only) says whether fusion may form row fusions.
 absl::StatusOr<std::unique_ptr<Module>> PrepareModule(const Module& module,
-                                                      const CompileOptions& options) {
+                                                      const CompileOptions& options,
+                                                      const Target* target) {
   std::unique_ptr<Module> prepared = module.Clone();
   PipelineOptions pipeline;
   pipeline.verify = false;  // The input was verified; each pass keeps it so.
   pipeline.disabled_passes = options.disabled_passes;
   pipeline.only_passes = options.only_passes;
   pipeline.dump_dir = options.dump_dir;
-  // Row programs with several passes are lowered by the x86-64 target only.
-#if defined(__x86_64__)
-  pipeline.fuse.row_fusion = options.row_fusion;
-#else
-  pipeline.fuse.row_fusion = false;
-#endif
+  // Row fusions only where the target lowers row programs. Without a target
+  // (interpret_only) nothing is lowered and the option decides alone.
+  pipeline.fuse.row_fusion =
+      options.row_fusion && (target == nullptr || target->HasRowPrograms());
   // The driver computes the plan itself, after splitting output fusions;
   // the pipeline's copy is only worth its time in a dump.
   if (options.dump_dir.empty() && options.only_passes.empty()) {
@@ -1058,7 +1047,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileInContext(
   }
   runtime::ExecutableSpec spec;
   spec.name = module.name();
-  XJIT_ASSIGN_OR_RETURN(spec.module, PrepareModule(module, options));
+  XJIT_ASSIGN_OR_RETURN(spec.module, PrepareModule(module, options, target));
   context->module = spec.module;
   const Computation& entry = *spec.module->entry();
   for (const Instruction* parameter : entry.parameters()) {

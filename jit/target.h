@@ -55,6 +55,12 @@ class Target {
   // once per process from the same expansion (docs/compile_time.md gives
   // the calling convention). A target without them gets expanded math.
   virtual bool HasOutOfLineMath() const { return false; }
+  // Whether Lower accepts row programs: a reduce whose result is broadcast
+  // back along its reduced dimensions fused with the loop that reads it, one
+  // program making several passes over a row (passes/fuse.h,
+  // FuseOptions::row_fusion). The driver asks fusion for row fusions only
+  // then, so a target without them never sees one.
+  virtual bool HasRowPrograms() const { return false; }
   // Owns the memory of every kernel lowered so far; kernels stay valid while
   // a reference is held.
   virtual std::shared_ptr<const void> code_owner() const = 0;

@@ -106,21 +106,6 @@
 
 namespace xjit {
 
-bool IsExpensiveElementwise(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
-    case Opcode::kLogistic: case Opcode::kTanh: case Opcode::kSin: case Opcode::kCos:
-    case Opcode::kTan: case Opcode::kAtan2: case Opcode::kPower: case Opcode::kDivide:
-    case Opcode::kRemainder: case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kCbrt:
-    case Opcode::kErf: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
-    case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCosh:
-    case Opcode::kSinh:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 
 bool IsDataMovement(Opcode opcode) {

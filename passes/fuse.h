@@ -84,9 +84,9 @@ class Fuse : public Pass {
 // Elementwise or data movement: may be fused into a loop as producer or
 // consumer (constants and iota as producers).
 bool IsLoopFusible(const Instruction& instruction);
-// Elementwise operations costly enough (transcendentals, divide, power, ...)
-// that recomputing them in several consumers does not pay.
-bool IsExpensiveElementwise(Opcode opcode);
+// Elementwise operations costly enough that recomputing them in several
+// consumers does not pay: IsExpensiveElementwise, a column of the opcode
+// table (ir/opcode.h).
 // The dot or convolution of a kOutput fusion's computation (null if none).
 const Instruction* FusedContraction(const Computation& fused);
 

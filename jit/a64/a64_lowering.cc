@@ -159,12 +159,7 @@ bool KernelLowering::RowVectorizable() {
   const std::vector<std::optional<int64_t>> strides = StridesAlong(program_, inner);
   row_body_.assign(program_.ops.size(), false);
   row_combiner_.clear();
-  std::vector<int> uses(program_.ops.size(), 0);
-  for (const KOp& op : program_.ops) {
-    for (int operand : {op.a, op.b, op.c}) {
-      if (operand >= 0) ++uses[operand];
-    }
-  }
+  const std::vector<int> uses = UseCounts(program_);
   // Depends on an accumulator read (other than through its combiner).
   std::vector<bool> reads_acc(program_.ops.size(), false);
   std::vector<bool> combiners(program_.ops.size(), false);
@@ -469,34 +464,6 @@ absl::Status KernelLowering::EmitReductionLoops(size_t level) {
   return absl::OkStatus();
 }
 
-namespace {
-
-// The identity of a reduction op on `type`, as lane bits.
-uint64_t IdentityBits(Opcode opcode, ElementType type) {
-  if (type == ElementType::kF32 || type == ElementType::kF64) {
-    const bool f64 = type == ElementType::kF64;
-    switch (opcode) {
-      case Opcode::kAdd: return f64 ? 0x8000000000000000ull : 0x80000000u;  // -0
-      case Opcode::kMultiply: return f64 ? 0x3FF0000000000000ull : 0x3F800000u;
-      case Opcode::kMaximum: return f64 ? 0xFFF0000000000000ull : 0xFF800000u;  // -inf
-      default: return f64 ? 0x7FF0000000000000ull : 0x7F800000u;  // +inf (minimum)
-    }
-  }
-  const int width = BitWidth(type);
-  const uint64_t all = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  const uint64_t sign = uint64_t{1} << (width - 1);
-  const bool is_signed = IsSignedInteger(type);
-  switch (opcode) {
-    case Opcode::kMultiply: return 1;
-    case Opcode::kAnd: return all;
-    case Opcode::kMaximum: return is_signed ? sign : 0;
-    case Opcode::kMinimum: return is_signed ? sign - 1 : all;
-    default: return 0;  // add, or, xor
-  }
-}
-
-}  // namespace
-
 absl::Status KernelLowering::CombineScalar(Opcode opcode, ElementType type, const Val& x,
                                            Val* acc) {
   mode_ = Mode::kScalar;
@@ -579,7 +546,7 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
   }
   row_accs_.clear();
   for (const auto& [slot, opcode] : row_combiner_) {
-    row_accs_[slot] = ConstVec(w, IdentityBits(opcode, slot_types.at(slot)));
+    row_accs_[slot] = ConstVec(w, ReductionIdentityBits(opcode, slot_types.at(slot)));
   }
   Gp end = NewGp();
   MovImm(end, static_cast<uint64_t>(vector_end));

@@ -127,16 +127,16 @@ class KernelLowering {
   absl::Status EmitScalarValueOp(int id);
   absl::Status ScalarLoad(int id);
   absl::Status ScalarStore(int id);
-  absl::Status ScalarUnary(int id);
-  absl::Status ScalarBinary(int id);
+  absl::Status EmitScalarUnary(int id);
+  absl::Status EmitScalarBinary(int id);
   absl::Status ScalarIntegerBinary(int id);
-  absl::Status ScalarCompare(int id);
-  absl::Status ScalarConvert(int id);
-  absl::Status ScalarBitcast(int id);
+  absl::Status EmitScalarCompare(int id);
+  absl::Status EmitScalarConvert(int id);
+  absl::Status EmitScalarBitcast(int id);
   absl::Status ConvertFromInteger(int id, asmjit::a64::Gp value, ElementType from, ElementType to);
   // Complex helper calls (kCall, kCallArgs, kCallImag): the components
   // through stack slots to ComplexCallFunction's helper (jit/kernel/complex_calls.h).
-  absl::Status ScalarCall(int id);
+  absl::Status EmitScalarCall(int id);
   asmjit::a64::Gp FloatToInteger(asmjit::a64::Vec x, bool f64, ElementType to);
   // std::fmod through a call (exact, as the evaluator's).
   asmjit::a64::Vec FloatRemainder(bool f64, asmjit::a64::Vec a, asmjit::a64::Vec b);
@@ -156,8 +156,8 @@ class KernelLowering {
   // ---- Float operations in both representations, and vector operations
   // (a64_vector.cc) ----
   absl::Status EmitVectorValueOp(int id);
-  absl::Status VectorIntegerOp(int id);
-  absl::Status FloatPrimitive(int id);
+  absl::Status EmitIntVectorOp(int id);
+  absl::Status EmitFloatPrimitive(int id);
   absl::Status FloatUnary(Opcode opcode, bool f64, asmjit::a64::Vec x, asmjit::a64::Vec* out);
   absl::Status FloatBinary(Opcode opcode, bool f64, asmjit::a64::Vec a, asmjit::a64::Vec b,
                            asmjit::a64::Vec* out);

@@ -280,19 +280,19 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
       return absl::OkStatus();
     }
     case KOpKind::kUnary:
-      return ScalarUnary(id);
+      return EmitScalarUnary(id);
     case KOpKind::kBinary:
-      return ScalarBinary(id);
+      return EmitScalarBinary(id);
     case KOpKind::kCompare:
-      return ScalarCompare(id);
+      return EmitScalarCompare(id);
     case KOpKind::kConvert:
-      return ScalarConvert(id);
+      return EmitScalarConvert(id);
     case KOpKind::kBitcast:
-      return ScalarBitcast(id);
+      return EmitScalarBitcast(id);
     case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
-      return FloatPrimitive(id);
+      return EmitFloatPrimitive(id);
     case KOpKind::kCall: case KOpKind::kCallArgs: case KOpKind::kCallImag:
-      return ScalarCall(id);
+      return EmitScalarCall(id);
     case KOpKind::kSelect: {
       const Gp p = vals_[op.a].gp;
       const ElementType type = op.type;
@@ -348,7 +348,7 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
   }
 }
 
-absl::Status KernelLowering::ScalarUnary(int id) {
+absl::Status KernelLowering::EmitScalarUnary(int id) {
   const KOp& op = program_.ops[id];
   const ElementType type = op.operand_type;
   if (IsPred(type)) {
@@ -464,7 +464,7 @@ absl::Status KernelLowering::ScalarUnary(int id) {
   return absl::OkStatus();
 }
 
-absl::Status KernelLowering::ScalarBinary(int id) {
+absl::Status KernelLowering::EmitScalarBinary(int id) {
   const KOp& op = program_.ops[id];
   const ElementType type = op.type;
   if (IsPred(type)) {
@@ -621,7 +621,7 @@ absl::Status KernelLowering::ScalarIntegerBinary(int id) {
   return absl::OkStatus();
 }
 
-absl::Status KernelLowering::ScalarCall(int id) {
+absl::Status KernelLowering::EmitScalarCall(int id) {
   const KOp& op = program_.ops[id];
   if (op.kind == KOpKind::kCallArgs) return absl::OkStatus();  // Read by its kCall.
   if (op.kind == KOpKind::kCallImag) {
@@ -630,19 +630,14 @@ absl::Status KernelLowering::ScalarCall(int id) {
     SetVec(id, it->second);
     return absl::OkStatus();
   }
-  const ElementType component = op.operand_type;
-  const ComplexCallFn fn = ComplexCallFunction(op.opcode, component);
-  const int arity = ComplexCallArity(op.opcode);
-  if (fn == nullptr || op.type != component || arity != (op.c >= 0 ? 2 : 1)) {
+  const std::optional<ComplexCallOperands> call_operands = ComplexCallOperandsOf(program_, op);
+  if (!call_operands.has_value()) {
     return NoCode(op, absl::StrCat("complex ", OpcodeName(op.opcode)));
   }
-  const bool f64 = component == ElementType::kF64;
-  const int bytes = f64 ? 8 : 4;
-  std::vector<int> parts = {op.a, op.b};
-  if (op.c >= 0) {
-    parts.push_back(program_.ops[op.c].a);
-    parts.push_back(program_.ops[op.c].b);
-  }
+  const ComplexCallFn fn = call_operands->fn;
+  const bool f64 = call_operands->f64;
+  const int bytes = call_operands->component_bytes;
+  const std::vector<int>& parts = call_operands->parts;
   for (int part : parts) {
     if (!vals_[part].in_vec) return NoCode(op, "complex call operand not in a register");
   }
@@ -697,7 +692,7 @@ Vec KernelLowering::FloatRemainder(bool f64, Vec a, Vec b) {
   return r;
 }
 
-absl::Status KernelLowering::ScalarCompare(int id) {
+absl::Status KernelLowering::EmitScalarCompare(int id) {
   const KOp& op = program_.ops[id];
   const ElementType type = op.operand_type;
   Gp d = NewGp();
@@ -839,7 +834,7 @@ Gp KernelLowering::FloatToInteger(Vec x, bool f64, ElementType to) {
   return d;
 }
 
-absl::Status KernelLowering::ScalarConvert(int id) {
+absl::Status KernelLowering::EmitScalarConvert(int id) {
   const KOp& op = program_.ops[id];
   const ElementType from = op.operand_type;
   const ElementType to = op.type;
@@ -894,7 +889,7 @@ absl::Status KernelLowering::ScalarConvert(int id) {
   return NoCode(op, "convert");
 }
 
-absl::Status KernelLowering::ScalarBitcast(int id) {
+absl::Status KernelLowering::EmitScalarBitcast(int id) {
   const KOp& op = program_.ops[id];
   const ElementType from = op.operand_type;
   const ElementType to = op.type;

@@ -133,7 +133,7 @@ absl::Status KernelLowering::FloatBinary(Opcode opcode, bool f64, Vec a, Vec b, 
   return absl::OkStatus();
 }
 
-absl::Status KernelLowering::FloatPrimitive(int id) {
+absl::Status KernelLowering::EmitFloatPrimitive(int id) {
   const KOp& op = program_.ops[id];
   if (!IsF32OrF64(op.type)) {
     return absl::UnimplementedError("aarch64: primitive float op on a non-float type");
@@ -378,7 +378,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       return absl::OkStatus();
     }
     case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
-      return FloatPrimitive(id);
+      return EmitFloatPrimitive(id);
     case KOpKind::kSelect:
       SetVec(id, Blend(vals_[op.a].vec, vals_[op.b].vec, vals_[op.c].vec));
       return absl::OkStatus();
@@ -479,7 +479,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     SetVec(id, d);
     return absl::OkStatus();
   }
-  if (IsInteger(op.type)) return VectorIntegerOp(id);
+  if (IsInteger(op.type)) return EmitIntVectorOp(id);
   const bool f64 = op.type == ElementType::kF64;
   Vec r;
   if (op.kind == KOpKind::kUnary) {
@@ -491,7 +491,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
   return absl::OkStatus();
 }
 
-absl::Status KernelLowering::VectorIntegerOp(int id) {
+absl::Status KernelLowering::EmitIntVectorOp(int id) {
   const KOp& op = program_.ops[id];
   const int w = lane_bits_;
   const bool is_signed = IsSignedInteger(op.type);

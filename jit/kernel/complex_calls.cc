@@ -91,4 +91,23 @@ ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component) {
   }
 }
 
+std::optional<ComplexCallOperands> ComplexCallOperandsOf(const KernelProgram& program,
+                                                         const KOp& op) {
+  const ElementType component = op.operand_type;
+  ComplexCallOperands call;
+  call.fn = ComplexCallFunction(op.opcode, component);
+  const int arity = ComplexCallArity(op.opcode);
+  if (call.fn == nullptr || op.type != component || arity != (op.c >= 0 ? 2 : 1)) {
+    return std::nullopt;
+  }
+  call.f64 = component == ElementType::kF64;
+  call.component_bytes = call.f64 ? 8 : 4;
+  call.parts = {op.a, op.b};
+  if (op.c >= 0) {
+    call.parts.push_back(program.ops[op.c].a);
+    call.parts.push_back(program.ops[op.c].b);
+  }
+  return call;
+}
+
 }  // namespace xjit::jit

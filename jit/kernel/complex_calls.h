@@ -13,8 +13,12 @@
 #ifndef XJIT_JIT_COMPLEX_CALLS_H_
 #define XJIT_JIT_COMPLEX_CALLS_H_
 
+#include <optional>
+#include <vector>
+
 #include "ir/element_type.h"
 #include "ir/opcode.h"
+#include "jit/kernel/kernel_program.h"
 
 namespace xjit::jit {
 
@@ -44,6 +48,22 @@ int ComplexCallArity(Opcode opcode);
 // The helper for `opcode` on complex numbers with components of type
 // `component` (kF32 for c64, kF64 for c128); nullptr when there is none.
 ComplexCallFn ComplexCallFunction(Opcode opcode, ElementType component);
+
+// What a target needs to lower the kCall `op` of `program`: the helper, its
+// component type, and the program values holding the operands' components
+// in the helper's order (`in`: re, im of the first operand, then of the
+// second, read from the call and its kCallArgs). nullopt when there is no
+// helper for the opcode and type or the call's operand count is not the
+// helper's arity. Both targets marshal a call through it, so they agree on
+// which calls they lower and on the order of `in`.
+struct ComplexCallOperands {
+  ComplexCallFn fn = nullptr;
+  bool f64 = false;         // Components are double (c128) rather than float.
+  int component_bytes = 4;  // 8 for f64.
+  std::vector<int> parts;   // Program value ids, one per component of `in`.
+};
+std::optional<ComplexCallOperands> ComplexCallOperandsOf(const KernelProgram& program,
+                                                         const KOp& op);
 
 }  // namespace xjit::jit
 

@@ -56,6 +56,29 @@ const char* KindName(KOpKind kind) {
 
 bool IsIndexOp(KOpKind kind) { return kind <= KOpKind::kIAnd; }
 
+uint64_t ReductionIdentityBits(Opcode opcode, ElementType type) {
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    const bool f64 = type == ElementType::kF64;
+    switch (opcode) {
+      case Opcode::kAdd: return f64 ? 0x8000000000000000ull : 0x80000000u;  // -0
+      case Opcode::kMultiply: return f64 ? 0x3FF0000000000000ull : 0x3F800000u;
+      case Opcode::kMaximum: return f64 ? 0xFFF0000000000000ull : 0xFF800000u;  // -inf
+      default: return f64 ? 0x7FF0000000000000ull : 0x7F800000u;  // +inf (minimum)
+    }
+  }
+  const int width = BitWidth(type);
+  const uint64_t all = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kMultiply: return 1;
+    case Opcode::kAnd: return all;
+    case Opcode::kMaximum: return is_signed ? sign : 0;
+    case Opcode::kMinimum: return is_signed ? sign - 1 : all;
+    default: return 0;  // add, or, xor
+  }
+}
+
 int64_t KernelProgram::element_count() const {
   int64_t n = 1;
   for (int level = 0; level < output_loops(); ++level) n *= loop_extents[level];
@@ -202,6 +225,16 @@ void RemoveDeadOps(KernelProgram* program) {
     kept.push_back(op);
   }
   ops = std::move(kept);
+}
+
+std::vector<int> UseCounts(const KernelProgram& program) {
+  std::vector<int> uses(program.ops.size(), 0);
+  for (const KOp& op : program.ops) {
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) ++uses[operand];
+    }
+  }
+  return uses;
 }
 
 std::vector<int> OpLevels(const KernelProgram& program) {

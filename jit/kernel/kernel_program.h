@@ -135,6 +135,13 @@ struct KOp {
 
 bool IsIndexOp(KOpKind kind);
 
+// The value a reduction by `opcode` starts from on `type`, as lane bits:
+// for f32/f64 -0 (add), 1 (multiply), -inf (maximum), +inf (minimum); for
+// integers 0 (add, or, xor), 1 (multiply), all ones (and) and the type's
+// least (maximum) or greatest (minimum) value. Both targets' accumulators
+// start from it.
+uint64_t ReductionIdentityBits(Opcode opcode, ElementType type);
+
 struct KernelBuffer {
   ElementType type = ElementType::kF32;
   // Element slots in the buffer (its physical element count).
@@ -189,6 +196,10 @@ std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, i
 // Removes operations no store or accumulator update depends on, renumbering
 // the rest.
 void RemoveDeadOps(KernelProgram* program);
+
+// For every operation: how many times later operations name it as an
+// operand (a, b or c; an operation naming it twice counts twice).
+std::vector<int> UseCounts(const KernelProgram& program);
 
 // For every operation: the outermost loop level at which it can be computed
 // (-1 = before all loops). Value operations are at the innermost level of

@@ -261,12 +261,7 @@ bool KernelLowering::RowVectorizable(ElementType* type, int* lanes) const {
   std::vector<bool> include(program_.ops.size(), false);
   // Every accumulator read feeds only its own slot's combining op, and the
   // other operand of that op does not depend on any accumulator.
-  std::vector<int> uses(program_.ops.size(), 0);
-  for (const KOp& op : program_.ops) {
-    for (int operand : {op.a, op.b, op.c}) {
-      if (operand >= 0) ++uses[operand];
-    }
-  }
+  const std::vector<int> uses = UseCounts(program_);
   std::vector<bool> reads_acc(program_.ops.size(), false);
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
@@ -725,12 +720,7 @@ void KernelLowering::PlanSelectFolds() {
   const size_t n = program_.ops.size();
   select_fold_.assign(n, 0);
   folded_compare_.assign(n, false);
-  std::vector<int> uses(n, 0);
-  for (const KOp& op : program_.ops) {
-    for (int operand : {op.a, op.b, op.c}) {
-      if (operand >= 0) ++uses[operand];
-    }
-  }
+  const std::vector<int> uses = UseCounts(program_);
   for (size_t id = 0; id < n; ++id) {
     const KOp& op = program_.ops[id];
     if (op.kind != KOpKind::kSelect ||
@@ -1296,34 +1286,6 @@ absl::Status KernelLowering::EmitAccumulatorWrites() {
   return absl::OkStatus();
 }
 
-namespace {
-
-uint64_t IdentityBits(Opcode opcode, bool f64) {
-  switch (opcode) {
-    case Opcode::kAdd: return f64 ? 0x8000000000000000ull : 0x80000000u;  // -0
-    case Opcode::kMultiply: return f64 ? 0x3FF0000000000000ull : 0x3F800000u;
-    case Opcode::kMaximum: return f64 ? 0xFFF0000000000000ull : 0xFF800000u;  // -inf
-    default: return f64 ? 0x7FF0000000000000ull : 0x7F800000u;  // +inf (minimum)
-  }
-}
-
-// The identity of an integer reduction op, as lane bits.
-uint64_t IntegerIdentity(Opcode opcode, ElementType type) {
-  const int width = BitWidth(type);
-  const uint64_t all = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  const uint64_t sign = uint64_t{1} << (width - 1);
-  const bool is_signed = IsSignedInteger(type);
-  switch (opcode) {
-    case Opcode::kMultiply: return 1;
-    case Opcode::kAnd: return all;
-    case Opcode::kMaximum: return is_signed ? sign : 0;
-    case Opcode::kMinimum: return is_signed ? sign - 1 : all;
-    default: return 0;  // add, or, xor
-  }
-}
-
-}  // namespace
-
 absl::Status KernelLowering::FoldIntegerPartials(Opcode opcode, ElementType type,
                                                  const std::vector<x86::Vec>& partial,
                                                  x86::Gp acc) {
@@ -1494,9 +1456,11 @@ absl::Status KernelLowering::EmitRowReduction() {
   }
   for (Slot& slot : slots) {
     for (int u = 0; u < unroll; ++u) {
-      slot.partial.push_back(IsInteger(slot.type)
-                                 ? IntConst(lane_bits_, IntegerIdentity(slot.opcode, slot.type))
-                                 : Const(f64, IdentityBits(slot.opcode, f64)));
+      slot.partial.push_back(
+          IsInteger(slot.type)
+              ? IntConst(lane_bits_, ReductionIdentityBits(slot.opcode, slot.type))
+              : Const(f64, ReductionIdentityBits(
+                               slot.opcode, f64 ? ElementType::kF64 : ElementType::kF32)));
     }
   }
   // The main loop streams (see PlanRowStreaming): prefetches of the next

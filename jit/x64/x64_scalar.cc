@@ -487,19 +487,14 @@ absl::Status KernelLowering::EmitScalarCall(int id) {
     SetVec(id, it->second);
     return absl::OkStatus();
   }
-  const ElementType component = op.operand_type;
-  const ComplexCallFn fn = ComplexCallFunction(op.opcode, component);
-  const int arity = ComplexCallArity(op.opcode);
-  if (fn == nullptr || op.type != component || arity != (op.c >= 0 ? 2 : 1)) {
+  const std::optional<ComplexCallOperands> call_operands = ComplexCallOperandsOf(program_, op);
+  if (!call_operands.has_value()) {
     return NoCode(op, absl::StrCat("complex ", OpcodeName(op.opcode)));
   }
-  const bool f64 = component == ElementType::kF64;
-  const int bytes = f64 ? 8 : 4;
-  std::vector<int> parts = {op.a, op.b};
-  if (op.c >= 0) {
-    parts.push_back(program_.ops[op.c].a);
-    parts.push_back(program_.ops[op.c].b);
-  }
+  const ComplexCallFn fn = call_operands->fn;
+  const bool f64 = call_operands->f64;
+  const int bytes = call_operands->component_bytes;
+  const std::vector<int>& parts = call_operands->parts;
   for (int part : parts) {
     if (!vals_[part].in_vec) return NoCode(op, "complex call operand not in a register");
   }

@@ -46,6 +46,7 @@ class X64Target : public Target {
   // vscalefps/pd (AVX-512F; xmm and ymm forms with AVX-512VL).
   bool HasNativeScale() const override { return features_.avx512; }
   bool HasOutOfLineMath() const override { return true; }
+  bool HasRowPrograms() const override { return true; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;
