@@ -43,45 +43,18 @@
 #include "jit/compile.h"
 #include "jit/compile_options.h"
 #include "jit/target.h"
+#include "tests/golden_cases.h"
 
 namespace xjit::jit {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr absl::string_view kCheckKernels = "// CHECK-KERNELS";
 constexpr Isa kPinnedIsa = Isa::kAvx2;
 
-struct GoldenCase {
-  std::string path;
-  std::string name;  // <feature>_<case>, for the test name
-};
-
-void PrintTo(const GoldenCase& golden, std::ostream* os) { *os << golden.path; }
+using golden::GoldenCase;
 
 std::vector<GoldenCase> FindCases() {
-  std::vector<GoldenCase> cases;
-  const fs::path root(XJIT_KERNEL_GOLDEN_DIR);
-  std::error_code error;
-  if (!fs::is_directory(root, error)) return cases;
-  for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".hlo") continue;
-    std::string name = fs::relative(entry.path(), root).replace_extension().string();
-    for (char& c : name) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
-    }
-    cases.push_back({entry.path().string(), name});
-  }
-  std::sort(cases.begin(), cases.end(),
-            [](const GoldenCase& a, const GoldenCase& b) { return a.name < b.name; });
-  return cases;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return golden::FindGoldenCases(XJIT_KERNEL_GOLDEN_DIR);
 }
 
 struct SplitText {
@@ -159,7 +132,7 @@ TEST_P(KernelGoldenTest, Matches) {
   if (!HostSupportsIsa(kPinnedIsa)) {
     GTEST_SKIP() << "the golden kernel programs are those of --isa=avx2, which this host lacks";
   }
-  const std::string text = ReadFile(golden.path);
+  const std::string text = ::xjit::golden::ReadGoldenFile(golden.path);
   const SplitText split = SplitCase(text);
   ASSERT_TRUE(split.found) << golden.path << ": no `" << kCheckKernels << "` line";
 

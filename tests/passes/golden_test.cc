@@ -41,46 +41,19 @@
 #include "ir/layout_util.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "tests/golden_cases.h"
 #include "tests/passes/random_arguments.h"
 
 namespace xjit {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr absl::string_view kCheckAfter = "// CHECK-AFTER";
 constexpr absl::string_view kSemantics = "// SEMANTICS";
 
-struct GoldenCase {
-  std::string path;
-  std::string name;  // <pass>_<case>, for the test name
-};
-
-void PrintTo(const GoldenCase& golden, std::ostream* os) { *os << golden.path; }
+using golden::GoldenCase;
 
 std::vector<GoldenCase> FindCases() {
-  std::vector<GoldenCase> cases;
-  const fs::path root(XJIT_GOLDEN_DIR);
-  std::error_code error;
-  if (!fs::is_directory(root, error)) return cases;
-  for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".hlo") continue;
-    std::string name = fs::relative(entry.path(), root).replace_extension().string();
-    for (char& c : name) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
-    }
-    cases.push_back({entry.path().string(), name});
-  }
-  std::sort(cases.begin(), cases.end(),
-            [](const GoldenCase& a, const GoldenCase& b) { return a.name < b.name; });
-  return cases;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return golden::FindGoldenCases(XJIT_GOLDEN_DIR);
 }
 
 struct ParsedCase {
@@ -136,7 +109,7 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenTest, Matches) {
   const GoldenCase& golden = GetParam();
-  const std::string text = ReadFile(golden.path);
+  const std::string text = ::xjit::golden::ReadGoldenFile(golden.path);
   absl::StatusOr<ParsedCase> parsed = SplitCase(text);
   ASSERT_TRUE(parsed.ok()) << golden.path << ": " << parsed.status();
 
