@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/float_format.h"
 #include "ir/status_macros.h"
 
 namespace xjit::collectives {
@@ -125,6 +126,53 @@ void FoldPred(ReductionKind kind, const void* const* inputs, int64_t members, in
   }
 }
 
+// The 8- and 16-bit float types (f16, bf16, the f8 family) whose elements
+// are whole bytes.
+bool IsNarrowFloat(ElementType type) {
+  return IsFloat(type) && (BitWidth(type) == 8 || BitWidth(type) == 16);
+}
+
+// One step of the evaluator's scalar reducer on narrow floats
+// (interpreter/elementwise.cc): the operation in double, rounded back to
+// `type`; max/min return a NaN operand's own bits.
+uint16_t CombineNarrowFloat(ElementType type, ReductionKind kind, uint16_t a_bits,
+                            uint16_t b_bits) {
+  const double a = FloatBitsToDouble(type, a_bits);
+  const double b = FloatBitsToDouble(type, b_bits);
+  double r = 0;
+  switch (kind) {
+    case ReductionKind::kSum: r = a + b; break;
+    case ReductionKind::kProduct: r = a * b; break;
+    case ReductionKind::kMax:
+    case ReductionKind::kMin:
+      if (std::isnan(a)) return a_bits;
+      if (std::isnan(b)) return b_bits;
+      r = kind == ReductionKind::kMax ? FloatMax(a, b) : FloatMin(a, b);
+      break;
+    default: return a_bits;  // CanFold excludes the rest.
+  }
+  return static_cast<uint16_t>(DoubleToFloatBits(type, r));
+}
+
+// Element by element: every step rounds to the narrow type, as the
+// evaluated reducer does, so the same bits as the evaluator.
+template <typename Bits>
+void FoldNarrowFloat(ElementType type, ReductionKind kind, const void* const* inputs,
+                     int64_t members, int64_t begin, int64_t end, void* out) {
+  for (int64_t i = begin; i < end; ++i) {
+    Bits accumulator;
+    std::memcpy(&accumulator, static_cast<const uint8_t*>(inputs[0]) + i * sizeof(Bits),
+                sizeof(Bits));
+    for (int64_t m = 1; m < members; ++m) {
+      Bits next;
+      std::memcpy(&next, static_cast<const uint8_t*>(inputs[m]) + i * sizeof(Bits), sizeof(Bits));
+      accumulator = static_cast<Bits>(CombineNarrowFloat(type, kind, accumulator, next));
+    }
+    std::memcpy(static_cast<uint8_t*>(out) + (i - begin) * sizeof(Bits), &accumulator,
+                sizeof(Bits));
+  }
+}
+
 }  // namespace
 
 bool CanFold(ElementType type, ReductionKind kind) {
@@ -138,7 +186,7 @@ bool CanFold(ElementType type, ReductionKind kind) {
     case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
       return true;
     default:
-      return false;
+      return IsNarrowFloat(type) && !bitwise;
   }
 }
 
@@ -147,6 +195,12 @@ void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, 
   // An empty range (a replica's share of a small all-reduce) may come with a
   // null `out`: nothing to do, and memmove/memcpy must not see it (UBSan).
   if (end <= begin) return;
+  if (IsNarrowFloat(type)) {
+    if (BitWidth(type) == 16) {
+      return FoldNarrowFloat<uint16_t>(type, kind, inputs, members, begin, end, out);
+    }
+    return FoldNarrowFloat<uint8_t>(type, kind, inputs, members, begin, end, out);
+  }
   switch (type) {
     case ElementType::kPred:
       return FoldPred(kind, inputs, members, begin, end, out);

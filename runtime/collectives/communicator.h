@@ -37,9 +37,11 @@ namespace xjit::collectives {
 enum class ReductionKind : uint8_t { kSum, kProduct, kMax, kMin, kAnd, kOr };
 
 // Whether FoldInGroupOrder computes `kind` on `type` (bit-exactly as the
-// evaluator): sum/product/max/min on f32, f64 and the integer types (integer
-// arithmetic wraps; max/min of floats propagate NaN and order -0 below +0),
-// and/or on pred and the integer types (bitwise; pred as logical).
+// evaluator): sum/product/max/min on the float types of 8 to 64 bits and the
+// integer types (integer arithmetic wraps; max/min of floats propagate NaN and
+// order -0 below +0; 8- and 16-bit floats round after every step, as the
+// evaluated reducer does), and/or on pred and the integer types (bitwise;
+// pred as logical).
 bool CanFold(ElementType type, ReductionKind kind);
 
 // out[i] = fold over members m = 0..members-1 of values[m * count + i] in

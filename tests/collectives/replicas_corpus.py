@@ -13,11 +13,14 @@ interpreted steps are listed as notes: they belong to other operations). Where t
 fails the jit must fail too (an interpreted collective is then only a note: the oracle cannot run
 it either, e.g. collective-reduce, or the random offsets that a ragged-all-to-all refuses); where
 it times out and the jit succeeds, the run is listed as 'oracle timeout' (unchecked, not a
-disagreement). Modules with num_partitions=P run R x P devices. Prints one line per disagreement
-or oracle timeout and a summary; exits 1 on any disagreement, 77 (skip) when no directory
-exists.
+disagreement). Modules with num_partitions=P run R x P devices. A run whose devices would hold
+more than --max-mib of arrays between them (the largest array of the module times the device
+count: XLA's large-message tests move 0.1-2 GB per device) is not made, and listed as 'too large'
+with its size. Prints one line per disagreement, oracle timeout or run too large, and a summary;
+exits 1 on any disagreement, 77 (skip) when no directory exists.
 
-  replicas_corpus.py XJIT DIR... [--replicas 2,4] [--timeout S] [--jobs N] [--verbose]
+  replicas_corpus.py XJIT DIR... [--replicas 2,4] [--timeout S] [--max-mib M] [--jobs N]
+                     [--verbose]
 """
 import argparse, ast, concurrent.futures, math, os, re, struct, subprocess, sys, tempfile
 
@@ -54,6 +57,23 @@ def npy(data):
     n = int.from_bytes(data[8:8 + header_len_size], 'little')
     header = ast.literal_eval(data[8 + header_len_size:8 + header_len_size + n].decode('latin1'))
     return header['descr'], tuple(header['shape']), data[8 + header_len_size + n:]
+
+
+ARRAY = re.compile(r'\b(pred|[su](?:4|8|16|32|64)|f8\w*|f16|bf16|f32|f64|c64|c128)\[([\d,]*)\]')
+BITS = {'pred': 8, 'f16': 16, 'bf16': 16, 'f32': 32, 'f64': 64, 'c64': 64, 'c128': 128}
+
+
+def largest_array_bytes(text):
+    """The byte size of the module's largest array shape."""
+    largest = 0
+    for element, dims in ARRAY.findall(text):
+        if element in BITS:
+            bits = BITS[element]
+        else:  # s4 ... u64 by their width; the f8 family is a byte
+            bits = 8 if element.startswith('f8') else int(element[1:])
+        size = math.prod(int(d) for d in dims.split(',') if d) * max(bits, 8) // 8
+        largest = max(largest, size)
+    return largest
 
 
 FLOATS = {'<f2': 'e', '<f4': 'f', '<f8': 'd', '<c8': 'f', '<c16': 'd'}
@@ -96,17 +116,23 @@ def close(a, b, bf16=False):
     return True
 
 
+KINDS = ('same', 'close', 'both fail', 'oracle timeout', 'too large', 'disagree')
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('xjit')
     parser.add_argument('dirs', nargs='+')
     parser.add_argument('--replicas', default='2,4')
     parser.add_argument('--timeout', type=float, default=60)
+    parser.add_argument('--max-mib', type=float, default=256)
     parser.add_argument('--jobs', type=int, default=2)
     parser.add_argument('--verbose', action='store_true')
     args = parser.parse_args()
     modules = []
     bf16_modules = set()
+    largest = {}  # module -> bytes of its largest array
+    partitions = {}
     for d in args.dirs:
         if not os.path.isdir(d):
             continue
@@ -119,6 +145,9 @@ def main():
                     text = f.read()
                     if COLLECTIVE.search(text):
                         modules.append(path)
+                        largest[path] = largest_array_bytes(text)
+                        m = re.search(r'num_partitions=(\d+)', text)
+                        partitions[path] = int(m.group(1)) if m else 1
                         if 'bf16[' in text:
                             bf16_modules.add(path)
     if not modules:
@@ -126,7 +155,7 @@ def main():
         return 77
     def check(path):
         """(counts, lines) for one module."""
-        counts = {'same': 0, 'close': 0, 'both fail': 0, 'oracle timeout': 0, 'disagree': 0}
+        counts = dict.fromkeys(KINDS, 0)
         lines = []
         interpreted = []
         rc, out, err = run([args.xjit, 'compile', path], args.timeout)
@@ -137,6 +166,14 @@ def main():
                     interpreted.append((MINE.match(m.group(1)) is not None, line))
         oracle_ran = False
         for n in [int(x) for x in args.replicas.split(',')]:
+            devices = n * partitions[path]
+            mib = largest[path] * devices / 2**20
+            if mib > args.max_mib:
+                counts['too large'] += 1
+                lines.append('TOO LARGE %s --replicas %d: %d devices x %.0f MiB (its largest array) '
+                             '= %.0f MiB > --max-mib %g; not run' %
+                             (path, n, devices, largest[path] / 2**20, mib, args.max_mib))
+                continue
             with tempfile.TemporaryDirectory() as tmp:
                 outcome = {}
                 for backend in ('interpreter', 'jit'):
@@ -177,7 +214,7 @@ def main():
                 lines.append('note: %s %s' % (path, line))
         return counts, lines
 
-    counts = {'same': 0, 'close': 0, 'both fail': 0, 'oracle timeout': 0, 'disagree': 0}
+    counts = dict.fromkeys(KINDS, 0)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for module_counts, lines in pool.map(check, sorted(modules)):
             for key, value in module_counts.items():
