@@ -45,7 +45,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The executables (and their dependencies) of the selected tests only: the
 # benchmarks and the corpus tools are not needed here.
 targets=$(python3 .ci/test_targets.py "$build" --suite unit --suite fuzz --name xjit_limits \
-  --name jit_random_test) || exit 1
+  --name jit_random_test_1of2 --name jit_random_test_2of2) || exit 1
 # xjit_limits runs the xjit binary.
 # shellcheck disable=SC2086
 if ! timed build ninja -C "$build" -j "${XJIT_CI_JOBS:-$(nproc 2>/dev/null || echo 2)}" $targets tools/xjit; then
@@ -59,7 +59,8 @@ timed "unit and fuzz suites" meson test -C "$build" --no-rebuild --print-errorlo
   --timeout-multiplier "$multiplier" --suite unit --suite fuzz --logbase unit || status=1
 XJIT_GUARD_PAGES=1 XJIT_RANDOM_MODULES=${XJIT_RANDOM_MODULES:-40} \
   timed "limits and random sample" meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 \
-  --timeout-multiplier "$multiplier" xjit_limits jit_random_test --logbase sample || status=1
+  --timeout-multiplier "$multiplier" xjit_limits jit_random_test_1of2 jit_random_test_2of2 \
+  --logbase sample || status=1
 
 # One log for the CI summary, as .ci/run reads it.
 cat "$build/meson-logs/unit.json" "$build/meson-logs/sample.json" > "$build/meson-logs/testlog.json"
