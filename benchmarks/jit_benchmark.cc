@@ -18,6 +18,11 @@
 //                           (F=1), with the pass pipeline on (P=1) or off.
 //   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
 //                           (Execute) and host literals (Run).
+//   ScalarWhile/trips       a while loop over an f32 counter (c < trips:
+//                           c + 1), issue 26's yardstick: counter
+//                           per_iteration in seconds (XLA:CPU ~0.6 ns;
+//                           OneAdd/execute, the cost of one whole run, is the
+//                           baseline).
 //   IntKernel/kind/isa      integer kernels of 16M elements, one thread:
 //                           kind 0 s32 add, 1 s8 add, 2 s32 max(x, y) & z
 //                           via compare+select, 3 u16 shift by a scalar
@@ -290,6 +295,57 @@ void BM_OneAdd(benchmark::State& state) {
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
 }
 
+std::string ScalarWhileModule(int64_t trips) {
+  return absl::StrFormat(R"(HloModule scalar_while
+cond {
+  s = (f32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  n = f32[] constant(%d)
+  ROOT lt = pred[] compare(c, n), direction=LT
+}
+body {
+  s = (f32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  one = f32[] constant(1)
+  a = f32[] add(c, one)
+  ROOT t = (f32[]) tuple(a)
+}
+ENTRY e {
+  z = f32[] constant(0)
+  init = (f32[]) tuple(z)
+  w = (f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=0
+}
+)",
+                         trips);
+}
+
+// range(0): the loop's trip count.
+void BM_ScalarWhile(benchmark::State& state) {
+  const int64_t trips = state.range(0);
+  std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
+  jit::CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, jit::CompileOptions(), &report);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  float out = 0;
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute({}, &out);
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  if (out != static_cast<float>(trips)) state.SkipWithError("the loop ran a wrong count");
+  // Seconds per loop iteration (printed with an SI prefix: 45n is 45 ns).
+  state.counters["per_iteration"] = benchmark::Counter(
+      static_cast<double>(trips),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["kernels"] = static_cast<double>(report.kernels.size());
+  state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
 std::string IntKernelModule(int kind, int64_t n) {
   const char* type = kind == 1 ? "s8" : kind == 3 ? "u16" : "s32";
   const std::string s = absl::StrCat(type, "[", n, "]{0}");
@@ -433,6 +489,7 @@ BENCHMARK(BM_Compile100)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
+BENCHMARK(BM_ScalarWhile)->ArgName("trips")->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xjit
