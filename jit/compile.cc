@@ -19,6 +19,7 @@
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 #include "jit/calls/async_call.h"
+#include "jit/calls/cumulative_call.h"
 #include "jit/calls/custom_call.h"
 #include "jit/calls/host_transfer_call.h"
 #include "jit/calls/library_calls.h"
@@ -389,6 +390,8 @@ class ExecutableBuilder {
                  opcode == Opcode::kAsyncDone || opcode == Opcode::kSendDone ||
                  opcode == Opcode::kRecvDone) {
         kernel_status = AddCollectiveDone(instruction, outputs);
+      } else if (IsCumulativeWindow(instruction)) {  // jit/calls/cumulative_call.h.
+        kernel_status = AddLibraryCall(instruction, &PlanCumulativeCall, outputs);
       } else if (LibraryCallPlanner plan = FindLibraryCallPlanner(opcode)) {
         kernel_status = AddLibraryCall(instruction, plan, outputs);  // jit/calls/library_calls.h.
       } else if (IsRelayoutCopy(instruction)) {  // jit/calls/relayout_call.h.

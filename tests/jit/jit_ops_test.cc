@@ -310,6 +310,56 @@ TEST_P(JitOps, ReduceWindow) {
                           "to_apply=add_f32")));
 }
 
+// Cumulative reduce-windows (JAX's cumsum, cumprod, cummax, cummin) run as a
+// one-pass scan (runtime/scan/cumulative.h), which must give the
+// evaluator's bits: along the minor, a middle and the major dimension, in
+// non-default layouts, every reducer the scan takes, float types that round
+// each step, integers that wrap, identity inits (constants) and random ones
+// (a parameter: rarely a fixed point, then every window is folded whole).
+TEST_P(JitOps, CumulativeReduceWindow) {
+  struct Case {
+    const char* type;
+    const char* op;
+    const char* identity;
+  };
+  const Case cases[] = {
+      {"f32", "add", "0"},          {"f32", "maximum", "-inf"}, {"f64", "multiply", "1"},
+      {"bf16", "add", "0"},         {"f16", "minimum", "inf"},  {"s32", "add", "0"},
+      {"u8", "multiply", "1"},      {"s64", "maximum", "-9223372036854775808"},
+      {"u16", "or", "0"},           {"pred", "and", "true"},
+  };
+  // Operand shape, window.
+  const std::pair<const char*, const char*> shapes[] = {
+      {"[4,37]", "size=1x37 pad=0_0x36_0"},
+      {"[4,37]{0,1}", "size=1x37 pad=0_0x36_0"},
+      {"[19,3]", "size=19x1 pad=18_0x0_0"},
+      {"[3,5,2]{2,0,1}", "size=1x5x1 pad=0_0x4_0x0_0"},
+      {"[2]", "size=2 pad=1_0"},
+  };
+  for (const Case& c : cases) {
+    const std::string reducer =
+        absl::StrCat("HloModule m\nr {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
+                     "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.op, "(a, b)\n}\n");
+    for (const auto& [dims, window] : shapes) {
+      const std::string shape = absl::StrCat(c.type, dims);
+      const std::string with_constant = absl::StrCat(
+          reducer, "ENTRY e {\n  x = ", shape, " parameter(0)\n  i = ", c.type, "[] constant(",
+          c.identity, ")\n  ROOT w = ", shape, " reduce-window(x, i), window={", window,
+          "}, to_apply=r\n}\n");
+      CompileReport report;
+      CheckOptions options;
+      options.isa = GetParam();
+      options.report = &report;
+      EXPECT_TRUE(MatchesEvaluator(with_constant, options)) << with_constant;
+      ASSERT_EQ(report.library_calls.size(), 1u) << with_constant;
+      EXPECT_EQ(report.library_calls[0].routine, "cumulative reduce-window");
+      Check(absl::StrCat(reducer, "ENTRY e {\n  x = ", shape, " parameter(0)\n  i = ", c.type,
+                         "[] parameter(1)\n  ROOT w = ", shape, " reduce-window(x, i), window={",
+                         window, "}, to_apply=r\n}\n"));
+    }
+  }
+}
+
 // scatter: windows of updates applied in order (indices repeat: the random
 // arguments are rich in 0, 1 and -1), out-of-bounds windows skipped,
 // implicit index vectors, batching dimensions, any layout and index type.
