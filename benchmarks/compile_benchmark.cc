@@ -35,6 +35,17 @@
 //                         when compiling is
 //                         linear in the depth (issue 15; each body's compile
 //                         copied the whole module before, quadratic).
+//   CompileProgram/I      jit::Compile (parse excluded) of the I-th program
+//                         of models/programs (kPrograms below: modules that
+//                         JAX and third-party libraries wrote, with nested
+//                         while loops and conditionals; issue 26). The
+//                         directory is $XJIT_PROGRAMS, else models/programs
+//                         under the working directory; a missing fixture
+//                         skips the case with a message. Counters:
+//                         instructions (all computations), us_per_inst
+//                         (process CPU time per iteration / instructions).
+//                         XLA:CPU's compile times are in
+//                         models/programs/programs.json.
 //   Memory/KIND/N         peak heap bytes per instruction while building
 //                         the module with ir/builder.h (build_B_per_inst),
 //                         parsing its text (parse_B_per_inst) and compiling
@@ -52,6 +63,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -60,6 +73,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmarks/parse_or_die.h"
 #include "ir/builder.h"
+#include "ir/hlo_text/parser.h"
 #include "ir/module.h"
 #include "jit/compile.h"
 #include "jit/compile_cache.h"
@@ -390,6 +404,50 @@ void BM_FirstCompile(benchmark::State& state) {
   state.counters["second_ms"] = second / static_cast<double>(state.iterations());
 }
 
+// models/programs (models/programs/generate.py), smallest first.
+constexpr const char* kPrograms[] = {"optax_adam",    "scan_rnn",      "equinox_mlp",
+                                     "odeint",        "bfgs_minimize", "blackjax_nuts",
+                                     "diffrax_tsit5"};
+
+void BM_CompileProgram(benchmark::State& state) {
+  const char* name = kPrograms[state.range(0)];
+  const char* root = std::getenv("XJIT_PROGRAMS");
+  const std::string path =
+      absl::StrCat(root != nullptr ? root : "models/programs", "/", name, "/module.hlo");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    state.SkipWithError(absl::StrCat(name, ": no ", path,
+                                     " (run from the source root or set XJIT_PROGRAMS)")
+                            .c_str());
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(
+      std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  int64_t instructions = 0;
+  for (const auto& computation : (*module)->computations()) {
+    instructions += computation->instruction_count();
+  }
+  jit::CompileOptions options;
+  options.cache = false;
+  jit::CompileReport report;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        jit::Compile(**module, options, &report);
+    if (!executable.ok()) {
+      state.SkipWithError(std::string(executable.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(executable->get());
+  }
+  state.SetLabel(name);
+  SetCompileCounters(state, instructions, report);
+  state.counters["instructions"] = static_cast<double>(instructions);
+}
+
 void ChainArgs(benchmark::internal::Benchmark* b) {
   for (int kind : {0, 1, 2}) {
     for (int64_t n : {10, 100, 1000, 10000, 100000}) b->Args({kind, n});
@@ -402,6 +460,10 @@ BENCHMARK(BM_CompileChain)->Apply(ChainArgs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileNested)
     ->ArgsProduct({{0, 1}, {16, 64, 255}})
     ->MeasureProcessCPUTime()  // Deep modules compile on a thread of their own.
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileProgram)
+    ->DenseRange(0, std::size(kPrograms) - 1)
+    ->MeasureProcessCPUTime()  // Loop bodies may compile on threads of their own.
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileMath)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MathKernelRun)

@@ -3,10 +3,14 @@
 #ifndef XJIT_IR_COMPUTATION_H_
 #define XJIT_IR_COMPUTATION_H_
 
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "ir/instruction.h"
 
 namespace xjit {
@@ -48,8 +52,19 @@ class Computation {
 
   Module* parent() const { return parent_; }
 
-  // The instruction named `name`, or null.
-  Instruction* FindInstruction(const std::string& name) const;
+  // The instruction named `name`, or null (the first in definition order if
+  // several share it). Constant time: the computation keeps an index of its
+  // instructions' names, which a scan per lookup made quadratic in the
+  // number of instructions of programs that name many (issue 26).
+  Instruction* FindInstruction(absl::string_view name) const;
+
+  // `base` if no instruction has that name, otherwise `base.N` with the
+  // smallest free N >= 1, a trailing `.N` of base dropped first (so hints may
+  // be existing names). The name is not taken until an instruction gets it.
+  // Amortised constant time: per stem the computation remembers up to where
+  // every `stem.N` is taken and which of those were freed since, where a
+  // search from N = 1 made adding n constants (folding) cost O(n^2) lookups.
+  std::string FreeInstructionName(absl::string_view base) const;
 
   // Reorders instructions so that operands and control predecessors precede
   // users (a stable topological sort); used after rewrites that append.
@@ -69,12 +84,31 @@ class Computation {
 
  private:
   friend class Module;
+  friend class Instruction;  // set_name keeps the name index in step.
+
+  // The name index: how many instructions carry each name, and one of them.
+  struct NameEntry {
+    Instruction* instruction = nullptr;
+    int64_t count = 0;
+  };
+  // FreeInstructionName's memory for one stem: every `stem.N` with
+  // N < `frontier` is taken, except possibly those in `freed` (names that
+  // left the index since; checked when used).
+  struct StemState {
+    int64_t frontier = 1;
+    std::set<int64_t> freed;
+  };
+  void IndexName(Instruction* instruction);
+  void UnindexName(Instruction* instruction);
+
   std::string name_;
   std::vector<std::unique_ptr<Instruction>> instructions_;
   std::vector<Instruction*> parameters_;
   Instruction* root_ = nullptr;
   std::string execution_thread_;
   Module* parent_ = nullptr;
+  absl::flat_hash_map<std::string, NameEntry> names_;
+  mutable absl::flat_hash_map<std::string, StemState> stems_;
 };
 
 }  // namespace xjit

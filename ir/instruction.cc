@@ -6,6 +6,16 @@
 
 namespace xjit {
 
+void Instruction::set_name(std::string name) {
+  if (parent_ == nullptr) {
+    name_ = std::move(name);
+    return;
+  }
+  parent_->UnindexName(this);
+  name_ = std::move(name);
+  parent_->IndexName(this);
+}
+
 const InstructionAttributes& Instruction::DefaultAttributes() {
   static const InstructionAttributes* const defaults = new InstructionAttributes();
   return *defaults;

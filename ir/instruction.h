@@ -115,7 +115,9 @@ class Instruction {
 
   Opcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  // Renaming an instruction of a computation keeps the computation's name
+  // index (Computation::FindInstruction) in step.
+  void set_name(std::string name);
   const Shape& shape() const { return shape_; }
   Shape* mutable_shape() { return &shape_; }
 

@@ -685,16 +685,17 @@ class Fuser {
   // A rebuild names a body's instructions afresh, in order: each keeps its
   // name (a parameter gets param_<number>) unless an earlier one has it
   // (then the next free `.N` form).
+  // (NameSet: a search of the names taken from `.1` up per collision made a
+  // body whose names share a stem quadratic in its size. An unchanged name is
+  // not set again: a rename updates the body's name index.)
   static void NameInOrder(Computation* body) {
-    absl::flat_hash_set<std::string> taken;
+    NameSet taken;
     for (const auto& instruction : body->instructions()) {
-      std::string name = UniqueNameAmong(
+      std::string name = taken.Unique(
           instruction->opcode() == Opcode::kParameter
               ? absl::StrCat("param_", instruction->attrs().parameter_number)
-              : instruction->name(),
-          taken);
-      instruction->set_name(name);
-      taken.insert(std::move(name));
+              : instruction->name());
+      if (name != instruction->name()) instruction->set_name(std::move(name));
     }
   }
 

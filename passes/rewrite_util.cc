@@ -167,9 +167,7 @@ std::string UniqueName(absl::string_view base, const Taken& taken) {
 }  // namespace
 
 std::string UniqueInstructionName(const Computation& computation, absl::string_view base) {
-  return UniqueName(base, [&](const std::string& name) {
-    return computation.FindInstruction(name) != nullptr;
-  });
+  return computation.FreeInstructionName(base);
 }
 
 std::string UniqueComputationName(const Module& module, absl::string_view base) {

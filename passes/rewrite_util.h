@@ -120,6 +120,8 @@ std::string UniqueComputationNameOnePass(const Module& module, absl::string_view
 // computation quadratic in n.
 class NameSet {
  public:
+  // No name taken yet (for code that names instructions in order).
+  NameSet() = default;
   explicit NameSet(const Computation& computation);
   // A free name derived from `base` as UniqueInstructionName does; now taken.
   std::string Unique(absl::string_view base);

@@ -145,6 +145,49 @@ TEST(RewriteUtilTest, UniqueNames) {
   EXPECT_EQ(UniqueComputationName(*module, "e"), "e.1");
 }
 
+// The computation's name index and its per-stem memory (issue 26) follow
+// additions, removals and renames: every answer is the smallest free name,
+// the one-pass search's answer.
+TEST(RewriteUtilTest, UniqueNamesFollowRemovalsAndRenames) {
+  auto module = Parse(kModule);
+  Computation* entry = module->entry();
+  auto add = [&] {
+    Instruction* c = AddConstant(entry, Literal::Scalar(ElementType::kF32, 1), "constant");
+    EXPECT_EQ(entry->FindInstruction(c->name()), c);
+    return c;
+  };
+  auto expect_next = [&](const char* want) {
+    EXPECT_EQ(UniqueInstructionName(*entry, "constant"), want);
+    EXPECT_EQ(UniqueInstructionNameOnePass(*entry, "constant"), want);
+  };
+  std::vector<Instruction*> c;
+  for (int i = 0; i < 5; ++i) c.push_back(add());
+  EXPECT_EQ(c[0]->name(), "constant");
+  EXPECT_EQ(c[4]->name(), "constant.4");
+  entry->RemoveInstruction(c[2]);  // constant.2 is free again
+  EXPECT_EQ(entry->FindInstruction("constant.2"), nullptr);
+  expect_next("constant.2");
+  c[1]->set_name("renamed");  // so is constant.1
+  EXPECT_EQ(entry->FindInstruction("constant.1"), nullptr);
+  EXPECT_EQ(entry->FindInstruction("renamed"), c[1]);
+  expect_next("constant.1");
+  c[1]->set_name("constant.2");  // constant.2 taken again by a rename
+  expect_next("constant.1");
+  EXPECT_EQ(add()->name(), "constant.1");
+  expect_next("constant.5");
+  // Two instructions with one name (a rewrite in progress): found while
+  // either has it.
+  c[3]->set_name("constant.4");
+  EXPECT_EQ(entry->FindInstruction("constant.4"), c[3]);
+  EXPECT_EQ(entry->FindInstruction("constant.3"), nullptr);
+  expect_next("constant.3");
+  entry->RemoveInstruction(c[3]);
+  EXPECT_EQ(entry->FindInstruction("constant.4"), c[4]);
+  entry->RemoveInstruction(c[4]);
+  EXPECT_EQ(entry->FindInstruction("constant.4"), nullptr);
+  expect_next("constant.3");
+}
+
 TEST(RewriteUtilTest, ReplaceRequiresEqualShapes) {
   auto module = Parse(R"(
 HloModule m
