@@ -271,6 +271,7 @@ absl::Status Query(JaxlibLapackPlan* p) {
   const int64_t mn = std::min<int64_t>(m, n), mx = std::max<int64_t>(m, n);
   T w{};
   R rw{};
+  R rdummy[8] = {};  // Some queries write rwork(1) (ctrevc3 through cgeev).
   blasint iw = 0, info = 0;
   p->lwork = p->lrwork = p->liwork = 1;
   if (m == 0 || n == 0) return absl::OkStatus();
@@ -285,7 +286,7 @@ absl::Status Query(JaxlibLapackPlan* p) {
       p->lwork = Size(w, n);
       break;
     case LapackRoutine::kGeqp3:
-      L::Geqp3(m, n, nullptr, Ld(m), nullptr, nullptr, &w, -1, nullptr, &info);
+      L::Geqp3(m, n, nullptr, Ld(m), nullptr, nullptr, &w, -1, rdummy, &info);
       p->lwork = Size(w, 3 * n + 1);
       p->lrwork = 2 * n;
       break;
@@ -311,7 +312,7 @@ absl::Status Query(JaxlibLapackPlan* p) {
       break;
     case LapackRoutine::kGesdd:
       L::Gesdd(p->mode, m, n, nullptr, Ld(m), nullptr, nullptr, Ld(m), nullptr,
-               Ld(p->results[3].rows), &w, -1, nullptr, &iw, &info);
+               Ld(p->results[3].rows), &w, -1, rdummy, &iw, &info);
       p->lwork = Size(w, 1);
       p->liwork = 8 * mn;
       if (L::kComplex) {
@@ -321,19 +322,19 @@ absl::Status Query(JaxlibLapackPlan* p) {
       break;
     case LapackRoutine::kGesvd:
       L::Gesvd(p->mode, m, n, nullptr, Ld(m), nullptr, nullptr, Ld(m), nullptr,
-               Ld(p->results[3].rows), &w, -1, nullptr, &info);
+               Ld(p->results[3].rows), &w, -1, rdummy, &info);
       p->lwork = Size(w, 1);
       p->lrwork = 5 * mn;
       break;
     case LapackRoutine::kGeev:
       L::Geev(p->jobvl, p->jobvr, n, nullptr, Ld(n), nullptr, nullptr, nullptr, Ld(n), nullptr,
-              Ld(n), &w, -1, nullptr, &info);
+              Ld(n), &w, -1, rdummy, &info);
       p->lwork = Size(w, 4 * n);
       p->lrwork = 2 * n;
       break;
     case LapackRoutine::kGees:
-      L::Gees(p->mode, n, nullptr, Ld(n), nullptr, nullptr, nullptr, nullptr, Ld(n), &w, -1,
-              nullptr, nullptr, &info);
+      L::Gees(p->mode, n, nullptr, Ld(n), &iw, nullptr, nullptr, nullptr, Ld(n), &w, -1,
+              rdummy, nullptr, &info);
       p->lwork = Size(w, 3 * n);
       p->lrwork = n;
       p->liwork = n;
