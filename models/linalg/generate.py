@@ -113,6 +113,12 @@ def cases():
       "qr_pivoting": (lambda jax, jnp, a: (lambda q, r, p: (q @ r - a[:, p], jnp.abs(r), p))(
                           *jax.scipy.linalg.qr(a, pivoting=True)),
                       lambda r, t: (_random(r, (6, 5), t),), all4),
+      # ormqr / unmqr (jax.lax.linalg.ormqr) on geqrf's reflectors: Q c, c Q^H.
+      "ormqr": (lambda jax, jnp, a, c: (lambda qr: (
+                    jax.lax.linalg.ormqr(qr[0], qr[1], c, left=True, transpose=False),
+                    jax.lax.linalg.ormqr(qr[0], qr[1], ct(jnp, c), left=False, transpose=True)))(
+                    jax._src.lax.linalg.geqrf(a)),
+                lambda r, t: (_random(r, (6, 4), t), _random(r, (6, 3), t)), all4),
       # syevd / heevd.
       "eigh": (lambda jax, jnp, a: (lambda w, v: (w, a @ v - v * w[..., None, :],
                                                   ct(jnp, v) @ v))(*jnp.linalg.eigh(a)),

@@ -218,5 +218,33 @@ TEST(LinalgModelsFixtures, Present) {
   EXPECT_GE(AllParams().size(), 2u) << "no fixtures under " << Root();
 }
 
+
+// A lapack_*_ffi target xjit does not implement: both backends fail with an
+// error naming it (the JIT leaves the step to the evaluator).
+TEST(LinalgModelsUnknownTarget, ErrorNamesTheTarget) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[3,3]{1,0} parameter(0)
+  ROOT r = (f32[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_sfoo_ffi", operand_layout_constraints={f32[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+}
+)",
+                                                                   "unknown.hlo");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> args;
+  args.emplace_back(Shape::Array(ElementType::kF32, {3, 3}));
+  absl::StatusOr<Literal> evaluated = EvaluateModule(**module, args);
+  ASSERT_FALSE(evaluated.ok());
+  EXPECT_EQ(evaluated.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(evaluated.status().message().find("\"lapack_sfoo_ffi\""), std::string::npos)
+      << evaluated.status();
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> exe =
+      jit::Compile(**module, jit::CompileOptions());
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  absl::StatusOr<Literal> run = (*exe)->Run(args);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("\"lapack_sfoo_ffi\""), std::string::npos)
+      << run.status();
+}
 }  // namespace
 }  // namespace xjit
