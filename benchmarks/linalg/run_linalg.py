@@ -83,6 +83,7 @@ def main():
     print("run_linalg.py: JAX is not installed; nothing to compare with")
     return 0
   work = options.work or tempfile.mkdtemp(prefix="xjit_linalg_bench_")
+  os.makedirs(work, exist_ok=True)
   cpus = f"0-{options.threads - 1}"
   env = dict(os.environ)
   if options.threads == 1:
