@@ -29,6 +29,7 @@
 #include "interpreter/evaluator_internal.h"
 #include "ir/status_macros.h"
 #include "runtime/host/interrupt.h"
+#include "runtime/host/jaxlib_lapack.h"
 #include "runtime/host/large_stack.h"
 
 namespace xjit {
@@ -628,6 +629,27 @@ class BufferTables {
 
 }  // namespace
 
+// A jaxlib LAPACK call: planned (LAPACK's workspace queries) and run on
+// the operands' data as given, into a fresh result.
+static absl::StatusOr<Literal> EvalJaxlibLapack(const Instruction& instruction,
+                                                absl::Span<const Literal* const> operands) {
+  XJIT_ASSIGN_OR_RETURN(runtime::host::JaxlibLapackPlan plan,
+                        runtime::host::PlanJaxlibLapack(instruction));
+  std::vector<const void*> in;
+  for (const Literal* operand : operands) {
+    if (!operand->shape().IsArray()) {
+      return absl::InvalidArgumentError(absl::StrCat(plan.target, ": operands must be arrays"));
+    }
+    in.push_back(operand->data().data());
+  }
+  Literal result(instruction.shape());
+  std::vector<void*> out;
+  ForEachArrayLeafData(result, &out);
+  std::vector<uint64_t> scratch((plan.scratch_bytes + 7) / 8 + 2);
+  runtime::host::RunJaxlibLapack(plan, in.data(), out.data(), scratch.data());
+  return result;
+}
+
 absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instruction,
                                                         Operands operands) {
   const InstructionAttributes& attrs = instruction.attrs();
@@ -682,6 +704,9 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCustomCall(const Instruction& instr
       }
       return eval::HouseholderProduct(instruction, *operands[0], *operands[1]);
     }
+    // jaxlib's CPU LAPACK calls (lapack_*_ffi): LAPACK itself, with
+    // jaxlib's contract (runtime/host/jaxlib_lapack.h).
+    if (runtime::host::IsJaxlibLapackTarget(target)) return EvalJaxlibLapack(instruction, operands);
     return absl::NotFoundError(
         absl::StrCat("custom-call target \"", target, "\" is not registered"));
   }

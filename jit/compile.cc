@@ -23,6 +23,7 @@
 #include "jit/calls/custom_call.h"
 #include "jit/calls/host_transfer_call.h"
 #include "jit/calls/library_calls.h"
+#include "jit/calls/lapack_call.h"
 #include "jit/calls/linalg_call.h"
 #include "jit/calls/relayout_call.h"
 #include "jit/code/jitdump.h"
@@ -486,6 +487,16 @@ class ExecutableBuilder {
       std::string description;
       XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
                             PlanLinalgCall(instruction, std::max(options_.threads, 1),
+                                           &description));
+      XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
+      AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),
+                         std::move(description));
+      return absl::OkStatus();
+    }
+    if (IsJaxlibLapackCustomCall(instruction)) {  // jaxlib's LAPACK: jit/calls/lapack_call.h.
+      std::string description;
+      XJIT_ASSIGN_OR_RETURN(runtime::LibraryCall call,
+                            PlanLapackCall(instruction, std::max(options_.threads, 1),
                                            &description));
       XJIT_ASSIGN_OR_RETURN(std::vector<int> inputs, OperandSlots(instruction, /*leaves=*/true));
       AddLibraryCallStep(instruction, std::move(inputs), outputs, std::move(call),

@@ -449,20 +449,42 @@ absl::Status InlineCall(Instruction* call, std::vector<Instruction*>* copies, Na
     return absl::FailedPreconditionError("call has control edges");
   }
   const Computation* callee = call->to_apply();
-  if (callee->root() == nullptr || callee->root()->shape() != call->shape() ||
+  // An array whose layout alone differs (JAX's modules before layout
+  // assignment: a custom call's column-major result passed to a callee whose
+  // parameter is row-major) goes through a copy into the other layout.
+  auto relayout_only = [](const Shape& a, const Shape& b) {
+    return a.IsArray() && b.IsArray() && a.Compatible(b);
+  };
+  if (callee->root() == nullptr ||
+      (callee->root()->shape() != call->shape() &&
+       !relayout_only(callee->root()->shape(), call->shape())) ||
       callee->parameter_count() != call->operand_count()) {
     return absl::FailedPreconditionError("callee signature differs from the call");
   }
   for (int64_t i = 0; i < callee->parameter_count(); ++i) {
     const Instruction* p = callee->parameter(i);
-    if (p == nullptr || p->shape() != call->operand(i)->shape()) {
+    if (p == nullptr || (p->shape() != call->operand(i)->shape() &&
+                         !relayout_only(p->shape(), call->operand(i)->shape()))) {
       return absl::FailedPreconditionError("callee parameter layout differs from the operand");
     }
   }
   Computation* caller = call->parent();
+  auto copy_to = [&](Instruction* value, const Shape& shape) -> absl::StatusOr<Instruction*> {
+    if (value->shape() == shape) return value;
+    NewInstruction copy;
+    copy.opcode = Opcode::kCopy;
+    copy.operands = {value};
+    copy.shape = shape;
+    copy.name = "relayout";
+    XJIT_ASSIGN_OR_RETURN(Instruction * added, AddInstruction(caller, std::move(copy)));
+    if (copies != nullptr) copies->push_back(added);
+    return added;
+  };
   absl::flat_hash_map<const Instruction*, Instruction*> map;
   for (int64_t i = 0; i < callee->parameter_count(); ++i) {
-    map[callee->parameter(i)] = call->operand(i);
+    XJIT_ASSIGN_OR_RETURN(Instruction * operand,
+                          copy_to(call->operand(i), callee->parameter(i)->shape()));
+    map[callee->parameter(i)] = operand;
   }
   for (const auto& instruction : callee->instructions()) {
     if (instruction->opcode() == Opcode::kParameter) continue;
@@ -477,7 +499,7 @@ absl::Status InlineCall(Instruction* call, std::vector<Instruction*>* copies, Na
     map[instruction.get()] = clone;
     if (copies != nullptr) copies->push_back(clone);
   }
-  Instruction* result = map.at(callee->root());
+  XJIT_ASSIGN_OR_RETURN(Instruction * result, copy_to(map.at(callee->root()), call->shape()));
   XJIT_CHECK(ReplaceAllUses(call, result));
   // The call goes even when its callee has side effects (RemoveIfDead would
   // keep it): they now happen in the inlined copy, and a call left behind

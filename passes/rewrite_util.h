@@ -213,7 +213,9 @@ int64_t RemoveDeadInstructions(Computation* computation, SideEffectCache* effect
 // caller (the callee stays in the module; DCE removes it once unused).
 // Refused (FailedPrecondition, nothing changed) when the call has control
 // edges or the callee's parameter or root shapes differ from the call's
-// operands or result in layout. With `copies`, appends the instructions
+// operands or result other than in an array's layout; an array operand or
+// result whose layout alone differs goes through a `copy` into the other
+// layout (also listed in `copies`). With `copies`, appends the instructions
 // copied into the caller there, in the callee's order. With `names` (the
 // caller's), the copies are named by it (for many inlinings into one
 // caller).

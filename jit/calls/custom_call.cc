@@ -12,6 +12,7 @@
 #include "ir/status_macros.h"
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
+#include "runtime/host/jaxlib_lapack.h"
 #include "runtime/linalg/qr.h"
 #include "runtime/strided_copy.h"
 
@@ -233,7 +234,7 @@ absl::Status CheckApiVersion(const InstructionAttributes& attrs) {
 // is registered (interpreter/evaluator.cc's EvalCustomCall).
 bool HasEvaluatorMeaning(absl::string_view target) {
   return IsAnnotationCustomCall(target) || target == "TopK" ||
-         runtime::linalg::IsQrTarget(target);
+         runtime::linalg::IsQrTarget(target) || runtime::host::IsJaxlibLapackTarget(target);
 }
 
 }  // namespace

@@ -259,5 +259,31 @@ ENTRY e {
   EXPECT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
 }
 
+
+// A callee whose parameter and root differ from the call's operand and
+// result only in layout (JAX's linalg modules): inlined through copies.
+TEST(RewriteUtilTest, InlineCallRelayout) {
+  auto module = Parse(R"(
+HloModule m
+callee {
+  a = f32[2,3]{1,0} parameter(0)
+  ROOT n = f32[2,3]{1,0} negate(a)
+}
+ENTRY e {
+  x = f32[2,3]{0,1} parameter(0)
+  ROOT c = f32[2,3]{0,1} call(x), to_apply=callee
+}
+)");
+  Instruction* call = module->entry()->root();
+  ASSERT_TRUE(InlineCall(call).ok());
+  module->entry()->SortTopologically();
+  const Instruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kCopy);
+  EXPECT_EQ(root->shape().ToString(true), "f32[2,3]{0,1}");
+  ASSERT_EQ(root->operand(0)->opcode(), Opcode::kNegate);
+  ASSERT_EQ(root->operand(0)->operand(0)->opcode(), Opcode::kCopy);
+  EXPECT_EQ(root->operand(0)->operand(0)->shape().ToString(true), "f32[2,3]{1,0}");
+  EXPECT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+}
 }  // namespace
 }  // namespace xjit

@@ -1,0 +1,381 @@
+// Running jaxlib's LAPACK custom calls (see jaxlib_lapack.h): LAPACK's
+// workspace queries at plan time, and per batch element a gather of the
+// operands into packed column-major copies, the routine, and a scatter of
+// the results.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/host/jaxlib_lapack.h"
+#include "runtime/host/jaxlib_lapack_internal.h"
+#include "runtime/host/lapack_typed_internal.h"
+
+namespace xjit::runtime::host {
+namespace {
+
+static_assert(sizeof(blasint) == sizeof(int32_t),
+              "jaxlib's ipiv, jpvt and info are s32: LAPACK with 32-bit integers");
+
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+
+blasint Ld(int64_t rows) { return static_cast<blasint>(std::max<int64_t>(1, rows)); }
+
+// An element of `width` bytes, for copies of any type.
+template <int width>
+struct Bytes {
+  uint8_t b[width];
+};
+
+// Copies a rows x cols item between a strided place and a packed
+// column-major copy (`to_packed`: strided -> packed).
+template <int width>
+void CopyItem(const LapackArray& a, uint8_t* strided, uint8_t* packed, bool to_packed) {
+  using E = Bytes<width>;
+  E* s = reinterpret_cast<E*>(strided);
+  E* p = reinterpret_cast<E*>(packed);
+  for (int64_t j = 0; j < a.cols; ++j) {
+    if (a.row_stride == 1) {
+      if (to_packed) {
+        std::memcpy(p + j * a.rows, s + j * a.col_stride, a.rows * width);
+      } else {
+        std::memcpy(s + j * a.col_stride, p + j * a.rows, a.rows * width);
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < a.rows; ++i) {
+      E* place = s + i * a.row_stride + j * a.col_stride;
+      if (to_packed) {
+        p[j * a.rows + i] = *place;
+      } else {
+        *place = p[j * a.rows + i];
+      }
+    }
+  }
+}
+
+void Copy(const LapackArray& a, int64_t b, const void* buffer, uint8_t* scratch, bool to_packed) {
+  uint8_t* strided = static_cast<uint8_t*>(const_cast<void*>(buffer)) +
+                     a.offsets[b] * ByteWidth(a.type);
+  uint8_t* packed = scratch + a.packed_offset;
+  switch (ByteWidth(a.type)) {
+    case 4: return CopyItem<4>(a, strided, packed, to_packed);
+    case 8: return CopyItem<8>(a, strided, packed, to_packed);
+    default: return CopyItem<16>(a, strided, packed, to_packed);
+  }
+}
+
+template <typename T>
+bool AllFinite(const T* data, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(std::real(data[i])) || !std::isfinite(std::imag(data[i]))) return false;
+  }
+  return true;
+}
+
+// geev's real eigenvectors to complex ones: a pair (wi > 0) is stored as
+// its real and imaginary columns j, j + 1 (jaxlib's UnpackEigenvectors).
+template <typename R>
+void UnpackEigenvectors(int64_t n, const R* wi, const R* packed, std::complex<R>* out) {
+  for (int64_t j = 0; j < n;) {
+    if (wi[j] == 0 || std::isnan(wi[j]) || j + 1 == n) {
+      for (int64_t i = 0; i < n; ++i) out[j * n + i] = {packed[j * n + i], 0};
+      ++j;
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const R re = packed[j * n + i], im = packed[(j + 1) * n + i];
+        out[j * n + i] = {re, im};
+        out[(j + 1) * n + i] = {re, -im};
+      }
+      j += 2;
+    }
+  }
+}
+
+// One batch element's routine over the packed copies in `s`.
+template <typename T>
+void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
+  using L = Lapack<T>;
+  using R = typename L::Real;
+  auto in = [&](int i) { return reinterpret_cast<T*>(s + p.operands[i].packed_offset); };
+  auto out = [&](int j) { return reinterpret_cast<T*>(s + p.results[j].packed_offset); };
+  auto out_real = [&](int j) { return reinterpret_cast<R*>(s + p.results[j].packed_offset); };
+  auto out_int = [&](int j) { return reinterpret_cast<blasint*>(s + p.results[j].packed_offset); };
+  T* work = reinterpret_cast<T*>(s + p.work_offset);
+  R* rwork = reinterpret_cast<R*>(s + p.rwork_offset);
+  blasint* iwork = reinterpret_cast<blasint*>(s + p.iwork_offset);
+  const blasint lwork = static_cast<blasint>(p.lwork);
+  const LapackArray& r0 = p.results[0];
+  const blasint m = static_cast<blasint>(r0.rows), n = static_cast<blasint>(r0.cols);
+  blasint info = 0;
+  switch (p.routine) {
+    case LapackRoutine::kTrsm:
+      if (m > 0 && n > 0) {
+        L::Trsm(p.side, p.uplo, p.trans, p.diag, m, n, in(0), Ld(p.operands[0].rows), out(0),
+                Ld(m));
+      }
+      return;
+    case LapackRoutine::kGetrf:
+      if (m > 0 && n > 0) L::Getrf(m, n, out(0), Ld(m), out_int(1), &info);
+      *out_int(2) = info;
+      return;
+    case LapackRoutine::kGeqrf:
+      if (m > 0 && n > 0) L::Geqrf(m, n, out(0), Ld(m), out(1), work, lwork, &info);
+      return;
+    case LapackRoutine::kGeqp3:
+      if (m > 0 && n > 0) {
+        L::Geqp3(m, n, out(0), Ld(m), out_int(1), out(2), work, lwork, rwork, &info);
+      }
+      return;
+    case LapackRoutine::kOrgqr:
+      if (m > 0 && n > 0) {
+        L::Orgqr(m, n, static_cast<blasint>(p.operands[1].rows), out(0), Ld(m), in(1), work,
+                 lwork, &info);
+      }
+      return;
+    case LapackRoutine::kOrmqr:
+      if (m > 0 && n > 0) {
+        L::Ormqr(p.side, p.trans, m, n, static_cast<blasint>(p.operands[0].cols), in(0),
+                 Ld(p.operands[0].rows), in(1), out(0), Ld(m), work, lwork, &info);
+      }
+      return;
+    case LapackRoutine::kPotrf:
+      if (n > 0) L::Potrf(p.uplo, n, out(0), Ld(n), &info);
+      *out_int(1) = info;
+      return;
+    case LapackRoutine::kSyevd:
+      if (n > 0) {
+        L::Syevd(p.mode, p.uplo, n, out(0), Ld(n), out_real(1), work, lwork, rwork,
+                 static_cast<blasint>(p.lrwork), iwork, static_cast<blasint>(p.liwork), &info);
+      }
+      *out_int(2) = info;
+      return;
+    case LapackRoutine::kGesdd:
+    case LapackRoutine::kGesvd: {
+      const blasint ldvt = Ld(p.results[3].rows);
+      if (p.routine == LapackRoutine::kGesdd) {
+        L::Gesdd(p.mode, m, n, out(0), Ld(m), out_real(1), out(2), Ld(m), out(3), ldvt, work,
+                 lwork, rwork, iwork, &info);
+      } else {
+        L::Gesvd(p.mode, m, n, out(0), Ld(m), out_real(1), out(2), Ld(m), out(3), ldvt, work,
+                 lwork, rwork, &info);
+      }
+      *out_int(4) = info;
+      return;
+    }
+    case LapackRoutine::kGeev: {
+      const int64_t size = static_cast<int64_t>(p.operands[0].rows);
+      const blasint order = static_cast<blasint>(size);
+      const int vl = L::kComplex ? 1 : 2;  // The results' indices.
+      const int info_index = vl + 2;
+      if (!AllFinite(in(0), size * size)) {
+        *out_int(info_index) = -4;  // jaxlib's answer, without calling LAPACK.
+        return;
+      }
+      if constexpr (L::kComplex) {
+        L::Geev(p.jobvl, p.jobvr, order, in(0), Ld(size), out(0), nullptr, out(1), Ld(size),
+                out(2), Ld(size), work, lwork, rwork, &info);
+      } else {
+        R* vl_real = reinterpret_cast<R*>(s + p.extra_offset);
+        R* vr_real = vl_real + size * size;
+        L::Geev(p.jobvl, p.jobvr, order, in(0), Ld(size), out(0), out(1), vl_real, Ld(size),
+                vr_real, Ld(size), work, lwork, rwork, &info);
+        using Complex = std::complex<R>;
+        if (info == 0 && p.jobvl == 'V') {
+          UnpackEigenvectors(size, out(1), vl_real, reinterpret_cast<Complex*>(out(2)));
+        }
+        if (info == 0 && p.jobvr == 'V') {
+          UnpackEigenvectors(size, out(1), vr_real, reinterpret_cast<Complex*>(out(3)));
+        }
+      }
+      if (info != 0) {  // Eigenvectors are not defined: zero.
+        for (int j = vl; j < vl + 2; ++j) {
+          std::memset(static_cast<void*>(out(j)), 0, p.results[j].Elements() * ByteWidth(p.results[j].type));
+        }
+      }
+      *out_int(info_index) = info;
+      return;
+    }
+    case LapackRoutine::kGees: {
+      const int sdim = L::kComplex ? 3 : 4;
+      blasint selected = 0;
+      if (n > 0) {
+        L::Gees(p.mode, n, out(0), Ld(n), &selected, out(2), L::kComplex ? nullptr : out(3),
+                out(1), Ld(n), work, lwork, rwork, iwork, &info);
+      }
+      *out_int(sdim) = selected;
+      *out_int(sdim + 1) = info;
+      return;
+    }
+    case LapackRoutine::kGehrd:
+      L::Gehrd(n, static_cast<blasint>(p.ilo), static_cast<blasint>(p.ihi), out(0), Ld(n),
+               out(1), work, lwork, &info);
+      *out_int(2) = info;
+      return;
+    case LapackRoutine::kSytrd:
+      L::Sytrd(p.uplo, n, out(0), Ld(n), out_real(1), out_real(2), out(3), work, lwork, &info);
+      *out_int(4) = info;
+      return;
+    case LapackRoutine::kGtsv: {
+      const blasint rows = static_cast<blasint>(p.results[3].rows);
+      const blasint rhs = static_cast<blasint>(p.results[3].cols);
+      if (rows > 0) L::Gtsv(rows, rhs, out(0) + 1, out(1), out(2), out(3), Ld(rows), &info);
+      *out_int(4) = info;
+      return;
+    }
+  }
+}
+
+template <typename T>
+void Run(const JaxlibLapackPlan& plan, const void* const* operands, void* const* results,
+         uint8_t* scratch) {
+  std::vector<bool> aliased(plan.operands.size(), false);
+  for (int from : plan.from_operand) {
+    if (from >= 0) aliased[from] = true;
+  }
+  for (int64_t b = 0; b < plan.batch; ++b) {
+    for (size_t j = 0; j < plan.results.size(); ++j) {
+      const int from = plan.from_operand[j];
+      if (from >= 0) {
+        Copy(plan.operands[from], b, operands[from], scratch, /*to_packed=*/true);
+      } else {
+        const LapackArray& a = plan.results[j];
+        std::memset(scratch + a.packed_offset, 0, a.Elements() * ByteWidth(a.type));
+      }
+    }
+    for (size_t i = 0; i < plan.operands.size(); ++i) {
+      if (!aliased[i]) Copy(plan.operands[i], b, operands[i], scratch, /*to_packed=*/true);
+    }
+    RunItem<T>(plan, scratch);
+    for (size_t j = 0; j < plan.results.size(); ++j) {
+      Copy(plan.results[j], b, results[j], scratch, /*to_packed=*/false);
+    }
+  }
+}
+
+// The optimal size LAPACK's query wrote, at least `minimum`.
+template <typename T>
+int64_t Size(T written, int64_t minimum) {
+  return std::max<int64_t>(minimum, static_cast<int64_t>(std::ceil(std::real(written))));
+}
+
+template <typename T>
+absl::Status Query(JaxlibLapackPlan* p) {
+  using L = Lapack<T>;
+  using R = typename L::Real;
+  const LapackArray& a = p->operands[0];
+  const blasint m = static_cast<blasint>(a.rows), n = static_cast<blasint>(a.cols);
+  const int64_t mn = std::min<int64_t>(m, n), mx = std::max<int64_t>(m, n);
+  T w{};
+  R rw{};
+  R rdummy[8] = {};  // Some queries write rwork(1) (ctrevc3 through cgeev).
+  blasint iw = 0, info = 0;
+  p->lwork = p->lrwork = p->liwork = 1;
+  if (m == 0 || n == 0) return absl::OkStatus();
+  switch (p->routine) {
+    case LapackRoutine::kTrsm:
+    case LapackRoutine::kGetrf:
+    case LapackRoutine::kPotrf:
+    case LapackRoutine::kGtsv:
+      return absl::OkStatus();
+    case LapackRoutine::kGeqrf:
+      L::Geqrf(m, n, nullptr, Ld(m), nullptr, &w, -1, &info);
+      p->lwork = Size(w, n);
+      break;
+    case LapackRoutine::kGeqp3:
+      L::Geqp3(m, n, nullptr, Ld(m), nullptr, nullptr, &w, -1, rdummy, &info);
+      p->lwork = Size(w, 3 * n + 1);
+      p->lrwork = 2 * n;
+      break;
+    case LapackRoutine::kOrgqr:
+      L::Orgqr(m, n, static_cast<blasint>(p->operands[1].rows), nullptr, Ld(m), nullptr, &w, -1,
+               &info);
+      p->lwork = Size(w, n);
+      break;
+    case LapackRoutine::kOrmqr: {
+      const LapackArray& c = p->operands[2];
+      const blasint cm = static_cast<blasint>(c.rows), cn = static_cast<blasint>(c.cols);
+      if (cm == 0 || cn == 0) return absl::OkStatus();
+      L::Ormqr(p->side, p->trans, cm, cn, n, nullptr, Ld(m), nullptr, nullptr, Ld(cm), &w, -1,
+               &info);
+      p->lwork = Size(w, p->side == 'L' ? cn : cm);
+      break;
+    }
+    case LapackRoutine::kSyevd:
+      L::Syevd(p->mode, p->uplo, n, nullptr, Ld(n), nullptr, &w, -1, &rw, -1, &iw, -1, &info);
+      p->lwork = Size(w, 1);
+      p->lrwork = Size(rw, 1);
+      p->liwork = std::max<int64_t>(1, iw);
+      break;
+    case LapackRoutine::kGesdd:
+      L::Gesdd(p->mode, m, n, nullptr, Ld(m), nullptr, nullptr, Ld(m), nullptr,
+               Ld(p->results[3].rows), &w, -1, rdummy, &iw, &info);
+      p->lwork = Size(w, 1);
+      p->liwork = 8 * mn;
+      if (L::kComplex) {
+        p->lrwork = p->mode == 'N' ? 7 * mn
+                                   : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
+      }
+      break;
+    case LapackRoutine::kGesvd:
+      L::Gesvd(p->mode, m, n, nullptr, Ld(m), nullptr, nullptr, Ld(m), nullptr,
+               Ld(p->results[3].rows), &w, -1, rdummy, &info);
+      p->lwork = Size(w, 1);
+      p->lrwork = 5 * mn;
+      break;
+    case LapackRoutine::kGeev:
+      L::Geev(p->jobvl, p->jobvr, n, nullptr, Ld(n), nullptr, nullptr, nullptr, Ld(n), nullptr,
+              Ld(n), &w, -1, rdummy, &info);
+      p->lwork = Size(w, 4 * n);
+      p->lrwork = 2 * n;
+      break;
+    case LapackRoutine::kGees:
+      L::Gees(p->mode, n, nullptr, Ld(n), &iw, nullptr, nullptr, nullptr, Ld(n), &w, -1,
+              rdummy, nullptr, &info);
+      p->lwork = Size(w, 3 * n);
+      p->lrwork = n;
+      p->liwork = n;
+      break;
+    case LapackRoutine::kGehrd:
+      L::Gehrd(n, static_cast<blasint>(p->ilo), static_cast<blasint>(p->ihi), nullptr, Ld(n),
+               nullptr, &w, -1, &info);
+      p->lwork = Size(w, n);
+      break;
+    case LapackRoutine::kSytrd:
+      L::Sytrd(p->uplo, n, nullptr, Ld(n), nullptr, nullptr, nullptr, &w, -1, &info);
+      p->lwork = Size(w, 1);
+      break;
+  }
+  if (info != 0) {
+    return absl::InternalError(
+        absl::StrCat("custom-call \"", p->target, "\": LAPACK's workspace query gave info ", info));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SizeLapackWorkspaces(JaxlibLapackPlan* plan) {
+  switch (plan->type) {
+    case ElementType::kF32: return Query<float>(plan);
+    case ElementType::kF64: return Query<double>(plan);
+    case ElementType::kC64: return Query<C64>(plan);
+    default: return Query<C128>(plan);
+  }
+}
+
+void RunJaxlibLapack(const JaxlibLapackPlan& plan, const void* const* operands,
+                     void* const* results, void* scratch) {
+  uint8_t* bytes = static_cast<uint8_t*>(scratch);
+  switch (plan.type) {
+    case ElementType::kF32: return Run<float>(plan, operands, results, bytes);
+    case ElementType::kF64: return Run<double>(plan, operands, results, bytes);
+    case ElementType::kC64: return Run<C64>(plan, operands, results, bytes);
+    default: return Run<C128>(plan, operands, results, bytes);
+  }
+}
+
+}  // namespace xjit::runtime::host
