@@ -1,9 +1,9 @@
-// The Fortran LAPACK/BLAS routines jaxlib's CPU custom calls run
-// (runtime/host/jaxlib_lapack.h), declared here because Debian's OpenBLAS
-// exports them without a C header. Fortran convention: every argument by
-// address, column-major matrices, and one hidden length argument at the end
-// for each character argument, in order. Complex matrices are void* (pairs
-// of reals). Private to runtime/host/jaxlib_lapack*.cc.
+// The Fortran LAPACK/BLAS routines xjit calls (jaxlib's CPU custom calls,
+// runtime/host/jaxlib_lapack.h; HLO cholesky and the QR custom call,
+// runtime/linalg), declared here because Debian's OpenBLAS exports them
+// without a C header. Fortran convention: every argument by address,
+// column-major matrices, and one hidden length argument at the end for each
+// character argument, in order. Complex matrices are void* (pairs of reals).
 #ifndef XJIT_RUNTIME_HOST_LAPACK_ROUTINES_H_
 #define XJIT_RUNTIME_HOST_LAPACK_ROUTINES_H_
 

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/blas/blas_threads.h"
-#include "runtime/linalg/lapack_internal.h"
+#include "runtime/host/lapack_routines.h"
 
 namespace xjit::runtime::linalg {
 namespace {
