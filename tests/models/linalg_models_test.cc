@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/models/fixture_files.h"
 #include "interpreter/evaluator.h"
 #include "ir/hlo_text/parser.h"
 #include "ir/literal.h"
@@ -46,6 +47,9 @@ namespace xjit {
 namespace {
 
 namespace fs = std::filesystem;
+using fixtures::CountFiles;
+using fixtures::ForEachIndex;
+using fixtures::ReadFile;
 
 enum class Backend { kJit, kInterpreter };
 
@@ -65,31 +69,6 @@ std::string ParamName(const testing::TestParamInfo<Param>& info) {
 fs::path Root() {
   const char* root = std::getenv("XJIT_LINALG_MODELS");
   return fs::path(root != nullptr ? root : "models/linalg/fixtures");
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-int CountFiles(const fs::path& dir, const std::string& prefix) {
-  int n = 0;
-  while (fs::exists(dir / absl::StrCat(prefix, n, ".npy"))) ++n;
-  return n;
-}
-
-template <typename F>
-void ForEachIndex(const std::vector<int64_t>& dims, F f) {
-  for (int64_t d : dims) {
-    if (d == 0) return;
-  }
-  std::vector<int64_t> index(dims.size(), 0);
-  while (true) {
-    f(index);
-    int i = static_cast<int>(dims.size()) - 1;
-    while (i >= 0 && ++index[i] == dims[i]) index[i--] = 0;
-    if (i < 0) return;
-  }
 }
 
 double Tolerance(ElementType type) {

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/models/fixture_files.h"
 #include "interpreter/evaluator.h"
 #include "ir/hlo_text/parser.h"
 #include "ir/literal.h"
@@ -43,6 +44,9 @@ namespace xjit {
 namespace {
 
 namespace fs = std::filesystem;
+using fixtures::CountFiles;
+using fixtures::ForEachIndex;
+using fixtures::ReadFile;
 
 // One model's comparison rule. Outputs compare element by element: integers
 // and pred exactly; floats within `tol` times the largest |value| of XLA's
@@ -134,32 +138,6 @@ fs::path FixtureDir(const Param& param) {
   const char* root = std::getenv(param.program ? "XJIT_PROGRAMS" : "XJIT_MODELS");
   const char* fallback = param.program ? "models/programs" : "models/fixtures";
   return fs::path(root != nullptr ? root : fallback) / param.model.name;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-int CountFiles(const fs::path& dir, const std::string& prefix) {
-  int n = 0;
-  while (fs::exists(dir / absl::StrCat(prefix, n, ".npy"))) ++n;
-  return n;
-}
-
-// Calls f(index) for every logical index of `dims`, in row-major order.
-template <typename F>
-void ForEachIndex(const std::vector<int64_t>& dims, F f) {
-  for (int64_t d : dims) {
-    if (d == 0) return;
-  }
-  std::vector<int64_t> index(dims.size(), 0);
-  while (true) {
-    f(index);
-    int i = static_cast<int>(dims.size()) - 1;
-    while (i >= 0 && ++index[i] == dims[i]) index[i--] = 0;
-    if (i < 0) return;
-  }
 }
 
 // "" when `got` matches `want` (same shape) within `tol`; else what differs.
