@@ -15,13 +15,8 @@ namespace xjit::runtime::host {
 template <typename T>
 struct Lapack;
 
-// Real types: rwork arguments are accepted and ignored, so callers write one
-// call for both kinds.
-#define XJIT_LAPACK_REAL(T, p)                                                                  \
-  template <>                                                                                   \
-  struct Lapack<T> {                                                                            \
-    using Real = T;                                                                             \
-    static constexpr bool kComplex = false;                                                     \
+// The wrappers whose calls are the same for real and complex types.
+#define XJIT_LAPACK_SHARED(T, p)                                                                \
     static void Trsm(char side, char uplo, char trans, char diag, blasint m, blasint n,        \
                      const T* a, blasint lda, T* b, blasint ldb) {                              \
       const T one = 1;                                                                          \
@@ -37,6 +32,23 @@ struct Lapack;
                       blasint* info) {                                                          \
       p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                      \
     }                                                                                           \
+    static void Gehrd(blasint n, blasint ilo, blasint ihi, T* a, blasint lda, T* tau, T* work, \
+                      blasint lwork, blasint* info) {                                           \
+      p##gehrd_(&n, &ilo, &ihi, a, &lda, tau, work, &lwork, info);                              \
+    }                                                                                           \
+    static void Gtsv(blasint n, blasint nrhs, T* dl, T* d, T* du, T* b, blasint ldb,           \
+                     blasint* info) {                                                           \
+      p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                            \
+    }
+
+// Real types: rwork arguments are accepted and ignored, so callers write one
+// call for both kinds.
+#define XJIT_LAPACK_REAL(T, p)                                                                  \
+  template <>                                                                                   \
+  struct Lapack<T> {                                                                            \
+    using Real = T;                                                                             \
+    static constexpr bool kComplex = false;                                                     \
+    XJIT_LAPACK_SHARED(T, p)                                                                    \
     static void Geqp3(blasint m, blasint n, T* a, blasint lda, blasint* jpvt, T* tau, T* work, \
                       blasint lwork, Real*, blasint* info) {                                    \
       p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, info);                                \
@@ -65,17 +77,9 @@ struct Lapack;
                       blasint* info) {                                                          \
       p##gesvd_(&job, &job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info, 1, 1);  \
     }                                                                                           \
-    static void Gehrd(blasint n, blasint ilo, blasint ihi, T* a, blasint lda, T* tau, T* work, \
-                      blasint lwork, blasint* info) {                                           \
-      p##gehrd_(&n, &ilo, &ihi, a, &lda, tau, work, &lwork, info);                              \
-    }                                                                                           \
     static void Sytrd(char uplo, blasint n, T* a, blasint lda, Real* d, Real* e, T* tau,       \
                       T* work, blasint lwork, blasint* info) {                                  \
       p##sytrd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info, 1);                          \
-    }                                                                                           \
-    static void Gtsv(blasint n, blasint nrhs, T* dl, T* d, T* du, T* b, blasint ldb,           \
-                     blasint* info) {                                                           \
-      p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                            \
     }                                                                                           \
     static void Geev(char jobvl, char jobvr, blasint n, T* a, blasint lda, T* wr, T* wi,       \
                      T* vl, blasint ldvl, T* vr, blasint ldvr, T* work, blasint lwork, Real*,   \
@@ -97,21 +101,7 @@ struct Lapack;
   struct Lapack<T> {                                                                            \
     using Real = R;                                                                             \
     static constexpr bool kComplex = true;                                                      \
-    static void Trsm(char side, char uplo, char trans, char diag, blasint m, blasint n,        \
-                     const T* a, blasint lda, T* b, blasint ldb) {                              \
-      const T one = 1;                                                                          \
-      p##trsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);        \
-    }                                                                                           \
-    static void Getrf(blasint m, blasint n, T* a, blasint lda, blasint* ipiv, blasint* info) { \
-      p##getrf_(&m, &n, a, &lda, ipiv, info);                                                   \
-    }                                                                                           \
-    static void Potrf(char uplo, blasint n, T* a, blasint lda, blasint* info) {                \
-      p##potrf_(&uplo, &n, a, &lda, info, 1);                                                   \
-    }                                                                                           \
-    static void Geqrf(blasint m, blasint n, T* a, blasint lda, T* tau, T* work, blasint lwork, \
-                      blasint* info) {                                                          \
-      p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                      \
-    }                                                                                           \
+    XJIT_LAPACK_SHARED(T, p)                                                                    \
     static void Geqp3(blasint m, blasint n, T* a, blasint lda, blasint* jpvt, T* tau, T* work, \
                       blasint lwork, Real* rwork, blasint* info) {                              \
       p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, rwork, info);                         \
@@ -143,17 +133,9 @@ struct Lapack;
       p##gesvd_(&job, &job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, info,  \
                 1, 1);                                                                          \
     }                                                                                           \
-    static void Gehrd(blasint n, blasint ilo, blasint ihi, T* a, blasint lda, T* tau, T* work, \
-                      blasint lwork, blasint* info) {                                           \
-      p##gehrd_(&n, &ilo, &ihi, a, &lda, tau, work, &lwork, info);                              \
-    }                                                                                           \
     static void Sytrd(char uplo, blasint n, T* a, blasint lda, Real* d, Real* e, T* tau,       \
                       T* work, blasint lwork, blasint* info) {                                  \
       p##sy##trd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info, 1);                        \
-    }                                                                                           \
-    static void Gtsv(blasint n, blasint nrhs, T* dl, T* d, T* du, T* b, blasint ldb,           \
-                     blasint* info) {                                                           \
-      p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                            \
     }                                                                                           \
     static void Geev(char jobvl, char jobvr, blasint n, T* a, blasint lda, T* w, T*, T* vl,    \
                      blasint ldvl, T* vr, blasint ldvr, T* work, blasint lwork, Real* rwork,    \
@@ -177,6 +159,7 @@ XJIT_LAPACK_COMPLEX(std::complex<double>, double, z, he, un)
 
 #undef XJIT_LAPACK_REAL
 #undef XJIT_LAPACK_COMPLEX
+#undef XJIT_LAPACK_SHARED
 
 }  // namespace xjit::runtime::host
 
