@@ -18,7 +18,9 @@
 // (kFftBoundConstant, kLinalgBoundConstant), everything else bit for bit.
 // A failure prints the module and its seed.
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -64,6 +66,24 @@ constexpr double kLinalgBoundConstant = 2.0;
 uint64_t ModuleCount(uint64_t default_count) {
   const char* count = std::getenv("XJIT_RANDOM_MODULES");
   return count != nullptr ? std::strtoull(count, nullptr, 10) : default_count;
+}
+
+// XJIT_RANDOM_SHARD=K/N runs the seeds s with (s - 1) mod N == K - 1 of every
+// test, so that N processes (meson's jit_random_test_KofN) share the work
+// evenly: gtest's own sharding deals out whole tests, and one test per ISA
+// is much heavier than another. Unset: every seed.
+bool InShard(uint64_t seed) {
+  static const std::pair<uint64_t, uint64_t> shard = [] {
+    const char* text = std::getenv("XJIT_RANDOM_SHARD");
+    uint64_t k = 1, n = 1;
+    if (text != nullptr && (std::sscanf(text, "%" SCNu64 "/%" SCNu64, &k, &n) != 2 || n == 0 || k == 0 ||
+                            k > n)) {
+      std::cerr << "XJIT_RANDOM_SHARD must be K/N with 1 <= K <= N, not " << text << "\n";
+      std::abort();
+    }
+    return std::make_pair(k, n);
+  }();
+  return (seed - 1) % shard.second == shard.first - 1;
 }
 
 struct Value {
@@ -2187,7 +2207,10 @@ TEST_P(JitRandom, MatchesEvaluator) {
   int64_t kernels = 0;
   int64_t vectorized = 0;
   int64_t elements = 0;
+  uint64_t modules = 0;
   for (uint64_t seed = 1; seed <= ModuleCount(kModulesPerIsa) && failures < 5; ++seed) {
+    if (!InShard(seed)) continue;
+    ++modules;
     ModuleGenerator generator(seed * 7919);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 2 == 0);
     CheckOptions options;
@@ -2208,7 +2231,7 @@ TEST_P(JitRandom, MatchesEvaluator) {
       ADD_FAILURE() << "module seed " << seed << ":\n" << hlo << "\n" << result.message();
     }
   }
-  std::cout << ModuleCount(kModulesPerIsa) << " modules, " << kernels << " kernels ("
+  std::cout << modules << " modules, " << kernels << " kernels ("
             << vectorized << " vectorised), " << elements << " kernel program lines\n";
 }
 
@@ -2227,7 +2250,10 @@ TEST_P(JitRandomWide, MatchesEvaluator) {
   int64_t vectorized = 0;
   int64_t widest = 0;  // Kernels with the ISA's widest vectors (64 bytes for avx512).
   const int widest_bits = GetParam() == Isa::kAvx512 ? 512 : GetParam() == Isa::kAvx2 ? 256 : 128;
+  uint64_t modules = 0;
   for (uint64_t seed = 1; seed <= ModuleCount(kModulesPerIsa) && failures < 5; ++seed) {
+    if (!InShard(seed)) continue;
+    ++modules;
     ModuleGenerator generator(seed * 6151, /*wide=*/true);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 2 == 0);
     CheckOptions options;
@@ -2253,16 +2279,17 @@ TEST_P(JitRandomWide, MatchesEvaluator) {
       ADD_FAILURE() << "module seed " << seed << ":\n" << hlo << "\n" << result.message();
     }
   }
-  const uint64_t modules = ModuleCount(kModulesPerIsa);
   std::cout << modules << " wide modules, " << kernels << " kernels (" << vectorized
             << " vectorised, about " << widest << " at " << widest_bits << " bits)\n";
-  // The share of vectorised kernels is a property of the whole set: a sample
+  // The share of vectorised kernels is a property of a large set (all the
+  // seeds, or every N-th of them for a shard of N <= 4): a small sample
   // (XJIT_RANDOM_MODULES, the sanitizer stage's 40 modules: 4 of 41 kernels)
-  // is too small for it.
-  if (modules >= kModulesPerIsa) {
+  // says nothing about it.
+  constexpr uint64_t kShareModules = kModulesPerIsa / 4;
+  if (modules >= kShareModules) {
     EXPECT_GT(vectorized, kernels / 10);
   } else {
-    std::cout << "vectorised share not checked: it is checked over all " << kModulesPerIsa
+    std::cout << "vectorised share not checked: it is checked over at least " << kShareModules
               << " modules, not a sample of " << modules << "\n";
   }
 }
@@ -2293,6 +2320,7 @@ TEST_P(JitRandomPasses, MatchesEvaluator) {
   int failures = 0;
   const uint64_t count = ModuleCount(kModulesPerPassConfiguration);
   for (uint64_t seed = 1; seed <= count && failures < 5; ++seed) {
+    if (!InShard(seed)) continue;
     ModuleGenerator generator(seed * 104729);
     const std::string hlo = generator.Generate(/*fuse=*/seed % 4 == 0);
     CheckOptions options;
@@ -2350,6 +2378,7 @@ TEST_P(JitRandomSteps, MatchesEvaluator) {
     return;
   }
   for (uint64_t seed = first; seed <= last && failures < 5; ++seed) {
+    if (first != last && !InShard(seed)) continue;  // XJIT_RANDOM_SEED runs its seed.
     const auto feature = static_cast<ModuleGenerator::Feature>(seed % ModuleGenerator::kFeatureCount);
     ModuleGenerator generator(seed * 3571);
     const std::string hlo = generator.GenerateAround(feature);
@@ -2409,6 +2438,7 @@ TEST_P(JitRandomEdges, MatchesEvaluator) {
   int failures = 0;
   std::vector<int> modules(ModuleGenerator::kEdgeCaseCount);
   for (uint64_t seed = 1; seed <= ModuleCount(kEdgeModulesPerIsa) && failures < 5; ++seed) {
+    if (!InShard(seed)) continue;
     const auto edge =
         static_cast<ModuleGenerator::EdgeCase>(seed % ModuleGenerator::kEdgeCaseCount);
     ModuleGenerator generator(seed * 7727);

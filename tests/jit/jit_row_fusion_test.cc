@@ -74,14 +74,13 @@ Literal RowData(const Shape& shape, int64_t row_length, bool specials, std::mt19
 double Epsilon(ElementType type) { return std::ldexp(1.0, -FloatMantissaBits(type)); }
 
 // Element i (row-major over the logical dimensions) of an array literal.
-double At(const Literal& literal, int64_t i) {
-  const Shape& shape = literal.shape();
-  std::vector<int64_t> index(static_cast<size_t>(shape.rank()));
-  for (int64_t d = shape.rank(); d-- > 0;) {
-    index[d] = i % shape.dimensions(d);
-    i /= shape.dimensions(d);
+// Advances a row-major multi-index over `dims` by one element (an odometer:
+// Compare walks millions of elements, and this test's code is built at -O0).
+void Advance(absl::Span<const int64_t> dims, std::vector<int64_t>* index) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (++(*index)[d] < dims[d]) return;
+    (*index)[d] = 0;
   }
-  return literal.GetDouble(index);
 }
 
 // "" when `actual` matches `expected` as the file comment says.
@@ -96,14 +95,15 @@ std::string Compare(const Literal& expected, const Literal& actual, int64_t n) {
     }
     return "";
   }
-  if (!actual.shape().IsArray() ||
-      expected.shape().element_count() != actual.shape().element_count()) {
-    return "element counts differ";
+  if (!actual.shape().IsArray() || expected.shape().dimensions() != actual.shape().dimensions()) {
+    return "dimensions differ";
   }
   const double bound = 4.0 * static_cast<double>(n + 2) * Epsilon(expected.shape().element_type());
-  for (int64_t i = 0; i < expected.shape().element_count(); ++i) {
-    const double e = At(expected, i);
-    const double a = At(actual, i);
+  const absl::Span<const int64_t> dims = expected.shape().dimensions();
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t i = 0; i < expected.shape().element_count(); ++i, Advance(dims, &index)) {
+    const double e = expected.GetDouble(index);
+    const double a = actual.GetDouble(index);
     const bool ok = std::isnan(e)   ? std::isnan(a)
                     : std::isinf(e) ? a == e
                                     : std::fabs(a - e) <= bound * std::max(1.0, std::fabs(e));
