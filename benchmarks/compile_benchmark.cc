@@ -15,6 +15,9 @@
 //                         fix, now O(n)). Counters: us_per_inst (the
 //                         time per iteration / N), code_bytes (the kernels'),
 //                         kernels, interpreted.
+//   CompileWideTuple/N    jit::Compile of an entry whose root is a tuple of N
+//                         scalars, each computed by its own add (2N + 2
+//                         instructions; us_per_inst as above).
 //   FirstCompile          the first jit::Compile in a fresh process (a forked
 //                         child) against the second, of the 100-add chain.
 //   CompileMath/MODE      100 chained sines, fused, with the math lowering
@@ -71,6 +74,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "benchmarks/parse_or_die.h"
 #include "ir/builder.h"
 #include "ir/hlo_text/parser.h"
@@ -236,6 +240,41 @@ std::string NestedModule(int kind, int64_t depth) {
                     "\n  one = s32[] constant(1)\n  ROOT r = s32[] add(q, one)\n}\n");
   }
   return text;
+}
+
+// A root tuple of N scalars, x_i = p + i, each its own fusion (issue 30:
+// a scan over the tuple per element, in the schedule, the flat offsets of
+// the result and the naming of fused computations, made it quadratic).
+std::string WideTupleModule(int64_t n) {
+  std::string text = "HloModule wide\n\nENTRY e {\n  p = f32[] parameter(0)\n";
+  std::vector<std::string> types, names;
+  for (int64_t i = 0; i < n; ++i) {
+    absl::StrAppend(&text, "  c", i, " = f32[] constant(", i, ")\n  x", i, " = f32[] add(p, c", i,
+                    ")\n");
+    types.push_back("f32[]");
+    names.push_back(absl::StrCat("x", i));
+  }
+  absl::StrAppend(&text, "  ROOT t = (", absl::StrJoin(types, ", "), ") tuple(",
+                  absl::StrJoin(names, ", "), ")\n}\n");
+  return text;
+}
+
+void BM_CompileWideTuple(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::unique_ptr<Module> module = ParseOrDie(WideTupleModule(n));
+  jit::CompileOptions options;
+  options.cache = false;
+  jit::CompileReport report;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        jit::Compile(*module, options, &report);
+    if (!executable.ok()) {
+      state.SkipWithError(std::string(executable.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(executable->get());
+  }
+  SetCompileCounters(state, 2 * n + 2, report);
 }
 
 void BM_CompileNested(benchmark::State& state) {
@@ -457,6 +496,7 @@ void ChainArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_FirstCompile)->Iterations(20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileChain)->Apply(ChainArgs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileWideTuple)->Arg(1000)->Arg(5000)->Arg(20000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileNested)
     ->ArgsProduct({{0, 1}, {16, 64, 255}})
     ->MeasureProcessCPUTime()  // Deep modules compile on a thread of their own.

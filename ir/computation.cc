@@ -2,82 +2,19 @@
 
 #include <algorithm>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
+#include "ir/module.h"
 #include "ir/status_macros.h"
 
 namespace xjit {
 
-namespace {
-
-// `name` split as `stem.N` (N canonical: digits without a leading zero, at
-// most 18 of them); false if it has no such suffix.
-bool SplitNumericSuffix(absl::string_view name, absl::string_view* stem, int64_t* n) {
-  const size_t dot = name.rfind('.');
-  if (dot == absl::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
-  const absl::string_view digits = name.substr(dot + 1);
-  if (digits[0] == '0' || digits.size() > 18) return false;
-  int64_t value = 0;
-  for (char c : digits) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-    value = value * 10 + (c - '0');
+void Computation::set_name(std::string name) {
+  if (parent_ == nullptr) {
+    name_ = std::move(name);
+    return;
   }
-  *stem = name.substr(0, dot);
-  *n = value;
-  return true;
-}
-
-// `name` without a trailing `.N` (digits only, leading zeros included: the
-// stem FreeInstructionName derives candidates from).
-absl::string_view StripNumericSuffix(absl::string_view name) {
-  const size_t dot = name.rfind('.');
-  if (dot == absl::string_view::npos || dot + 1 == name.size() || dot == 0) return name;
-  for (size_t i = dot + 1; i < name.size(); ++i) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(name[i]))) return name;
-  }
-  return name.substr(0, dot);
-}
-
-}  // namespace
-
-void Computation::IndexName(Instruction* instruction) {
-  NameEntry& entry = names_[instruction->name()];
-  if (entry.count++ == 0) entry.instruction = instruction;
-}
-
-void Computation::UnindexName(Instruction* instruction) {
-  auto it = names_.find(instruction->name());
-  XJIT_CHECK(it != names_.end());
-  if (--it->second.count == 0) {
-    names_.erase(it);
-    // The name is free again: FreeInstructionName must be able to return it.
-    absl::string_view stem;
-    int64_t n;
-    if (SplitNumericSuffix(instruction->name(), &stem, &n)) {
-      auto s = stems_.find(stem);
-      if (s != stems_.end() && n < s->second.frontier) s->second.freed.insert(n);
-    }
-  } else if (it->second.instruction == instruction) {
-    // Another instruction keeps the name; FindInstruction scans for it.
-    it->second.instruction = nullptr;
-  }
-}
-
-std::string Computation::FreeInstructionName(absl::string_view base) const {
-  if (!names_.contains(base)) return std::string(base);
-  const absl::string_view stem = StripNumericSuffix(base);
-  StemState& state = stems_[stem];
-  // A freed number may have been taken again since (a rename): drop those.
-  while (!state.freed.empty()) {
-    std::string name = absl::StrCat(stem, ".", *state.freed.begin());
-    if (!names_.contains(name)) return name;
-    state.freed.erase(state.freed.begin());
-  }
-  for (;; ++state.frontier) {
-    std::string name = absl::StrCat(stem, ".", state.frontier);
-    if (!names_.contains(name)) return name;
-  }
+  parent_->computation_names_.Remove(this);
+  name_ = std::move(name);
+  parent_->computation_names_.Add(this);
 }
 
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
@@ -90,7 +27,7 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
       parameters_[number] = raw;
     }
   }
-  IndexName(raw);
+  names_.Add(raw);
   instructions_.push_back(std::move(instruction));
   return raw;
 }
@@ -123,14 +60,13 @@ void Computation::RemoveInstruction(Instruction* instruction) {
                            return i.get() == instruction;
                          });
   XJIT_CHECK(it != instructions_.rend());
-  UnindexName(instruction);
+  names_.Remove(instruction);
   instructions_.erase(std::next(it).base());
 }
 
 Instruction* Computation::FindInstruction(absl::string_view name) const {
-  auto it = names_.find(name);
-  if (it == names_.end()) return nullptr;
-  if (it->second.count == 1 && it->second.instruction != nullptr) return it->second.instruction;
+  if (Instruction* known = names_.Find(name)) return known;
+  if (!names_.Contains(name)) return nullptr;
   // Several instructions share the name (a rewrite in progress; the verifier
   // rejects it): the first in definition order, as the contract says.
   for (const auto& instruction : instructions_) {

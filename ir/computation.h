@@ -5,13 +5,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "ir/instruction.h"
+#include "ir/name_index.h"
 
 namespace xjit {
 
@@ -24,7 +23,8 @@ class Computation {
   Computation& operator=(const Computation&) = delete;
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  // Renames (and keeps the module's name index in step).
+  void set_name(std::string name);
 
   // Appends an instruction (its operands must already belong to this
   // computation); parameters are also registered by parameter_number.
@@ -64,7 +64,7 @@ class Computation {
   // Amortised constant time: per stem the computation remembers up to where
   // every `stem.N` is taken and which of those were freed since, where a
   // search from N = 1 made adding n constants (folding) cost O(n^2) lookups.
-  std::string FreeInstructionName(absl::string_view base) const;
+  std::string FreeInstructionName(absl::string_view base) const { return names_.Free(base); }
 
   // Reorders instructions so that operands and control predecessors precede
   // users (a stable topological sort); used after rewrites that append.
@@ -86,29 +86,13 @@ class Computation {
   friend class Module;
   friend class Instruction;  // set_name keeps the name index in step.
 
-  // The name index: how many instructions carry each name, and one of them.
-  struct NameEntry {
-    Instruction* instruction = nullptr;
-    int64_t count = 0;
-  };
-  // FreeInstructionName's memory for one stem: every `stem.N` with
-  // N < `frontier` is taken, except possibly those in `freed` (names that
-  // left the index since; checked when used).
-  struct StemState {
-    int64_t frontier = 1;
-    std::set<int64_t> freed;
-  };
-  void IndexName(Instruction* instruction);
-  void UnindexName(Instruction* instruction);
-
   std::string name_;
   std::vector<std::unique_ptr<Instruction>> instructions_;
   std::vector<Instruction*> parameters_;
   Instruction* root_ = nullptr;
   std::string execution_thread_;
   Module* parent_ = nullptr;
-  absl::flat_hash_map<std::string, NameEntry> names_;
-  mutable absl::flat_hash_map<std::string, StemState> stems_;
+  NameIndex<Instruction> names_;
 };
 
 }  // namespace xjit

@@ -11,9 +11,9 @@ void Instruction::set_name(std::string name) {
     name_ = std::move(name);
     return;
   }
-  parent_->UnindexName(this);
+  parent_->names_.Remove(this);
   name_ = std::move(name);
-  parent_->IndexName(this);
+  parent_->names_.Add(this);
 }
 
 const InstructionAttributes& Instruction::DefaultAttributes() {
@@ -53,12 +53,16 @@ void Instruction::CopyAttributesFrom(const Instruction& source) {
 void Instruction::AddUser(Instruction* user) {
   // Called right after `user` took this instruction as an operand, so it is
   // listed already exactly when it reads this instruction through another
-  // operand too. Counting the user's few operands keeps adding a user
-  // constant-time; scanning users_ made a value with thousands of users (a
-  // parameter after a chain's simplification) quadratic.
-  if (std::count(user->operands_.begin(), user->operands_.end(), this) <= 1) {
-    users_.push_back(user);
-  }
+  // operand too. Either list answers that; the shorter is searched: scanning
+  // users_ alone made a value with thousands of users (a parameter after a
+  // chain's simplification) quadratic, and counting operands alone a tuple
+  // with thousands of operands (a wide root tuple, rewritten operand by
+  // operand).
+  const bool listed =
+      users_.size() < user->operands_.size()
+          ? std::find(users_.begin(), users_.end(), user) != users_.end()
+          : std::count(user->operands_.begin(), user->operands_.end(), this) > 1;
+  if (!listed) users_.push_back(user);
 }
 
 void Instruction::RemoveUser(Instruction* user) {

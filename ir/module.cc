@@ -9,11 +9,14 @@ namespace xjit {
 Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
   Computation* raw = computation.get();
   raw->parent_ = this;
+  computation_names_.Add(raw);
   computations_.push_back(std::move(computation));
   return raw;
 }
 
-Computation* Module::FindComputation(const std::string& name) const {
+Computation* Module::FindComputation(absl::string_view name) const {
+  if (Computation* known = computation_names_.Find(name)) return known;
+  if (!computation_names_.Contains(name)) return nullptr;
   for (const auto& computation : computations_) {
     if (computation->name() == name) return computation.get();
   }
@@ -21,6 +24,7 @@ Computation* Module::FindComputation(const std::string& name) const {
 }
 
 void Module::RemoveComputation(Computation* computation) {
+  if (computation->parent() == this) computation_names_.Remove(computation);
   computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
                                      [computation](const std::unique_ptr<Computation>& c) {
                                        return c.get() == computation;

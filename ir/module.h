@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "absl/strings/string_view.h"
 #include "ir/instruction.h"
+#include "ir/name_index.h"
 
 namespace xjit {
 
@@ -34,7 +36,15 @@ class Module {
   // Computations in definition order: callees before callers.
   Computation* AddComputation(std::unique_ptr<Computation> computation);
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
-  Computation* FindComputation(const std::string& name) const;
+  // The computation named `name`, or null (the first in definition order if
+  // several share it). Constant time, through an index of their names.
+  Computation* FindComputation(absl::string_view name) const;
+  // `base` if no computation has that name, otherwise `base.N` with the
+  // smallest free N (as Computation::FreeInstructionName). Amortised
+  // constant time.
+  std::string FreeComputationName(absl::string_view base) const {
+    return computation_names_.Free(base);
+  }
   // Removes a computation no instruction calls.
   void RemoveComputation(Computation* computation);
 
@@ -69,8 +79,11 @@ class Module {
   std::unique_ptr<Module> Clone() const;
 
  private:
+  friend class Computation;  // Computation::set_name keeps the index in step.
+
   std::string name_;
   std::vector<std::unique_ptr<Computation>> computations_;
+  NameIndex<Computation> computation_names_;
   Computation* entry_ = nullptr;
   std::optional<std::vector<Shape>> entry_parameter_layouts_;
   std::optional<Shape> entry_result_layout_;

@@ -39,12 +39,13 @@ static_assert(sizeof(Literal) == 352,
 static_assert(sizeof(Instruction) == 488,
               "Instruction changed: add the new field to AppendInstruction in "
               "ir/structural_key.cc, then update this size");
-// (Computation's name index and FreeInstructionName's memory are derived from
-// its instructions' names, which the key holds.)
+// (The name indexes of Computation and Module, and Free's memory in them, are
+// derived from the names of instructions and computations, which the key
+// holds.)
 static_assert(sizeof(Computation) == 208,
               "Computation changed: add the new field to AppendStructuralKey in "
               "ir/structural_key.cc, then update this size");
-static_assert(sizeof(Module) == 480,
+static_assert(sizeof(Module) == 560,
               "Module changed: add the new field to AppendStructuralKey in ir/structural_key.cc, "
               "then update this size");
 #endif

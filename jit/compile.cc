@@ -256,7 +256,7 @@ class ExecutableBuilder {
         case BufferAllocation::Kind::kParameter:
           home.kind = BufferSlot::Kind::kParameter;
           home.index = allocation.parameter_number;
-          home.offset = runtime::FlatOffset(entry.parameter(allocation.parameter_number)->shape(),
+          home.offset = flat_offsets_.Of(entry.parameter(allocation.parameter_number)->shape(),
                                             allocation.parameter_index);
           break;
         case BufferAllocation::Kind::kConstant:
@@ -269,7 +269,7 @@ class ExecutableBuilder {
           const ShapeIndex& first = allocation.result_indices.at(0);
           if (allocation.size == ByteSize(Subshape(result_shape, first))) {
             home.kind = BufferSlot::Kind::kResult;
-            home.offset = runtime::FlatOffset(result_shape, first);
+            home.offset = flat_offsets_.Of(result_shape, first);
           } else {
             home.offset = ReserveArena(allocation.size);  // Larger: copied out.
           }
@@ -285,7 +285,7 @@ class ExecutableBuilder {
     const std::vector<uint8_t> flat = runtime::FlattenLiteral(constant.literal());
     for (const LeafSlice& leaf : plan_->Slices(&constant)) {
       if (home_.contains(leaf.slice.allocation)) continue;
-      const int64_t begin = runtime::FlatOffset(constant.shape(), leaf.index);
+      const int64_t begin = flat_offsets_.Of(constant.shape(), leaf.index);
       Home home;
       home.kind = BufferSlot::Kind::kConstant;
       home.index = static_cast<int64_t>(spec_->constants.size());
@@ -349,13 +349,13 @@ class ExecutableBuilder {
                              (state_in_place_ && home.kind == BufferSlot::Kind::kParameter &&
                               home.index == 0)) &&
                             home.offset + leaf.slice.offset ==
-                                runtime::FlatOffset(result_shape, leaf.index);
+                                flat_offsets_.Of(result_shape, leaf.index);
       if (in_place) continue;
       const Shape& shape = Subshape(result_shape, leaf.index);
       Home result;
       result.kind = BufferSlot::Kind::kResult;
       result_copies_.push_back({SlotAt(home, leaf.slice.offset, shape),
-                                SlotAt(result, runtime::FlatOffset(result_shape, leaf.index),
+                                SlotAt(result, flat_offsets_.Of(result_shape, leaf.index),
                                        shape)});
     }
   }
@@ -945,6 +945,7 @@ class ExecutableBuilder {
   absl::flat_hash_map<const Instruction*, std::vector<int>> slots_of_;
   absl::flat_hash_map<const Instruction*, int> fused_constant_slot_;
   std::vector<std::pair<int, int>> result_copies_;
+  runtime::FlatOffsets flat_offsets_;  // Of the module's shapes.
   bool state_in_place_ = false;
 };
 

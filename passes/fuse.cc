@@ -633,7 +633,7 @@ class Fuser {
     body->set_root(body_root);
     body->SortTopologically();
     const FusionKind kind = KindOf(*body);
-    body->set_name(body_name.empty() ? UniqueComputationNameOnePass(*module_, "fused_computation")
+    body->set_name(body_name.empty() ? UniqueComputationName(*module_, "fused_computation")
                                      : std::move(body_name));
     Computation* installed = module_->AddComputation(std::move(body));
     created_.insert(installed);

@@ -171,9 +171,7 @@ std::string UniqueInstructionName(const Computation& computation, absl::string_v
 }
 
 std::string UniqueComputationName(const Module& module, absl::string_view base) {
-  return UniqueName(base, [&](const std::string& name) {
-    return module.FindComputation(name) != nullptr;
-  });
+  return module.FreeComputationName(base);
 }
 
 namespace {
@@ -216,12 +214,6 @@ std::string UniqueInstructionNameOnePass(const Computation& computation, absl::s
   });
 }
 
-std::string UniqueComputationNameOnePass(const Module& module, absl::string_view base) {
-  const int64_t count = static_cast<int64_t>(module.computations().size());
-  return UniqueNameOnePass(base, count, [&](const auto& visit) {
-    for (const auto& computation : module.computations()) visit(computation->name());
-  });
-}
 
 std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<std::string>& taken) {
   return UniqueName(base, [&](const std::string& name) { return taken.contains(name); });

@@ -101,16 +101,14 @@ std::vector<Instruction*> InstructionsOf(const Computation& computation);
 // `base.N` with the smallest free N >= 1 (a trailing `.N` of base is
 // dropped first, so hints may be existing names).
 std::string UniqueInstructionName(const Computation& computation, absl::string_view base);
-// The same for computation names within a module.
+// The same for computation names within a module (amortised constant time:
+// Module::FreeComputationName).
 std::string UniqueComputationName(const Module& module, absl::string_view base);
 // The same for a set of names in use (for code that names many instructions
 // at once and keeps the set itself instead of searching the computation).
 std::string UniqueNameAmong(absl::string_view base, const absl::flat_hash_set<std::string>& taken);
-// The same results as UniqueInstructionName and UniqueComputationName, from
-// one pass over the names: those search once per candidate, which is
-// quadratic when many names share a base (fusion, fusion.1, ...).
+// The same result as UniqueInstructionName, from one pass over the names.
 std::string UniqueInstructionNameOnePass(const Computation& computation, absl::string_view base);
-std::string UniqueComputationNameOnePass(const Module& module, absl::string_view base);
 
 // The names in use in one computation, for code that adds many
 // instructions to it: Unique gives what UniqueInstructionName would (were

@@ -2,6 +2,7 @@
 #include "passes/schedule.h"
 
 #include <cstdint>
+#include <queue>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -78,6 +79,8 @@ std::vector<const Instruction*> ComputeSchedule(const Computation& computation,
   for (int64_t i = 0; i < n; ++i) {
     unscheduled_users[i] = static_cast<int64_t>(instructions[i]->users().size());
   }
+  // The bytes that running `i` now would free: its operands (each once,
+  // not the root) whose last unscheduled user it is.
   auto frees = [&](int64_t i) -> int64_t {
     int64_t bytes = 0;
     absl::flat_hash_set<const Instruction*> seen;
@@ -90,41 +93,68 @@ std::vector<const Instruction*> ComputeSchedule(const Computation& computation,
     return bytes;
   };
 
+  // The ready instructions in a heap ordered as the choice is made:
+  // parameters first, then the highest score (bytes freed net of bytes
+  // defined), then the earliest. A ready instruction's score only grows
+  // (when one of its operands is left with it as its one unscheduled
+  // user); each change pushes a new entry and stale ones are skipped. A
+  // scan of every ready instruction per choice made wide computations
+  // quadratic (a root tuple of 20,000 results compiled in 50 s).
+  struct Entry {
+    bool is_parameter;
+    int64_t score;
+    int64_t index;
+  };
+  const auto after = [](const Entry& a, const Entry& b) {
+    if (a.is_parameter != b.is_parameter) return b.is_parameter;
+    if (a.score != b.score) return a.score < b.score;
+    return a.index > b.index;
+  };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(after)> ready(after);
+  std::vector<int64_t> score(n, 0);
+  std::vector<bool> is_ready(n, false), scheduled(n, false);
+  const auto make_ready = [&](int64_t i) {
+    const Instruction& instruction = *instructions[i];
+    score[i] = frees(i) - DefinedBytes(instruction);
+    is_ready[i] = true;
+    ready.push({instruction.opcode() == Opcode::kParameter, score[i], i});
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) make_ready(i);
+  }
+
   std::vector<const Instruction*> schedule;
   schedule.reserve(n);
-  std::vector<int64_t> ready;
-  for (int64_t i = 0; i < n; ++i) {
-    if (pending[i] == 0) ready.push_back(i);
-  }
   while (!ready.empty()) {
-    size_t best = 0;
-    int64_t best_score = INT64_MIN;
-    bool best_is_parameter = false;
-    for (size_t r = 0; r < ready.size(); ++r) {
-      const Instruction* candidate = instructions[ready[r]].get();
-      const bool is_parameter = candidate->opcode() == Opcode::kParameter;
-      const int64_t score = frees(ready[r]) - DefinedBytes(*candidate);
-      const bool better = (is_parameter && !best_is_parameter) ||
-                          (is_parameter == best_is_parameter &&
-                           (score > best_score || (score == best_score && ready[r] < ready[best])));
-      if (r == 0 || better) {
-        best = r;
-        best_score = score;
-        best_is_parameter = is_parameter;
-      }
-    }
-    const int64_t chosen = ready[best];
-    ready.erase(ready.begin() + best);
+    const Entry top = ready.top();
+    ready.pop();
+    const int64_t chosen = top.index;
+    if (scheduled[chosen] || top.score != score[chosen]) continue;  // Stale.
+    scheduled[chosen] = true;
     const Instruction* instruction = instructions[chosen].get();
     schedule.push_back(instruction);
     absl::flat_hash_set<const Instruction*> seen;
     for (const Instruction* operand : instruction->operands()) {
       if (!seen.insert(operand).second) continue;
       auto it = position.find(operand);
-      if (it != position.end()) --unscheduled_users[it->second];
+      if (it == position.end() || --unscheduled_users[it->second] != 1 ||
+          operand == computation.root()) {
+        continue;
+      }
+      // `operand` dies with its last unscheduled user: if that one is
+      // ready, running it now frees the operand's bytes too.
+      for (const Instruction* user : operand->users()) {
+        auto u = position.find(user);
+        if (u == position.end() || scheduled[u->second]) continue;
+        if (is_ready[u->second]) {
+          score[u->second] += DefinedBytes(*operand);
+          ready.push({user->opcode() == Opcode::kParameter, score[u->second], u->second});
+        }
+        break;
+      }
     }
     for (int64_t next : successors[chosen]) {
-      if (--pending[next] == 0) ready.push_back(next);
+      if (--pending[next] == 0) make_ready(next);
     }
   }
   return schedule;

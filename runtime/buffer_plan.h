@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "ir/shape.h"
 
 namespace xjit::runtime {
@@ -57,10 +58,19 @@ struct BufferPlan {
   int64_t result_bytes = 0;
 };
 
-// Byte offset of tuple element `i` within the flattened form of `tuple`.
-int64_t TupleElementOffset(const Shape& tuple, int64_t i);
-// Byte offset of the subshape at `index` within the flattened form of `shape`.
-int64_t FlatOffset(const Shape& shape, const ShapeIndex& index);
+// Byte offsets of subshapes within the flattened form of shapes. Each
+// tuple's element offsets are computed on first use and kept, keyed by the
+// tuple shape's address (so the shapes must outlive this and not change):
+// asked for every leaf of a root tuple of n scalars, a walk over the tuple
+// per question made compiles quadratic in n.
+class FlatOffsets {
+ public:
+  // Byte offset of the subshape at `index` within the flattened form of `shape`.
+  int64_t Of(const Shape& shape, const ShapeIndex& index);
+
+ private:
+  absl::flat_hash_map<const Shape*, std::vector<int64_t>> element_offsets_;
+};
 // The number of array leaves of `shape` (1 for an array, 0 for a token).
 int64_t ArrayLeafCount(const Shape& shape);
 

@@ -506,17 +506,19 @@ absl::Status CheckArgument(const Shape& parameter, const Literal& argument, int6
 
 }  // namespace
 
-int64_t TupleElementOffset(const Shape& tuple, int64_t i) {
-  int64_t offset = 0;
-  for (int64_t k = 0; k < i; ++k) offset += ByteSize(tuple.tuple_shapes(k));
-  return offset;
-}
-
-int64_t FlatOffset(const Shape& shape, const ShapeIndex& index) {
+int64_t FlatOffsets::Of(const Shape& shape, const ShapeIndex& index) {
   int64_t offset = 0;
   const Shape* current = &shape;
   for (int64_t i : index) {
-    offset += TupleElementOffset(*current, i);
+    std::vector<int64_t>& starts = element_offsets_[current];
+    if (starts.empty()) {
+      int64_t start = 0;
+      for (const Shape& element : current->tuple_shapes()) {
+        starts.push_back(start);
+        start += ByteSize(element);
+      }
+    }
+    offset += starts[i];
     current = &current->tuple_shapes(i);
   }
   return offset;

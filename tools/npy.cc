@@ -4,6 +4,10 @@
 // rest with a message.
 #include "tools/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <complex>
@@ -12,7 +16,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <new>
 #include <optional>
+#include <stdexcept>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -29,6 +35,10 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
 // numpy aligns the start of the data to 64 bytes so that it may be mapped.
 constexpr size_t kHeaderAlignment = 64;
+// The largest header read: numpy's are a few hundred bytes (a shape of many
+// dimensions a few KiB), and a file that claims gigabytes of header is not
+// read that far.
+constexpr size_t kMaxHeaderBytes = size_t{1} << 20;
 
 uint64_t LoadLittle(const uint8_t* p, int n) {
   uint64_t v = 0;
@@ -326,7 +336,19 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
 }
 
-absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
+namespace {
+
+// What a .npy file's prefix and header say.
+struct Header {
+  size_t size = 0;  // Bytes of the prefix and the header: the data starts there.
+  ParsedDescr parsed;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+};
+
+// The size of the prefix and header, from the file's first kMagicSize + 2 +
+// 4 bytes (fewer: as many as it has); checks the magic and the version.
+absl::StatusOr<size_t> HeaderSize(absl::string_view bytes) {
   if (bytes.size() < kMagicSize + 2 ||
       bytes.substr(0, kMagicSize) != absl::string_view(kMagic, kMagicSize)) {
     return absl::InvalidArgumentError("not a .npy file (missing the \\x93NUMPY magic)");
@@ -342,47 +364,64 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "unsupported .npy format version %d.%d (supported: 1.0, 2.0, 3.0)", major, minor));
   }
-  size_t prefix = kMagicSize + 2 + length_size;
+  const size_t prefix = kMagicSize + 2 + length_size;
   if (bytes.size() < prefix) return absl::InvalidArgumentError("truncated .npy header");
-  uint64_t header_length = LoadLittle(u + kMagicSize + 2, static_cast<int>(length_size));
-  if (header_length > bytes.size() - prefix) {
+  return prefix + LoadLittle(u + kMagicSize + 2, static_cast<int>(length_size));
+}
+
+// Parses the prefix and header; `bytes` holds at least HeaderSize bytes.
+absl::StatusOr<Header> ParseHeader(absl::string_view bytes) {
+  Header result;
+  XJIT_ASSIGN_OR_RETURN(result.size, HeaderSize(bytes));
+  const size_t prefix = bytes[6] == 1 ? kMagicSize + 4 : kMagicSize + 6;
+  if (result.size > bytes.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "truncated .npy header: it claims %d bytes, the file has %d after the prefix",
-        header_length, bytes.size() - prefix));
+        result.size - prefix, bytes.size() - prefix));
   }
-  absl::string_view header = bytes.substr(prefix, header_length);
-
   std::string descr;
-  bool fortran_order = false;
-  std::vector<int64_t> shape;
-  XJIT_RETURN_IF_ERROR(HeaderReader(header).Read(&descr, &fortran_order, &shape));
-  XJIT_ASSIGN_OR_RETURN(ParsedDescr parsed, ParseDescr(descr));
+  XJIT_RETURN_IF_ERROR(HeaderReader(bytes.substr(prefix, result.size - prefix))
+                           .Read(&descr, &result.fortran_order, &result.shape));
+  XJIT_ASSIGN_OR_RETURN(result.parsed, ParseDescr(descr));
+  return result;
+}
 
+// The element count of the header's shape, checked against the `available`
+// bytes of data that follow the header (exactly those must be there).
+absl::StatusOr<int64_t> CheckedCount(const Header& header, uint64_t available) {
+  const Dtype& dtype = header.parsed.dtype;
+  const int64_t item = dtype.item_size;
+  const int64_t available_items = static_cast<int64_t>(
+      std::min<uint64_t>(available, std::numeric_limits<int64_t>::max()) / item);
+  XJIT_ASSIGN_OR_RETURN(int64_t count, CountElements(header.shape, available_items));
+  if (count > available_items) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "truncated .npy data: shape %s of %s needs %s bytes, the file has %d",
+        ShapeString(header.shape), dtype.Name(),
+        count == available_items + 1 ? "more" : absl::StrCat(count * item), available));
+  }
+  const uint64_t expected_bytes = static_cast<uint64_t>(count) * item;
+  if (available > expected_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        ".npy file has %d bytes after the data of shape %s of %s (%d bytes)",
+        available - expected_bytes, ShapeString(header.shape), dtype.Name(), expected_bytes));
+  }
+  return count;
+}
+
+// The array from the header and exactly its data, `data` (the file's bytes
+// after the header), reordered to C order and little-endian.
+Array Decode(const Header& header, int64_t count, std::vector<uint8_t> data) {
+  const ParsedDescr& parsed = header.parsed;
+  const std::vector<int64_t>& shape = header.shape;
+  const int64_t item = parsed.dtype.item_size;
   Array array;
   array.dtype = parsed.dtype;
   array.shape = shape;
-  absl::string_view payload = bytes.substr(prefix + header_length);
-  const int64_t item = parsed.dtype.item_size;
-  const int64_t available = static_cast<int64_t>(payload.size()) / item;
-  XJIT_ASSIGN_OR_RETURN(int64_t count, CountElements(shape, available));
-  if (count > available) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "truncated .npy data: shape %s of %s needs %s bytes, the file has %d", ShapeString(shape),
-        parsed.dtype.Name(), count == available + 1 ? "more" : absl::StrCat(count * item),
-        payload.size()));
-  }
-  const uint64_t expected_bytes = static_cast<uint64_t>(count) * item;
-  if (payload.size() > expected_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        ".npy file has %d bytes after the data of shape %s of %s (%d bytes)",
-        payload.size() - expected_bytes, ShapeString(shape), parsed.dtype.Name(), expected_bytes));
-  }
-
-  array.data.resize(expected_bytes);
-  const auto* src = reinterpret_cast<const uint8_t*>(payload.data());
-  if (fortran_order && shape.size() > 1 && count > 0) {
+  if (header.fortran_order && shape.size() > 1 && count > 0) {
     // Element (i0, ..., in) sits at sum(i_k * stride_k) with the first
     // dimension fastest.
+    array.data.resize(data.size());
     std::vector<int64_t> strides(shape.size());
     int64_t s = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -394,11 +433,11 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
     do {
       int64_t f = 0;
       for (size_t d = 0; d < shape.size(); ++d) f += index[d] * strides[d];
-      std::memcpy(&array.data[c * item], src + f * item, item);
+      std::memcpy(&array.data[c * item], &data[f * item], item);
       ++c;
     } while (Next(shape, index));
-  } else if (expected_bytes > 0) {  // memcpy's pointers must not be null, even for 0 bytes
-    std::memcpy(array.data.data(), src, expected_bytes);
+  } else {
+    array.data = std::move(data);
   }
   if (parsed.big_endian && item > 1) {
     // Complex numbers are two floats, each in the file's byte order.
@@ -408,6 +447,15 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
     }
   }
   return array;
+}
+
+}  // namespace
+
+absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
+  XJIT_ASSIGN_OR_RETURN(Header header, ParseHeader(bytes));
+  const absl::string_view payload = bytes.substr(header.size);
+  XJIT_ASSIGN_OR_RETURN(int64_t count, CheckedCount(header, payload.size()));
+  return Decode(header, count, std::vector<uint8_t>(payload.begin(), payload.end()));
 }
 
 std::string SerializeNpy(const Array& array) {
@@ -440,18 +488,130 @@ std::string SerializeNpy(const Array& array) {
   return out;
 }
 
+namespace {
+
+// Reads up to `size` bytes at `out` from `fd`; the bytes read, or an error.
+absl::StatusOr<size_t> ReadUpTo(int fd, uint8_t* out, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, out + done, size - done);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::DataLossError(absl::StrCat("cannot read: ", std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+// Closes a file descriptor when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+// Makes room for `bytes` in `data`; out of memory is an error, not an abort.
+absl::Status Reserve(std::vector<uint8_t>* data, size_t bytes, const Header& header) {
+  try {
+    data->reserve(bytes);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory: the data of shape %s of %s needs %d bytes", ShapeString(header.shape),
+        header.parsed.dtype.Name(), bytes));
+  } catch (const std::length_error&) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory: the data of shape %s of %s needs %d bytes", ShapeString(header.shape),
+        header.parsed.dtype.Name(), bytes));
+  }
+  return absl::OkStatus();
+}
+
+// Reads a .npy file from `fd`.
+absl::StatusOr<Array> ReadNpyFd(int fd) {
+  // The prefix first: a file that is not a .npy file (or a device that never
+  // ends) is known by its first bytes.
+  std::string head(kMagicSize + 6, '\0');
+  XJIT_ASSIGN_OR_RETURN(size_t got,
+                        ReadUpTo(fd, reinterpret_cast<uint8_t*>(head.data()), head.size()));
+  head.resize(got);
+  XJIT_ASSIGN_OR_RETURN(size_t header_size, HeaderSize(head));
+  if (header_size > kMaxHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        ".npy header of %d bytes (at most %d MiB)", header_size, kMaxHeaderBytes >> 20));
+  }
+  if (header_size > head.size()) {
+    const size_t had = head.size();
+    head.resize(header_size);
+    XJIT_ASSIGN_OR_RETURN(got, ReadUpTo(fd, reinterpret_cast<uint8_t*>(head.data()) + had,
+                                        header_size - had));
+    head.resize(had + got);
+  }
+  XJIT_ASSIGN_OR_RETURN(Header header, ParseHeader(head));
+  const absl::string_view early = absl::string_view(head).substr(header.size);
+
+  // Then exactly the data the header announces, and nothing after it. A
+  // regular file's size says at once whether it is all there; from a pipe
+  // the buffer grows with what arrives, never ahead of it.
+  const Dtype& dtype = header.parsed.dtype;
+  struct stat info;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    const uint64_t size = static_cast<uint64_t>(info.st_size);
+    XJIT_ASSIGN_OR_RETURN(int64_t count,
+                          CheckedCount(header, size > header.size ? size - header.size : 0));
+    const size_t bytes = static_cast<size_t>(count) * dtype.item_size;
+    std::vector<uint8_t> data;
+    XJIT_RETURN_IF_ERROR(Reserve(&data, bytes, header));
+    data.assign(early.begin(), early.begin() + std::min(early.size(), bytes));
+    data.resize(bytes);
+    XJIT_ASSIGN_OR_RETURN(got, ReadUpTo(fd, data.data() + std::min(early.size(), bytes),
+                                        bytes - std::min(early.size(), bytes)));
+    if (std::min(early.size(), bytes) + got < bytes) {
+      return absl::DataLossError("cannot read: the file shrank while read");
+    }
+    return Decode(header, count, std::move(data));
+  }
+  XJIT_ASSIGN_OR_RETURN(
+      const int64_t count,
+      CountElements(header.shape, std::numeric_limits<int64_t>::max() / dtype.item_size));
+  if (count > std::numeric_limits<int64_t>::max() / dtype.item_size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "shape %s of %s has more bytes than can be addressed", ShapeString(header.shape),
+        dtype.Name()));
+  }
+  const size_t bytes = static_cast<size_t>(count) * dtype.item_size;
+  std::vector<uint8_t> data(early.begin(), early.end());
+  while (data.size() <= bytes) {  // One byte past the data: there must be none.
+    const size_t had = data.size();
+    const size_t step = std::max<size_t>(size_t{1} << 20, had);
+    const size_t want = std::min(step, bytes + 1 - had);
+    XJIT_RETURN_IF_ERROR(Reserve(&data, had + want, header));
+    data.resize(had + want);
+    XJIT_ASSIGN_OR_RETURN(got, ReadUpTo(fd, data.data() + had, want));
+    data.resize(had + got);
+    if (got < want) break;
+  }
+  if (data.size() != bytes) {
+    // The same messages as for a file whose size is known (CheckedCount),
+    // though past the data only the first byte was read.
+    return CheckedCount(header, data.size()).status();
+  }
+  return Decode(header, count, std::move(data));
+}
+
+}  // namespace
+
 absl::StatusOr<Array> ReadNpyFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a .npy file"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
-  absl::StatusOr<Array> array = ParseNpy(bytes);
+  FdCloser closer{fd};
+  absl::StatusOr<Array> array = ReadNpyFd(fd);
   if (!array.ok()) {
     return absl::Status(array.status().code(), absl::StrCat(path, ": ", array.status().message()));
   }

@@ -4,8 +4,16 @@
 // that they do not come from the code under test.
 #include "tools/npy.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -433,6 +441,94 @@ TEST(NpyLiteral, NonArraysAreErrors) {
   EXPECT_FALSE(LiteralFromArray(a, Shape::Tuple({Shape::Scalar(ElementType::kF32)})).ok());
   EXPECT_FALSE(LiteralFromArray(a, Shape::Token()).ok());
   EXPECT_FALSE(ArrayFromLiteral(Literal(Shape::Tuple({}))).ok());
+}
+
+}  // namespace
+}  // namespace xjit::npy
+
+namespace xjit::npy {
+namespace {
+
+// ---------------------------------------------------------------- files ---
+
+// A fresh temporary directory, removed with everything in it at the end.
+class TempDir {
+ public:
+  TempDir() {
+    char name[] = "/tmp/npy_test.XXXXXX";
+    path_ = ::mkdtemp(name);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void Write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// ReadNpyFile on `bytes` arriving through a pipe (a FIFO written by a thread).
+absl::StatusOr<Array> ReadThroughPipe(const std::string& bytes) {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo");
+  EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A reader that stops early (the point of these tests) makes the rest of
+  // the write fail: with SIGPIPE ignored, the stream only sets failbit.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);  // Blocks until the reader opens.
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
+  absl::StatusOr<Array> array = ReadNpyFile(fifo);
+  writer.join();
+  return array;
+}
+
+TEST(NpyFile, ReadsExactlyWhatTheHeaderAnnounces) {
+  TempDir dir;
+  const std::string good = NpyFile(Dict("<f4", "(2,)"), Bytes({0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0}));
+  Write(dir.File("good.npy"), good);
+  absl::StatusOr<Array> array = ReadNpyFile(dir.File("good.npy"));
+  ASSERT_TRUE(array.ok()) << array.status();
+  EXPECT_EQ(array->data, U8(Bytes({0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0})));
+  Write(dir.File("short.npy"), good.substr(0, good.size() - 1));
+  EXPECT_THAT(ReadNpyFile(dir.File("short.npy")).status().message(),
+              HasSubstr("truncated .npy data"));
+  Write(dir.File("long.npy"), good + "x");
+  EXPECT_THAT(ReadNpyFile(dir.File("long.npy")).status().message(),
+              HasSubstr("1 bytes after the data"));
+  // A header that claims 4 TiB of data over a file of a few bytes: refused
+  // from the file's size, nothing allocated.
+  Write(dir.File("huge.npy"), NpyFile(Dict("<f4", "(1099511627776,)"), "abcd"));
+  EXPECT_THAT(ReadNpyFile(dir.File("huge.npy")).status().message(),
+              HasSubstr("truncated .npy data"));
+}
+
+TEST(NpyFile, PipesAreReadAsFarAsTheHeaderSays) {
+  const std::string good = NpyFile(Dict("<i2", "(3,)"), Bytes({1, 0, 2, 0, 3, 0}));
+  absl::StatusOr<Array> array = ReadThroughPipe(good);
+  ASSERT_TRUE(array.ok()) << array.status();
+  EXPECT_EQ(array->data, U8(Bytes({1, 0, 2, 0, 3, 0})));
+  EXPECT_THAT(ReadThroughPipe(good.substr(0, good.size() - 2)).status().message(),
+              HasSubstr("truncated .npy data"));
+  EXPECT_THAT(ReadThroughPipe(good + "xyz").status().message(), HasSubstr("after the data"));
+  // Not a .npy file: known from the first bytes, not after reading 1 MiB.
+  EXPECT_THAT(ReadThroughPipe(std::string(1 << 20, 'x')).status().message(),
+              HasSubstr("not a .npy file"));
+}
+
+TEST(NpyFile, DevicesEndInErrorsNotInExhaustion) {
+  // /dev/zero never ends: before, the reader read it until out of memory.
+  EXPECT_THAT(ReadNpyFile("/dev/zero").status().message(), HasSubstr("not a .npy file"));
+  // Reading /proc/self/mem from offset 0 fails (EIO): an error, not an
+  // exception from the stream library.
+  if (std::filesystem::exists("/proc/self/mem")) {
+    EXPECT_THAT(ReadNpyFile("/proc/self/mem").status().message(), HasSubstr("cannot read"));
+  }
+  EXPECT_THAT(ReadNpyFile("/nonexistent/x.npy").status().message(), HasSubstr("cannot open"));
+  EXPECT_THAT(ReadNpyFile("/tmp").status().message(), HasSubstr("is a directory"));
 }
 
 }  // namespace
