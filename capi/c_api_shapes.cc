@@ -167,7 +167,7 @@ xjit_status* xjit_shape_parse(const char* text, xjit_shape** out) {
     if (text == nullptr) return absl::InvalidArgumentError("shape parse: null text");
     absl::StatusOr<Shape> shape = xjit::ParseShape(text);
     if (!shape.ok()) return shape.status();
-    XJIT_RETURN_IF_ERROR(xjit::CheckedByteSize(*shape).status());
+    XJIT_RETURN_IF_ERROR(xjit::VerifyShape(*shape));
     *out = new xjit_shape{xjit::WithDefaultLayouts(std::move(*shape))};
     return absl::OkStatus();
   });

@@ -424,6 +424,8 @@ absl::Status VerifyEntryInterface(const Module& module) {
 
 }  // namespace
 
+absl::Status VerifyShape(const Shape& shape) { return ValidateShape(shape); }
+
 absl::Status VerifyModule(const Module& module) {
   absl::flat_hash_set<const Computation*> computations;
   absl::flat_hash_set<std::string> computation_names;

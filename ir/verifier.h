@@ -25,6 +25,13 @@ inline constexpr int kMaxCallDepth = 256;
 
 absl::Status VerifyModule(const Module& module);
 
+// The verifier's rules for one shape, alone: sizes non-negative (or
+// unbounded), element counts and byte sizes in range, every array layout
+// valid (tiles, padding, element sizes). For shapes that come from outside
+// a module (the C API's xjit_shape_parse), so that a caller never sizes a
+// buffer from a shape that no module may have.
+absl::Status VerifyShape(const Shape& shape);
+
 }  // namespace xjit
 
 #endif  // XJIT_IR_VERIFIER_H_

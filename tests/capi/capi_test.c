@@ -285,6 +285,12 @@ static void test_shapes(void) {
   const xjit_shape* with_null[2] = {row, NULL};
   CHECK_CODE(xjit_shape_create_tuple(with_null, 2, &bad), XJIT_INVALID_ARGUMENT, "null");
   CHECK_CODE(xjit_shape_parse(NULL, &bad), XJIT_INVALID_ARGUMENT, NULL);
+  /* Layouts the verifier rejects are rejected at parse time too, so that no
+     buffer is sized from them (f32 elements of 8 bits, padding, an empty
+     tile). */
+  CHECK_CODE(xjit_shape_parse("f32[3]{0:E(8)}", &bad), XJIT_INVALID_ARGUMENT, "invalid layout");
+  CHECK_CODE(xjit_shape_parse("f32[3]{0:PD(2)}", &bad), XJIT_INVALID_ARGUMENT, "invalid layout");
+  CHECK_CODE(xjit_shape_parse("f32[3]{0:T(0)}", &bad), XJIT_INVALID_ARGUMENT, "invalid layout");
   CHECK(xjit_shape_rank(NULL) == -1);
   CHECK(xjit_shape_byte_size(NULL) == -1);
   CHECK(xjit_shape_to_string(NULL) == NULL);
