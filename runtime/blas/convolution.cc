@@ -23,20 +23,6 @@ int64_t Align64(int64_t x) { return (x + 63) / 64 * 64; }
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
-int64_t KernelOffset(const Im2colSpatial& s, int64_t k) {
-  return (s.reversed ? s.kernel_size - 1 - k : k) * s.window_dilation;
-}
-
-// The input index that position p reads, or -1 when it reads padding.
-int64_t InputIndex(const Im2colSpatial& s, int64_t p) {
-  if (p < 0) return -1;
-  if (s.base_dilation != 1) {
-    if (p % s.base_dilation != 0) return -1;
-    p /= s.base_dilation;
-  }
-  return p < s.input_size ? p : -1;
-}
-
 // The image is a sequence of runs (its innermost dimension, or the last two
 // with fused_row), one per index of the outer dimensions.
 int Im2colOuterDims(const Im2colPlan& plan) {
@@ -304,6 +290,7 @@ constexpr DotSplitLimits kConvolutionSplitLimits{16, 0};
 }  // namespace
 
 std::string ConvolutionPlan::ToString() const {
+  if (use_grouped) return grouped.ToString();
   const std::string gemm = absl::StrCat(
       uses_im2col ? "im2col" : "direct",
       " image_elements=", uses_im2col ? im2col.image_elements : 0, " scratch=", scratch_bytes, "; ",
@@ -403,6 +390,29 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
     return absl::InvalidArgumentError(absl::StrCat(
         "convolution: output shape ", output.ToString(), " should have dimensions [",
         absl::StrJoin(expected, ","), "]"));
+  }
+  const ElementType type = input.element_type();
+  if (fgc > 1 && cg == 1 && (type == ElementType::kF32 || type == ElementType::kF64) &&
+      kernel.element_type() == type && output.element_type() == type) {
+    ConvolutionPlan plan;
+    plan.use_grouped = true;
+    plan.threads = std::max(threads, 1);
+    GroupedConvolutionPlan& g = plan.grouped;
+    g.f64 = type == ElementType::kF64;
+    g.batch = out_batch;
+    g.groups = fgc;
+    g.multiplier = og;
+    g.input_batch_stride = is[dn.input_batch_dimension];
+    g.input_feature_stride = is[dn.input_feature_dimension];
+    g.kernel_feature_stride = ks[dn.kernel_output_feature_dimension];
+    g.output_batch_stride = os[dn.output_batch_dimension];
+    g.output_feature_stride = os[dn.output_feature_dimension];
+    for (size_t i = 0; i < ns; ++i) {
+      g.spatial.push_back({im2col.spatial[i], expected[dn.output_spatial_dimensions[i]],
+                           ks[dn.kernel_spatial_dimensions[i]], os[dn.output_spatial_dimensions[i]]});
+    }
+    g.threads = plan.threads;
+    return plan;
   }
 
   // The dims of the convolution as a dot.
@@ -551,6 +561,10 @@ void RunGemm(const ConvolutionPlan& plan, const void* lhs, const void* rhs, void
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
+  if (plan.use_grouped) {
+    RunGroupedConvolution(plan.grouped, input, kernel, output);
+    return;
+  }
   if (plan.use_direct && plan.has_direct) {
     RunDirectConvolution(plan.direct, static_cast<const float*>(input),
                          static_cast<const float*>(kernel), static_cast<float*>(output), s);

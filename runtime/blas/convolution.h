@@ -27,6 +27,9 @@
 // f32/f64/c64/c128 go to BLAS; other types run the dot's plain loop (exact
 // integers, f16/bf16 accumulated in f32 and rounded once).
 //
+// A depthwise f32 or f64 convolution (feature groups of one input feature)
+// runs grouped_convolution.h's direct loop instead, with no scratch.
+//
 // An f32 convolution in channels-minor layouts (NHWC-like input, output and
 // kernel with unit stride along their features / output features) that
 // direct_convolution.h covers also gets a direct plan, for the thread count
@@ -43,7 +46,9 @@
 #include "ir/attributes.h"
 #include "ir/instruction.h"
 #include "ir/shape.h"
+#include "runtime/blas/conv_window.h"
 #include "runtime/blas/direct_convolution.h"
+#include "runtime/blas/grouped_convolution.h"
 #include "runtime/blas/dot.h"
 
 namespace xjit::runtime::blas {
@@ -55,21 +60,6 @@ struct Im2colDim {
   int spatial = 0;            // kOutputSpatial / kKernelSpatial: which spatial dimension
   int64_t size = 1;
   int64_t input_stride = 0;   // kGroup / kBatch / kFeature: elements of the input per index
-};
-
-// Where the window of spatial dimension i reads the input: for output index
-// s and kernel index k, position p = s * stride + kernel_offset(k) -
-// padding_low in the dilated, padded input; p reads input index p /
-// base_dilation when that divides and lies in [0, input_size).
-struct Im2colSpatial {
-  int64_t stride = 1;
-  int64_t padding_low = 0;
-  int64_t base_dilation = 1;
-  int64_t window_dilation = 1;
-  int64_t kernel_size = 1;
-  bool reversed = false;
-  int64_t input_size = 0;
-  int64_t input_stride = 0;  // elements
 };
 
 struct Im2colPlan {
@@ -85,6 +75,10 @@ struct Im2colPlan {
 };
 
 struct ConvolutionPlan {
+  // A depthwise convolution runs the grouped direct kernel
+  // (grouped_convolution.h) and nothing below: no image, no GEMM.
+  bool use_grouped = false;
+  GroupedConvolutionPlan grouped;
   bool uses_im2col = false;
   Im2colPlan im2col;          // when uses_im2col; the image starts at scratch offset 0
   int64_t dot_scratch_offset = 0;
@@ -108,7 +102,9 @@ struct ConvolutionPlan {
 
   // The OpenBLAS thread count RunConvolution wants (callers set it around
   // the call, blas_threads.h): 1 when the plan splits its work itself.
-  int BlasThreads() const { return has_direct && use_direct ? 1 : dot.blas_threads; }
+  int BlasThreads() const {
+    return use_grouped || (has_direct && use_direct) ? 1 : dot.blas_threads;
+  }
   // Bytes of scratch RunConvolution needs on either path (image plus the
   // dot's copies, or the direct kernel's, whichever is more), so that
   // use_direct may be flipped; the im2col + GEMM path's alone; and the
@@ -116,6 +112,7 @@ struct ConvolutionPlan {
   int64_t scratch_bytes = 0;
   int64_t gemm_scratch_bytes = 0;
   int64_t ChosenScratchBytes() const {
+    if (use_grouped) return 0;
     return has_direct && use_direct ? direct.scratch_bytes : gemm_scratch_bytes;
   }
 

@@ -182,6 +182,62 @@ TEST_F(ConvolutionTest, FeatureGroups) {
   Run(s, 2);
 }
 
+// Depthwise convolutions (one input feature per group) run the grouped
+// direct kernel with no scratch: NHWC with a multiplier of 1 (the
+// vectorised loop), NCHW with a multiplier of 2 and reversal, f64 with lhs
+// dilation and negative padding, a window dilated by 4 (im2col planned
+// 54.7 GB for a dilated depthwise convolution of a few MB, issue 30), on 1
+// to 3 threads.
+TEST_F(ConvolutionTest, DepthwiseRunsTheGroupedKernel) {
+  std::vector<ConvSpec> specs;
+  ConvSpec nhwc;
+  nhwc.batch = 2;
+  nhwc.input_features = 37;  // Not a multiple of any vector width.
+  nhwc.output_features = 37;
+  nhwc.feature_group_count = 37;
+  nhwc.input_spatial = {9, 7};
+  nhwc.kernel_spatial = {3, 3};
+  nhwc.window = {Win(1, 1, 1), Win(2, 1, 1)};
+  specs.push_back(nhwc);
+  ConvSpec nchw = nhwc;
+  nchw.output_features = 74;
+  nchw.input_labels = "bf01";
+  nchw.kernel_labels = "oi01";
+  nchw.output_labels = "bf01";
+  nchw.window = {Win(1, 2, 0, 1, 2, true), Win(1, 0, 2, 1, 1, true)};
+  specs.push_back(nchw);
+  ConvSpec f64 = nhwc;
+  f64.type = ElementType::kF64;
+  f64.window = {Win(1, -1, 2, 2, 1), Win(3, 2, -1, 1, 2)};
+  specs.push_back(f64);
+  ConvSpec dilated = nhwc;
+  dilated.input_features = dilated.output_features = dilated.feature_group_count = 16;
+  dilated.input_spatial = {20, 20};
+  dilated.kernel_spatial = {3, 3};
+  dilated.window = {Win(1, 4, 4, 1, 4), Win(1, 4, 4, 1, 4)};
+  specs.push_back(dilated);
+  uint64_t seed = 70;
+  for (const ConvSpec& s : specs) {
+    ++seed;
+    for (int threads : {1, 2, 3}) {
+      SetBlasThreads(threads);
+      auto r = Run(s, seed);
+      EXPECT_NE(r.plan.find("grouped direct"), std::string::npos) << r.plan;
+      EXPECT_NE(r.plan.find(absl::StrCat("threads=", threads)), std::string::npos) << r.plan;
+    }
+  }
+  SetBlasThreads(1);
+  // No image, whatever the window: scratch 0.
+  const std::string hlo = ConvModuleText(dilated);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto plan = PlanConvolution(*(*module)->entry()->root());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->use_grouped);
+  EXPECT_EQ(plan->ChosenScratchBytes(), 0);
+  EXPECT_EQ(plan->BlasThreads(), 1);
+}
+
 TEST_F(ConvolutionTest, BatchGroups) {
   ConvSpec s;
   s.batch = 6;
