@@ -288,9 +288,13 @@ TEST_F(ConvolutionTest, SpatialRanks) {
 }
 
 TEST_F(ConvolutionTest, ElementTypes) {
+  // Every integer type of the plain loop's typed path (dot.cc's TypedInt),
+  // whose products wrap: FillRandom covers each type's whole range.
   for (ElementType t : {ElementType::kF64, ElementType::kC64, ElementType::kC128,
-                        ElementType::kF16, ElementType::kBF16, ElementType::kS32,
-                        ElementType::kS8}) {
+                        ElementType::kF16, ElementType::kBF16, ElementType::kS8,
+                        ElementType::kS16, ElementType::kS32, ElementType::kS64,
+                        ElementType::kU8, ElementType::kU16, ElementType::kU32,
+                        ElementType::kU64, ElementType::kS4}) {
     ConvSpec s;
     s.type = t;
     s.batch = 2;
