@@ -31,6 +31,7 @@
 #include "runtime/host/interrupt.h"
 #include "runtime/host/jaxlib_lapack.h"
 #include "runtime/host/large_stack.h"
+#include "runtime/host/out_of_memory.h"
 
 namespace xjit {
 
@@ -1234,7 +1235,8 @@ absl::StatusOr<std::vector<Literal>> RunModuleReplicated(
     evaluators.back()->impl_->JoinReplicas(d / partitions, d % partitions, &rendezvous);
   }
   auto run = [&](int64_t r) {
-    absl::StatusOr<Literal> result = evaluators[r]->impl_->RunModule(module, arguments[r]);
+    absl::StatusOr<Literal> result = StatusOnOutOfMemory(
+        [&] { return evaluators[r]->impl_->RunModule(module, arguments[r]); });
     rendezvous.Finish(r, result.status());
     results[r] = std::move(result);
   };

@@ -11,6 +11,7 @@
 #include "ir/module.h"
 #include "ir/status_macros.h"
 #include "runtime/collectives/in_process.h"
+#include "runtime/host/out_of_memory.h"
 
 namespace xjit::collectives {
 
@@ -33,7 +34,7 @@ absl::Status RunReplicas(
     context.partition_id = d % partitions;
     context.communicator = communicators[d].get();
     context.queues = queues;
-    statuses[d] = run(d, context);
+    statuses[d] = StatusOnOutOfMemory([&] { return run(d, context); });
     communicators[d]->Finish(statuses[d]);
   };
   if (count == 1) {

@@ -230,6 +230,26 @@ ENTRY main {
   ExpectUserError(Run({"run", m, "--random-args"}, 30), "out of memory");
 }
 
+// On a replica thread too (issue 30): each replica's collective-permute
+// builds its values on its own thread, and a std::bad_alloc there ended the
+// process with SIGABRT instead of the error the main thread gives.
+TEST_F(XjitLimits, AllocationBeyondMemoryOnReplicaThreadsIsAnError) {
+  if (kSanitized) GTEST_SKIP() << "needs the address-space limit, which sanitizers preclude";
+  // JIT: four replicas' 600 MB arrays and the permute's copies exceed 4 GiB.
+  // Interpreter: each replica's first 4.4 GB array (smaller ones take it
+  // seconds to fill first).
+  for (const auto& [backend, elements] :
+       {std::pair{"--backend=jit", "150000000"}, {"--backend=interpreter", "1100000000"}}) {
+    SCOPED_TRACE(backend);
+    const std::string shape = std::string("f32[") + elements + "]{0}";
+    std::string m = Write("m.hlo", "HloModule permute, replica_count=4\nENTRY main {\n  x = " +
+                                       shape + " iota(), iota_dimension=0\n  ROOT c = " + shape +
+                                       " collective-permute(x), "
+                                       "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n}\n");
+    ExpectUserError(Run({"run", m, "--replicas", "4", backend}, 60), "out of memory");
+  }
+}
+
 // ---- 2. Nested conditionals: each computation compiled once ----
 
 // Conditionals nested `depth` deep whose two branches both call the next
