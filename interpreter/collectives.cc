@@ -208,7 +208,8 @@ absl::StatusOr<PermutePeers> CollectivePermutePeers(const Instruction& instructi
             "collective-permute: pair (", from, ",", to, ") names ",
             cross_partition ? "partition " : "replica ", id, " but there ",
             id_count == 1 ? "is 1" : absl::StrCat("are ", id_count),
-            cross_partition ? " partition (channel_id= makes it cross-partition)" : " replicas"));
+            cross_partition ? " partition" : " replica", id_count == 1 ? "" : "s",
+            cross_partition ? " (channel_id= makes it cross-partition)" : ""));
       }
       if (std::find(peers.group.begin(), peers.group.end(), id) == peers.group.end()) {
         peers.group.push_back(id);

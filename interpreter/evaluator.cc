@@ -921,6 +921,10 @@ absl::StatusOr<Literal> Evaluator::Impl::EvalCollective(const Instruction& instr
       return eval::RaggedAllToAllResult(instruction, values, 0, instruction.shape());
     }
     case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
+      // Pairs naming a device other than the only one fail, as on the JIT
+      // (XLA rejects them when it compiles for one device).
+      XJIT_RETURN_IF_ERROR(
+          eval::PermuteDevices(instruction, Grid(), replica_id_, partition_id_).status());
       const bool combined = eval::IsCombinedPermute(instruction);
       if (operands.size() != 1 && !combined) {
         return absl::UnimplementedError(

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "runtime/host/custom_call_registry.h"
 #include "interpreter/evaluator.h"
@@ -298,14 +299,23 @@ ENTRY e {
   r = f32[2] all-reduce(x), replica_groups={}, to_apply=add
   g = f32[2] all-gather(r), dimensions={0}, replica_groups={{0}}
   p = f32[2] collective-permute(g), source_target_pairs={{0,0}}
-  q = f32[2] collective-permute(g), source_target_pairs={{0,1}}
+  q = f32[2] collective-permute(g), source_target_pairs={}
   id = u32[] replica-id()
   ROOT t = (f32[2], f32[2], u32[]) tuple(p, q, id)
 })";
   ASSERT_OK_AND_ASSIGN(r, RunHlo(hlo, {Doubles("f32[2]", {1, 2})}));
   EXPECT_EQ(Doubles(r.element(0)), (std::vector<double>{1, 2}));
-  EXPECT_EQ(Doubles(r.element(1)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(Doubles(r.element(1)), (std::vector<double>{0, 0}));  // No source: zeros.
   EXPECT_EQ(Ints(r.element(2)), (V{0}));
+  // A pair naming a replica the run does not have is an error, as on the JIT
+  // (it returned zeros before, issue 30).
+  const std::string missing =
+      absl::StrReplaceAll(hlo, {{"source_target_pairs={}", "source_target_pairs={{0,1}}"}});
+  auto to_missing = RunHlo(missing, {Doubles("f32[2]", {1, 2})});
+  EXPECT_EQ(to_missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(to_missing.status().message().find("names replica 1 but there is 1 replica"),
+            absl::string_view::npos)
+      << to_missing.status();
   EvaluatorOptions two;
   two.replica_count = 2;
   auto multi = RunHlo(hlo, {Doubles("f32[2]", {1, 2})}, two);
