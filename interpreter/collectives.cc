@@ -167,7 +167,7 @@ void Rendezvous::CheckDeadlockLocked() {
     for (size_t i = 0; i < entry->group.size(); ++i) {
       if (entry->values[i].has_value()) present.push_back(entry->group[i]);
     }
-    waits.push_back(absl::StrCat(entry->name, " (execution ", std::get<1>(key) + 1,
+    waits.push_back(absl::StrCat(entry->name, " (execution ", std::get<1>(key) / kMeetingPhases + 1,
                                  ") has replicas {", absl::StrJoin(present, ","), "} of {",
                                  absl::StrJoin(entry->group, ","), "}"));
   }

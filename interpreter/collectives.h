@@ -52,6 +52,16 @@ namespace xjit::eval {
 // default device assignment), P the partition count. With one partition a
 // device id is the replica id. Groups, `replica` and the ends of Post/Take
 // below are device ids.
+// The key of one meeting in a rendezvous: the `phase`-th meeting of the
+// `execution`-th execution of an instruction (from 0). Some transports meet
+// several times per execution (the in-process all-reduce: inputs ready,
+// shares written, everyone done); errors name the execution, as the
+// evaluator counts them, not the meeting.
+inline constexpr int64_t kMeetingPhases = 4;
+inline int64_t MeetingKey(int64_t execution, int64_t phase) {
+  return execution * kMeetingPhases + phase;
+}
+
 class ReplicaExchange {
  public:
   virtual ~ReplicaExchange() = default;
@@ -59,7 +69,7 @@ class ReplicaExchange {
   virtual int64_t partition_count() const { return 1; }
   // Deposits `value` for device `replica` (a member of `group`) under
   // (instruction, occurrence, group) and returns every member's value in
-  // group order once all have deposited.
+  // group order once all have deposited. `occurrence` is a MeetingKey.
   virtual absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& instruction,
                                                         int64_t occurrence,
                                                         absl::Span<const int64_t> group,

@@ -973,7 +973,8 @@ absl::StatusOr<std::vector<Literal>> Evaluator::Impl::Exchange(const Instruction
     values.push_back(std::move(value));
     return values;
   }
-  return rendezvous_->Exchange(instruction, occurrence, group, device_id(), std::move(value));
+  return rendezvous_->Exchange(instruction, eval::MeetingKey(occurrence, 0), group, device_id(),
+                               std::move(value));
 }
 
 absl::StatusOr<Literal> Evaluator::Impl::EvalReplicatedCollective(const Instruction& instruction,

@@ -30,7 +30,7 @@ absl::Status InProcessCommunicator::AllGather(const Instruction& site,
   Literal value(Shape::Array(ElementType::kU8, {static_cast<int64_t>(mine.size())}));
   if (!mine.empty()) std::memcpy(value.data().data(), mine.data(), mine.size());
   XJIT_ASSIGN_OR_RETURN(std::vector<Literal> values,
-                        rendezvous_->Exchange(site, occurrence, group, device_id(),
+                        rendezvous_->Exchange(site, eval::MeetingKey(occurrence, 0), group, device_id(),
                                               std::move(value)));
   for (size_t m = 0; m < values.size(); ++m) {
     absl::Span<const uint8_t> bytes = values[m].data();
@@ -58,13 +58,13 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
   const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
   if (position == members) return absl::InternalError("a replica reduces outside its group");
   // Phase 1: every member's (in, out); completing it means every input is
-  // ready. Three rendezvous keys per execution of the site.
+  // ready. Three meetings per execution of the site.
   Literal addresses(Shape::Array(ElementType::kU64, {2}));
   addresses.SetBitsLinear(0, reinterpret_cast<uintptr_t>(in));
   addresses.SetBitsLinear(1, reinterpret_cast<uintptr_t>(out));
   XJIT_ASSIGN_OR_RETURN(
       std::vector<Literal> all,
-      rendezvous_->Exchange(site, 3 * occurrence, group, device_id(), std::move(addresses)));
+      rendezvous_->Exchange(site, eval::MeetingKey(occurrence, 0), group, device_id(), std::move(addresses)));
   std::vector<const void*> inputs(members);
   std::vector<uint8_t*> outputs(members);
   for (int64_t m = 0; m < members; ++m) {
@@ -78,13 +78,13 @@ absl::Status InProcessCommunicator::AllReduce(const Instruction& site,
   FoldRange(type, kind, inputs.data(), members, begin, end, share.data());
   // Every input has been read (an output may be its member's input), so the
   // shares go into every output; then nobody leaves before all are written.
-  rendezvous_->Sync(site, 3 * occurrence + 1, group);
+  rendezvous_->Sync(site, eval::MeetingKey(occurrence, 1), group);
   if (!share.empty()) {
     for (int64_t m = 0; m < members; ++m) {
       std::memcpy(outputs[m] + begin * width, share.data(), share.size());
     }
   }
-  rendezvous_->Sync(site, 3 * occurrence + 2, group);
+  rendezvous_->Sync(site, eval::MeetingKey(occurrence, 2), group);
   return absl::OkStatus();
 }
 
@@ -100,12 +100,12 @@ absl::Status InProcessCommunicator::AllToAll(const Instruction& site,
   const int64_t position = std::find(group.begin(), group.end(), device_id()) - group.begin();
   if (position == members) return absl::InternalError("a device exchanges outside its group");
   // Phase 1: every member's input address; completing it means every input
-  // is ready. Two rendezvous keys per execution of the site.
+  // is ready. Two meetings per execution of the site.
   Literal address(Shape::Array(ElementType::kU64, {1}));
   address.SetBitsLinear(0, reinterpret_cast<uintptr_t>(in));
   XJIT_ASSIGN_OR_RETURN(
       std::vector<Literal> all,
-      rendezvous_->Exchange(site, 2 * occurrence, group, device_id(), std::move(address)));
+      rendezvous_->Exchange(site, eval::MeetingKey(occurrence, 0), group, device_id(), std::move(address)));
   // Phase 2: this member's blocks, read before anyone writes (an output may
   // be its member's input), then written once every member has read.
   std::vector<uint8_t> mine(static_cast<size_t>(block * members));
@@ -114,7 +114,7 @@ absl::Status InProcessCommunicator::AllToAll(const Instruction& site,
         static_cast<uintptr_t>(all[m].GetBitsLinear(0)));
     std::memcpy(mine.data() + m * block, source + position * block, block);
   }
-  rendezvous_->Sync(site, 2 * occurrence + 1, group);
+  rendezvous_->Sync(site, eval::MeetingKey(occurrence, 1), group);
   if (!mine.empty()) std::memcpy(out, mine.data(), mine.size());
   return absl::OkStatus();
 }

@@ -385,6 +385,49 @@ ENTRY e {
   EXPECT_EQ(two->Run(one[0]).status().code(), absl::StatusCode::kUnimplemented);
 }
 
+// Replicas whose loops run an all-reduce a different number of times
+// (replica r: r + 4 iterations): both backends report the deadlock at the
+// same execution of the all-reduce, the 5th (the JIT's in-process
+// all-reduce meets three times per execution, and named the meeting, not
+// the execution: "execution 13", issue 30).
+TEST(JitReplicas, DeadlocksNameTheExecutionOnBothBackends) {
+  ASSERT_OK_AND_ASSIGN(module, ParseVerified(std::string("HloModule m\n") + kAddF32 + R"(
+cond {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  id = u32[] replica-id()
+  n = s32[] convert(id)
+  four = s32[] constant(4)
+  limit = s32[] add(n, four)
+  ROOT lt = pred[] compare(i, limit), direction=LT
+}
+body {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[2] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = f32[2] all-reduce(x), replica_groups={}, to_apply=add
+  ROOT t = (s32[], f32[2]) tuple(j, r)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  zero = s32[] constant(0)
+  s = (s32[], f32[2]) tuple(zero, x)
+  w = (s32[], f32[2]) while(s), condition=cond, body=body
+  ROOT y = f32[2] get-tuple-element(w), index=1
+})"));
+  const std::vector<std::vector<Literal>> arguments = RandomArguments(*module, 2, 9);
+  absl::StatusOr<std::vector<Literal>> interpreted = RunModuleReplicated(*module, arguments);
+  std::unique_ptr<runtime::Executable> executable = CompileAll(*module);
+  ASSERT_NE(executable, nullptr);
+  absl::StatusOr<std::vector<Literal>> compiled = collectives::RunReplicated(*executable, arguments);
+  for (const absl::Status& status : {interpreted.status(), compiled.status()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+    EXPECT_NE(status.message().find("(execution 5)"), absl::string_view::npos) << status;
+  }
+}
+
 // send/recv between replicas: a recv issued before its send (control
 // predecessor), different channels on the two ends (matched by replica
 // pair, as NCCL does), send-done/recv-done and tokens, a replica without a
