@@ -458,7 +458,10 @@ absl::StatusOr<Array> ParseNpy(absl::string_view bytes) {
   return Decode(header, count, std::vector<uint8_t>(payload.begin(), payload.end()));
 }
 
-std::string SerializeNpy(const Array& array) {
+namespace {
+
+// The prefix and header of a .npy file holding `array`.
+std::string SerializeHeader(const Array& array) {
   std::string dict =
       absl::StrCat("{'descr': '", array.dtype.Descr(),
                    "', 'fortran_order': False, 'shape': ", ShapeString(array.shape), ", }");
@@ -484,6 +487,13 @@ std::string SerializeNpy(const Array& array) {
   StoreLittle(length, version == 1 ? 2 : 4, header_length);
   out.append(reinterpret_cast<const char*>(length), version == 1 ? 2 : 4);
   out += dict;
+  return out;
+}
+
+}  // namespace
+
+std::string SerializeNpy(const Array& array) {
+  std::string out = SerializeHeader(array);
   out.append(reinterpret_cast<const char*>(array.data.data()), array.data.size());
   return out;
 }
@@ -624,10 +634,18 @@ absl::Status WriteNpyFile(const std::string& path, const Array& array) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   }
-  std::string bytes = SerializeNpy(array);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  // The header, then the data where it lies: no copy of a large array.
+  const std::string header = SerializeHeader(array);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(array.data.data()),
+            static_cast<std::streamsize>(array.data.size()));
   out.close();
-  if (!out) return absl::DataLossError(absl::StrCat("cannot write ", path));
+  if (!out) {
+    const int error = errno;
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);  // Never leave a partial file behind.
+    return absl::DataLossError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+  }
   return absl::OkStatus();
 }
 

@@ -727,6 +727,11 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
     if (partitions > 1) dir /= absl::StrCat("partition_", d % partitions);
     return dir.string();
   };
+  if (options.out_dir.has_value()) {  // Before the text that names the files.
+    for (size_t d = 0; d < results.size(); ++d) {
+      XJIT_RETURN_IF_ERROR(WriteResults(results[d], directory(d)));
+    }
+  }
   {
     StdoutWriter out;
     for (size_t d = 0; d < results.size(); ++d) {
@@ -743,11 +748,6 @@ absl::Status RunReplicated(const Module& module, const std::vector<Literal>& arg
                  times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
                  options.backend.c_str(), static_cast<long long>(options.replicas),
                  static_cast<long long>(partitions));
-  }
-  if (options.out_dir.has_value()) {
-    for (size_t d = 0; d < results.size(); ++d) {
-      XJIT_RETURN_IF_ERROR(WriteResults(results[d], directory(d)));
-    }
   }
   return absl::OkStatus();
 }
@@ -906,6 +906,9 @@ absl::Status Run(std::vector<std::string> args) {
             .count());
     result = *std::move(r);
   }
+  // The files first: the text of a large result names its file, which
+  // must exist by then.
+  if (options.out_dir.has_value()) XJIT_RETURN_IF_ERROR(WriteResults(*result, *options.out_dir));
   // Given the declared shape, dynamic dimensions print as XLA does: f32[<=4](3).
   // Streamed: the text of a large result would not fit in memory beside it.
   {
@@ -919,7 +922,6 @@ absl::Status Run(std::vector<std::string> args) {
                  times_ms[times_ms.size() / 2], static_cast<long long>(options.repeat),
                  options.backend.c_str());
   }
-  if (options.out_dir.has_value()) XJIT_RETURN_IF_ERROR(WriteResults(*result, *options.out_dir));
   return absl::OkStatus();
 }
 

@@ -547,6 +547,30 @@ ENTRY main {
   EXPECT_EQ(fs::file_size(dir_ / "out" / "0.npy"), 128u + 4u * 4000000u);
 }
 
+// A result file that cannot be written (a full disk: 0.npy is a link to
+// /dev/full) is an error on both backends, the file is not left behind,
+// and the text never points at it (issue 30: "see out/0.npy" was printed
+// before the write failed, leaving an empty file).
+TEST_F(XjitLimits, ResultFilesThatCannotBeWrittenAreNeverAnnounced) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::string m = Write("m.hlo", R"(HloModule large
+ENTRY main {
+  c = f32[] constant(1.5)
+  ROOT b = f32[4000000]{0} broadcast(c), dimensions={}
+}
+)");
+  for (const char* backend : {"--backend=jit", "--backend=interpreter"}) {
+    SCOPED_TRACE(backend);
+    fs::create_directories(dir_ / "full");
+    fs::remove(dir_ / "full" / "0.npy");
+    fs::create_symlink("/dev/full", dir_ / "full" / "0.npy");
+    Result r = Run({"run", m, "--out", Path("full"), backend});
+    ExpectUserError(r, "cannot write");
+    EXPECT_THAT(r.out, Not(HasSubstr("0.npy"))) << r.out.substr(0, 200);
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ / "full" / "0.npy")));
+  }
+}
+
 // Without --out a large result prints in full, its text streamed to stdout.
 // The text (7 bytes per element here: 1.4 GB) was built in memory, and copied
 // twice more on the way out, which with the result exceeded the 4 GB limit:
