@@ -8,8 +8,12 @@
 //          spectrum is extended to n entries by Hermitian symmetry
 //          (X[n-k] = conj(X[k])) and the real part of its inverse taken (so
 //          the imaginary parts of the DC and Nyquist terms are ignored).
+// A signal with a NaN or an infinity anywhere in its input gives NaN in every
+// output element (docs/fft.md: one rule for both backends, where the DFT's
+// and the FFT's orders of operations would give different patterns).
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -99,6 +103,13 @@ absl::StatusOr<Literal> EvalFft(const Instruction& instruction, Operands operand
   // Load into the working array (for IRFFT: the half spectrum, extended below).
   std::vector<Complex> data(internal::ElementCount(work_dims));
   std::vector<int64_t> load_dims = fft_type == FftType::kIrfft ? in_dims : work_dims;
+  // Each signal (the transformed dimensions of one batch index) with a NaN
+  // or an infinity in its input: docs/fft.md's rule makes its whole output
+  // NaN on both backends.
+  int64_t signal_points = 1;
+  for (int64_t a = first_axis; a < rank; ++a) signal_points *= work_dims[a];
+  std::vector<bool> non_finite(
+      signal_points == 0 ? 0 : static_cast<size_t>(data.size() / signal_points), false);
   {
     int64_t linear = 0;
     XJIT_RETURN_IF_ERROR(internal::ForEachIndex(load_dims, [&](const Index& index) {
@@ -107,7 +118,11 @@ absl::StatusOr<Literal> EvalFft(const Instruction& instruction, Operands operand
         linear = 0;
         for (int64_t d = 0; d < rank; ++d) linear = linear * work_dims[d] + index[d];
       }
-      data[linear++] = internal::ReadComplex(operand, index);
+      const Complex value = internal::ReadComplex(operand, index);
+      if (!std::isfinite(value.real()) || !std::isfinite(value.imag())) {
+        non_finite[linear / signal_points] = true;
+      }
+      data[linear++] = value;
       return absl::OkStatus();
     }));
   }
@@ -125,10 +140,12 @@ absl::StatusOr<Literal> EvalFft(const Instruction& instruction, Operands operand
     for (int64_t a = first_axis; a <= last; ++a) DftAxis(data, work_dims, a, inverse);
   }
 
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   XJIT_RETURN_IF_ERROR(internal::ForEachIndex(out_dims, [&](const Index& index) {
     int64_t linear = 0;
     for (int64_t d = 0; d < rank; ++d) linear = linear * work_dims[d] + index[d];
-    internal::WriteComplex(result, index, data[linear]);
+    internal::WriteComplex(result, index,
+                           non_finite[linear / signal_points] ? Complex(nan, nan) : data[linear]);
     return absl::OkStatus();
   }));
   return result;

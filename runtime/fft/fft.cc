@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -139,6 +140,15 @@ void RunSignal(const FftPlan& plan, const SignalPlan<T>& signal, const T* in, T*
   }
 }
 
+// Whether none of `n` values is a NaN or an infinity (x - x is 0 exactly
+// for finite x, NaN otherwise; the loop vectorises).
+template <typename T>
+bool AllFinite(const T* values, int64_t n) {
+  T acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += values[i] - values[i];
+  return acc == 0;
+}
+
 // Batches [begin, end) with one thread's scratch.
 template <typename T>
 void RunBatches(const FftPlan& plan, const SignalPlan<T>& signal, const uint8_t* in,
@@ -160,8 +170,16 @@ void RunBatches(const FftPlan& plan, const SignalPlan<T>& signal, const uint8_t*
       signal_in = scratch + plan.gather_offset;
     }
     uint8_t* dense_out = plan.out_dense ? signal_out : scratch + plan.stage_offset;
-    RunSignal(plan, signal, reinterpret_cast<const T*>(signal_in),
-              reinterpret_cast<T*>(dense_out), scratch);
+    const int64_t in_scalars = plan.in_signal_elements * (plan.in_element_bytes / sizeof(T));
+    if (AllFinite(reinterpret_cast<const T*>(signal_in), in_scalars)) {
+      RunSignal(plan, signal, reinterpret_cast<const T*>(signal_in),
+                reinterpret_cast<T*>(dense_out), scratch);
+    } else {
+      // docs/fft.md: a signal with a NaN or an infinity gives NaN throughout.
+      std::fill_n(reinterpret_cast<T*>(dense_out),
+                  plan.out_signal_elements * (plan.out_element_bytes / sizeof(T)),
+                  std::numeric_limits<T>::quiet_NaN());
+    }
     if (!plan.out_dense) {
       CopyStrided(plan.out_dims, plan.out_strides, plan.out_element_bytes, /*to_dense=*/false,
                   dense_out, signal_out);

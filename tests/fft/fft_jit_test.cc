@@ -246,6 +246,76 @@ TEST(FftJit, Threads) {
 
 // PlanFft refuses what is not an fft of its shapes (the verifier rejects
 // these first; the library checks on its own boundary too).
+// docs/fft.md's rule for non-finite input, on both backends: a signal with
+// a NaN or an infinity anywhere in its input is NaN in every output
+// element; the other signals of the batch are untouched (they differed in
+// both directions before: an inverse FFT of length 1 over inf+0j, an FFT of
+// length 7 with one inf, rfft, irfft, irfft2; issue 30).
+TEST(FftJit, NonFiniteSignalsAreNanOnBothBackends) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::string hlo;
+    int64_t signal;  // Output elements per signal.
+  };
+  const std::vector<Case> cases = {
+      {Fft("c64[3,1]", "c64[3,1]", "IFFT", {1}), 1},
+      {Fft("c128[3,7]", "c128[3,7]", "FFT", {7}), 7},
+      {Fft("f32[3,8]", "c64[3,5]", "RFFT", {8}), 5},
+      {Fft("c64[3,5]", "f32[3,8]", "IRFFT", {8}), 8},
+      {Fft("c128[3,4,3]", "f64[3,4,4]", "IRFFT", {4, 4}), 16},
+  };
+  std::mt19937_64 rng(5);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.hlo);
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(c.hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    const Shape& in_shape = (*module)->entry()->parameter(0)->shape();
+    std::vector<Literal> arguments;
+    arguments.push_back(UniformLiteral(in_shape, rng));
+    // Signal 0: an infinity; signal 1: a NaN (in an imaginary part where
+    // the input is complex); signal 2: finite.
+    std::vector<int64_t> index(in_shape.rank(), 0);
+    std::vector<int64_t> last = index;
+    last[0] = 1;
+    last.back() = in_shape.dimensions(in_shape.rank() - 1) - 1;
+    if (IsComplex(in_shape.element_type())) {
+      arguments[0].SetComplex(index, {inf, 0});
+      arguments[0].SetComplex(last, {1, nan});
+    } else {
+      arguments[0].SetDouble(index, -inf);
+      arguments[0].SetDouble(last, nan);
+    }
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    CompileReport report;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+        Compile(**module, CompileOptions(), &report);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    const Shape& shape = expected->shape();
+    std::vector<int64_t> at(shape.rank(), 0);
+    int64_t linear = 0;
+    do {
+      const bool bad_signal = linear++ / c.signal < 2;
+      for (const Literal* result : {&*expected, &*actual}) {
+        const std::complex<double> v = IsComplex(shape.element_type())
+                                           ? result->GetComplex(at)
+                                           : std::complex<double>(result->GetDouble(at), 0);
+        if (bad_signal) {
+          EXPECT_TRUE(std::isnan(v.real())) << (result == &*actual ? "jit " : "evaluator ") << v;
+          if (IsComplex(shape.element_type())) {
+            EXPECT_TRUE(std::isnan(v.imag())) << v;
+          }
+        } else {
+          EXPECT_TRUE(std::isfinite(v.real()) && std::isfinite(v.imag())) << v;
+        }
+      }
+    } while (NextIndex(shape.dimensions(), absl::MakeSpan(at)));
+  }
+}
+
 TEST(FftJit, PlanErrors) {
   const Shape c64 = Shape::Array(ElementType::kC64, {8, 128});
   EXPECT_FALSE(runtime::fft::PlanFft(FftType::kFft, {128}, c64,
