@@ -18,6 +18,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/computation.h"
+#include "ir/opcode.h"
 #include "ir/status_macros.h"
 
 namespace xjit::collectives {
@@ -43,9 +46,25 @@ uint64_t Fingerprint(absl::string_view text, uint64_t seed) {
   return h;
 }
 
+// What identifies a collective across processes that run the same module:
+// the computation and the instruction (names are unique within each), the
+// opcode, the result shape (element types and dimensions), the groups and
+// the transport primitive. Two all-reduces that share a name in different
+// branches, one over f32 and one over s32, differ here (issue 30: the name
+// and the byte count alone let them meet and exchange bytes).
+uint64_t SiteFingerprint(const Instruction& site, absl::string_view primitive) {
+  std::string identity = absl::StrCat(
+      site.parent() != nullptr ? site.parent()->name() : "", "/", site.name(), "|",
+      OpcodeName(site.opcode()), "|", site.shape().ToString(/*print_layout=*/false), "|");
+  for (const std::vector<int64_t>& group : site.attrs().replica_groups) {
+    absl::StrAppend(&identity, "{", absl::StrJoin(group, ","), "}");
+  }
+  return Fingerprint(identity, Fingerprint(primitive, 0));
+}
+
 // What every member of a collective states before its data moves.
 struct CallHeader {
-  uint64_t site = 0;        // Fingerprint of the instruction and the primitive.
+  uint64_t site = 0;        // SiteFingerprint.
   uint64_t occurrence = 0;  // How often this replica reached it before.
   uint64_t bytes = 0;       // This member's contribution.
 };
@@ -403,7 +422,7 @@ class MpiCommunicator : public Communicator {
     if (group.size() == 1) return MPI_COMM_NULL;
     XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, CommunicatorOf(group));
     CallHeader mine;
-    mine.site = Fingerprint(site.name(), Fingerprint(primitive, 0));
+    mine.site = SiteFingerprint(site, primitive);
     mine.occurrence = occurrence;
     mine.bytes = bytes;
     std::vector<CallHeader> headers(group.size());

@@ -447,6 +447,31 @@ ENTRY e {
   ROOT w = s32[] while(z), condition=cond, body=body
 }
 ''')
+    # Two all-reduces named `ar` in the branches that replica-id chooses,
+    # one over f32 and one over s32 (the same bytes): the headers tell them
+    # apart (they met and exchanged bytes before, issue 30).
+    same_name = os.path.join(work, 'same_name.hlo')
+    with open(same_name, 'w') as f:
+        f.write('HloModule same_name\n' + reducer('add_f', 'f32', 'add') +
+                reducer('add_s', 's32', 'add') + '''
+f {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={}, to_apply=add_f
+}
+s {
+  p = f32[4] parameter(0)
+  b = s32[4] bitcast-convert(p)
+  ar = s32[4] all-reduce(b), replica_groups={}, to_apply=add_s
+  ROOT r = f32[4] bitcast-convert(ar)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(id, zero), direction=EQ
+  ROOT c = f32[4] conditional(first, x, x), true_computation=f, false_computation=s
+}
+''')
     good, bad = os.path.join(work, 'good.npy'), os.path.join(work, 'bad.npy')
     write_npy_f32(good, [1.0, 2.0, 3.0, 4.0, 5.0])
     with open(bad, 'wb') as f:
@@ -475,6 +500,12 @@ ENTRY e {
                '--replicas', '2', '--backend=' + backend, '--max-while-iterations', '1']
         expect('run-time error on rank 1 (%s)' % backend, cmd,
                'ran more than 1 iterations', 30)
+        # Same name, different collectives: an error at once, not a hang
+        # (the timeout is only a safety net).
+        cmd = [mpirun, '--oversubscribe', '-np', '2', xjit, 'run', same_name, '--random-args',
+               '--replicas', '2', '--backend=' + backend, '--collective-timeout', '60']
+        expect('same-named collectives of different types (%s)' % backend, cmd,
+               'replicas disagree on their collectives', 30)
     # Rank 1 never reaches a collective: rank 0's timeout ends the job.
     cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', module, good, '--replicas', '2',
            '--collective-timeout', '2', ':', '-np', '1', xjit, 'run', endless, '--replicas', '2']
