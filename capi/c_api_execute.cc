@@ -153,6 +153,7 @@ class InterpreterRunner : public Runner {
     absl::StatusOr<Literal> value = xjit::RunModuleAsReplica(
         *module_, arguments, communicator.replica_id(), exchange, options);
     if (!value.ok()) return value.status();
+    XJIT_RETURN_IF_ERROR(communicator.ProgramDone());
     const Shape& root_shape = entry.root()->shape();
     Literal relaid = value->shape() == root_shape ? std::move(*value) : value->Relayout(root_shape);
     int64_t offset = 0;
@@ -263,7 +264,8 @@ class JitRunner : public Runner {
     xjit::runtime::RunContext context;
     context.replica_id = communicator.replica_id();
     context.communicator = &communicator;
-    return executable_->Execute(parameters, result, context);
+    XJIT_RETURN_IF_ERROR(executable_->Execute(parameters, result, context));
+    return communicator.ProgramDone();
   }
 
  private:

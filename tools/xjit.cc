@@ -816,6 +816,10 @@ absl::Status RunOverMpi(const RunOptions& options) {
         executable != nullptr
             ? executable->Run(pointers, context)
             : RunModuleAsReplica(*module, arguments, rank, exchange, evaluator_options);
+    if (r.ok()) {
+      // The others learn that this run ended (one may still wait for it).
+      if (absl::Status done = (*communicator)->ProgramDone(); !done.ok()) r = done;
+    }
     if (!r.ok()) {
       std::fflush(stdout);
       std::fprintf(stderr, "xjit: error: replica %lld: %s\n", static_cast<long long>(rank),
@@ -827,6 +831,13 @@ absl::Status RunOverMpi(const RunOptions& options) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     result = *std::move(r);
+  }
+  if (absl::Status left = (*communicator)->Leave(); !left.ok()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "xjit: error: replica %lld: %s\n", static_cast<long long>(rank),
+                 std::string(left.message()).c_str());
+    std::fflush(stderr);
+    process->Abort(1);
   }
   std::optional<std::string> dir;
   if (options.out_dir.has_value()) {

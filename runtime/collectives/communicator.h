@@ -108,6 +108,19 @@ class Communicator {
                             absl::Span<const uint8_t> bytes);
   virtual absl::Status Recv(const Instruction& site, int64_t peer, int64_t tag,
                             absl::Span<uint8_t> bytes);
+
+  // This device finished a run of the program without error. A transport
+  // between processes tells the others, so that a device still waiting for
+  // it in a collective fails at once instead of waiting out a timeout
+  // (replica-dependent trip counts), and fails itself when one is still
+  // waiting. Runners over such a transport call it after every successful
+  // run; in-process devices learn it from the rendezvous (the default does
+  // nothing).
+  virtual absl::Status ProgramDone() { return absl::OkStatus(); }
+  // This device runs nothing more over the communicator: a transport between
+  // processes checks that every device leaves after as many runs (a device
+  // still running fails instead of waiting for this one).
+  virtual absl::Status Leave() { return absl::OkStatus(); }
 };
 
 }  // namespace xjit::collectives

@@ -62,6 +62,11 @@ uint64_t SiteFingerprint(const Instruction& site, absl::string_view primitive) {
   return Fingerprint(identity, Fingerprint(primitive, 0));
 }
 
+// The site of the header a rank sends when it finishes a run (ProgramDone).
+const uint64_t kProgramDoneSite = Fingerprint("the end of the program", 0);
+// The site of the header a rank sends when it runs nothing more (Leave).
+const uint64_t kLeaveSite = Fingerprint("the rank leaves", 0);
+
 // What every member of a collective states before its data moves.
 struct CallHeader {
   uint64_t site = 0;        // SiteFingerprint.
@@ -220,7 +225,7 @@ class MpiCommunicator : public Communicator {
           site.name(), ": an MPI all-gather of more than 2 GiB per replica"));
     }
     const int bytes = static_cast<int>(mine.size());
-    return Finish(site, [&](MPI_Request* request) {
+    return Finish(site.name(), [&](MPI_Request* request) {
       return request == nullptr
                  ? MPI_Allgather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, comm)
                  : MPI_Iallgather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE,
@@ -253,7 +258,7 @@ class MpiCommunicator : public Communicator {
         const uint8_t* source = static_cast<const uint8_t*>(in) + begin * width;
         uint8_t* target = static_cast<uint8_t*>(out) + begin * width;
         const void* send = in == out ? MPI_IN_PLACE : source;
-        XJIT_RETURN_IF_ERROR(Finish(site, [&](MPI_Request* request) {
+        XJIT_RETURN_IF_ERROR(Finish(site.name(), [&](MPI_Request* request) {
           return request == nullptr
                      ? MPI_Allreduce(send, target, n, datatype, op, comm)
                      : MPI_Iallreduce(send, target, n, datatype, op, comm, request);
@@ -373,19 +378,19 @@ class MpiCommunicator : public Communicator {
   // Runs an MPI operation blocking (request null) or, with a timeout, as a
   // non-blocking one polled until done or the deadline.
   template <typename Start>
-  absl::Status Finish(const Instruction& site, Start start) {
-    if (options_.timeout_seconds <= 0) return MpiStatus(start(nullptr), site.name());
+  absl::Status Finish(absl::string_view what, Start start) {
+    if (options_.timeout_seconds <= 0) return MpiStatus(start(nullptr), what);
     MPI_Request request = MPI_REQUEST_NULL;
-    XJIT_RETURN_IF_ERROR(MpiStatus(start(&request), site.name()));
-    return Wait(site, absl::MakeSpan(&request, 1));
+    XJIT_RETURN_IF_ERROR(MpiStatus(start(&request), what));
+    return Wait(what, absl::MakeSpan(&request, 1));
   }
 
-  absl::Status Wait(const Instruction& site, absl::Span<MPI_Request> requests) {
+  absl::Status Wait(absl::string_view what, absl::Span<MPI_Request> requests) {
     if (requests.empty()) return absl::OkStatus();
     if (options_.timeout_seconds <= 0) {
       return MpiStatus(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
                                    MPI_STATUSES_IGNORE),
-                       site.name());
+                       what);
     }
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration<double>(options_.timeout_seconds);
@@ -393,16 +398,87 @@ class MpiCommunicator : public Communicator {
       int done = 0;
       XJIT_RETURN_IF_ERROR(MpiStatus(MPI_Testall(static_cast<int>(requests.size()),
                                                  requests.data(), &done, MPI_STATUSES_IGNORE),
-                                     site.name()));
+                                     what));
       if (done) return absl::OkStatus();
       if (std::chrono::steady_clock::now() > deadline) {
         broken_ = absl::DeadlineExceededError(absl::StrCat(
-            site.name(), ": replica ", rank_, " waited more than ", options_.timeout_seconds,
+            what, ": replica ", rank_, " waited more than ", options_.timeout_seconds,
             " s for the other replicas (one failed, hangs or reached another collective)"));
         return broken_;
       }
       sched_yield();
     }
+  }
+
+  // Every member's header, through an all-gather over `comm` (of `members`).
+  absl::StatusOr<std::vector<CallHeader>> ExchangeHeaders(absl::string_view what,
+                                                          const CallHeader& mine, size_t members,
+                                                          MPI_Comm comm) {
+    std::vector<CallHeader> headers(members);
+    XJIT_RETURN_IF_ERROR(Finish(what, [&](MPI_Request* request) {
+      const int n = static_cast<int>(sizeof(CallHeader));
+      return request == nullptr
+                 ? MPI_Allgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm)
+                 : MPI_Iallgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm,
+                                  request);
+    }));
+    return headers;
+  }
+
+  // The end of a run: a header all-gather over every rank, which a rank
+  // still waiting in a collective over every rank meets instead of its
+  // peers' (it then fails, naming this rank), and which ranks that all
+  // finished pass together.
+  absl::Status ProgramDone() override {
+    if (!broken_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the MPI communicator failed before: ", broken_.message()));
+    }
+    if (size_ == 1) return absl::OkStatus();
+    CallHeader mine;
+    mine.site = kProgramDoneSite;
+    mine.occurrence = runs_done_++;
+    XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
+                          ExchangeHeaders("the end of the run", mine, size_, world_));
+    for (int m = 0; m < size_; ++m) {
+      if (headers[m].site == kLeaveSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "replica ", m, " left after ", headers[m].occurrence, " runs of the program while replica ",
+            rank_, " finished run ", mine.occurrence + 1, " (a different --repeat?)"));
+      }
+      if (headers[m].site != kProgramDoneSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "replica ", m, " waits in a collective that replica ", rank_,
+            " never reached before finishing its run: the replicas disagree on the number of "
+            "collectives"));
+      }
+      if (headers[m].occurrence != mine.occurrence) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "replica ", m, " finished run ", headers[m].occurrence + 1, " where replica ", rank_,
+            " finished run ", mine.occurrence + 1, " (a different --repeat?)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The last call: every rank must leave after as many runs as this one.
+  absl::Status Leave() override {
+    if (!broken_.ok() || size_ == 1) return broken_;
+    CallHeader mine;
+    mine.site = kLeaveSite;
+    mine.occurrence = runs_done_;
+    XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
+                          ExchangeHeaders("leaving", mine, size_, world_));
+    for (int m = 0; m < size_; ++m) {
+      if (headers[m].site != kLeaveSite || headers[m].occurrence != mine.occurrence) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "replica ", rank_, " leaves after ", mine.occurrence, " runs of the program while "
+            "replica ", m, " ", headers[m].site == kLeaveSite
+                                    ? absl::StrCat("leaves after ", headers[m].occurrence)
+                                    : std::string("is still running (a different --repeat?)")));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // The communicator of `group` (MPI_COMM_NULL for a group of one) after
@@ -425,16 +501,22 @@ class MpiCommunicator : public Communicator {
     mine.site = SiteFingerprint(site, primitive);
     mine.occurrence = occurrence;
     mine.bytes = bytes;
-    std::vector<CallHeader> headers(group.size());
-    XJIT_RETURN_IF_ERROR(Finish(site, [&](MPI_Request* request) {
-      const int n = static_cast<int>(sizeof(CallHeader));
-      return request == nullptr
-                 ? MPI_Allgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm)
-                 : MPI_Iallgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm,
-                                  request);
-    }));
+    XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
+                          ExchangeHeaders(site.name(), mine, group.size(), comm));
     for (size_t m = 0; m < group.size(); ++m) {
       const CallHeader& theirs = headers[m];
+      if (theirs.site == kLeaveSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            site.name(), ": replica ", group[m], " left after ", theirs.occurrence,
+            " runs of the program while replica ", rank_, " waits for it here (", primitive,
+            ", execution ", occurrence + 1, " in run ", runs_done_ + 1, ")"));
+      }
+      if (theirs.site == kProgramDoneSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            site.name(), ": replica ", group[m], " finished its run of the program while replica ",
+            rank_, " waits for it here (", primitive, ", execution ", occurrence + 1,
+            "): the replicas disagree on the number of collectives"));
+      }
       if (theirs.site != mine.site || theirs.occurrence != mine.occurrence) {
         return absl::FailedPreconditionError(absl::StrCat(
             site.name(), ": replicas disagree on their collectives: replica ", group[m],
@@ -506,15 +588,15 @@ class MpiCommunicator : public Communicator {
     std::vector<uint8_t> staging;
     const int64_t width = ByteWidth(type);
     for (size_t k = 0; k < receives.size(); ++k) {
-      XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&receives[k], 1)));
+      XJIT_RETURN_IF_ERROR(Wait(site.name(), absl::MakeSpan(&receives[k], 1)));
       const int64_t begin = static_cast<int64_t>(k) * chunk;
       const int64_t n = std::min(chunk, bytes - begin);
-      if (in == out) XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(&sends[k], 1)));
+      if (in == out) XJIT_RETURN_IF_ERROR(Wait(site.name(), absl::MakeSpan(&sends[k], 1)));
       const void* values[2] = {me == 0 ? in + begin : theirs + begin,
                                me == 0 ? theirs + begin : in + begin};
       FoldMembers(type, kind, values, n / width, out + begin, staging);
     }
-    return Wait(site, absl::MakeSpan(sends));
+    return Wait(site.name(), absl::MakeSpan(sends));
   }
 
   // The float all-reduce in a fixed order (mpi_communicator.h): member j
@@ -564,7 +646,7 @@ class MpiCommunicator : public Communicator {
                    site.name());
         }
       }
-      XJIT_RETURN_IF_ERROR(Wait(site, absl::MakeSpan(requests)));
+      XJIT_RETURN_IF_ERROR(Wait(site.name(), absl::MakeSpan(requests)));
       if (my_n == 0) continue;
       // My own segment: from `in`, or a copy where `out` aliases it.
       const uint8_t* own = in + my_offset * width;
@@ -589,7 +671,7 @@ class MpiCommunicator : public Communicator {
       return absl::UnimplementedError(absl::StrCat(
           site.name(), ": an MPI all-reduce of more than 2^31 elements"));
     }
-    return Finish(site, [&](MPI_Request* request) {
+    return Finish(site.name(), [&](MPI_Request* request) {
       return request == nullptr
                  ? MPI_Allgatherv(MPI_IN_PLACE, 0, element, out, counts.data(),
                                   displacements.data(), element, comm)
@@ -619,6 +701,7 @@ class MpiCommunicator : public Communicator {
   const MpiOptions options_;
   std::map<std::vector<int>, MPI_Comm> groups_;
   absl::flat_hash_map<const Instruction*, uint64_t> occurrences_;
+  uint64_t runs_done_ = 0;  // ProgramDone calls so far.
   absl::Status broken_;
 };
 

@@ -14,8 +14,10 @@ on both backends (the large all-reduces on the jit only). Both must succeed with
 replica's every result file, or both fail (a module with num_partitions > 1 fails under mpirun with
 its Unimplemented error, docs/mpi.md: counted apart, not a disagreement). Then the fault tests: one rank gets a bad argument
 file (every rank must exit non-zero within seconds with the error), one rank fails during the run
-while the others wait in a collective (the job ends), and one rank never reaches the collective
-the others wait in (--collective-timeout ends the job).
+while the others wait in a collective (the job ends), ranks that reach different collectives or
+run a loop a different number of times or the program a different number of times (each an error
+at once), and one rank never reaches the collective the others wait in (--collective-timeout ends
+the job).
 
   mpi_cli_test.py XJIT [DIR...] [--np 2,4] [--timeout S] [--no-generated] [--no-faults]
 
@@ -472,6 +474,43 @@ ENTRY e {
   ROOT c = f32[4] conditional(first, x, x), true_computation=f, false_computation=s
 }
 ''')
+    # A loop whose trip count is 3 + replica-id, an all-reduce per trip: the
+    # rank that finishes first tells the others (it hung until the timeout
+    # before, issue 30); a second module, the same for every rank, run with
+    # different --repeat counts.
+    trips_text = 'HloModule trips\n' + reducer('add', 'f32', 'add') + '''
+cond {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  id = u32[] replica-id()
+  n = s32[] convert(id)
+  three = s32[] constant(3)
+  limit = s32[] add(n, three)
+  ROOT lt = pred[] compare(i, limit), direction=LT
+}
+body {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[2] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = f32[2] all-reduce(x), replica_groups={}, to_apply=add
+  ROOT t = (s32[], f32[2]) tuple(j, r)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  zero = s32[] constant(0)
+  s = (s32[], f32[2]) tuple(zero, x)
+  w = (s32[], f32[2]) while(s), condition=cond, body=body
+  ROOT y = f32[2] get-tuple-element(w), index=1
+}
+'''
+    trips = os.path.join(work, 'trips.hlo')
+    with open(trips, 'w') as f:
+        f.write(trips_text)
+    fixed_trips = os.path.join(work, 'fixed_trips.hlo')
+    with open(fixed_trips, 'w') as f:
+        f.write(trips_text.replace('limit = s32[] add(n, three)', 'limit = s32[] add(three, three)'))
     good, bad = os.path.join(work, 'good.npy'), os.path.join(work, 'bad.npy')
     write_npy_f32(good, [1.0, 2.0, 3.0, 4.0, 5.0])
     with open(bad, 'wb') as f:
@@ -506,6 +545,16 @@ ENTRY e {
                '--replicas', '2', '--backend=' + backend, '--collective-timeout', '60']
         expect('same-named collectives of different types (%s)' % backend, cmd,
                'replicas disagree on their collectives', 30)
+        cmd = [mpirun, '--oversubscribe', '-np', '2', xjit, 'run', trips, '--random-args',
+               '--replicas', '2', '--backend=' + backend, '--collective-timeout', '60']
+        expect('replica-dependent trip counts (%s)' % backend, cmd,
+               'finished its run of the program while replica 1 waits', 30)
+        cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', fixed_trips, '--random-args',
+               '--replicas', '2', '--backend=' + backend, '--repeat', '2',
+               '--collective-timeout', '60', ':', '-np', '1', xjit, 'run', fixed_trips,
+               '--random-args', '--replicas', '2', '--backend=' + backend, '--repeat', '3',
+               '--collective-timeout', '60']
+        expect('different --repeat counts (%s)' % backend, cmd, 'left after 2 runs', 30)
     # Rank 1 never reaches a collective: rank 0's timeout ends the job.
     cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', module, good, '--replicas', '2',
            '--collective-timeout', '2', ':', '-np', '1', xjit, 'run', endless, '--replicas', '2']
