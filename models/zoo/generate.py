@@ -89,7 +89,6 @@ def flax_mnist_cnn(size):
   with relu and 2x2 average pooling, two dense layers, log-softmax; one SGD
   step on its cross-entropy loss."""
   jax = _jax()
-  jnp = jax.numpy
   import flax.linen as nn
   import optax
 
@@ -130,7 +129,6 @@ def flax_self_attention(size):
   """flax.linen.MultiHeadDotProductAttention as self-attention with a causal
   mask (nn.make_causal_mask) and a padding mask, then LayerNorm."""
   jax = _jax()
-  jnp = jax.numpy
   import flax.linen as nn
 
   class Block(nn.Module):
@@ -294,7 +292,6 @@ def equinox_mha(size):
   """eqx.nn.MultiheadAttention (cross-attention, 4 heads, per-head query/key
   and value/output sizes differ) vmapped over a batch, with a boolean mask."""
   jax = _jax()
-  jnp = jax.numpy
   import equinox as eqx
   d, tq, tk, b = _sz(size, (16, 5, 7, 2), (256, 128, 256, 16))
   mha = eqx.nn.MultiheadAttention(4, d, qk_size=d // 8, vo_size=d // 2, key=jax.random.PRNGKey(9))
@@ -421,7 +418,6 @@ def optax_adamw_clip(size):
   """optax.chain(clip_by_global_norm, adamw with a warmup-cosine schedule)
   for 20 steps of logistic regression in fori_loop."""
   jax = _jax()
-  jnp = jax.numpy
   import optax
   n, d = _sz(size, (16, 8), (4096, 256))
   rng = np.random.default_rng(14)
@@ -626,7 +622,6 @@ def blackjax_mala(size):
   30 steps under lax.scan: gradients, a Metropolis correction with uniform
   draws and log-density differences."""
   jax = _jax()
-  jnp = jax.numpy
   import blackjax
   chains = _sz(size, 4, 256)
 
@@ -756,7 +751,7 @@ def lineax_cg(size):
 def lineax_lu_qr(size):
   """lineax.linear_solve with lineax.LU on a dense square system and
   lineax.QR on an overdetermined least-squares problem."""
-  jax = _jax()
+  _jax()
   import lineax as lx
   n = _sz(size, 6, 512)
   rng = np.random.default_rng(25)
@@ -863,7 +858,6 @@ def random_sampling(size):
   (Gumbel-max), permutation (a sort of random bits), truncated normal and
   bernoulli."""
   jax = _jax()
-  jnp = jax.numpy
   n = _sz(size, 16, 1 << 16)
   logits = _normal(np.random.default_rng(30), (5,))
 
