@@ -86,8 +86,8 @@ def _flat_apply(apply, params):
 @program("flax")
 def flax_mnist_cnn(size):
   """The CNN of Flax's MNIST example (examples/mnist): two 3x3 convolutions
-  with relu and 2x2 average pooling, two dense layers, log-softmax; one SGD
-  step on its cross-entropy loss."""
+  with relu and 2x2 average pooling, two dense layers; one SGD step on its
+  softmax cross-entropy loss (optax)."""
   jax = _jax()
   import flax.linen as nn
   import optax
@@ -340,9 +340,9 @@ def equinox_grouped_conv(size):
 # =========================================================== Haiku
 @program("dm-haiku")
 def haiku_resnet_block(size):
-  """hk.nets.ResNet's bottleneck block shape by hand: hk.Conv2D (strided),
+  """A ResNet basic block (v1) from Haiku modules: hk.Conv2D (strided),
   hk.BatchNorm in training mode (batch statistics, state updated), hk.Conv2D,
-  projection shortcut (hk.transform_with_state)."""
+  a strided 1x1 projection shortcut (hk.transform_with_state)."""
   jax = _jax()
   import haiku as hk
 
@@ -588,9 +588,9 @@ def numpyro_hmc(size):
 @program("numpyro")
 def numpyro_distributions(size):
   """NumPyro distributions as a model's log-joint is written: samples from
-  Normal, MultivariateNormal (Cholesky), Categorical and a transformed
-  LogNormal, and the log-densities of each (lgamma, logsumexp, triangular
-  solves)."""
+  MultivariateNormal (Cholesky), Categorical and LogNormal (a transformed
+  Normal), their log-densities (triangular solves, logsumexp), and StudentT's
+  log-density (lgamma)."""
   jax = _jax()
   jnp = jax.numpy
   import numpyro.distributions as dist
@@ -676,8 +676,8 @@ def blackjax_rmh(size):
 @program("optimistix")
 def optimistix_newton(size):
   """optimistix.root_find with optimistix.Newton on a nonlinear system
-  (a discretised Bratu problem): Jacobians by jax.jacfwd, an LU solve per
-  step (lineax), a while loop until the Cauchy termination holds."""
+  (a discretised Bratu problem): Jacobians by automatic differentiation, an
+  LU solve per step (lineax), a while loop until the Cauchy termination holds."""
   jax = _jax()
   jnp = jax.numpy
   import optimistix as optx
@@ -1002,7 +1002,7 @@ def conv_depthwise_nhwc(size):
 @program("jax")
 def conv_dilated_nhwc(size):
   """Atrous (dilated) 3x3 convolutions in NHWC as in DeepLab's ASPP: rates
-  1, 2 and 4 side by side, concatenated along channels, with a strided
+  1, 2 and 4 side by side, concatenated along channels, and an
   input-dilated (fractionally strided) one."""
   jax = _jax()
   jnp = jax.numpy
@@ -1112,8 +1112,8 @@ def pooling(size):
 
 @program("jax")
 def attention_variants(size):
-  """Attention beyond the textbook block: grouped-query attention (8 query
-  heads over 2 key/value heads) with a causal mask, sliding-window (local)
+  """Attention beyond the textbook block: grouped-query attention (query
+  heads grouped over 2 key/value heads) with a causal mask, sliding-window (local)
   attention, rotary position embeddings, and jax.nn.dot_product_attention."""
   jax = _jax()
   jnp = jax.numpy
@@ -1175,7 +1175,7 @@ def embedding_bag(size):
 
 
 @program("jax")
-def segment_softmax_topk(size):
+def topk_label_smoothing(size):
   """jax.lax.top_k over scores with jax.nn.one_hot labels (a top-5 accuracy
   and a label-smoothed cross entropy), and jnp.take_along_axis."""
   jax = _jax()

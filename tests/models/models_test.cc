@@ -178,7 +178,7 @@ const ModelCase kZoo[] = {
     {"pooling", 1e-5, {}},
     {"attention_variants", 1e-5, {}},
     {"embedding_bag", 1e-5, {}},
-    {"segment_softmax_topk", 1e-5, {}},
+    {"topk_label_smoothing", 1e-5, {}},
 };
 
 enum class Backend { kJit, kInterpreter };
