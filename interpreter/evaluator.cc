@@ -630,18 +630,29 @@ class BufferTables {
 
 }  // namespace
 
-// A jaxlib LAPACK call: planned (LAPACK's workspace queries) and run on
-// the operands' data as given, into a fresh result.
+// A jaxlib LAPACK call: planned (LAPACK's workspace queries) and run into a
+// fresh result. The plan reads each operand's data with the strides of the
+// operand instruction's layout, so a value that arrives in another layout (a
+// call's argument bound to a parameter that declares a different layout) is
+// relaid out to it first.
 static absl::StatusOr<Literal> EvalJaxlibLapack(const Instruction& instruction,
                                                 absl::Span<const Literal* const> operands) {
   XJIT_ASSIGN_OR_RETURN(runtime::host::JaxlibLapackPlan plan,
                         runtime::host::PlanJaxlibLapack(instruction));
+  if (operands.size() != instruction.operands().size()) {
+    return absl::InvalidArgumentError(absl::StrCat(plan.target, ": operand count mismatch"));
+  }
+  std::vector<Literal> conformed;
+  conformed.reserve(operands.size());
   std::vector<const void*> in;
-  for (const Literal* operand : operands) {
-    if (!operand->shape().IsArray()) {
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i]->shape().IsArray()) {
       return absl::InvalidArgumentError(absl::StrCat(plan.target, ": operands must be arrays"));
     }
-    in.push_back(operand->data().data());
+    XJIT_ASSIGN_OR_RETURN(Literal value,
+                          Conform(*operands[i], instruction.operands()[i]->shape()));
+    conformed.push_back(std::move(value));
+    in.push_back(conformed.back().data().data());
   }
   Literal result(instruction.shape());
   std::vector<void*> out;

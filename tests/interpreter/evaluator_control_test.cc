@@ -226,6 +226,31 @@ ENTRY e {
   EXPECT_EQ(Doubles(r.element(1)), (std::vector<double>{0.5}));
 }
 
+// jaxlib's LAPACK calls read their operands with the strides of the operand
+// instruction's layout. Here the operand is a parameter of a called
+// computation declared row-major ({1,0}) while the call passes a transpose's
+// column-major ({0,1}) value, as JAX writes a triangular solve of x.T (NumPyro's
+// MultivariateNormal.log_prob): the evaluator relays it out first. L is lower
+// triangular (the 100 above the diagonal is ignored, uplo = L), X = L^-1 B.
+TEST(EvaluatorDriver, JaxlibLapackOperandInAnotherLayoutThanItsParameter) {
+  ASSERT_OK_AND_ASSIGN(r, RunHlo(R"(
+HloModule m
+solve {
+  a = f32[2,2]{1,0} parameter(0)
+  b = f32[2,3]{1,0} parameter(1)
+  ROOT x = f32[2,3]{0,1} custom-call(a, b), custom_call_target="lapack_strsm_ffi", operand_layout_constraints={f32[2,2]{0,1}, f32[2,3]{0,1}}, output_to_operand_aliasing={{}: (1, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
+}
+ENTRY e {
+  l = f32[2,2]{1,0} parameter(0)
+  bt = f32[3,2]{1,0} parameter(1)
+  b = f32[2,3]{0,1} transpose(bt), dimensions={1,0}
+  ROOT c = f32[2,3]{0,1} call(l, b), to_apply=solve
+})",
+                                 {Doubles("f32[2,2]", {2, 100, 1, 4}),
+                                  Doubles("f32[3,2]", {2, 5, 4, 6, 6, 7})}));
+  EXPECT_EQ(Doubles(r), (std::vector<double>{1, 2, 3, 1, 1, 1}));
+}
+
 TEST(EvaluatorDriver, UnknownCustomCallIsNotFound) {
   auto r = RunOne({"f32[3]"}, "f32[3] custom-call(p0), custom_call_target=\"no_such_target\"",
                   {Doubles("f32[3]", {1, 2, 3})});

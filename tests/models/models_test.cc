@@ -15,8 +15,15 @@
 // solve, a minimiser, an optimiser loop, an MCMC sampler, ...), with nested
 // while loops and conditionals (kPrograms below; issue 26).
 //
-// The fixtures are committed: the test needs no JAX (XJIT_MODELS and
-// XJIT_PROGRAMS point at them; meson sets both).
+// And the zoo of models/zoo (generate.py there; issue 28): small programs as
+// users write them with Flax, Equinox, Haiku, Optax, Jraph, NumPyro,
+// BlackJAX, Optimistix and Lineax, and JAX idioms (stencils, cumulative ops,
+// FFTs, random sampling, masking, einsums, convolutions of every kind,
+// pooling, attention variants, embedding bags): kZoo below, and every fixture
+// folder of models/zoo must have a row there.
+//
+// The fixtures are committed: the test needs no JAX (XJIT_MODELS,
+// XJIT_PROGRAMS and XJIT_ZOO point at them; meson sets all three).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -117,12 +124,73 @@ const ModelCase kPrograms[] = {
     {"diffrax_tsit5", 1e-4, {}},
 };
 
+// Tolerances of the zoo: 1e-5 of the scale, as the models above, for every
+// program. The zoo's sums are short (the fixtures are small); the largest
+// difference observed from XLA is 1.4e-6 of the scale (flax_mnist_cnn's
+// gradients, both backends), the rest below 1.1e-6, so the bound keeps a
+// margin of 7 for other ISAs' summation orders. The loops whose course
+// depends on values (Optimistix's Newton and Levenberg-Marquardt, Lineax's
+// CG, the samplers' accept/reject decisions) end at the same iteration as
+// XLA's on these inputs; their integer and pred outputs (ranks, top-k
+// indices, categorical draws, permutations, bernoulli masks, acceptances)
+// compare exactly. No program is a known failure today: a row that needs
+// one names the error in jit_error / interpreter_error, and the test checks
+// that the failure is still there.
+const ModelCase kZoo[] = {
+    {"flax_mnist_cnn", 1e-5, {}},
+    {"flax_self_attention", 1e-5, {}},
+    {"flax_lstm", 1e-5, {}},
+    {"flax_depthwise_separable", 1e-5, {}},
+    {"flax_conv_transpose", 1e-5, {}},
+    {"flax_nnx_dropout_train", 1e-5, {}},
+    {"equinox_conv1d", 1e-5, {}},
+    {"equinox_mha", 1e-5, {}},
+    {"equinox_grouped_conv", 1e-5, {}},
+    {"haiku_resnet_block", 1e-5, {}},
+    {"haiku_gru_unroll", 1e-5, {}},
+    {"haiku_embed_mlp", 1e-5, {}},
+    {"optax_adamw_clip", 1e-5, {}},
+    {"optax_lion_multisteps", 1e-5, {}},
+    {"jraph_gcn", 1e-5, {}},
+    {"jraph_graph_network", 1e-5, {}},
+    {"numpyro_hmc", 1e-5, {}},
+    {"numpyro_distributions", 1e-5, {}},
+    {"blackjax_mala", 1e-5, {}},
+    {"blackjax_rmh", 1e-5, {}},
+    {"optimistix_newton", 1e-5, {}},
+    {"optimistix_levenberg_marquardt", 1e-5, {}},
+    {"lineax_cg", 1e-5, {}},
+    {"lineax_lu_qr", 1e-5, {}},
+    {"per_example_grads", 1e-5, {}},
+    {"roll_stencil_fft", 1e-5, {}},
+    {"pad_stencil", 1e-5, {}},
+    {"cumulative_ops", 1e-5, {}},
+    {"random_sampling", 1e-5, {}},
+    {"dropout_grad_step", 1e-5, {}},
+    {"where_masking", 1e-5, {}},
+    {"einsum_shapes", 1e-5, {}},
+    {"conv_nchw_grouped_strided", 1e-5, {}},
+    {"conv_depthwise_nhwc", 1e-5, {}},
+    {"conv_dilated_nhwc", 1e-5, {}},
+    {"conv_transpose_nhwc", 1e-5, {}},
+    {"conv1d_causal", 1e-5, {}},
+    {"patch_embed_nchw", 1e-5, {}},
+    {"pooling", 1e-5, {}},
+    {"attention_variants", 1e-5, {}},
+    {"embedding_bag", 1e-5, {}},
+    {"topk_label_smoothing", 1e-5, {}},
+};
+
 enum class Backend { kJit, kInterpreter };
+
+// Which fixture set a case comes from: its folder (an environment variable,
+// with a fallback relative to the source root) and its table.
+enum class FixtureSet { kModels, kPrograms, kZoo };
 
 struct Param {
   ModelCase model;
   Backend backend;
-  bool program = false;  // From kPrograms (models/programs), not kModels.
+  FixtureSet set = FixtureSet::kModels;
 };
 
 void PrintTo(const Param& p, std::ostream* os) {
@@ -134,11 +202,18 @@ std::string ParamName(const testing::TestParamInfo<Param>& info) {
                       info.param.backend == Backend::kJit ? "_jit" : "_interpreter");
 }
 
-fs::path FixtureDir(const Param& param) {
-  const char* root = std::getenv(param.program ? "XJIT_PROGRAMS" : "XJIT_MODELS");
-  const char* fallback = param.program ? "models/programs" : "models/fixtures";
-  return fs::path(root != nullptr ? root : fallback) / param.model.name;
+fs::path FixtureRoot(FixtureSet set) {
+  const char* variable = set == FixtureSet::kModels     ? "XJIT_MODELS"
+                         : set == FixtureSet::kPrograms ? "XJIT_PROGRAMS"
+                                                        : "XJIT_ZOO";
+  const char* fallback = set == FixtureSet::kModels     ? "models/fixtures"
+                         : set == FixtureSet::kPrograms ? "models/programs"
+                                                        : "models/zoo";
+  const char* root = std::getenv(variable);
+  return fs::path(root != nullptr ? root : fallback);
 }
+
+fs::path FixtureDir(const Param& param) { return FixtureRoot(param.set) / param.model.name; }
 
 // "" when `got` matches `want` (same shape) within `tol`; else what differs.
 std::string Compare(const Literal& want, const Literal& got, double tol) {
@@ -282,14 +357,46 @@ std::vector<Param> AllParams() {
 std::vector<Param> AllPrograms() {
   std::vector<Param> params;
   for (const ModelCase& m : kPrograms) {
-    params.push_back({m, Backend::kJit, true});
-    params.push_back({m, Backend::kInterpreter, true});
+    params.push_back({m, Backend::kJit, FixtureSet::kPrograms});
+    params.push_back({m, Backend::kInterpreter, FixtureSet::kPrograms});
   }
   return params;
 }
 
+std::vector<Param> AllZoo() {
+  std::vector<Param> params;
+  for (const ModelCase& m : kZoo) {
+    params.push_back({m, Backend::kJit, FixtureSet::kZoo});
+    params.push_back({m, Backend::kInterpreter, FixtureSet::kZoo});
+  }
+  return params;
+}
+
+// Every fixture folder of the zoo (a folder with a module.hlo) has a row in
+// kZoo, and every row a folder: a program added by generate.py cannot go
+// untested, nor a row outlive its program.
+TEST(ZooTable, CoversEveryFixture) {
+  const fs::path root = FixtureRoot(FixtureSet::kZoo);
+  ASSERT_TRUE(fs::is_directory(root)) << "missing zoo fixtures " << root;
+  std::vector<std::string> folders;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root)) {
+    if (fs::exists(entry.path() / "module.hlo")) folders.push_back(entry.path().filename());
+  }
+  for (const std::string& folder : folders) {
+    bool listed = false;
+    for (const ModelCase& m : kZoo) listed |= folder == m.name;
+    EXPECT_TRUE(listed) << "models/zoo/" << folder << " has no row in kZoo (" << __FILE__ << ")";
+  }
+  for (const ModelCase& m : kZoo) {
+    EXPECT_NE(std::find(folders.begin(), folders.end(), m.name), folders.end())
+        << "kZoo lists " << m.name << " but " << root << " has no such fixture";
+  }
+  EXPECT_GE(folders.size(), 30u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ModelsTest, testing::ValuesIn(AllParams()), ParamName);
 INSTANTIATE_TEST_SUITE_P(Programs, ModelsTest, testing::ValuesIn(AllPrograms()), ParamName);
+INSTANTIATE_TEST_SUITE_P(Zoo, ModelsTest, testing::ValuesIn(AllZoo()), ParamName);
 
 }  // namespace
 }  // namespace xjit
