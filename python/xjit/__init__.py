@@ -174,7 +174,9 @@ class _Leaf:
             return None
         physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
         array = physical.view(self.dtype).reshape(physical_dims)
-        return np.ascontiguousarray(array.transpose(np.argsort(self.major_to_minor)))
+        # A copy in C order that keeps the rank: np.ascontiguousarray makes
+        # a scalar (shape ()) an array of shape (1,).
+        return np.array(array.transpose(np.argsort(self.major_to_minor)), order="C", copy=True)
 
 
 def _leaves(shape_handle):

@@ -102,6 +102,7 @@ class XjitTest(unittest.TestCase):
         s, k2, less = xjit.compile(TUPLE)(a, (v, np.int64(7)))
         np.testing.assert_array_equal(s, a + v)
         self.assertEqual(k2, 49)
+        self.assertEqual(k2.shape, ())  # A scalar result keeps shape (), as JAX's do.
         self.assertEqual(k2.dtype, np.int64)
         np.testing.assert_array_equal(less, a < v)
 
