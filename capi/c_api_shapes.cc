@@ -61,7 +61,7 @@ char* CopyString(const std::string& s) {
 extern "C" {
 
 const char* xjit_element_type_name(xjit_element_type type) {
-  if (!ValidElementType(type)) return nullptr;
+  if (!ValidElementType(type)) return "invalid element type";
   // ElementTypeName returns views of static, NUL-terminated literals.
   return xjit::ElementTypeName(ToElementType(type)).data();
 }

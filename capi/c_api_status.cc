@@ -90,4 +90,6 @@ const char* xjit_code_name(xjit_code code) {
 
 void xjit_string_free(char* string) { std::free(string); }
 
+const char* xjit_version(void) { return XJIT_PROJECT_VERSION; }
+
 }  // extern "C"

@@ -34,6 +34,15 @@
 extern "C" {
 #endif
 
+/* The version of this header; xjit_version() gives the library's, which a
+ * program loading libxjit.so at run time may compare with it. */
+#define XJIT_VERSION_MAJOR 0
+#define XJIT_VERSION_MINOR 1
+#define XJIT_VERSION_PATCH 0
+#define XJIT_VERSION_STRING "0.1.0"
+/* "MAJOR.MINOR.PATCH" of the library (static storage). */
+const char* xjit_version(void);
+
 /* In C++ every enum of this header has the fixed underlying type int: an
  * out-of-range value a caller passes (say (xjit_element_type)77) is then a
  * valid value that the library rejects with a status, where for an enum
@@ -123,7 +132,8 @@ typedef enum xjit_element_type XJIT_ENUM_INT {
   XJIT_NUM_ELEMENT_TYPES
 } xjit_element_type;
 
-/* "f32", "pred", ...; NULL for a value out of range. */
+/* "f32", "pred", ...; "invalid element type" for a value out of range (as
+ * xjit_code_name answers "UNKNOWN_CODE": never NULL). */
 const char* xjit_element_type_name(xjit_element_type type);
 /* The inverse; XJIT_INVALID_ARGUMENT for an unknown name. */
 xjit_status* xjit_element_type_from_name(const char* name, xjit_element_type* out);

@@ -23,7 +23,20 @@ import os
 
 import numpy as np
 
-__all__ = ["Error", "Executable", "compile", "library_path"]
+__all__ = ["Error", "Executable", "compile", "library_path", "version"]
+
+
+def version():
+    """The version of the loaded libxjit.so ("MAJOR.MINOR.PATCH")."""
+    return _library().xjit_version().decode()
+
+
+def __getattr__(name):
+    # xjit.__version__, read from the library when first asked for (importing
+    # xjit never loads it).
+    if name == "__version__":
+        return version()
+    raise AttributeError(f"module 'xjit' has no attribute {name!r}")
 
 
 class Error(RuntimeError):
@@ -64,6 +77,7 @@ def _library():
             "xjit_status_message": (ctypes.c_char_p, [p]),
             "xjit_status_free": (None, [p]),
             "xjit_code_name": (ctypes.c_char_p, [i]),
+            "xjit_version": (ctypes.c_char_p, []),
             "xjit_element_type_name": (ctypes.c_char_p, [i]),
             "xjit_shape_free": (None, [p]),
             "xjit_shape_element_type": (i, [p]),

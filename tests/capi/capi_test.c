@@ -181,7 +181,16 @@ static void test_status_and_types(void) {
   CHECK(strcmp(xjit_element_type_name(XJIT_BF16), "bf16") == 0);
   CHECK(strcmp(xjit_element_type_name(XJIT_F4E2M1FN), "f4e2m1fn") == 0);
   CHECK(strcmp(xjit_element_type_name(XJIT_TUPLE), "tuple") == 0);
-  CHECK(xjit_element_type_name((xjit_element_type)999) == NULL);
+  CHECK(strcmp(xjit_element_type_name((xjit_element_type)999), "invalid element type") == 0);
+  CHECK(strcmp(xjit_code_name((xjit_code)999), "UNKNOWN_CODE") == 0);
+  /* The header's version is the library's. */
+  CHECK(strcmp(xjit_version(), XJIT_VERSION_STRING) == 0);
+  {
+    char expected[32];
+    snprintf(expected, sizeof(expected), "%d.%d.%d", XJIT_VERSION_MAJOR, XJIT_VERSION_MINOR,
+             XJIT_VERSION_PATCH);
+    CHECK(strcmp(xjit_version(), expected) == 0);
+  }
   for (int t = 0; t < XJIT_NUM_ELEMENT_TYPES; ++t) {
     xjit_element_type back = XJIT_TUPLE;
     CHECK_OK(xjit_element_type_from_name(xjit_element_type_name((xjit_element_type)t), &back));

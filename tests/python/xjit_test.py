@@ -106,6 +106,10 @@ class XjitTest(unittest.TestCase):
         self.assertEqual(k2.dtype, np.int64)
         np.testing.assert_array_equal(less, a < v)
 
+    def test_version(self):
+        self.assertRegex(xjit.__version__, r"^\d+\.\d+\.\d+$")
+        self.assertEqual(xjit.__version__, xjit.version())
+
     def test_bad_module_is_an_error(self):
         with self.assertRaises(xjit.Error) as caught:
             xjit.compile("HloModule m\nENTRY e {\n  ROOT x = f32[2] bogus()\n}\n")
