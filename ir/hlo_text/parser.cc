@@ -1061,6 +1061,17 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   auto module = std::make_unique<Module>("");
   module_ = module.get();
   bool has_header = false;
+  // `module @name` / `module attributes {...}` (a computation may be called
+  // "module", so the next token decides).
+  const bool mlir_module = IsIdent("module") && Peek(1).kind != TokenKind::kLBrace &&
+                           Peek(1).kind != TokenKind::kLParen;
+  if (mlir_module || IsIdent("func.func")) {
+    // MLIR (StableHLO, MHLO) text, jax's `.as_text()` default: say how to
+    // get HLO text instead of failing at its second token.
+    return ErrorAt(Peek(), "this is MLIR (StableHLO) text, not HLO text: xjit reads HLO text, "
+                           "as XLA dumps it (--xla_dump_to) or as JAX writes it with "
+                           "jax.jit(f).lower(...).as_text(dialect=\"hlo\")");
+  }
   if (IsIdent("HloModule")) {
     has_header = true;
     Next();

@@ -567,6 +567,15 @@ TEST(HloParserTest, ErrorsCarryLineAndColumn) {
             "m.hlo:2:21: error: value 300 is out of range for s8");
   EXPECT_EQ(ParseError("ENTRY e {\n  c = f32[] constant(1), sharding={maximal device=0\n"),
             "m.hlo:3:1: error: expected closing bracket, found end of file");
+  // StableHLO (jax's .as_text() default) gets a hint, not "expected '{', found '@'".
+  const std::string mlir_hint =
+      "error: this is MLIR (StableHLO) text, not HLO text: xjit reads HLO text, as XLA dumps it "
+      "(--xla_dump_to) or as JAX writes it with jax.jit(f).lower(...).as_text(dialect=\"hlo\")";
+  EXPECT_EQ(ParseError("module @jit_f attributes {mhlo.num_partitions = 1 : i32} {\n}\n"),
+            "m.hlo:1:1: " + mlir_hint);
+  EXPECT_EQ(ParseError("\nfunc.func @main() {\n}\n"), "m.hlo:2:1: " + mlir_hint);
+  // A computation may still be called "module".
+  EXPECT_TRUE(ParseHloModule("module {\n  ROOT c = f32[] constant(1)\n}\n", "m.hlo").ok());
 }
 
 // HLO_TEXT.md §1/§3: a computation name may be written with or without '%',
