@@ -909,7 +909,14 @@ class ExecutableBuilder {
     }
     spec_->steps.push_back(std::move(step));
 
-    const std::string perf_name = absl::StrCat("xjit:", spec_->name, ":", name);
+    // Kernels of called computations (loop bodies, branches) carry their
+    // computation's name, unique in the module: several are called "fusion"
+    // and were indistinguishable in `perf report`.
+    const Computation* computation = instruction.parent();
+    const bool in_entry = computation == nullptr || computation->parent() == nullptr ||
+                          computation->parent()->entry() == computation;
+    const std::string perf_name =
+        absl::StrCat("xjit:", spec_->name, ":", in_entry ? "" : computation->name() + "/", name);
     if (PerfMapEnabled(options_.perf_map)) {
       WritePerfMapEntry(lowered.code, lowered.code_size, perf_name);
     }

@@ -44,7 +44,8 @@ struct CompileOptions {
   // call and the previous setting restored (runtime/blas/blas_threads.h), so
   // other executables and the host's own OpenBLAS use keep theirs.
   int threads = 1;
-  // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`.
+  // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`
+  // (`<computation>/<kernel>` for kernels of called computations).
   // XJIT_PERF_MAP=1 (or 0) in the environment overrides this (perf_map.h).
   bool perf_map = false;
   // Write each kernel, its code bytes and a line table into perf's jitdump

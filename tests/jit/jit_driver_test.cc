@@ -250,8 +250,23 @@ TEST(JitDriver, AssemblyText) {
 }
 
 TEST(JitDriver, PerfMap) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(
-      "HloModule perfmod\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT neg = f32[4] negate(a)\n}\n");
+  // A kernel in the entry and one in a loop body, both fusions: the body's
+  // is named after its computation too (issue 29: the names were equal).
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(R"(HloModule perfmod
+cond {
+  s = f32[4] parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  s = f32[4] parameter(0)
+  ROOT n = f32[4] negate(s)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  neg = f32[4] negate(a)
+  ROOT w = f32[4] while(neg), condition=cond, body=body
+}
+)");
   ASSERT_TRUE(module.ok());
   CompileOptions options;
   options.perf_map = true;
@@ -264,6 +279,7 @@ TEST(JitDriver, PerfMap) {
   // The pipeline wraps the instruction in a fusion; the map names kernels
   // after the instruction the step computes.
   EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:fusion\n")) << text.str();
+  EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:body/fusion\n")) << text.str();
   std::remove(path.c_str());
 }
 
