@@ -273,6 +273,27 @@ class JitRunner : public Runner {
 };
 #endif
 
+#if XJIT_CAPI_HAVE_JIT
+// xjit_executable_describe's text for a JIT compile: a line per kernel,
+// library call and interpreted step, then `xjit compile`'s summary lines.
+std::string DescribeReport(const xjit::jit::CompileReport& report) {
+  std::string text = absl::StrCat("backend: jit (", report.target, ")\n");
+  for (const xjit::jit::KernelInfo& kernel : report.kernels) {
+    absl::StrAppend(&text, "kernel ", kernel.name, ": ", kernel.vector_lanes, " lanes, ",
+                    kernel.code_size, " bytes\n");
+  }
+  for (const xjit::jit::LibraryCallInfo& call : report.library_calls) {
+    absl::StrAppend(&text, "library call ", call.name, ": ", call.routine, "\n");
+  }
+  for (const std::string& line : report.interpreted_steps) {
+    absl::StrAppend(&text, "interpreted step ", line, "\n");
+  }
+  absl::StrAppend(&text, report.Summary());
+  if (!text.empty() && text.back() != '\n') text.push_back('\n');
+  return text;
+}
+#endif
+
 absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
     const Module& module, const xjit_compile_options& options) {
 #if XJIT_CAPI_HAVE_JIT
@@ -288,13 +309,17 @@ absl::StatusOr<std::unique_ptr<xjit_executable>> CompileJitRunner(
   jit_options.run_passes = options.passes;
   jit_options.dump_dir = options.dump_dir;
   jit_options.max_while_iterations = options.max_while_iterations;
+  xjit::jit::CompileReport report;
   absl::StatusOr<std::unique_ptr<xjit::runtime::Executable>> compiled =
-      xjit::jit::Compile(module, jit_options);
+      xjit::jit::Compile(module, jit_options, &report);
   if (!compiled.ok()) return compiled.status();
   std::vector<Shape> parameter_shapes = (*compiled)->parameter_shapes();
   Shape result_shape = (*compiled)->result_shape();
-  return NewExecutable(XJIT_BACKEND_JIT, std::move(parameter_shapes), std::move(result_shape),
-                       std::make_unique<JitRunner>(std::move(*compiled)));
+  std::unique_ptr<xjit_executable> executable =
+      NewExecutable(XJIT_BACKEND_JIT, std::move(parameter_shapes), std::move(result_shape),
+                    std::make_unique<JitRunner>(std::move(*compiled)));
+  executable->description = DescribeReport(report);
+  return executable;
 #else
   (void)module;
   (void)options;
@@ -483,6 +508,20 @@ xjit_status* xjit_compile(const xjit_module* module, const xjit_compile_options*
 }
 
 void xjit_executable_free(xjit_executable* executable) { delete executable; }
+
+xjit_status* xjit_executable_describe(const xjit_executable* executable, char** out) {
+  return Guard([&]() -> absl::Status {
+    if (out == nullptr) return absl::InvalidArgumentError("describe: null output pointer");
+    *out = nullptr;
+    if (executable == nullptr) return absl::InvalidArgumentError("describe: null executable");
+    *out = xjit::capi::CopyString(
+        executable->description.empty()
+            ? std::string("backend: interpreter (every instruction evaluated)\n")
+            : executable->description);
+    if (*out == nullptr) return absl::ResourceExhaustedError("out of memory");
+    return absl::OkStatus();
+  });
+}
 
 int xjit_executable_backend(const xjit_executable* executable) {
   return executable == nullptr ? -1 : static_cast<int>(executable->backend);

@@ -109,6 +109,8 @@ struct xjit_executable {
   std::vector<int64_t> leaf_offsets;  // Within the flattened result.
   int64_t result_bytes = 0;
   std::unique_ptr<xjit::capi::Runner> runner;
+  // What the compile produced, for xjit_executable_describe.
+  std::string description;
 };
 
 namespace xjit::capi {
@@ -118,6 +120,10 @@ xjit_status* MakeStatus(const absl::Status& status);
 
 // A new INVALID_ARGUMENT status.
 xjit_status* InvalidArgument(absl::string_view message);
+
+// A malloc'd copy of `s` (what xjit_string_free frees); null when out of
+// memory.
+char* CopyString(const std::string& s);
 
 // Runs `body` (returning absl::Status) and converts exceptions.
 template <typename F>

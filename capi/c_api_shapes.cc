@@ -46,13 +46,6 @@ static_assert(XJIT_TOKEN == static_cast<int>(ElementType::kToken));
 static_assert(XJIT_OPAQUE_TYPE == static_cast<int>(ElementType::kOpaque));
 static_assert(XJIT_TUPLE == static_cast<int>(ElementType::kTuple));
 
-char* CopyString(const std::string& s) {
-  char* out = static_cast<char*>(std::malloc(s.size() + 1));
-  if (out == nullptr) return nullptr;
-  std::memcpy(out, s.data(), s.size() + 1);
-  return out;
-}
-
 }  // namespace
 
 // ===========================================================================
@@ -254,7 +247,7 @@ int64_t xjit_shape_element_count(const xjit_shape* shape) {
 char* xjit_shape_to_string(const xjit_shape* shape) {
   if (shape == nullptr) return nullptr;
   try {
-    return CopyString(shape->shape.ToString());
+    return xjit::capi::CopyString(shape->shape.ToString());
   } catch (...) {
     return nullptr;
   }
@@ -287,7 +280,7 @@ xjit_status* xjit_module_to_string(const xjit_module* module, char** out) {
     if (out == nullptr) return absl::InvalidArgumentError("module text: null output pointer");
     *out = nullptr;
     if (module == nullptr) return absl::InvalidArgumentError("module text: null module");
-    *out = CopyString(xjit::PrintModule(*module->module));
+    *out = xjit::capi::CopyString(xjit::PrintModule(*module->module));
     if (*out == nullptr) return absl::ResourceExhaustedError("out of memory");
     return absl::OkStatus();
   });

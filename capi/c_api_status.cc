@@ -1,7 +1,9 @@
 // The C API's statuses (xjit.h, section "Status"): reading and freeing a
-// status, code names, xjit_string_free; and MakeStatus / InvalidArgument
-// (declared in c_api_internal.h), which every other part uses to report errors.
+// status, code names, xjit_string_free, xjit_version; and MakeStatus /
+// InvalidArgument / CopyString (declared in c_api_internal.h), which every
+// other part uses to report errors and return strings.
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -29,6 +31,13 @@ xjit_status* MakeStatus(const absl::Status& status) {
 
 xjit_status* InvalidArgument(absl::string_view message) {
   return MakeStatus(absl::InvalidArgumentError(message));
+}
+
+char* CopyString(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out == nullptr) return nullptr;
+  std::memcpy(out, s.data(), s.size() + 1);
+  return out;
 }
 
 }  // namespace xjit::capi

@@ -725,6 +725,13 @@ xjit_status* xjit_compile(const xjit_module* module, const xjit_compile_options*
 void xjit_executable_free(xjit_executable* executable);
 /* XJIT_BACKEND_JIT or XJIT_BACKEND_INTERPRETER; -1 for NULL. */
 int xjit_executable_backend(const xjit_executable* executable);
+/* What the compile produced, as text (free with xjit_string_free): the
+ * backend, then for the JIT a line per kernel ("kernel NAME: L lanes, B
+ * bytes"), library call ("library call NAME: ROUTINE") and interpreted step
+ * ("interpreted step NAME (OPCODE): why": each runs through the reference
+ * evaluator, often 100x slower), then `xjit compile`'s summary lines
+ * ("kernels: N", "interpreted steps: N", ...). */
+xjit_status* xjit_executable_describe(const xjit_executable* executable, char** out);
 
 /* Entry parameters: one buffer each, xjit_shape_byte_size(parameter shape)
  * bytes (a tuple parameter: its leaves one after another). */

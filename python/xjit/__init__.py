@@ -103,6 +103,7 @@ def _library():
             "xjit_compile_options_set_max_while_iterations": (p, [p, i64]),
             "xjit_compile": (p, [p, p, ctypes.POINTER(p)]),
             "xjit_executable_free": (None, [p]),
+            "xjit_executable_describe": (p, [p, ctypes.POINTER(p)]),
             "xjit_executable_num_parameters": (i, [p]),
             "xjit_executable_parameter_shape": (p, [p, i, ctypes.POINTER(p)]),
             "xjit_executable_num_results": (i, [p]),
@@ -241,6 +242,18 @@ class Executable:
         _check(lib.xjit_executable_full_result_shape(handle, ctypes.byref(full)))
         self.result_is_tuple = bool(lib.xjit_shape_is_tuple(full))
         lib.xjit_shape_free(full)
+
+    def describe(self):
+        """What the compile produced (the C API's xjit_executable_describe):
+        the backend, a line per kernel, library call and interpreted step
+        (each ~100x slower than compiled code), and the summary counts."""
+        lib = _library()
+        text = ctypes.c_void_p()
+        _check(lib.xjit_executable_describe(self._handle, ctypes.byref(text)))
+        try:
+            return ctypes.string_at(text).decode()
+        finally:
+            lib.xjit_string_free(text)
 
     def __del__(self):
         if getattr(self, "_handle", None) and _lib is not None:

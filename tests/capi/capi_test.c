@@ -972,6 +972,21 @@ static void test_parse_and_execute(void) {
     size_t result_sizes[1] = {sizeof out};
     CHECK_OK(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 1));
     CHECK(out[0] == 11 && out[1] == 22 && out[2] == 33 && out[3] == 44);
+    /* What the compile produced: one kernel and no interpreted step on the
+       JIT. */
+    char* description = NULL;
+    CHECK_OK(xjit_executable_describe(exe, &description));
+    CHECK(description != NULL);
+    if (description != NULL && list[i] == XJIT_BACKEND_JIT) {
+      CHECK(strstr(description, "backend: jit") != NULL);
+      CHECK(strstr(description, "\nkernel ") != NULL);
+      CHECK(strstr(description, "\nkernels: 1\n") != NULL);
+      CHECK(strstr(description, "\ninterpreted steps: 0\n") != NULL);
+    } else if (description != NULL) {
+      CHECK(strstr(description, "backend: interpreter") != NULL);
+    }
+    xjit_string_free(description);
+    CHECK_CODE(xjit_executable_describe(NULL, &description), XJIT_INVALID_ARGUMENT, NULL);
     xjit_executable_free(exe);
   }
   xjit_module_free(m);

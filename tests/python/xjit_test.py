@@ -106,6 +106,12 @@ class XjitTest(unittest.TestCase):
         self.assertEqual(k2.dtype, np.int64)
         np.testing.assert_array_equal(less, a < v)
 
+    def test_describe(self):
+        text = xjit.compile(LAYOUTS).describe()
+        self.assertIn("backend: jit", text)
+        self.assertIn("\ninterpreted steps: 0\n", text)
+        self.assertIn("backend: interpreter", xjit.compile(LAYOUTS, backend="interpreter").describe())
+
     def test_version(self):
         self.assertRegex(xjit.__version__, r"^\d+\.\d+\.\d+$")
         self.assertEqual(xjit.__version__, xjit.version())
