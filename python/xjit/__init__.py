@@ -168,8 +168,13 @@ class _Leaf:
             raise NotImplementedError(f"xjit (python): {self.text}: layouts with tiles, padding "
                                       "or packed elements are not supported")
 
-    def to_bytes(self, value, what):
-        """`value` as this leaf's physical bytes (a contiguous numpy array)."""
+    def to_bytes(self, value, what, allow_downcast=False):
+        """`value` as this leaf's physical bytes (a contiguous numpy array).
+
+        Another dtype converts when that is exact for the values, or, with
+        allow_downcast, from a wider float to a narrower one (float64 to
+        float32: numpy's default dtype for a JAX user's f32 parameter),
+        rounded to nearest as numpy's astype rounds."""
         if self.dtype is None:
             return np.empty(0, np.uint8)
         array = np.asarray(value)
@@ -177,9 +182,13 @@ class _Leaf:
             raise ValueError(f"{what}: expected shape {self.dims} ({self.text}), got {array.shape}")
         if array.dtype != self.dtype:
             converted = array.astype(self.dtype)
-            if not np.array_equal(converted, array, equal_nan=array.dtype.kind in "fc"):
+            rounding = (allow_downcast and array.dtype.kind == self.dtype.kind and
+                        array.dtype.kind in "fc")
+            if not rounding and not np.array_equal(converted, array,
+                                                   equal_nan=array.dtype.kind in "fc"):
                 raise ValueError(f"{what}: dtype {array.dtype} does not convert exactly to "
-                                 f"{self.dtype} ({self.text})")
+                                 f"{self.dtype} ({self.text}); pass allow_downcast=True to "
+                                 "xjit.compile to round floats")
             array = converted
         return np.ascontiguousarray(array.transpose(self.major_to_minor))
 
@@ -219,9 +228,10 @@ def _flatten(value):
 class Executable:
     """A compiled module; call it with numpy arrays (see the module's docstring)."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, allow_downcast=False):
         lib = _library()
         self._handle = handle
+        self.allow_downcast = allow_downcast
         self.parameters = []  # Per parameter: its leaves.
         for i in range(lib.xjit_executable_num_parameters(handle)):
             shape = ctypes.c_void_p()
@@ -270,7 +280,8 @@ class Executable:
             if len(values) != len(leaves):
                 raise ValueError(f"argument {i}: expected {len(leaves)} arrays (a tuple "
                                  f"parameter), got {len(values)}")
-            parts = [leaf.to_bytes(v, f"argument {i}") for leaf, v in zip(leaves, values)]
+            parts = [leaf.to_bytes(v, f"argument {i}", self.allow_downcast)
+                     for leaf, v in zip(leaves, values)]
             buffers.append(np.concatenate([p.reshape(-1).view(np.uint8) for p in parts])
                            if len(parts) > 1 else parts[0].reshape(-1).view(np.uint8))
         outputs = [np.empty(leaf.byte_size, np.uint8) for leaf in self.results]
@@ -286,14 +297,16 @@ class Executable:
 
 
 def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
-            max_while_iterations=None):
+            max_while_iterations=None, allow_downcast=False):
     """Parses, verifies and compiles an HLO module; returns an Executable.
 
     threads: threads for large kernels and OpenBLAS calls of this executable;
     isa: "auto", "sse4", "avx2" or "avx512"; backend: "jit" or "interpreter"
     (the reference evaluator); passes: run the pass pipeline;
     max_while_iterations: bound on one while loop's iterations (a run past it
-    raises Error with code RESOURCE_EXHAUSTED), None for no bound.
+    raises Error with code RESOURCE_EXHAUSTED), None for no bound;
+    allow_downcast: accept wider floats for narrower float parameters
+    (float64 arrays for f32), rounded; otherwise only exact conversions.
     """
     lib = _library()
     if isinstance(hlo_text, str):
@@ -314,7 +327,7 @@ def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
                                                                      int(max_while_iterations)))
         executable = ctypes.c_void_p()
         _check(lib.xjit_compile(module, options, ctypes.byref(executable)))
-        return Executable(executable)
+        return Executable(executable, allow_downcast=allow_downcast)
     finally:
         lib.xjit_compile_options_free(options)
         lib.xjit_module_free(module)

@@ -106,6 +106,18 @@ class XjitTest(unittest.TestCase):
         self.assertEqual(k2.dtype, np.int64)
         np.testing.assert_array_equal(less, a < v)
 
+    def test_allow_downcast_rounds_wider_floats(self):
+        module = "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT n = f32[2] negate(x)\n}\n"
+        x = np.array([0.1, 1.5])  # float64, numpy's default; 0.1 is not an f32.
+        with self.assertRaises(ValueError) as caught:
+            xjit.compile(module)(x)
+        self.assertIn("allow_downcast", str(caught.exception))
+        got = xjit.compile(module, allow_downcast=True)(x)
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_array_equal(got, -x.astype(np.float32))
+        # Exactly representable values need no opt-in.
+        np.testing.assert_array_equal(xjit.compile(module)(np.array([0.5, 2.0])), [-0.5, -2.0])
+
     def test_describe(self):
         text = xjit.compile(LAYOUTS).describe()
         self.assertIn("backend: jit", text)
