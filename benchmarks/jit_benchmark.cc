@@ -18,11 +18,13 @@
 //                           (F=1), with the pass pipeline on (P=1) or off.
 //   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
 //                           (Execute) and host literals (Run).
-//   ScalarWhile/trips       a while loop over an f32 counter (c < trips:
+//   ScalarWhile/trips/bound a while loop over an f32 counter (c < trips:
 //                           c + 1), issue 26's yardstick: counter
 //                           per_iteration in seconds (XLA:CPU ~0.6 ns;
 //                           OneAdd/execute, the cost of one whole run, is the
-//                           baseline).
+//                           baseline), run over bound steps (bound:1,
+//                           runtime/bound_steps.h) or step by step (bound:0,
+//                           CompileOptions::bind_loops off).
 //   IntKernel/kind/isa      integer kernels of 16M elements, one thread:
 //                           kind 0 s32 add, 1 s8 add, 2 s32 max(x, y) & z
 //                           via compare+select, 3 u16 shift by a scalar
@@ -320,13 +322,15 @@ ENTRY e {
                          trips);
 }
 
-// range(0): the loop's trip count.
+// range(0): the loop's trip count; range(1): CompileOptions::bind_loops.
 void BM_ScalarWhile(benchmark::State& state) {
   const int64_t trips = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
   jit::CompileReport report;
+  jit::CompileOptions options;
+  options.bind_loops = state.range(1) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-      jit::Compile(*module, jit::CompileOptions(), &report);
+      jit::Compile(*module, options, &report);
   if (!executable.ok()) {
     state.SkipWithError(std::string(executable.status().message()).c_str());
     return;
@@ -489,7 +493,10 @@ BENCHMARK(BM_Compile100)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
-BENCHMARK(BM_ScalarWhile)->ArgName("trips")->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScalarWhile)
+    ->ArgNames({"trips", "bound"})
+    ->ArgsProduct({{1000, 100000}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xjit
