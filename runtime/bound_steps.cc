@@ -2,7 +2,11 @@
 // bound_steps.h).
 #include "runtime/bound_steps.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "runtime/buffer_plan.h"
@@ -15,6 +19,7 @@ using internal::SlotAddress;
 bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) {
   ops_.clear();
   addresses_.clear();
+  conditionals_.clear();
   const ExecutableSpec& spec = *executable.shared_spec();
   const std::vector<BufferSlot>& slots = spec.plan.slots;
   internal::RunPlaces places;
@@ -28,17 +33,15 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
     places.leaves = buffers.leaves.data();
     places.leaf_refs = executable.leaf_refs().data();
   }
-  // Addresses go into addresses_ first and ops point into it once it has
-  // stopped growing; until then an op keeps its first index in `addresses`.
-  std::vector<size_t> first_address;
   const auto refuse = [this] {
     ops_.clear();
     addresses_.clear();
+    conditionals_.clear();
     return false;
   };
   for (const Step& step : spec.steps) {
     Op op;
-    const size_t first = addresses_.size();
+    op.first_address = addresses_.size();
     switch (step.kind) {
       case Step::Kind::kKernel: {
         int64_t output_bytes = 0;
@@ -75,27 +78,92 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         op.scratch = call.scratch_bytes > 0 ? places.temp + spec.plan.scratch_offset : nullptr;
         break;
       }
-      case Step::Kind::kCopy: {
-        const int64_t bytes = slots[step.inputs[0]].size;
-        if (bytes == 0) continue;
-        op.kind = Op::Kind::kCopy;
-        op.destination = SlotAddress(step.outputs[0], places);
-        op.source = SlotAddress(step.inputs[0], places);
-        op.bytes = static_cast<size_t>(bytes);
-        break;
-      }
+      case Step::Kind::kCopy:
+        AddCopy(SlotAddress(step.outputs[0], places), SlotAddress(step.inputs[0], places),
+                slots[step.inputs[0]].size);
+        continue;
+      case Step::Kind::kConditional:
+        if (!BindConditional(executable, step, places)) return refuse();
+        continue;
       case Step::Kind::kInterpreted:
       case Step::Kind::kWhile:
-      case Step::Kind::kConditional:
       case Step::Kind::kRowGroup:
         return refuse();
     }
     ops_.push_back(op);
-    first_address.push_back(first);
   }
-  for (size_t k = 0; k < ops_.size(); ++k) {
-    if (ops_[k].kind != Op::Kind::kCopy) ops_[k].addresses = addresses_.data() + first_address[k];
+  // addresses_ has stopped growing: the ops that take addresses point into it.
+  for (Op& op : ops_) {
+    if (op.kind == Op::Kind::kKernel || op.kind == Op::Kind::kLibraryCall) {
+      op.addresses = addresses_.data() + op.first_address;
+    }
   }
+  return true;
+}
+
+void BoundSteps::AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes) {
+  if (bytes == 0) return;
+  Op op;
+  op.kind = Op::Kind::kCopy;
+  op.destination = destination;
+  op.source = source;
+  op.bytes = static_cast<size_t>(bytes);
+  ops_.push_back(op);
+}
+
+// Each branch runs over buffers of its own, as RunConditional's are: the
+// flat argument (the selected operand's leaves, copied in), the flat result
+// (copied out to the step's outputs) and the branch's arena.
+bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
+                                 const internal::RunPlaces& places) {
+  const std::vector<BufferSlot>& slots = executable.plan().slots;
+  auto conditional = std::make_unique<Conditional>();
+  conditional->selector = SlotAddress(step.inputs[0], places);
+  conditional->pred_selector = slots[step.inputs[0]].shape.element_type() == ElementType::kPred;
+  const auto allocate = [&](int64_t bytes) -> uint8_t* {
+    conditional->storage.emplace_back(
+        new (std::nothrow) uint8_t[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
+    return conditional->storage.back().get();
+  };
+  int64_t result_bytes = 0;
+  for (int leaf : step.outputs) result_bytes += slots[leaf].size;
+  size_t first = 1;
+  for (size_t k = 0; k < step.subprograms.size(); ++k) {
+    const Executable& branch = *step.subprograms[k];
+    const absl::Span<const int> operand =
+        absl::MakeConstSpan(step.inputs).subspan(first, step.operand_leaves[k]);
+    first += operand.size();
+    int64_t argument_bytes = 0;
+    for (int leaf : operand) argument_bytes += slots[leaf].size;
+    uint8_t* argument = allocate(argument_bytes);
+    uint8_t* result = allocate(result_bytes);
+    uint8_t* arena = allocate(branch.arena_bytes());
+    if (argument == nullptr || result == nullptr || arena == nullptr) return false;
+    const void* parameter = argument;
+    BindBuffers buffers;
+    buffers.parameters = {&parameter, 1};
+    buffers.result = result;
+    buffers.arena = arena;
+    BoundSteps bound;
+    if (!bound.Bind(branch, buffers)) return false;
+    // The copies in go before the branch's steps, the copies out after.
+    BoundSteps copies;
+    for (int leaf : operand) {
+      copies.AddCopy(argument, SlotAddress(leaf, places), slots[leaf].size);
+      argument += slots[leaf].size;
+    }
+    bound.ops_.insert(bound.ops_.begin(), copies.ops_.begin(), copies.ops_.end());
+    for (int leaf : step.outputs) {
+      bound.AddCopy(SlotAddress(leaf, places), result, slots[leaf].size);
+      result += slots[leaf].size;
+    }
+    conditional->branches.push_back(std::move(bound));
+  }
+  Op op;
+  op.kind = Op::Kind::kConditional;
+  op.conditional = conditional.get();
+  conditionals_.push_back(std::move(conditional));
+  ops_.push_back(op);
   return true;
 }
 

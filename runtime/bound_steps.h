@@ -10,10 +10,14 @@
 //   - a kCopy step;
 //   - a kLibraryCall step whose routine needs no RunContext (no status, no
 //     collectives) and whose buffers all lie at addresses aligned to their
-//     elements (RunFrame would stage a misaligned one through a heap copy).
-// Any other step (interpreted, kWhile, kConditional, kRowGroup, a threaded
-// kernel, a context routine) makes Bind return false, and the caller runs
-// the executable step by step. Guard-page mode (XJIT_GUARD_PAGES) is the
+//     elements (RunFrame would stage a misaligned one through a heap copy);
+//   - a kConditional step whose every branch binds: each branch gets its
+//     own argument, result and arena buffers (owned here), and runs as
+//     RunConditional runs it — the selected operand's leaves copied into
+//     the argument, the branch's steps, the result copied to the outputs.
+// Any other step (interpreted, kWhile, kRowGroup, a threaded kernel, a
+// context routine) makes Bind return false, and the caller runs the
+// executable step by step. Guard-page mode (XJIT_GUARD_PAGES) is the
 // caller's to check: there every kernel must run on guarded copies.
 // After a successful Bind, Run() does what RunFrame does for those buffers
 // — the same calls with the same addresses in the same order — with no
@@ -25,12 +29,16 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/types/span.h"
 #include "runtime/executable.h"
 
 namespace xjit::runtime {
+namespace internal {
+struct RunPlaces;
+}  // namespace internal
 
 // The buffers of the runs to bind, as Execute or ExecuteOnLeaves takes them:
 // either `parameters` (flat, as Execute) or `leaves` (parameter 0 leaf by
@@ -50,10 +58,17 @@ class BoundSteps {
   // above). Rebinding replaces what was bound.
   bool Bind(const Executable& executable, const BindBuffers& buffers);
 
+  BoundSteps() = default;
+  BoundSteps(BoundSteps&&) = default;
+  BoundSteps& operator=(BoundSteps&&) = default;
+
   // Runs the bound steps once. Inline: a loop calls it per iteration.
   void Run() const {
     for (const Op& op : ops_) {
       switch (op.kind) {
+        case Op::Kind::kConditional:
+          op.conditional->branches[op.conditional->Select()].Run();
+          break;
         case Op::Kind::kKernel:
           op.kernel(op.addresses, 0, op.extent);
           break;
@@ -72,12 +87,35 @@ class BoundSteps {
   int64_t size() const { return static_cast<int64_t>(ops_.size()); }
 
  private:
+  // A bound kConditional step: the selector's address and type, and per
+  // branch the bound copies in, steps and copies out, over the buffers in
+  // `storage`.
+  struct Conditional {
+    const uint8_t* selector = nullptr;
+    bool pred_selector = false;
+    std::vector<BoundSteps> branches;
+    std::vector<std::unique_ptr<uint8_t[]>> storage;
+    // RunConditional's rule: a pred picks branch 0 when true; an s32 index
+    // outside [0, N) picks the last branch.
+    size_t Select() const {
+      if (pred_selector) return *selector != 0 ? 0 : 1;
+      int32_t index;
+      std::memcpy(&index, selector, sizeof(index));
+      const size_t n = branches.size();
+      return index < 0 || static_cast<size_t>(index) >= n ? n - 1 : static_cast<size_t>(index);
+    }
+  };
+  bool BindConditional(const Executable& executable, const Step& step,
+                       const internal::RunPlaces& places);
+  void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
+
   struct Op {
-    enum class Kind : uint8_t { kKernel, kLibraryCall, kCopy };
+    enum class Kind : uint8_t { kKernel, kLibraryCall, kCopy, kConditional };
     Kind kind = Kind::kKernel;
     // kKernel and kLibraryCall: inputs' then outputs' addresses (into
-    // addresses_).
+    // addresses_, from index first_address).
     void* const* addresses = nullptr;
+    size_t first_address = 0;
     KernelFunction kernel = nullptr;
     int64_t extent = 1;
     LibraryFunction library = nullptr;
@@ -87,9 +125,12 @@ class BoundSteps {
     uint8_t* destination = nullptr;
     const uint8_t* source = nullptr;
     size_t bytes = 0;
+    // kConditional (into conditionals_).
+    const Conditional* conditional = nullptr;
   };
   std::vector<Op> ops_;
   std::vector<void*> addresses_;
+  std::vector<std::unique_ptr<Conditional>> conditionals_;
 };
 
 }  // namespace xjit::runtime

@@ -178,7 +178,7 @@ ENTRY e {
 )";
 
 // A conditional in a loop body: the branch taken alternates with the
-// counter's parity.
+// counter's parity. Both branches bind, so the loop does.
 constexpr char kConditionalInLoop[] = R"(
 HloModule conditional_in_loop
 
@@ -254,6 +254,61 @@ ENTRY e {
   r0 = s64[3] conditional(c, a, a), true_computation=looping, false_computation=straight
   r1 = s64[3] conditional(nc, a, a), true_computation=looping, false_computation=straight
   ROOT r = (s64[3], s64[3]) tuple(r0, r1)
+}
+)";
+
+// A conditional in a loop body whose taken branch holds a loop: that
+// branch does not bind (a while step), so the outer loop runs step by step
+// while the loop in the branch binds.
+constexpr char kLoopInConditionalInLoop[] = R"(
+HloModule loop_in_conditional_in_loop
+
+inner_cond {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+inner_body {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[3] get-tuple-element(s), index=1
+  ib = s64[3] broadcast(s64[] convert(i)), dimensions={}
+  ROOT next = (s32[], s64[3]) tuple(add(i, s32[] constant(1)), add(a, ib))
+}
+
+looping {
+  p = s64[3] parameter(0)
+  init = (s32[], s64[3]) tuple(s32[] constant(0), p)
+  w = (s32[], s64[3]) while(init), condition=inner_cond, body=inner_body
+  ROOT r = s64[3] get-tuple-element(w), index=1
+}
+
+straight {
+  p = s64[3] parameter(0)
+  ROOT r = s64[3] negate(p)
+}
+
+cond {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(4)), direction=LT
+}
+
+body {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[3] get-tuple-element(s), index=1
+  parity = s32[] remainder(i, s32[] constant(2))
+  even = pred[] compare(parity, s32[] constant(0)), direction=EQ
+  a1 = s64[3] conditional(even, a, a), true_computation=looping, false_computation=straight
+  ROOT next = (s32[], s64[3]) tuple(add(i, s32[] constant(1)), a1)
+}
+
+ENTRY e {
+  a = s64[3] parameter(0)
+  init = (s32[], s64[3]) tuple(s32[] constant(0), a)
+  ROOT w = (s32[], s64[3]) while(init), condition=cond, body=body
 }
 )";
 
@@ -419,11 +474,16 @@ class JitLoops : public ::testing::TestWithParam<Isa> {
       EvaluatorOptions evaluator_options;
       evaluator_options.max_while_iterations = max_iterations;
       absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments, evaluator_options);
-      for (bool bind : {true, false}) {
-        SCOPED_TRACE(absl::StrCat("seed ", seed, " bind_loops ", bind));
+      // while_state_in_place off: the state lives in two flat buffers that
+      // swap (bound as two phases) instead of in the while's output slots.
+      for (int mode = 0; mode < 4; ++mode) {
+        const bool bind = mode < 2;
+        const bool in_place = mode % 2 == 0;
+        SCOPED_TRACE(absl::StrCat("seed ", seed, " bind_loops ", bind, " in place ", in_place));
         CompileOptions options;
         options.isa = GetParam();
         options.bind_loops = bind;
+        options.while_state_in_place = in_place;
         options.max_while_iterations = max_iterations;
         JitRun run = RunJit(**module, arguments, options);
         ASSERT_EQ(run.result.status().code(), reference.status().code())
@@ -444,8 +504,9 @@ TEST_P(JitLoops, EarlyExitAndZeroTripWithStateInPlace) { Check(kEarlyExit, {true
 TEST_P(JitLoops, AliasingBetweenStateAndOutputs) { Check(kAliasing, {true, false}); }
 TEST_P(JitLoops, ZeroTrip) { Check(kZeroTrip, {true, false}); }
 TEST_P(JitLoops, NestedLoops) { Check(kNested, {true, true}); }
-TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {false, true}); }
+TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, LoopInConditional) { Check(kLoopInConditional, {true, false}); }
+TEST_P(JitLoops, LoopInConditionalInLoop) { Check(kLoopInConditionalInLoop, {true, true}); }
 TEST_P(JitLoops, MixedElementTypes) { Check(kMixedTypes, {true, false}); }
 TEST_P(JitLoops, EmptyArraysInState) { Check(kEmptyArrays, {true, false}); }
 
