@@ -20,6 +20,8 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
   ops_.clear();
   addresses_.clear();
   conditionals_.clear();
+  bytes_touched_ = 0;
+  calls_library_ = false;
   const ExecutableSpec& spec = *executable.shared_spec();
   const std::vector<BufferSlot>& slots = spec.plan.slots;
   internal::RunPlaces places;
@@ -53,8 +55,12 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         op.kind = Op::Kind::kKernel;
         op.kernel = step.function;
         op.extent = step.outer_extent;
-        for (int slot : step.inputs) addresses_.push_back(SlotAddress(slot, places));
+        for (int slot : step.inputs) {
+          addresses_.push_back(SlotAddress(slot, places));
+          bytes_touched_ += slots[slot].size;
+        }
         for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
+        bytes_touched_ += output_bytes;
         break;
       }
       case Step::Kind::kLibraryCall: {
@@ -72,6 +78,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         for (int slot : step.inputs) add(slot);
         for (int slot : step.outputs) add(slot);
         if (!aligned) return refuse();
+        calls_library_ = true;
         op.kind = Op::Kind::kLibraryCall;
         op.library = call.function;
         op.plan = call.plan.get();
@@ -109,6 +116,7 @@ void BoundSteps::AddCopy(uint8_t* destination, const uint8_t* source, int64_t by
   op.source = source;
   op.bytes = static_cast<size_t>(bytes);
   ops_.push_back(op);
+  bytes_touched_ += 2 * bytes;
 }
 
 // Each branch runs over buffers of its own, as RunConditional's are: the
@@ -128,6 +136,7 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
   int64_t result_bytes = 0;
   for (int leaf : step.outputs) result_bytes += slots[leaf].size;
   size_t first = 1;
+  int64_t branch_bytes = 0;
   for (size_t k = 0; k < step.subprograms.size(); ++k) {
     const Executable& branch = *step.subprograms[k];
     const absl::Span<const int> operand =
@@ -157,8 +166,11 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
       bound.AddCopy(SlotAddress(leaf, places), result, slots[leaf].size);
       result += slots[leaf].size;
     }
+    branch_bytes = std::max(branch_bytes, bound.bytes_touched_);
+    calls_library_ = calls_library_ || bound.calls_library_;
     conditional->branches.push_back(std::move(bound));
   }
+  bytes_touched_ += branch_bytes;
   Op op;
   op.kind = Op::Kind::kConditional;
   op.conditional = conditional.get();

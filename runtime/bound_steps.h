@@ -86,6 +86,14 @@ class BoundSteps {
 
   int64_t size() const { return static_cast<int64_t>(ops_.size()); }
 
+  // A bound on one Run's work for a caller that must stay responsive (a
+  // loop checking for interrupts): the bytes of every buffer its kernels
+  // and copies read and write (a conditional counts its largest branch),
+  // and whether it calls a library routine, whose work (a GEMM, a sort) the
+  // bytes do not bound.
+  int64_t bytes_touched() const { return bytes_touched_; }
+  bool calls_library() const { return calls_library_; }
+
  private:
   // A bound kConditional step: the selector's address and type, and per
   // branch the bound copies in, steps and copies out, over the buffers in
@@ -131,6 +139,8 @@ class BoundSteps {
   std::vector<Op> ops_;
   std::vector<void*> addresses_;
   std::vector<std::unique_ptr<Conditional>> conditionals_;
+  int64_t bytes_touched_ = 0;
+  bool calls_library_ = false;
 };
 
 }  // namespace xjit::runtime

@@ -3,8 +3,9 @@
 // first and its predicate byte (nonzero: go on) decides each iteration; the
 // body may run max_iterations times and needing one more fails with
 // ResourceExhausted (the evaluator's rule, interpreter/evaluator.cc; < 0: no
-// bound); an interrupt (runtime/host/interrupt.h) fails it with Cancelled
-// within a bounded time (see kInterruptInterval in bound_while.cc).
+// bound); an interrupt (runtime/host/interrupt.h) fails it with Cancelled,
+// seen before the first iteration and then every few iterations of a light
+// loop, every iteration of a heavy one (kInterruptBytes in bound_while.cc).
 //
 // The state may move between iterations in a fixed cycle of `phases`: one
 // phase when the body updates the state where it lies; two when it writes a
