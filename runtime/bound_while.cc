@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <new>
 
 #include "absl/strings/str_format.h"
 #include "runtime/host/interrupt.h"
@@ -59,6 +61,58 @@ absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iter
     current.body->Run();
     if (++phase == phase_count) phase = 0;
   }
+}
+
+bool BoundFlatWhile::Bind(const Executable& condition, const Executable& body,
+                          int64_t state_bytes) {
+  const bool in_place = body.state_in_place();
+  phase_count_ = in_place ? 1 : 2;
+  const auto allocate = [](int64_t bytes) {
+    return std::unique_ptr<uint8_t[]>(
+        new (std::nothrow) uint8_t[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
+  };
+  for (size_t p = 0; p < phase_count_; ++p) {
+    buffers_[p] = allocate(state_bytes);
+    if (buffers_[p] == nullptr) return false;
+  }
+  condition_arena_ = allocate(condition.arena_bytes());
+  body_arena_ = allocate(body.arena_bytes());
+  if (condition_arena_ == nullptr || body_arena_ == nullptr) return false;
+  for (size_t p = 0; p < phase_count_; ++p) {
+    const void* parameter = buffers_[p].get();
+    BindBuffers condition_buffers;
+    condition_buffers.parameters = {&parameter, 1};
+    condition_buffers.result = &keep_going_;
+    condition_buffers.arena = condition_arena_.get();
+    BindBuffers body_buffers;
+    body_buffers.parameters = {&parameter, 1};
+    body_buffers.result = in_place ? buffers_[0].get() : buffers_[1 - p].get();
+    body_buffers.arena = body_arena_.get();
+    if (!conditions_[p].Bind(condition, condition_buffers) ||
+        !bodies_[p].Bind(body, body_buffers)) {
+      return false;
+    }
+    phases_[p] = BoundPhase{&conditions_[p], &keep_going_, &bodies_[p]};
+  }
+  return true;
+}
+
+absl::Status BoundFlatWhile::Run(int64_t max_iterations, absl::string_view name) {
+  int64_t iterations = 0;
+  const absl::Status status = RunBoundWhile(absl::MakeConstSpan(phases_, phase_count_),
+                                            max_iterations, name, &iterations);
+  // After an odd number of iterations of a swapping loop the last body
+  // wrote the second buffer.
+  final_state_ = buffers_[phase_count_ == 2 && iterations % 2 == 1 ? 1 : 0].get();
+  return status;
+}
+
+int64_t BoundFlatWhile::bytes_touched() const {
+  int64_t bytes = 0;
+  for (size_t p = 0; p < phase_count_; ++p) {
+    bytes = std::max(bytes, conditions_[p].bytes_touched() + bodies_[p].bytes_touched());
+  }
+  return bytes;
 }
 
 }  // namespace xjit::runtime

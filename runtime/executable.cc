@@ -450,59 +450,23 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
                             context);
   }
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
+  if (bind) {
+    BoundFlatWhile bound;
+    if (bound.Bind(condition, body, static_cast<int64_t>(bytes))) {
+      if (context.loop_counts != nullptr) {
+        context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
+      }
+      CopyLeaves(step.inputs, slots, places, bound.state(), /*from_flat=*/false);
+      XJIT_RETURN_IF_ERROR(bound.Run(max_iterations, step.name));
+      CopyLeaves(step.outputs, slots, places, bound.final_state(), /*from_flat=*/true);
+      return absl::OkStatus();
+    }
+  }
   const bool in_place = body.state_in_place();
   // Uninitialised: every byte is copied in before it is read.
   std::unique_ptr<uint8_t[]> state(new uint8_t[std::max<size_t>(bytes, 1)]);
   std::unique_ptr<uint8_t[]> next(in_place ? nullptr : new uint8_t[std::max<size_t>(bytes, 1)]);
   CopyLeaves(step.inputs, slots, places, state.get(), /*from_flat=*/false);
-  if (bind) {
-    // Phase 0 reads the state from `state`; a body that does not update it
-    // in place writes `next`, and phase 1 reads it there and writes
-    // `state`. Each phase's condition and body are bound to its buffers.
-    const auto allocate = [](const Executable& executable) {
-      return std::unique_ptr<uint8_t[]>(new (std::nothrow) uint8_t[executable.arena_bytes()]);
-    };
-    std::unique_ptr<uint8_t[]> condition_arena = allocate(condition);
-    std::unique_ptr<uint8_t[]> body_arena = allocate(body);
-    if (condition_arena == nullptr || body_arena == nullptr) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("out of memory: while loop ", step.name, " needs ",
-                       condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
-    }
-    uint8_t keep_going = 0;
-    uint8_t* const buffers[2] = {state.get(), next.get()};
-    const size_t phase_count = in_place ? 1 : 2;
-    BoundSteps bound_conditions[2];
-    BoundSteps bound_bodies[2];
-    BoundPhase phases[2];
-    bool bindable = true;
-    for (size_t p = 0; p < phase_count && bindable; ++p) {
-      const void* parameter = buffers[p];
-      BindBuffers condition_buffers;
-      condition_buffers.parameters = {&parameter, 1};
-      condition_buffers.result = &keep_going;
-      condition_buffers.arena = condition_arena.get();
-      BindBuffers body_buffers;
-      body_buffers.parameters = {&parameter, 1};
-      body_buffers.result = in_place ? buffers[0] : buffers[1 - p];
-      body_buffers.arena = body_arena.get();
-      bindable = bound_conditions[p].Bind(condition, condition_buffers) &&
-                 bound_bodies[p].Bind(body, body_buffers);
-      phases[p] = BoundPhase{&bound_conditions[p], &keep_going, &bound_bodies[p]};
-    }
-    if (bindable) {
-      if (context.loop_counts != nullptr) {
-        context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
-      }
-      int64_t iterations = 0;
-      XJIT_RETURN_IF_ERROR(RunBoundWhile(absl::MakeConstSpan(phases, phase_count),
-                                         max_iterations, step.name, &iterations));
-      // After an odd number of iterations the last body wrote `next`.
-      if (!in_place && iterations % 2 == 1) state.swap(next);
-      CopyLeaves(step.outputs, slots, places, state.get(), /*from_flat=*/true);
-      return absl::OkStatus();
-    }
-  }
   if (context.loop_counts != nullptr) {
     context.loop_counts->stepped.fetch_add(1, std::memory_order_relaxed);
   }
