@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/bound_while.h"
 #include "runtime/buffer_plan.h"
 #include "runtime/executable_internal.h"
 
@@ -16,12 +18,29 @@ namespace xjit::runtime {
 
 using internal::SlotAddress;
 
+struct BoundSteps::NestedLoop {
+  BoundFlatWhile loop;
+  // The operand's leaves into loop.state(), as RunWhile's CopyLeaves.
+  BoundSteps copy_in;
+  // Each output leaf's place and size, filled from the final state in order.
+  std::vector<std::pair<uint8_t*, int64_t>> outputs;
+  int64_t max_iterations = -1;
+  std::string name;
+  absl::Status status;
+};
+
+BoundSteps::BoundSteps() = default;
+BoundSteps::~BoundSteps() = default;
+BoundSteps::BoundSteps(BoundSteps&&) noexcept = default;
+BoundSteps& BoundSteps::operator=(BoundSteps&&) noexcept = default;
+
 bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) {
   ops_.clear();
   addresses_.clear();
   conditionals_.clear();
+  loops_.clear();
   bytes_touched_ = 0;
-  calls_library_ = false;
+  has_unbounded_step_ = false;
   const ExecutableSpec& spec = *executable.shared_spec();
   const std::vector<BufferSlot>& slots = spec.plan.slots;
   internal::RunPlaces places;
@@ -39,6 +58,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
     ops_.clear();
     addresses_.clear();
     conditionals_.clear();
+    loops_.clear();
     return false;
   };
   for (const Step& step : spec.steps) {
@@ -78,7 +98,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         for (int slot : step.inputs) add(slot);
         for (int slot : step.outputs) add(slot);
         if (!aligned) return refuse();
-        calls_library_ = true;
+        has_unbounded_step_ = true;
         op.kind = Op::Kind::kLibraryCall;
         op.library = call.function;
         op.plan = call.plan.get();
@@ -92,8 +112,10 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
       case Step::Kind::kConditional:
         if (!BindConditional(executable, step, places)) return refuse();
         continue;
-      case Step::Kind::kInterpreted:
       case Step::Kind::kWhile:
+        if (!spec.bind_loops || !BindWhile(executable, step, places)) return refuse();
+        continue;
+      case Step::Kind::kInterpreted:
       case Step::Kind::kRowGroup:
         return refuse();
     }
@@ -167,7 +189,7 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
       result += slots[leaf].size;
     }
     branch_bytes = std::max(branch_bytes, bound.bytes_touched_);
-    calls_library_ = calls_library_ || bound.calls_library_;
+    has_unbounded_step_ = has_unbounded_step_ || bound.has_unbounded_step_;
     conditional->branches.push_back(std::move(bound));
   }
   bytes_touched_ += branch_bytes;
@@ -177,6 +199,49 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
   conditionals_.push_back(std::move(conditional));
   ops_.push_back(op);
   return true;
+}
+
+// RunWhile's flat arrangement, bound: the flat state buffers stay where
+// they are for every run of the nested loop, so they are bound once here.
+bool BoundSteps::BindWhile(const Executable& executable, const Step& step,
+                           const internal::RunPlaces& places) {
+  const std::vector<BufferSlot>& slots = executable.plan().slots;
+  auto nested = std::make_unique<NestedLoop>();
+  int64_t state_bytes = 0;
+  for (int leaf : step.inputs) state_bytes += slots[leaf].size;
+  if (!nested->loop.Bind(*step.subprograms[0], *step.subprograms[1], state_bytes)) return false;
+  uint8_t* state = nested->loop.state();
+  for (int leaf : step.inputs) {
+    nested->copy_in.AddCopy(state, SlotAddress(leaf, places), slots[leaf].size);
+    state += slots[leaf].size;
+  }
+  for (int leaf : step.outputs) {
+    if (slots[leaf].size > 0) {
+      nested->outputs.emplace_back(SlotAddress(leaf, places), slots[leaf].size);
+    }
+  }
+  nested->max_iterations = executable.shared_spec()->max_while_iterations;
+  nested->name = step.name;
+  bytes_touched_ += nested->copy_in.bytes_touched_ + 2 * state_bytes;
+  has_unbounded_step_ = true;
+  Op op;
+  op.kind = Op::Kind::kWhile;
+  op.loop = nested.get();
+  loops_.push_back(std::move(nested));
+  ops_.push_back(op);
+  return true;
+}
+
+const absl::Status* BoundSteps::RunNested(NestedLoop& nested) {
+  (void)nested.copy_in.Run();  // Copies only: nothing to fail.
+  nested.status = nested.loop.Run(nested.max_iterations, nested.name);
+  if (!nested.status.ok()) return &nested.status;
+  const uint8_t* from = nested.loop.final_state();
+  for (const auto& [to, bytes] : nested.outputs) {
+    std::memcpy(to, from, static_cast<size_t>(bytes));
+    from += bytes;
+  }
+  return nullptr;
 }
 
 }  // namespace xjit::runtime

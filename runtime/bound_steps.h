@@ -14,14 +14,19 @@
 //   - a kConditional step whose every branch binds: each branch gets its
 //     own argument, result and arena buffers (owned here), and runs as
 //     RunConditional runs it — the selected operand's leaves copied into
-//     the argument, the branch's steps, the result copied to the outputs.
-// Any other step (interpreted, kWhile, kRowGroup, a threaded kernel, a
-// context routine) makes Bind return false, and the caller runs the
-// executable step by step. Guard-page mode (XJIT_GUARD_PAGES) is the
+//     the argument, the branch's steps, the result copied to the outputs;
+//   - a kWhile step whose condition and body bind: a loop over flat state
+//     buffers (BoundFlatWhile, bound_while.h; RunWhile's flat arrangement),
+//     the operand's leaves copied in and the final state copied out, under
+//     the executable's max_while_iterations.
+// Any other step (interpreted, kRowGroup, a threaded kernel, a context
+// routine) makes Bind return false, and the caller runs the executable step
+// by step. Guard-page mode (XJIT_GUARD_PAGES) is the
 // caller's to check: there every kernel must run on guarded copies.
 // After a successful Bind, Run() does what RunFrame does for those buffers
 // — the same calls with the same addresses in the same order — with no
-// status, allocation, lookup or dispatch beyond one switch per step. The
+// status, allocation, lookup or dispatch beyond one switch per step (a
+// nested loop makes a status, once per run of that loop). The
 // addresses stay valid while the executable and the buffers given to Bind
 // live and stay where they are.
 #ifndef XJIT_RUNTIME_BOUND_STEPS_H_
@@ -32,6 +37,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "runtime/executable.h"
 
@@ -58,16 +64,25 @@ class BoundSteps {
   // above). Rebinding replaces what was bound.
   bool Bind(const Executable& executable, const BindBuffers& buffers);
 
-  BoundSteps() = default;
-  BoundSteps(BoundSteps&&) = default;
-  BoundSteps& operator=(BoundSteps&&) = default;
+  BoundSteps();
+  ~BoundSteps();
+  BoundSteps(BoundSteps&&) noexcept;
+  BoundSteps& operator=(BoundSteps&&) noexcept;
 
-  // Runs the bound steps once. Inline: a loop calls it per iteration.
-  void Run() const {
+  // Runs the bound steps once: null, or the error of a nested loop that
+  // failed (ResourceExhausted, Cancelled), kept by this until the next Run.
+  // Inline: a loop calls it per iteration.
+  const absl::Status* Run() const {
     for (const Op& op : ops_) {
       switch (op.kind) {
         case Op::Kind::kConditional:
-          op.conditional->branches[op.conditional->Select()].Run();
+          if (const absl::Status* failed =
+                  op.conditional->branches[op.conditional->Select()].Run()) {
+            return failed;
+          }
+          break;
+        case Op::Kind::kWhile:
+          if (const absl::Status* failed = RunNested(*op.loop)) return failed;
           break;
         case Op::Kind::kKernel:
           op.kernel(op.addresses, 0, op.extent);
@@ -82,6 +97,7 @@ class BoundSteps {
           break;
       }
     }
+    return nullptr;
   }
 
   int64_t size() const { return static_cast<int64_t>(ops_.size()); }
@@ -89,10 +105,10 @@ class BoundSteps {
   // A bound on one Run's work for a caller that must stay responsive (a
   // loop checking for interrupts): the bytes of every buffer its kernels
   // and copies read and write (a conditional counts its largest branch),
-  // and whether it calls a library routine, whose work (a GEMM, a sort) the
-  // bytes do not bound.
+  // and whether a step's work is not bounded by its bytes (a library
+  // routine: a GEMM, a sort; a nested loop).
   int64_t bytes_touched() const { return bytes_touched_; }
-  bool calls_library() const { return calls_library_; }
+  bool has_unbounded_step() const { return has_unbounded_step_; }
 
  private:
   // A bound kConditional step: the selector's address and type, and per
@@ -115,10 +131,15 @@ class BoundSteps {
   };
   bool BindConditional(const Executable& executable, const Step& step,
                        const internal::RunPlaces& places);
+  // A bound kWhile step (bound_steps.cc).
+  struct NestedLoop;
+  bool BindWhile(const Executable& executable, const Step& step,
+                 const internal::RunPlaces& places);
+  static const absl::Status* RunNested(NestedLoop& loop);
   void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
 
   struct Op {
-    enum class Kind : uint8_t { kKernel, kLibraryCall, kCopy, kConditional };
+    enum class Kind : uint8_t { kKernel, kLibraryCall, kCopy, kConditional, kWhile };
     Kind kind = Kind::kKernel;
     // kKernel and kLibraryCall: inputs' then outputs' addresses (into
     // addresses_, from index first_address).
@@ -133,14 +154,16 @@ class BoundSteps {
     uint8_t* destination = nullptr;
     const uint8_t* source = nullptr;
     size_t bytes = 0;
-    // kConditional (into conditionals_).
+    // kConditional (into conditionals_), kWhile (into loops_).
     const Conditional* conditional = nullptr;
+    NestedLoop* loop = nullptr;
   };
   std::vector<Op> ops_;
   std::vector<void*> addresses_;
   std::vector<std::unique_ptr<Conditional>> conditionals_;
+  std::vector<std::unique_ptr<NestedLoop>> loops_;
   int64_t bytes_touched_ = 0;
-  bool calls_library_ = false;
+  bool has_unbounded_step_ = false;
 };
 
 }  // namespace xjit::runtime

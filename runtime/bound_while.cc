@@ -18,15 +18,15 @@ namespace {
 // kInterruptInterval iterations, at most, and at least once per
 // kInterruptBytes of buffer traffic, so that an interrupt waits for about
 // as much work as one iteration of a loop of 64 KiB arrays (microseconds).
-// A loop that calls a library routine (whose work its bytes do not bound)
-// looks every iteration.
+// A loop that calls a library routine or runs a nested loop (whose work its
+// bytes do not bound) looks every iteration.
 constexpr int64_t kInterruptBytes = int64_t{64} << 10;
 constexpr int64_t kInterruptInterval = 1024;
 
 int64_t InterruptInterval(absl::Span<const BoundPhase> phases) {
   int64_t bytes = 1;
   for (const BoundPhase& phase : phases) {
-    if (phase.condition->calls_library() || phase.body->calls_library()) return 1;
+    if (phase.condition->has_unbounded_step() || phase.body->has_unbounded_step()) return 1;
     bytes = std::max(bytes, phase.condition->bytes_touched() + phase.body->bytes_touched());
   }
   return std::clamp<int64_t>(kInterruptBytes / bytes, 1, kInterruptInterval);
@@ -49,7 +49,7 @@ absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iter
       until_check = interval - 1;
     }
     const BoundPhase& current = phases[phase];
-    current.condition->Run();
+    if (const absl::Status* failed = current.condition->Run()) return *failed;
     if (*current.predicate == 0) {
       *iterations = iteration;
       return absl::OkStatus();
@@ -58,7 +58,7 @@ absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iter
       return absl::ResourceExhaustedError(absl::StrFormat(
           "while loop %s ran more than %d iterations", name, max_iterations));
     }
-    current.body->Run();
+    if (const absl::Status* failed = current.body->Run()) return *failed;
     if (++phase == phase_count) phase = 0;
   }
 }
@@ -105,14 +105,6 @@ absl::Status BoundFlatWhile::Run(int64_t max_iterations, absl::string_view name)
   // wrote the second buffer.
   final_state_ = buffers_[phase_count_ == 2 && iterations % 2 == 1 ? 1 : 0].get();
   return status;
-}
-
-int64_t BoundFlatWhile::bytes_touched() const {
-  int64_t bytes = 0;
-  for (size_t p = 0; p < phase_count_; ++p) {
-    bytes = std::max(bytes, conditions_[p].bytes_touched() + bodies_[p].bytes_touched());
-  }
-  return bytes;
 }
 
 }  // namespace xjit::runtime

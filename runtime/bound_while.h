@@ -59,8 +59,6 @@ class BoundFlatWhile {
   // Runs the loop (RunBoundWhile); on success final_state() holds the state.
   absl::Status Run(int64_t max_iterations, absl::string_view name);
   uint8_t* final_state() const { return final_state_; }
-  // As BoundSteps's, for a loop that runs this one.
-  int64_t bytes_touched() const;
 
  private:
   std::unique_ptr<uint8_t[]> buffers_[2];
