@@ -21,14 +21,17 @@
 //     the executable's max_while_iterations.
 // Any other step (interpreted, kRowGroup, a threaded kernel, a context
 // routine) makes Bind return false, and the caller runs the executable step
-// by step. Guard-page mode (XJIT_GUARD_PAGES) is the
-// caller's to check: there every kernel must run on guarded copies.
+// by step. Guard-page mode (XJIT_GUARD_PAGES) is the caller's to check:
+// there every kernel must run on guarded copies.
 // After a successful Bind, Run() does what RunFrame does for those buffers
-// — the same calls with the same addresses in the same order — with no
-// status, allocation, lookup or dispatch beyond one switch per step (a
-// nested loop makes a status, once per run of that loop). The
-// addresses stay valid while the executable and the buffers given to Bind
-// live and stay where they are.
+// — the same calls with the same addresses in the same order; a nested
+// loop's state in flat buffers where RunFrame may keep it in the loop's
+// output slots, the same bytes either way — with no status, allocation,
+// lookup or dispatch beyond one switch per step (a nested loop makes one
+// status per run of that loop, and is not counted in RunContext::
+// loop_counts: it runs with the loop that bound it). The addresses stay
+// valid while the executable and the buffers given to Bind live and stay
+// where they are.
 #ifndef XJIT_RUNTIME_BOUND_STEPS_H_
 #define XJIT_RUNTIME_BOUND_STEPS_H_
 
@@ -48,7 +51,7 @@ struct RunPlaces;
 
 // The buffers of the runs to bind, as Execute or ExecuteOnLeaves takes them:
 // either `parameters` (flat, as Execute) or `leaves` (parameter 0 leaf by
-// leaf, as ExecuteOnLeaves; then the executable must runs_on_leaves()).
+// leaf, as ExecuteOnLeaves, for an executable that runs_on_leaves()).
 // `result` as those calls take it; `arena` is arena_bytes() bytes.
 struct BindBuffers {
   absl::Span<const void* const> parameters;
@@ -75,15 +78,6 @@ class BoundSteps {
   const absl::Status* Run() const {
     for (const Op& op : ops_) {
       switch (op.kind) {
-        case Op::Kind::kConditional:
-          if (const absl::Status* failed =
-                  op.conditional->branches[op.conditional->Select()].Run()) {
-            return failed;
-          }
-          break;
-        case Op::Kind::kWhile:
-          if (const absl::Status* failed = RunNested(*op.loop)) return failed;
-          break;
         case Op::Kind::kKernel:
           op.kernel(op.addresses, 0, op.extent);
           break;
@@ -95,12 +89,19 @@ class BoundSteps {
           // as RunFrame.
           std::memmove(op.destination, op.source, op.bytes);
           break;
+        case Op::Kind::kConditional:
+          if (const absl::Status* failed =
+                  op.conditional->branches[op.conditional->Select()].Run()) {
+            return failed;
+          }
+          break;
+        case Op::Kind::kWhile:
+          if (const absl::Status* failed = RunNested(*op.loop)) return failed;
+          break;
       }
     }
     return nullptr;
   }
-
-  int64_t size() const { return static_cast<int64_t>(ops_.size()); }
 
   // A bound on one Run's work for a caller that must stay responsive (a
   // loop checking for interrupts): the bytes of every buffer its kernels
