@@ -232,7 +232,11 @@ bool BoundSteps::BindWhile(const Executable& executable, const Step& step,
   return true;
 }
 
-const absl::Status* BoundSteps::RunNested(NestedLoop& nested) {
+const absl::Status* BoundSteps::RunCompound(const Op& op) {
+  if (op.kind == Op::Kind::kConditional) {
+    return op.conditional->branches[op.conditional->Select()].Run();
+  }
+  NestedLoop& nested = *op.loop;
   (void)nested.copy_in.Run();  // Copies only: nothing to fail.
   nested.status = nested.loop.Run(nested.max_iterations, nested.name);
   if (!nested.status.ok()) return &nested.status;

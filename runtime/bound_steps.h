@@ -90,13 +90,10 @@ class BoundSteps {
           std::memmove(op.destination, op.source, op.bytes);
           break;
         case Op::Kind::kConditional:
-          if (const absl::Status* failed =
-                  op.conditional->branches[op.conditional->Select()].Run()) {
-            return failed;
-          }
-          break;
         case Op::Kind::kWhile:
-          if (const absl::Status* failed = RunNested(*op.loop)) return failed;
+          // Out of line, so that Run is not recursive and inlines into the
+          // loop that calls it.
+          if (const absl::Status* failed = RunCompound(op)) return failed;
           break;
       }
     }
@@ -136,7 +133,9 @@ class BoundSteps {
   struct NestedLoop;
   bool BindWhile(const Executable& executable, const Step& step,
                  const internal::RunPlaces& places);
-  static const absl::Status* RunNested(NestedLoop& loop);
+  struct Op;
+  // Runs a kConditional or kWhile op (Run's result).
+  static const absl::Status* RunCompound(const Op& op);
   void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
 
   struct Op {
