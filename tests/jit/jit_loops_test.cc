@@ -416,6 +416,42 @@ ENTRY e {
 )");
 }
 
+// A matrix product in a loop body (a library call on OpenBLAS, whose plan
+// needs no run context) beside elementwise kernels. The matrices hold small
+// integers, so that every partial sum is exact and the library's summation
+// order cannot change a bit.
+constexpr char kDotInLoop[] = R"(
+HloModule dot_in_loop
+
+cond {
+  s = (s32[], f32[8,8], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[8,8], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[8,8] get-tuple-element(s), index=1
+  b = f32[8,8] get-tuple-element(s), index=2
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[8,8] broadcast(f32[] constant(0.125)), dimensions={}
+  a1 = f32[8,8] multiply(d, q)
+  ROOT next = (s32[], f32[8,8], f32[8,8]) tuple(add(i, s32[] constant(1)), a1, b)
+}
+
+ENTRY e {
+  ai = s32[8,8] parameter(0)
+  bi = s32[8,8] parameter(1)
+  lo = s32[8,8] broadcast(s32[] constant(-3)), dimensions={}
+  hi = s32[8,8] broadcast(s32[] constant(3)), dimensions={}
+  a = f32[8,8] convert(s32[8,8] clamp(lo, ai, hi))
+  b = f32[8,8] convert(s32[8,8] clamp(lo, bi, hi))
+  init = (s32[], f32[8,8], f32[8,8]) tuple(s32[] constant(0), a, b)
+  ROOT w = (s32[], f32[8,8], f32[8,8]) while(init), condition=cond, body=body
+}
+)";
+
 // Which ways a module's loops must run with bind_loops on: some over bound
 // steps, some step by step (a loop whose body holds a while or conditional
 // step, for instance). With bind_loops off, or in guard-page mode, every
@@ -528,6 +564,7 @@ TEST_P(JitLoops, NestedLoops) {
 TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, LoopInConditional) { Check(kLoopInConditional, {true, false}); }
 TEST_P(JitLoops, LoopInConditionalInLoop) { Check(kLoopInConditionalInLoop, {true, false}); }
+TEST_P(JitLoops, LibraryCallInLoop) { Check(kDotInLoop, {true, false}); }
 TEST_P(JitLoops, MixedElementTypes) { Check(kMixedTypes, {true, false}); }
 TEST_P(JitLoops, EmptyArraysInState) { Check(kEmptyArrays, {true, false}); }
 
