@@ -641,6 +641,84 @@ ENTRY e {
   }
 }
 
+// An interpreted step (an s64 to f8e8m0fnu convert has no compiled code
+// yet) runs through the run's evaluator, so its loop runs step by step even
+// with bind_loops on; its results still match.
+TEST_P(JitLoops, InterpretedStepRunsStepByStep) {
+  constexpr char kConvertLoop[] = R"(
+HloModule convert_loop
+
+cond {
+  s = (s64[], f8e8m0fnu[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s64[] constant(3)), direction=LT
+}
+
+body {
+  s = (s64[], f8e8m0fnu[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  ib = s64[3] broadcast(i), dimensions={}
+  e = f8e8m0fnu[3] convert(ib)
+  ROOT next = (s64[], f8e8m0fnu[3]) tuple(add(i, s64[] constant(1)), e)
+}
+
+ENTRY e {
+  x = s64[3] parameter(0)
+  e = f8e8m0fnu[3] convert(x)
+  init = (s64[], f8e8m0fnu[3]) tuple(s64[] constant(0), e)
+  ROOT w = (s64[], f8e8m0fnu[3]) while(init), condition=cond, body=body
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kConvertLoop);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(5);
+  std::vector<Literal> arguments;
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  CompileOptions options;
+  options.isa = GetParam();
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(**module, options, &report);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  ASSERT_FALSE(report.interpreted_steps.empty());
+  JitRun run = RunCounted(**executable, arguments);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(Difference(*reference, *run.result), "");
+  EXPECT_EQ(run.bound, 0);
+  EXPECT_EQ(run.stepped, 1);
+}
+
+// A routine that reads the run's context (replica-id) keeps its loop step
+// by step.
+TEST_P(JitLoops, ContextRoutineRunsStepByStep) {
+  constexpr char kReplicaLoop[] = R"(
+HloModule replica_loop
+
+cond {
+  s = (u32[], u32[]) parameter(0)
+  i = u32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, u32[] constant(4)), direction=LT
+}
+
+body {
+  s = (u32[], u32[]) parameter(0)
+  i = u32[] get-tuple-element(s), index=0
+  a = u32[] get-tuple-element(s), index=1
+  r = u32[] replica-id()
+  ROOT next = (u32[], u32[]) tuple(add(i, u32[] constant(1)), add(a, add(r, i)))
+}
+
+ENTRY e {
+  a = u32[] parameter(0)
+  init = (u32[], u32[]) tuple(u32[] constant(0), a)
+  ROOT w = (u32[], u32[]) while(init), condition=cond, body=body
+}
+)";
+  Check(kReplicaLoop, {false, true});
+}
+
 // Ctrl-C (RequestInterrupt) stops a loop of 2^40 iterations promptly with
 // Cancelled, bound and step by step; an interrupt already requested stops
 // it before the first iteration.
