@@ -18,11 +18,17 @@
 //                           (F=1), with the pass pipeline on (P=1) or off.
 //   OneAdd/{execute,run}    one call of a one-add executable: raw buffers
 //                           (Execute) and host literals (Run).
-//   ScalarWhile/trips       a while loop over an f32 counter (c < trips:
+//   ScalarWhile/trips/bound a while loop over an f32 counter (c < trips:
 //                           c + 1), issue 26's yardstick: counter
 //                           per_iteration in seconds (XLA:CPU ~0.6 ns;
 //                           OneAdd/execute, the cost of one whole run, is the
-//                           baseline).
+//                           baseline), run over bound steps (bound:1,
+//                           runtime/bound_steps.h) or step by step (bound:0,
+//                           CompileOptions::bind_loops off).
+//   ArrayWhile/n/bound      1,000 iterations of x = x * 0.5 + 1 over an
+//                           f32[n] state: counter per_iteration, bound and
+//                           stepped as ScalarWhile (how the saving shrinks
+//                           as the body's work grows).
 //   IntKernel/kind/isa      integer kernels of 16M elements, one thread:
 //                           kind 0 s32 add, 1 s8 add, 2 s32 max(x, y) & z
 //                           via compare+select, 3 u16 shift by a scalar
@@ -320,13 +326,15 @@ ENTRY e {
                          trips);
 }
 
-// range(0): the loop's trip count.
+// range(0): the loop's trip count; range(1): CompileOptions::bind_loops.
 void BM_ScalarWhile(benchmark::State& state) {
   const int64_t trips = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
   jit::CompileReport report;
+  jit::CompileOptions options;
+  options.bind_loops = state.range(1) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-      jit::Compile(*module, jit::CompileOptions(), &report);
+      jit::Compile(*module, options, &report);
   if (!executable.ok()) {
     state.SkipWithError(std::string(executable.status().message()).c_str());
     return;
@@ -344,6 +352,61 @@ void BM_ScalarWhile(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["kernels"] = static_cast<double>(report.kernels.size());
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+// 1,000 iterations of x = x * 0.5 + 1 over an f32[n] state beside an s32
+// counter: a loop body with an array update (one fused kernel).
+std::string ArrayWhileModule(int64_t n) {
+  return absl::StrFormat(R"(HloModule array_while
+cond {
+  s = (s32[], f32[%1$d]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(1000)), direction=LT
+}
+body {
+  s = (s32[], f32[%1$d]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[%1$d] get-tuple-element(s), index=1
+  h = f32[%1$d] broadcast(f32[] constant(0.5)), dimensions={}
+  o = f32[%1$d] broadcast(f32[] constant(1)), dimensions={}
+  x1 = f32[%1$d] add(multiply(x, h), o)
+  i1 = s32[] add(i, s32[] constant(1))
+  ROOT t = (s32[], f32[%1$d]) tuple(i1, x1)
+}
+ENTRY e {
+  x = f32[%1$d] parameter(0)
+  init = (s32[], f32[%1$d]) tuple(s32[] constant(0), x)
+  w = (s32[], f32[%1$d]) while(init), condition=cond, body=body
+  ROOT r = f32[%1$d] get-tuple-element(w), index=1
+}
+)",
+                         n);
+}
+
+// range(0): the state array's elements; range(1): CompileOptions::bind_loops.
+void BM_ArrayWhile(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::unique_ptr<Module> module = ParseOrDie(ArrayWhileModule(n));
+  jit::CompileOptions options;
+  options.bind_loops = state.range(1) != 0;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, options);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  std::vector<float> x(static_cast<size_t>(n), 1.0f);
+  std::vector<float> out(static_cast<size_t>(n));
+  const void* parameter = x.data();
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute({&parameter, 1}, out.data());
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  // From 1, x * 0.5 + 1 reaches its fixed point 2 (exactly, in f32) within 25 iterations.
+  if (n > 0 && out[0] != 2.0f) state.SkipWithError("wrong result");
+  state.counters["per_iteration"] = benchmark::Counter(
+      1000.0, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 std::string IntKernelModule(int kind, int64_t n) {
@@ -489,7 +552,14 @@ BENCHMARK(BM_Compile100)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
-BENCHMARK(BM_ScalarWhile)->ArgName("trips")->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScalarWhile)
+    ->ArgNames({"trips", "bound"})
+    ->ArgsProduct({{1000, 100000}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ArrayWhile)
+    ->ArgNames({"n", "bound"})
+    ->ArgsProduct({{64, 4096}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xjit

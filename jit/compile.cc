@@ -1032,6 +1032,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> BuildExecutable(
   spec.threads = std::max(options.threads, 1);
   if (options.row_groups) FormRowGroups(&spec);
   spec.max_while_iterations = options.max_while_iterations;
+  spec.bind_loops = options.bind_loops;
   spec.needs_large_stack = context->needs_large_stack;
 
   report->temp_bytes = spec.plan.temp_bytes;

@@ -86,6 +86,12 @@ struct CompileOptions {
   // through cost nothing. Off, each iteration writes a new state (a baseline
   // for benchmarks); the same bits either way.
   bool while_state_in_place = true;
+  // Run a while loop whose condition and body need no run-time decision per
+  // step over bound steps (runtime/bound_steps.h: every buffer address
+  // resolved once at loop entry, then the kernels called in a tight loop).
+  // Off, every iteration runs the condition and the body step by step (a
+  // baseline for benchmarks and tests); the same bits either way.
+  bool bind_loops = true;
   // Fuse a reduce whose result is broadcast back along its reduced
   // dimensions with the loop that reads it (softmax, layer norm): one row
   // program per chain (passes/fuse.h, FuseOptions::row_fusion). Only on a

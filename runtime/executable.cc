@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -18,13 +19,54 @@
 #include "interpreter/evaluator.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/bound_steps.h"
+#include "runtime/bound_while.h"
 #include "runtime/collectives/communicator.h"
+#include "runtime/executable_internal.h"
 #include "runtime/host/interrupt.h"
 #include "runtime/host/large_stack.h"
 #include "runtime/thread_pool.h"
 
 namespace xjit::runtime {
+namespace internal {
+
+bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int64_t min_bytes) {
+  const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
+  const int64_t units = (step.outer_extent + alignment - 1) / alignment;
+  return threads <= 1 || output_bytes < min_bytes || std::min<int64_t>(threads, units) <= 1;
+}
+
+uintptr_t ElementAlignment(const Shape& shape) {
+  if (!shape.IsArray()) return 1;
+  const ElementType type = shape.element_type();
+  const int64_t width =
+      IsComplex(type) ? ByteWidth(ComplexComponentType(type)) : ByteWidth(type);
+  return width > 1 ? static_cast<uintptr_t>(width) : 1;
+}
+
+// Guard-page mode: machine code is not instrumented by sanitizers, so in
+// this mode each kernel runs on copies of its buffers, each placed to end exactly
+// where an inaccessible page begins and to start one inaccessible page after
+// another: a kernel that reads or writes one byte past either end of any
+// buffer faults at once. Results are copied back. Slow (two mappings per
+// buffer per step); for tests only.
+bool GuardPagesRequested() {
+  static const bool requested = [] {
+    const char* value = std::getenv("XJIT_GUARD_PAGES");
+    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  }();
+  return requested;
+}
+
+}  // namespace internal
+
 namespace {
+
+using internal::ElementAlignment;
+using internal::GuardPagesRequested;
+using internal::KernelRunsUnsplit;
+using internal::RunPlaces;
+using internal::SlotAddress;
 
 const std::vector<Literal>& Elements(const Literal& literal) { return literal.elements(); }
 std::vector<Literal>& Elements(Literal& literal) { return *literal.mutable_elements(); }
@@ -48,50 +90,6 @@ void ForEachArrayLeafShape(const Shape& shape, Visit&& visit) {
   } else if (shape.IsArray()) {
     visit(shape);
   }
-}
-
-// The addresses of the places a run uses.
-struct RunPlaces {
-  const std::vector<BufferSlot>* slots = nullptr;
-  absl::Span<const void* const> parameters;
-  uint8_t* temp = nullptr;
-  uint8_t* result = nullptr;
-  const std::vector<std::vector<uint8_t>>* constants = nullptr;
-  // Non-null when parameter 0 comes leaf by leaf (Executable::ExecuteOnLeaves):
-  // the leaves' addresses, and where each slot lies among them.
-  void* const* leaves = nullptr;
-  const Executable::LeafRef* leaf_refs = nullptr;
-};
-
-uint8_t* SlotAddress(int number, const RunPlaces& places) {
-  const BufferSlot& slot = (*places.slots)[number];
-  if (places.leaves != nullptr && places.leaf_refs[number].leaf >= 0) {
-    const Executable::LeafRef& ref = places.leaf_refs[number];
-    return static_cast<uint8_t*>(places.leaves[ref.leaf]) + ref.offset;
-  }
-  switch (slot.kind) {
-    case BufferSlot::Kind::kParameter:
-      // Kernels write parameter ranges only of a state_in_place executable.
-      return const_cast<uint8_t*>(static_cast<const uint8_t*>(places.parameters[slot.index])) +
-             slot.offset;
-    case BufferSlot::Kind::kTemp:
-      return places.temp + slot.offset;
-    case BufferSlot::Kind::kConstant:
-      return const_cast<uint8_t*>((*places.constants)[slot.index].data()) + slot.offset;
-    case BufferSlot::Kind::kResult:
-      return places.result + slot.offset;
-  }
-  return nullptr;
-}
-
-// The alignment a library routine may assume for the elements of `shape`:
-// their natural one (a complex number's is its component's).
-uintptr_t ElementAlignment(const Shape& shape) {
-  if (!shape.IsArray()) return 1;
-  const ElementType type = shape.element_type();
-  const int64_t width =
-      IsComplex(type) ? ByteWidth(ComplexComponentType(type)) : ByteWidth(type);
-  return width > 1 ? static_cast<uintptr_t>(width) : 1;
 }
 
 // Runs a library-call step. Routines may assume naturally aligned elements,
@@ -141,7 +139,7 @@ void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, i
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (extent + alignment - 1) / alignment;
   const int64_t chunks = std::min<int64_t>(threads, units);
-  if (threads <= 1 || output_bytes < min_bytes || chunks <= 1) {
+  if (KernelRunsUnsplit(step, output_bytes, threads, min_bytes)) {
     step.function(addresses, 0, extent);
     return;
   }
@@ -204,21 +202,6 @@ void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
     run_chunks(t * chunks / workers, (t + 1) * chunks / workers,
                scratch + t * group.group_scratch_per_thread);
   });
-}
-
-// Guard-page test mode (XJIT_GUARD_PAGES=1 in the environment; see
-// docs/limits.md). Machine code is not instrumented by sanitizers, so in this
-// mode each kernel runs on copies of its buffers, each placed to end exactly
-// where an inaccessible page begins and to start one inaccessible page after
-// another: a kernel that reads or writes one byte past either end of any
-// buffer faults at once. Results are copied back. Slow (two mappings per
-// buffer per step); for tests only.
-bool GuardPagesRequested() {
-  static const bool requested = [] {
-    const char* value = std::getenv("XJIT_GUARD_PAGES");
-    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
-  }();
-  return requested;
 }
 
 absl::Status RunKernelGuarded(const Step& step, void* const* addresses,
@@ -353,11 +336,13 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
 // it overlaps an earlier leaf's slot (the plan lets a dead result share
 // bytes), or copying into it would overwrite an init leaf not yet copied —
 // gets a private buffer instead, copied out at the end, in leaf order as
-// the flat loop copies out (a later leaf's bytes win).
+// the flat loop copies out (a later leaf's bytes win). With `bind`, a loop
+// whose condition and body bind (bound_steps.h) runs over bound steps: the
+// same leaves and arenas, so the same bytes.
 absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
                               const Executable& body, absl::Span<uint8_t* const> from,
                               absl::Span<uint8_t* const> to, absl::Span<const int64_t> sizes,
-                              int64_t max_iterations, const RunContext& context) {
+                              int64_t max_iterations, bool bind, const RunContext& context) {
   const auto overlap = [&](const uint8_t* a, int64_t a_size, const uint8_t* b, int64_t b_size) {
     return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
   };
@@ -401,18 +386,40 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
         absl::StrCat("out of memory: while loop ", step.name, " needs ",
                      condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
   }
-  for (int64_t iteration = 0;; ++iteration) {
-    XJIT_RETURN_IF_ERROR(CheckInterrupt());
-    uint8_t keep_going = 0;
-    XJIT_RETURN_IF_ERROR(
-        condition.ExecuteOnLeaves(leaves, &keep_going, condition_arena.get(), context));
-    if (keep_going == 0) break;
-    // The evaluator's rule, as in RunWhile.
-    if (max_iterations >= 0 && iteration >= max_iterations) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "while loop %s ran more than %d iterations", step.name, max_iterations));
+  uint8_t keep_going = 0;
+  BoundSteps bound_condition;
+  BoundSteps bound_body;
+  BindBuffers condition_buffers;
+  condition_buffers.leaves = leaves;
+  condition_buffers.result = &keep_going;
+  condition_buffers.arena = condition_arena.get();
+  BindBuffers body_buffers;
+  body_buffers.leaves = leaves;
+  body_buffers.arena = body_arena.get();
+  if (bind && bound_condition.Bind(condition, condition_buffers) &&
+      bound_body.Bind(body, body_buffers)) {
+    if (context.loop_counts != nullptr) {
+      context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
     }
-    XJIT_RETURN_IF_ERROR(body.ExecuteOnLeaves(leaves, nullptr, body_arena.get(), context));
+    const BoundPhase phase{&bound_condition, &keep_going, &bound_body};
+    int64_t iterations = 0;
+    XJIT_RETURN_IF_ERROR(RunBoundWhile({&phase, 1}, max_iterations, step.name, &iterations));
+  } else {
+    if (context.loop_counts != nullptr) {
+      context.loop_counts->stepped.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (int64_t iteration = 0;; ++iteration) {
+      XJIT_RETURN_IF_ERROR(CheckInterrupt());
+      XJIT_RETURN_IF_ERROR(
+          condition.ExecuteOnLeaves(leaves, &keep_going, condition_arena.get(), context));
+      if (keep_going == 0) break;
+      // The evaluator's rule, as in RunWhile.
+      if (max_iterations >= 0 && iteration >= max_iterations) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "while loop %s ran more than %d iterations", step.name, max_iterations));
+      }
+      XJIT_RETURN_IF_ERROR(body.ExecuteOnLeaves(leaves, nullptr, body_arena.get(), context));
+    }
   }
   for (size_t k = 0; k < n; ++k) {
     if (own[k] != nullptr && sizes[k] > 0) std::memcpy(to[k], leaves[k], sizes[k]);
@@ -423,9 +430,10 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
 // The loop state lives in the while's output slots when the body updates
 // it in place (RunWhileOnLeaves); otherwise in one flat buffer that the
 // body updates in place (state_in_place), or in two: the body reads one and
-// writes the other, then they swap.
+// writes the other, then they swap. Either way, with `bind`, a loop whose
+// condition and body bind (bound_steps.h) runs over bound steps.
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
-                      const RunPlaces& places, int64_t max_iterations,
+                      const RunPlaces& places, int64_t max_iterations, bool bind,
                       const RunContext& context) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
@@ -438,14 +446,30 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
       to.push_back(SlotAddress(step.outputs[k], places));
       sizes.push_back(slots[step.outputs[k]].size);
     }
-    return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, context);
+    return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, bind,
+                            context);
   }
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
+  if (bind) {
+    BoundFlatWhile bound;
+    if (bound.Bind(condition, body, static_cast<int64_t>(bytes))) {
+      if (context.loop_counts != nullptr) {
+        context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
+      }
+      CopyLeaves(step.inputs, slots, places, bound.state(), /*from_flat=*/false);
+      XJIT_RETURN_IF_ERROR(bound.Run(max_iterations, step.name));
+      CopyLeaves(step.outputs, slots, places, bound.final_state(), /*from_flat=*/true);
+      return absl::OkStatus();
+    }
+  }
   const bool in_place = body.state_in_place();
   // Uninitialised: every byte is copied in before it is read.
   std::unique_ptr<uint8_t[]> state(new uint8_t[std::max<size_t>(bytes, 1)]);
   std::unique_ptr<uint8_t[]> next(in_place ? nullptr : new uint8_t[std::max<size_t>(bytes, 1)]);
   CopyLeaves(step.inputs, slots, places, state.get(), /*from_flat=*/false);
+  if (context.loop_counts != nullptr) {
+    context.loop_counts->stepped.fetch_add(1, std::memory_order_relaxed);
+  }
   for (int64_t iteration = 0;; ++iteration) {
     XJIT_RETURN_IF_ERROR(CheckInterrupt());
     uint8_t keep_going = 0;
@@ -734,7 +758,7 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
     with_state.rng_state = &rng_state;
     return RunFrame(frame, with_state);
   }
-  // The arena: aligned by hand so that no allocator guarantee is assumed.
+  // The arena, aligned by AlignArena below.
   const int64_t temp_bytes = spec_->plan.temp_bytes;
   std::unique_ptr<uint8_t[]> own_arena;
   uint8_t* temp = frame.arena;
@@ -754,8 +778,7 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
       if (*arena != nullptr) executable->KeepArena(std::move(*arena));
     }
   } keep_on_exit{this, &own_arena};
-  temp += (kBufferAlignment - reinterpret_cast<uintptr_t>(temp) % kBufferAlignment) %
-          kBufferAlignment;
+  temp = internal::AlignArena(temp);
 
   RunPlaces places;
   places.slots = &spec_->plan.slots;
@@ -836,7 +859,10 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
         XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator, context));
         break;
       case Step::Kind::kWhile:
-        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations, context));
+        // Guard-page mode needs every kernel run on guarded copies, which
+        // only the step-by-step path makes.
+        XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations,
+                                      spec_->bind_loops && !GuardPagesRequested(), context));
         break;
       case Step::Kind::kConditional:
         XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places, context));

@@ -188,6 +188,10 @@ struct ExecutableSpec {
   // Upper bound on the iterations of one run of a kWhile step (a loop that
   // would run more fails the run with ResourceExhausted); < 0: none.
   int64_t max_while_iterations = -1;
+  // Run a kWhile step over bound steps (runtime/bound_steps.h) when its
+  // condition and body allow; off, always step by step. The same bits
+  // either way.
+  bool bind_loops = true;
   // A while body compiled to update the loop state in place
   // (BufferPlanOptions::state_in_place): Execute must get the same buffer as
   // parameter 0 and as the result, and writes it.
@@ -257,6 +261,9 @@ class Executable {
     int leaf = -1;
     int64_t offset = 0;
   };
+  // Those places by slot number (all of them, runs_on_leaves() only;
+  // empty otherwise): what an ExecuteOnLeaves run resolves its slots by.
+  absl::Span<const LeafRef> leaf_refs() const { return leaf_refs_; }
 
  private:
   // The buffers of one run (Execute or ExecuteOnLeaves).

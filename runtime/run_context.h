@@ -9,6 +9,7 @@
 #ifndef XJIT_RUNTIME_RUN_CONTEXT_H_
 #define XJIT_RUNTIME_RUN_CONTEXT_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace xjit {
@@ -20,6 +21,16 @@ class Communicator;
 }  // namespace xjit::collectives
 
 namespace xjit::runtime {
+
+// How the while loops of runs ran, counted where RunContext::loop_counts
+// points here: over bound steps (runtime/bound_steps.h: addresses resolved
+// once, no per-iteration dispatch) or step by step (each iteration runs the
+// condition and the body through their steps). Tests assert with it which
+// path a loop took. Atomic: concurrent runs (replicas) may share one.
+struct LoopCounts {
+  std::atomic<int64_t> bound{0};
+  std::atomic<int64_t> stepped{0};
+};
 
 struct RunContext {
   // This run's replica and partition (replica-id, partition-id).
@@ -35,6 +46,8 @@ struct RunContext {
   // (interpreter/rng_draw.h), advanced by every draw of the run. Null:
   // Execute starts one at the evaluator's seed for the run.
   uint64_t* rng_state = nullptr;
+  // Null: loops are not counted.
+  LoopCounts* loop_counts = nullptr;
 };
 
 }  // namespace xjit::runtime

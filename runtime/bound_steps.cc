@@ -1,0 +1,251 @@
+// BoundSteps: resolving an executable's step addresses once (see
+// bound_steps.h).
+#include "runtime/bound_steps.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/bound_while.h"
+#include "runtime/buffer_plan.h"
+#include "runtime/executable_internal.h"
+
+namespace xjit::runtime {
+
+using internal::SlotAddress;
+
+struct BoundSteps::NestedLoop {
+  BoundFlatWhile loop;
+  // The operand's leaves into loop.state(), as RunWhile's CopyLeaves.
+  BoundSteps copy_in;
+  // Each output leaf's place and size, filled from the final state in order.
+  std::vector<std::pair<uint8_t*, int64_t>> outputs;
+  int64_t max_iterations = -1;
+  std::string name;
+  absl::Status status;
+};
+
+BoundSteps::BoundSteps() = default;
+BoundSteps::~BoundSteps() = default;
+BoundSteps::BoundSteps(BoundSteps&&) noexcept = default;
+BoundSteps& BoundSteps::operator=(BoundSteps&&) noexcept = default;
+
+bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) {
+  ops_.clear();
+  addresses_.clear();
+  conditionals_.clear();
+  loops_.clear();
+  bytes_touched_ = 0;
+  has_unbounded_step_ = false;
+  const ExecutableSpec& spec = *executable.shared_spec();
+  const std::vector<BufferSlot>& slots = spec.plan.slots;
+  internal::RunPlaces places;
+  places.slots = &slots;
+  places.parameters = buffers.parameters;
+  places.temp = internal::AlignArena(buffers.arena);
+  places.result = static_cast<uint8_t*>(buffers.result);
+  places.constants = &spec.constants;
+  if (!buffers.leaves.empty()) {
+    if (!executable.runs_on_leaves()) return false;
+    places.leaves = buffers.leaves.data();
+    places.leaf_refs = executable.leaf_refs().data();
+  }
+  const auto refuse = [this] {
+    ops_.clear();
+    addresses_.clear();
+    conditionals_.clear();
+    loops_.clear();
+    return false;
+  };
+  for (const Step& step : spec.steps) {
+    Op op;
+    op.first_address = addresses_.size();
+    switch (step.kind) {
+      case Step::Kind::kKernel: {
+        int64_t output_bytes = 0;
+        for (int slot : step.outputs) output_bytes += slots[slot].size;
+        if (!internal::KernelRunsUnsplit(step, output_bytes, spec.threads,
+                                         spec.parallel_min_bytes)) {
+          return refuse();
+        }
+        op.kind = Op::Kind::kKernel;
+        op.kernel = step.function;
+        op.extent = step.outer_extent;
+        for (int slot : step.inputs) {
+          addresses_.push_back(SlotAddress(slot, places));
+          bytes_touched_ += slots[slot].size;
+        }
+        for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
+        bytes_touched_ += output_bytes;
+        break;
+      }
+      case Step::Kind::kLibraryCall: {
+        const LibraryCall& call = step.library_call;
+        // A context routine returns a status and reads the run's context.
+        if (call.function == nullptr) return refuse();
+        bool aligned = true;
+        const auto add = [&](int slot) {
+          uint8_t* place = SlotAddress(slot, places);
+          aligned = aligned && reinterpret_cast<uintptr_t>(place) %
+                                       internal::ElementAlignment(slots[slot].shape) ==
+                                   0;
+          addresses_.push_back(place);
+        };
+        for (int slot : step.inputs) add(slot);
+        for (int slot : step.outputs) add(slot);
+        if (!aligned) return refuse();
+        has_unbounded_step_ = true;
+        op.kind = Op::Kind::kLibraryCall;
+        op.library = call.function;
+        op.plan = call.plan.get();
+        op.scratch = call.scratch_bytes > 0 ? places.temp + spec.plan.scratch_offset : nullptr;
+        break;
+      }
+      case Step::Kind::kCopy:
+        AddCopy(SlotAddress(step.outputs[0], places), SlotAddress(step.inputs[0], places),
+                slots[step.inputs[0]].size);
+        continue;
+      case Step::Kind::kConditional:
+        if (!BindConditional(executable, step, places)) return refuse();
+        continue;
+      case Step::Kind::kWhile:
+        if (!spec.bind_loops || !BindWhile(executable, step, places)) return refuse();
+        continue;
+      case Step::Kind::kInterpreted:
+      case Step::Kind::kRowGroup:
+        return refuse();
+    }
+    ops_.push_back(op);
+  }
+  // addresses_ has stopped growing: the ops that take addresses point into it.
+  for (Op& op : ops_) {
+    if (op.kind == Op::Kind::kKernel || op.kind == Op::Kind::kLibraryCall) {
+      op.addresses = addresses_.data() + op.first_address;
+    }
+  }
+  return true;
+}
+
+void BoundSteps::AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes) {
+  if (bytes == 0) return;
+  Op op;
+  op.kind = Op::Kind::kCopy;
+  op.destination = destination;
+  op.source = source;
+  op.bytes = static_cast<size_t>(bytes);
+  ops_.push_back(op);
+  bytes_touched_ += 2 * bytes;
+}
+
+// Each branch runs over buffers of its own, as RunConditional's are: the
+// flat argument (the selected operand's leaves, copied in), the flat result
+// (copied out to the step's outputs) and the branch's arena.
+bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
+                                 const internal::RunPlaces& places) {
+  const std::vector<BufferSlot>& slots = executable.plan().slots;
+  auto conditional = std::make_unique<Conditional>();
+  conditional->selector = SlotAddress(step.inputs[0], places);
+  conditional->pred_selector = slots[step.inputs[0]].shape.element_type() == ElementType::kPred;
+  const auto allocate = [&](int64_t bytes) -> uint8_t* {
+    conditional->storage.emplace_back(
+        new (std::nothrow) uint8_t[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
+    return conditional->storage.back().get();
+  };
+  int64_t result_bytes = 0;
+  for (int leaf : step.outputs) result_bytes += slots[leaf].size;
+  size_t first = 1;
+  int64_t branch_bytes = 0;
+  for (size_t k = 0; k < step.subprograms.size(); ++k) {
+    const Executable& branch = *step.subprograms[k];
+    const absl::Span<const int> operand =
+        absl::MakeConstSpan(step.inputs).subspan(first, step.operand_leaves[k]);
+    first += operand.size();
+    int64_t argument_bytes = 0;
+    for (int leaf : operand) argument_bytes += slots[leaf].size;
+    uint8_t* argument = allocate(argument_bytes);
+    uint8_t* result = allocate(result_bytes);
+    uint8_t* arena = allocate(branch.arena_bytes());
+    if (argument == nullptr || result == nullptr || arena == nullptr) return false;
+    const void* parameter = argument;
+    BindBuffers buffers;
+    buffers.parameters = {&parameter, 1};
+    buffers.result = result;
+    buffers.arena = arena;
+    BoundSteps bound;
+    if (!bound.Bind(branch, buffers)) return false;
+    // The copies in go before the branch's steps, the copies out after.
+    BoundSteps copies;
+    for (int leaf : operand) {
+      copies.AddCopy(argument, SlotAddress(leaf, places), slots[leaf].size);
+      argument += slots[leaf].size;
+    }
+    bound.ops_.insert(bound.ops_.begin(), copies.ops_.begin(), copies.ops_.end());
+    for (int leaf : step.outputs) {
+      bound.AddCopy(SlotAddress(leaf, places), result, slots[leaf].size);
+      result += slots[leaf].size;
+    }
+    branch_bytes = std::max(branch_bytes, bound.bytes_touched_);
+    has_unbounded_step_ = has_unbounded_step_ || bound.has_unbounded_step_;
+    conditional->branches.push_back(std::move(bound));
+  }
+  bytes_touched_ += branch_bytes;
+  Op op;
+  op.kind = Op::Kind::kConditional;
+  op.conditional = conditional.get();
+  conditionals_.push_back(std::move(conditional));
+  ops_.push_back(op);
+  return true;
+}
+
+// RunWhile's flat arrangement, bound: the flat state buffers stay where
+// they are for every run of the nested loop, so they are bound once here.
+bool BoundSteps::BindWhile(const Executable& executable, const Step& step,
+                           const internal::RunPlaces& places) {
+  const std::vector<BufferSlot>& slots = executable.plan().slots;
+  auto nested = std::make_unique<NestedLoop>();
+  int64_t state_bytes = 0;
+  for (int leaf : step.inputs) state_bytes += slots[leaf].size;
+  if (!nested->loop.Bind(*step.subprograms[0], *step.subprograms[1], state_bytes)) return false;
+  uint8_t* state = nested->loop.state();
+  for (int leaf : step.inputs) {
+    nested->copy_in.AddCopy(state, SlotAddress(leaf, places), slots[leaf].size);
+    state += slots[leaf].size;
+  }
+  for (int leaf : step.outputs) {
+    if (slots[leaf].size > 0) {
+      nested->outputs.emplace_back(SlotAddress(leaf, places), slots[leaf].size);
+    }
+  }
+  nested->max_iterations = executable.shared_spec()->max_while_iterations;
+  nested->name = step.name;
+  bytes_touched_ += nested->copy_in.bytes_touched_ + 2 * state_bytes;
+  has_unbounded_step_ = true;
+  Op op;
+  op.kind = Op::Kind::kWhile;
+  op.loop = nested.get();
+  loops_.push_back(std::move(nested));
+  ops_.push_back(op);
+  return true;
+}
+
+const absl::Status* BoundSteps::RunCompound(const Op& op) {
+  if (op.kind == Op::Kind::kConditional) {
+    return op.conditional->branches[op.conditional->Select()].Run();
+  }
+  NestedLoop& nested = *op.loop;
+  (void)nested.copy_in.Run();  // Copies only: nothing to fail.
+  nested.status = nested.loop.Run(nested.max_iterations, nested.name);
+  if (!nested.status.ok()) return &nested.status;
+  const uint8_t* from = nested.loop.final_state();
+  for (const auto& [to, bytes] : nested.outputs) {
+    std::memcpy(to, from, static_cast<size_t>(bytes));
+    from += bytes;
+  }
+  return nullptr;
+}
+
+}  // namespace xjit::runtime

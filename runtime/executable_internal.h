@@ -1,0 +1,77 @@
+// Private to the runtime: where a run's buffers lie and the per-step rules
+// that both ways of running steps share — Executable::RunFrame, which
+// resolves every address as it goes, and BoundSteps (bound_steps.h), which
+// resolves them once for many runs. Keeping the rules in one place is what
+// lets the two ways give the same bytes.
+#ifndef XJIT_RUNTIME_EXECUTABLE_INTERNAL_H_
+#define XJIT_RUNTIME_EXECUTABLE_INTERNAL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "ir/shape.h"
+#include "runtime/buffer_plan.h"
+#include "runtime/executable.h"
+
+namespace xjit::runtime::internal {
+
+// The addresses of the places a run uses.
+struct RunPlaces {
+  const std::vector<BufferSlot>* slots = nullptr;
+  absl::Span<const void* const> parameters;
+  uint8_t* temp = nullptr;  // The arena, aligned (AlignArena).
+  uint8_t* result = nullptr;
+  const std::vector<std::vector<uint8_t>>* constants = nullptr;
+  // Non-null when parameter 0 comes leaf by leaf (Executable::ExecuteOnLeaves):
+  // the leaves' addresses, and where each slot lies among them.
+  void* const* leaves = nullptr;
+  const Executable::LeafRef* leaf_refs = nullptr;
+};
+
+inline uint8_t* SlotAddress(int number, const RunPlaces& places) {
+  const BufferSlot& slot = (*places.slots)[number];
+  if (places.leaves != nullptr && places.leaf_refs[number].leaf >= 0) {
+    const Executable::LeafRef& ref = places.leaf_refs[number];
+    return static_cast<uint8_t*>(places.leaves[ref.leaf]) + ref.offset;
+  }
+  switch (slot.kind) {
+    case BufferSlot::Kind::kParameter:
+      // Kernels write parameter ranges only of a state_in_place executable.
+      return const_cast<uint8_t*>(static_cast<const uint8_t*>(places.parameters[slot.index])) +
+             slot.offset;
+    case BufferSlot::Kind::kTemp:
+      return places.temp + slot.offset;
+    case BufferSlot::Kind::kConstant:
+      return const_cast<uint8_t*>((*places.constants)[slot.index].data()) + slot.offset;
+    case BufferSlot::Kind::kResult:
+      return places.result + slot.offset;
+  }
+  return nullptr;
+}
+
+// The first kBufferAlignment boundary at or after `arena` (which has
+// arena_bytes() = temp_bytes + kBufferAlignment bytes): aligned by hand so
+// that no allocator guarantee is assumed.
+inline uint8_t* AlignArena(uint8_t* arena) {
+  return arena + (kBufferAlignment - reinterpret_cast<uintptr_t>(arena) % kBufferAlignment) %
+                     kBufferAlignment;
+}
+
+// Whether a kernel step writing `output_bytes` in all runs on the calling
+// thread alone, as one call over its whole outer loop (else RunKernel splits
+// it between threads). A property of the step and the executable's spec,
+// not of the run, so it may be decided once.
+bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int64_t min_bytes);
+
+// The alignment a library routine may assume for the elements of `shape`:
+// their natural one (a complex number's is its component's).
+uintptr_t ElementAlignment(const Shape& shape);
+
+// Guard-page test mode (XJIT_GUARD_PAGES=1 in the environment; see
+// docs/limits.md): every kernel runs on guarded copies of its buffers.
+bool GuardPagesRequested();
+
+}  // namespace xjit::runtime::internal
+
+#endif  // XJIT_RUNTIME_EXECUTABLE_INTERNAL_H_

@@ -1,0 +1,768 @@
+// While-loop semantics on the JIT against the evaluator, on every instruction
+// set the host has, over both ways a kWhile step runs: over bound steps
+// (runtime/bound_steps.h, CompileOptions::bind_loops on) and step by step
+// (bind_loops off). Each case says which way its loops must have run, and
+// the run's LoopCounts (runtime/run_context.h) must agree, so a case cannot
+// pass on the wrong path. In guard-page mode (XJIT_GUARD_PAGES, the
+// jit_loops_guarded run) every loop must run step by step.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "interpreter/evaluator.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "jit/compile.h"
+#include "jit/compile_options.h"
+#include "runtime/executable.h"
+#include "runtime/executable_internal.h"
+#include "runtime/host/interrupt.h"
+#include "runtime/run_context.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+// In-place state updated by a data-dependent condition: the loop stops at
+// the clamped count n (negative and zero counts give zero-trip loops) or as
+// soon as x[0] reaches 100 (early exit; a NaN or infinite x[0] stops it at
+// once), and n passes through unchanged.
+constexpr char kEarlyExit[] = R"(
+HloModule early_exit
+
+cond {
+  s = (s32[], s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  x = f32[8] get-tuple-element(s), index=2
+  x0s = f32[1] slice(x), slice={[0:1]}
+  x0 = f32[] reshape(x0s)
+  below = pred[] compare(i, n), direction=LT
+  small = pred[] compare(x0, f32[] constant(100)), direction=LT
+  ROOT go = pred[] and(below, small)
+}
+
+body {
+  s = (s32[], s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  x = f32[8] get-tuple-element(s), index=2
+  two = f32[8] broadcast(f32[] constant(2)), dimensions={}
+  one = f32[8] broadcast(f32[] constant(1)), dimensions={}
+  x1 = f32[8] add(multiply(x, two), one)
+  ROOT next = (s32[], s32[], f32[8]) tuple(add(i, s32[] constant(1)), n, x1)
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  nc = s32[] clamp(s32[] constant(-2), n, s32[] constant(40))
+  init = (s32[], s32[], f32[8]) tuple(s32[] constant(0), nc, x)
+  ROOT w = (s32[], s32[], f32[8]) while(init), condition=cond, body=body
+}
+)";
+
+// Aliasing between the loop state and the values around it: one parameter
+// is two init leaves (which then diverge), two leaves swap every iteration,
+// a state leaf is returned twice, the parameter is still read after the
+// loop, and the whole state is returned as well.
+constexpr char kAliasing[] = R"(
+HloModule aliasing
+
+cond {
+  s = (s32[], f32[4], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(5)), direction=LT
+}
+
+body {
+  s = (s32[], f32[4], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[4] get-tuple-element(s), index=1
+  b = f32[4] get-tuple-element(s), index=2
+  c = f32[4] get-tuple-element(s), index=3
+  d = f32[4] get-tuple-element(s), index=4
+  a1 = f32[4] add(a, b)
+  half = f32[4] broadcast(f32[] constant(0.5)), dimensions={}
+  b1 = f32[4] multiply(b, half)
+  ROOT next = (s32[], f32[4], f32[4], f32[4], f32[4]) tuple(add(i, s32[] constant(1)), a1, b1, d, c)
+}
+
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  init = (s32[], f32[4], f32[4], f32[4], f32[4]) tuple(s32[] constant(0), x, x, x, y)
+  w = (s32[], f32[4], f32[4], f32[4], f32[4]) while(init), condition=cond, body=body
+  a = f32[4] get-tuple-element(w), index=1
+  d = f32[4] get-tuple-element(w), index=4
+  ROOT r = (f32[4], f32[4], f32[4], f32[4], (s32[], f32[4], f32[4], f32[4], f32[4])) tuple(a, a, d, x, w)
+}
+)";
+
+// A condition false from the start: the body (which would change every
+// leaf) never runs, and the state is the init, a parameter included.
+constexpr char kZeroTrip[] = R"(
+HloModule zero_trip
+
+cond {
+  s = (s32[], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[6] get-tuple-element(s), index=1
+  ROOT next = (s32[], f32[6]) tuple(add(i, s32[] constant(1)), negate(x))
+}
+
+ENTRY e {
+  x = f32[6] parameter(0)
+  init = (s32[], f32[6]) tuple(s32[] constant(5), x)
+  w = (s32[], f32[6]) while(init), condition=cond, body=body
+  ROOT r = ((s32[], f32[6]), f32[6]) tuple(w, x)
+}
+)";
+
+// A while in a while's body (outer iteration i runs 2i inner ones): the
+// inner loop binds inside the outer one's bound body (over flat state
+// buffers, bound once for all its runs).
+constexpr char kNested[] = R"(
+HloModule nested
+
+inner_cond {
+  s = (s32[], s32[], f64[5]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  i = s32[] get-tuple-element(s), index=1
+  twice = s32[] add(i, i)
+  ROOT lt = pred[] compare(j, twice), direction=LT
+}
+
+inner_body {
+  s = (s32[], s32[], f64[5]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  i = s32[] get-tuple-element(s), index=1
+  a = f64[5] get-tuple-element(s), index=2
+  jb = f64[5] broadcast(f64[] convert(j)), dimensions={}
+  ROOT next = (s32[], s32[], f64[5]) tuple(add(j, s32[] constant(1)), i, add(multiply(a, jb), jb))
+}
+
+outer_cond {
+  s = (s32[], f64[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(5)), direction=LT
+}
+
+outer_body {
+  s = (s32[], f64[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f64[5] get-tuple-element(s), index=1
+  start = (s32[], s32[], f64[5]) tuple(s32[] constant(0), i, a)
+  done = (s32[], s32[], f64[5]) while(start), condition=inner_cond, body=inner_body
+  a1 = f64[5] get-tuple-element(done), index=2
+  ROOT next = (s32[], f64[5]) tuple(add(i, s32[] constant(1)), a1)
+}
+
+ENTRY e {
+  a = f64[5] parameter(0)
+  init = (s32[], f64[5]) tuple(s32[] constant(0), a)
+  ROOT w = (s32[], f64[5]) while(init), condition=outer_cond, body=outer_body
+}
+)";
+
+// A conditional in a loop body: the branch taken alternates with the
+// counter's parity. Both branches bind, so the loop does.
+constexpr char kConditionalInLoop[] = R"(
+HloModule conditional_in_loop
+
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(7)), direction=LT
+}
+
+odd {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] negate(p)
+}
+
+even {
+  p = f32[4] parameter(0)
+  k = f32[4] broadcast(f32[] constant(1.5)), dimensions={}
+  ROOT r = f32[4] add(p, k)
+}
+
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  parity = s32[] remainder(i, s32[] constant(2))
+  is_odd = pred[] compare(parity, s32[] constant(1)), direction=EQ
+  x1 = f32[4] conditional(is_odd, x, x), true_computation=odd, false_computation=even
+  ROOT next = (s32[], f32[4]) tuple(add(i, s32[] constant(1)), x1)
+}
+
+ENTRY e {
+  x = f32[4] parameter(0)
+  init = (s32[], f32[4]) tuple(s32[] constant(0), x)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)";
+
+// A loop in a conditional's branch, the conditional run once on c and once
+// on not(c), so that the loop runs whatever the random c.
+constexpr char kLoopInConditional[] = R"(
+HloModule loop_in_conditional
+
+loop_cond {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(4)), direction=LT
+}
+
+loop_body {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[3] get-tuple-element(s), index=1
+  ib = s64[3] broadcast(s64[] convert(i)), dimensions={}
+  ROOT next = (s32[], s64[3]) tuple(add(i, s32[] constant(1)), add(a, ib))
+}
+
+looping {
+  p = s64[3] parameter(0)
+  init = (s32[], s64[3]) tuple(s32[] constant(0), p)
+  w = (s32[], s64[3]) while(init), condition=loop_cond, body=loop_body
+  ROOT r = s64[3] get-tuple-element(w), index=1
+}
+
+straight {
+  p = s64[3] parameter(0)
+  ROOT r = s64[3] negate(p)
+}
+
+ENTRY e {
+  c = pred[] parameter(0)
+  a = s64[3] parameter(1)
+  nc = pred[] not(c)
+  r0 = s64[3] conditional(c, a, a), true_computation=looping, false_computation=straight
+  r1 = s64[3] conditional(nc, a, a), true_computation=looping, false_computation=straight
+  ROOT r = (s64[3], s64[3]) tuple(r0, r1)
+}
+)";
+
+// A conditional in a loop body whose taken branch holds a loop: the branch
+// binds with its loop, and the outer loop with both branches.
+constexpr char kLoopInConditionalInLoop[] = R"(
+HloModule loop_in_conditional_in_loop
+
+inner_cond {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+inner_body {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[3] get-tuple-element(s), index=1
+  ib = s64[3] broadcast(s64[] convert(i)), dimensions={}
+  ROOT next = (s32[], s64[3]) tuple(add(i, s32[] constant(1)), add(a, ib))
+}
+
+looping {
+  p = s64[3] parameter(0)
+  init = (s32[], s64[3]) tuple(s32[] constant(0), p)
+  w = (s32[], s64[3]) while(init), condition=inner_cond, body=inner_body
+  ROOT r = s64[3] get-tuple-element(w), index=1
+}
+
+straight {
+  p = s64[3] parameter(0)
+  ROOT r = s64[3] negate(p)
+}
+
+cond {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(4)), direction=LT
+}
+
+body {
+  s = (s32[], s64[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = s64[3] get-tuple-element(s), index=1
+  parity = s32[] remainder(i, s32[] constant(2))
+  even = pred[] compare(parity, s32[] constant(0)), direction=EQ
+  a1 = s64[3] conditional(even, a, a), true_computation=looping, false_computation=straight
+  ROOT next = (s32[], s64[3]) tuple(add(i, s32[] constant(1)), a1)
+}
+
+ENTRY e {
+  a = s64[3] parameter(0)
+  init = (s32[], s64[3]) tuple(s32[] constant(0), a)
+  ROOT w = (s32[], s64[3]) while(init), condition=cond, body=body
+}
+)";
+
+// Loop state of many element types (integer wrap-around, pred, 16-bit
+// floats, f64) in one tuple, a nested tuple included.
+constexpr char kMixedTypes[] = R"(
+HloModule mixed_types
+
+cond {
+  s = (s32[], f64[3], u8[5], pred[], (bf16[4], s64[]), f16[2,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(6)), direction=LT
+}
+
+body {
+  s = (s32[], f64[3], u8[5], pred[], (bf16[4], s64[]), f16[2,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  d = f64[3] get-tuple-element(s), index=1
+  u = u8[5] get-tuple-element(s), index=2
+  p = pred[] get-tuple-element(s), index=3
+  t = (bf16[4], s64[]) get-tuple-element(s), index=4
+  h = f16[2,3] get-tuple-element(s), index=5
+  b = bf16[4] get-tuple-element(t), index=0
+  l = s64[] get-tuple-element(t), index=1
+  dk = f64[3] broadcast(f64[] constant(1.5)), dimensions={}
+  d1 = f64[3] multiply(d, dk)
+  uk = u8[5] broadcast(u8[] constant(77)), dimensions={}
+  u1 = u8[5] add(u, uk)
+  bk = bf16[4] broadcast(bf16[] constant(0.5)), dimensions={}
+  b1 = bf16[4] add(b, bk)
+  l1 = s64[] add(l, s64[] convert(i))
+  t1 = (bf16[4], s64[]) tuple(b1, l1)
+  ROOT next = (s32[], f64[3], u8[5], pred[], (bf16[4], s64[]), f16[2,3]) tuple(add(i, s32[] constant(1)), d1, u1, not(p), t1, negate(h))
+}
+
+ENTRY e {
+  d = f64[3] parameter(0)
+  u = u8[5] parameter(1)
+  p = pred[] parameter(2)
+  b = bf16[4] parameter(3)
+  l = s64[] parameter(4)
+  h = f16[2,3] parameter(5)
+  t = (bf16[4], s64[]) tuple(b, l)
+  init = (s32[], f64[3], u8[5], pred[], (bf16[4], s64[]), f16[2,3]) tuple(s32[] constant(0), d, u, p, t, h)
+  ROOT w = (s32[], f64[3], u8[5], pred[], (bf16[4], s64[]), f16[2,3]) while(init), condition=cond, body=body
+}
+)";
+
+// Size-0 arrays in the loop state, beside non-empty ones, updated by the
+// body and returned twice.
+constexpr char kEmptyArrays[] = R"(
+HloModule empty_arrays
+
+cond {
+  s = (s32[], f32[0], s32[2,0], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[0], s32[2,0], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  e = f32[0] get-tuple-element(s), index=1
+  z = s32[2,0] get-tuple-element(s), index=2
+  x = f32[3] get-tuple-element(s), index=3
+  ROOT next = (s32[], f32[0], s32[2,0], f32[3]) tuple(add(i, s32[] constant(1)), add(e, e), negate(z), add(x, x))
+}
+
+ENTRY e {
+  e = f32[0] parameter(0)
+  z = s32[2,0] parameter(1)
+  x = f32[3] parameter(2)
+  init = (s32[], f32[0], s32[2,0], f32[3]) tuple(s32[] constant(0), e, z, x)
+  w = (s32[], f32[0], s32[2,0], f32[3]) while(init), condition=cond, body=body
+  e1 = f32[0] get-tuple-element(w), index=1
+  ROOT r = ((s32[], f32[0], s32[2,0], f32[3]), f32[0], f32[0]) tuple(w, e1, e1)
+}
+)";
+
+// A counter loop of exactly `trips` iterations over a small array.
+std::string CountedLoop(int64_t trips) {
+  return absl::StrCat(R"(
+HloModule counted
+
+cond {
+  s = (s64[], f32[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s64[] constant()", trips, R"()), direction=LT
+}
+
+body {
+  s = (s64[], f32[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  x = f32[3] get-tuple-element(s), index=1
+  quarter = f32[3] broadcast(f32[] constant(0.25)), dimensions={}
+  ROOT next = (s64[], f32[3]) tuple(add(i, s64[] constant(1)), add(x, quarter))
+}
+
+ENTRY e {
+  x = f32[3] parameter(0)
+  init = (s64[], f32[3]) tuple(s64[] constant(0), x)
+  ROOT w = (s64[], f32[3]) while(init), condition=cond, body=body
+}
+)");
+}
+
+// A matrix product in a loop body (a library call on OpenBLAS, whose plan
+// needs no run context) beside elementwise kernels. The matrices hold small
+// integers, so that every partial sum is exact and the library's summation
+// order cannot change a bit.
+constexpr char kDotInLoop[] = R"(
+HloModule dot_in_loop
+
+cond {
+  s = (s32[], f32[8,8], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[8,8], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[8,8] get-tuple-element(s), index=1
+  b = f32[8,8] get-tuple-element(s), index=2
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[8,8] broadcast(f32[] constant(0.125)), dimensions={}
+  a1 = f32[8,8] multiply(d, q)
+  ROOT next = (s32[], f32[8,8], f32[8,8]) tuple(add(i, s32[] constant(1)), a1, b)
+}
+
+ENTRY e {
+  ai = s32[8,8] parameter(0)
+  bi = s32[8,8] parameter(1)
+  lo = s32[8,8] broadcast(s32[] constant(-3)), dimensions={}
+  hi = s32[8,8] broadcast(s32[] constant(3)), dimensions={}
+  a = f32[8,8] convert(s32[8,8] clamp(lo, ai, hi))
+  b = f32[8,8] convert(s32[8,8] clamp(lo, bi, hi))
+  init = (s32[], f32[8,8], f32[8,8]) tuple(s32[] constant(0), a, b)
+  ROOT w = (s32[], f32[8,8], f32[8,8]) while(init), condition=cond, body=body
+}
+)";
+
+// Which ways a module's loops must run with bind_loops on: some over bound
+// steps, some step by step (a loop whose body holds a while or conditional
+// step, for instance). With bind_loops off, or in guard-page mode, every
+// loop runs step by step.
+struct Paths {
+  bool bound = false;
+  bool stepped = false;
+};
+
+struct JitRun {
+  absl::StatusOr<Literal> result;
+  int64_t bound = 0;
+  int64_t stepped = 0;
+};
+
+JitRun RunCounted(const runtime::Executable& executable, absl::Span<const Literal> arguments) {
+  std::vector<const Literal*> pointers;
+  for (const Literal& argument : arguments) pointers.push_back(&argument);
+  runtime::LoopCounts counts;
+  runtime::RunContext context;
+  context.loop_counts = &counts;
+  JitRun run{executable.Run(pointers, context)};
+  run.bound = counts.bound.load();
+  run.stepped = counts.stepped.load();
+  return run;
+}
+
+// Compiles (every instruction compiled: an interpreted step would keep a
+// loop off the bound path for a reason the case does not intend) and runs.
+JitRun RunJit(const Module& module, absl::Span<const Literal> arguments,
+              const CompileOptions& options) {
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(module, options, &report);
+  if (!executable.ok()) return {executable.status()};
+  if (!report.interpreted_steps.empty()) {
+    return {absl::InternalError(absl::StrCat("interpreted: ", report.interpreted_steps[0]))};
+  }
+  return RunCounted(**executable, arguments);
+}
+
+class JitLoops : public ::testing::TestWithParam<Isa> {
+ protected:
+  // Runs `hlo` on the evaluator and on the JIT (bind_loops on and off) for
+  // a few seeds of random arguments: the same result, or the same error
+  // code, and the loops on the paths `expected` says.
+  void Check(absl::string_view hlo, Paths expected, int64_t max_iterations = -1) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    const bool guarded = runtime::internal::GuardPagesRequested();
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      std::mt19937_64 rng(seed);
+      std::vector<Literal> arguments;
+      for (const Instruction* parameter : (*module)->entry()->parameters()) {
+        arguments.push_back(RandomLiteral(parameter->shape(), rng));
+      }
+      EvaluatorOptions evaluator_options;
+      evaluator_options.max_while_iterations = max_iterations;
+      absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments, evaluator_options);
+      // while_state_in_place off: the state lives in two flat buffers that
+      // swap (bound as two phases) instead of in the while's output slots.
+      for (int mode = 0; mode < 4; ++mode) {
+        const bool bind = mode < 2;
+        const bool in_place = mode % 2 == 0;
+        SCOPED_TRACE(absl::StrCat("seed ", seed, " bind_loops ", bind, " in place ", in_place));
+        CompileOptions options;
+        options.isa = GetParam();
+        options.bind_loops = bind;
+        options.while_state_in_place = in_place;
+        options.max_while_iterations = max_iterations;
+        JitRun run = RunJit(**module, arguments, options);
+        ASSERT_EQ(run.result.status().code(), reference.status().code())
+            << "jit: " << run.result.status() << "\nevaluator: " << reference.status();
+        if (reference.ok()) {
+          EXPECT_EQ(Difference(*reference, *run.result), "");
+        }
+        const bool may_bind = bind && !guarded;
+        EXPECT_EQ(run.bound > 0, may_bind && expected.bound) << run.bound << " bound loops";
+        EXPECT_EQ(run.stepped > 0, !may_bind || expected.stepped)
+            << run.stepped << " loops step by step";
+      }
+    }
+  }
+};
+
+TEST_P(JitLoops, EarlyExitAndZeroTripWithStateInPlace) { Check(kEarlyExit, {true, false}); }
+TEST_P(JitLoops, AliasingBetweenStateAndOutputs) { Check(kAliasing, {true, false}); }
+TEST_P(JitLoops, ZeroTrip) { Check(kZeroTrip, {true, false}); }
+TEST_P(JitLoops, NestedLoops) {
+  Check(kNested, {true, false});
+  // Under a bound of 5 the outer loop's 5 iterations may run, but the inner
+  // loop of its fourth needs 6: the run fails there, and the error names
+  // the inner loop on both paths.
+  Check(kNested, {true, false}, 5);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kNested);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(1);
+  std::vector<Literal> arguments;
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  for (bool bind : {true, false}) {
+    CompileOptions options;
+    options.isa = GetParam();
+    options.bind_loops = bind;
+    options.max_while_iterations = 5;
+    JitRun run = RunJit(**module, arguments, options);
+    EXPECT_EQ(run.result.status().message(), "while loop done ran more than 5 iterations")
+        << "bind_loops " << bind;
+  }
+}
+TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); }
+TEST_P(JitLoops, LoopInConditional) { Check(kLoopInConditional, {true, false}); }
+TEST_P(JitLoops, LoopInConditionalInLoop) { Check(kLoopInConditionalInLoop, {true, false}); }
+TEST_P(JitLoops, LibraryCallInLoop) { Check(kDotInLoop, {true, false}); }
+TEST_P(JitLoops, MixedElementTypes) { Check(kMixedTypes, {true, false}); }
+TEST_P(JitLoops, EmptyArraysInState) { Check(kEmptyArrays, {true, false}); }
+
+// The evaluator's rule: a loop of N iterations runs with a bound of N and
+// fails with ResourceExhausted under a bound of N - 1 (Check compares the
+// error codes with the evaluator's, bound and step by step alike).
+TEST_P(JitLoops, MaxWhileIterationsBoundary) {
+  constexpr int64_t kTrips = 10;
+  const std::string hlo = CountedLoop(kTrips);
+  Check(hlo, {true, false}, kTrips);
+  Check(hlo, {true, false}, kTrips - 1);
+  Check(CountedLoop(0), {true, false}, 0);
+  // The error names the loop, on both paths.
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  std::mt19937_64 rng(1);
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  for (bool bind : {true, false}) {
+    CompileOptions options;
+    options.isa = GetParam();
+    options.bind_loops = bind;
+    options.max_while_iterations = kTrips - 1;
+    JitRun run = RunJit(**module, arguments, options);
+    ASSERT_EQ(run.result.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(run.result.status().message(), "while loop w ran more than 9 iterations");
+  }
+}
+
+// Steps that need a decision at run time keep a loop step by step: a body
+// kernel large enough to be split between threads (decided once, as
+// RunKernel decides), and the same body on one thread binds.
+TEST_P(JitLoops, ThreadedKernelRunsStepByStep) {
+  // f32[32768]: 128 KiB written per iteration, over parallel_min_bytes.
+  constexpr char kLarge[] = R"(
+HloModule large
+
+cond {
+  s = (s32[], f32[32768]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+
+body {
+  s = (s32[], f32[32768]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[32768] get-tuple-element(s), index=1
+  ROOT next = (s32[], f32[32768]) tuple(add(i, s32[] constant(1)), add(x, x))
+}
+
+ENTRY e {
+  x = f32[32768] parameter(0)
+  init = (s32[], f32[32768]) tuple(s32[] constant(0), x)
+  ROOT w = (s32[], f32[32768]) while(init), condition=cond, body=body
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kLarge);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(3);
+  std::vector<Literal> arguments;
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const bool guarded = runtime::internal::GuardPagesRequested();
+  for (int threads : {1, 2}) {
+    CompileOptions options;
+    options.isa = GetParam();
+    options.threads = threads;
+    JitRun run = RunJit(**module, arguments, options);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    EXPECT_EQ(Difference(*reference, *run.result), "");
+    EXPECT_EQ(run.bound, threads == 1 && !guarded ? 1 : 0) << threads << " threads";
+    EXPECT_EQ(run.stepped, threads == 1 && !guarded ? 0 : 1) << threads << " threads";
+  }
+}
+
+// An interpreted step (an s64 to f8e8m0fnu convert has no compiled code
+// yet) runs through the run's evaluator, so its loop runs step by step even
+// with bind_loops on; its results still match.
+TEST_P(JitLoops, InterpretedStepRunsStepByStep) {
+  constexpr char kConvertLoop[] = R"(
+HloModule convert_loop
+
+cond {
+  s = (s64[], f8e8m0fnu[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s64[] constant(3)), direction=LT
+}
+
+body {
+  s = (s64[], f8e8m0fnu[3]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  ib = s64[3] broadcast(i), dimensions={}
+  e = f8e8m0fnu[3] convert(ib)
+  ROOT next = (s64[], f8e8m0fnu[3]) tuple(add(i, s64[] constant(1)), e)
+}
+
+ENTRY e {
+  x = s64[3] parameter(0)
+  e = f8e8m0fnu[3] convert(x)
+  init = (s64[], f8e8m0fnu[3]) tuple(s64[] constant(0), e)
+  ROOT w = (s64[], f8e8m0fnu[3]) while(init), condition=cond, body=body
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kConvertLoop);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(5);
+  std::vector<Literal> arguments;
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  CompileOptions options;
+  options.isa = GetParam();
+  CompileReport report;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(**module, options, &report);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  ASSERT_FALSE(report.interpreted_steps.empty());
+  JitRun run = RunCounted(**executable, arguments);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(Difference(*reference, *run.result), "");
+  EXPECT_EQ(run.bound, 0);
+  EXPECT_EQ(run.stepped, 1);
+}
+
+// A routine that reads the run's context (replica-id) keeps its loop step
+// by step.
+TEST_P(JitLoops, ContextRoutineRunsStepByStep) {
+  constexpr char kReplicaLoop[] = R"(
+HloModule replica_loop
+
+cond {
+  s = (u32[], u32[]) parameter(0)
+  i = u32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, u32[] constant(4)), direction=LT
+}
+
+body {
+  s = (u32[], u32[]) parameter(0)
+  i = u32[] get-tuple-element(s), index=0
+  a = u32[] get-tuple-element(s), index=1
+  r = u32[] replica-id()
+  ROOT next = (u32[], u32[]) tuple(add(i, u32[] constant(1)), add(a, add(r, i)))
+}
+
+ENTRY e {
+  a = u32[] parameter(0)
+  init = (u32[], u32[]) tuple(u32[] constant(0), a)
+  ROOT w = (u32[], u32[]) while(init), condition=cond, body=body
+}
+)";
+  Check(kReplicaLoop, {false, true});
+}
+
+// Ctrl-C (RequestInterrupt) stops a loop of 2^40 iterations promptly with
+// Cancelled, bound and step by step; an interrupt already requested stops
+// it before the first iteration.
+TEST_P(JitLoops, InterruptStopsLoop) {
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified(CountedLoop(int64_t{1} << 40));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  std::mt19937_64 rng(1);
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  for (bool bind : {true, false}) {
+    SCOPED_TRACE(absl::StrCat("bind_loops ", bind));
+    CompileOptions options;
+    options.isa = GetParam();
+    options.bind_loops = bind;
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, options);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    const auto start = std::chrono::steady_clock::now();
+    std::thread interrupter([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      RequestInterrupt();
+    });
+    JitRun run = RunCounted(**executable, arguments);
+    interrupter.join();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ClearInterrupt();
+    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+    // A loop that ignored the request would run for an hour or more.
+    EXPECT_LT(seconds, 2.0);
+    EXPECT_EQ(run.bound, bind && !runtime::internal::GuardPagesRequested() ? 1 : 0);
+    EXPECT_EQ(run.bound + run.stepped, 1);
+
+    RequestInterrupt();
+    JitRun early = RunCounted(**executable, arguments);
+    ClearInterrupt();
+    EXPECT_EQ(early.result.status().code(), absl::StatusCode::kCancelled);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitLoops, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing
