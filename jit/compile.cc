@@ -282,13 +282,20 @@ class ExecutableBuilder {
 
   // Each leaf of a constant becomes a constant of the executable.
   void AddConstantSlots(const Instruction& constant) {
-    const std::vector<uint8_t> flat = runtime::FlattenLiteral(constant.literal());
+    std::vector<uint8_t> flat = runtime::FlattenLiteral(constant.literal());
     for (const LeafSlice& leaf : plan_->Slices(&constant)) {
       if (home_.contains(leaf.slice.allocation)) continue;
       const int64_t begin = flat_offsets_.Of(constant.shape(), leaf.index);
       Home home;
       home.kind = BufferSlot::Kind::kConstant;
       home.index = static_cast<int64_t>(spec_->constants.size());
+      if (begin == 0 && leaf.slice.size == static_cast<int64_t>(flat.size())) {
+        // An array constant's one leaf: its bytes move, no second copy (a
+        // 1 GiB constant must compile within 4 GB).
+        spec_->constants.push_back(std::move(flat));
+        home_[leaf.slice.allocation] = home;
+        break;
+      }
       spec_->constants.emplace_back(flat.begin() + begin, flat.begin() + begin + leaf.slice.size);
       home_[leaf.slice.allocation] = home;
     }

@@ -44,12 +44,17 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
   // The key is computed before the module is verified (a hit skips that):
   // leave modules with null computations to the uncached path, whose
   // verifier reports them.
+  int64_t constant_bytes = 0;
   for (const auto& computation : module.computations()) {
     if (computation == nullptr) return std::nullopt;
     for (const auto& instruction : computation->instructions()) {
       // A custom call's step is planned from the registries as they are at
       // compile time (jit/calls/custom_call.h), which the text does not capture.
       if (instruction->opcode() == Opcode::kCustomCall) return std::nullopt;
+      if (instruction->opcode() == Opcode::kConstant) {
+        constant_bytes += static_cast<int64_t>(instruction->literal().data().size());
+        if (constant_bytes > kMaxCachedConstantBytes) return std::nullopt;
+      }
       for (const Computation* callee : instruction->called_computations()) {
         if (callee == nullptr) return std::nullopt;
       }

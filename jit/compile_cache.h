@@ -16,8 +16,12 @@
 // 0.14 µs per instruction for 100 instructions; docs/compile_time.md).
 //
 // Not cached: compiles that write files (dump_dir) or perf map entries,
-// whose side effects a hit would skip, and modules with custom calls, whose
-// steps depend on the custom-call registries at compile time. The cache keeps at most
+// whose side effects a hit would skip; modules with custom calls, whose
+// steps depend on the custom-call registries at compile time; and modules
+// whose constants hold more than kMaxCachedConstantBytes, since the key
+// holds every constant's bytes (a 256 MiB constant made three more copies
+// of itself while compiling, and up to kCompileCacheEntries such keys stay
+// alive). The cache keeps at most
 // kCompileCacheEntries executables (and their code) alive; the least
 // recently used is dropped first.
 #ifndef XJIT_JIT_COMPILE_CACHE_H_
@@ -36,6 +40,7 @@
 namespace xjit::jit {
 
 inline constexpr int kCompileCacheEntries = 64;
+inline constexpr int64_t kMaxCachedConstantBytes = int64_t{16} << 20;
 
 // The cache key of compiling `module` with `options`, or nullopt when such a
 // compile is not cached (see above).
