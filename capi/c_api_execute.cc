@@ -783,6 +783,9 @@ xjit_status* xjit_execute_mpi(const xjit_executable* executable,
     const xjit_executable& exe = *executable;
     absl::Status valid =
         CheckBuffers(exe, args, arg_sizes, nargs, results, result_sizes, nresults, "execute mpi");
+    // Every rank runs or none does: a rank with bad arguments left the others
+    // waiting in their first collective (until the timeout, or forever).
+    valid = communicator->communicator->AgreeToRun(valid);
     if (!valid.ok()) return valid;
     static const uint8_t kEmpty[1] = {0};
     std::vector<const void*> parameters(exe.parameter_shapes.size());

@@ -121,6 +121,14 @@ class Communicator {
   // processes checks that every device leaves after as many runs (a device
   // still running fails instead of waiting for this one).
   virtual absl::Status Leave() { return absl::OkStatus(); }
+  // Before a run: every device states whether it can start it (`mine`, say
+  // its arguments were valid). Returns `mine` when it is an error, else an
+  // error naming a device that cannot start, else OK, so that either every
+  // device runs or none does (one with bad arguments left the others waiting
+  // in their first collective). Over processes, one exchange; the default
+  // (in-process devices, which fail together through the rendezvous)
+  // returns `mine`.
+  virtual absl::Status AgreeToRun(const absl::Status& mine) { return mine; }
 };
 
 }  // namespace xjit::collectives

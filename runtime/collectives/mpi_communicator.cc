@@ -64,6 +64,8 @@ uint64_t SiteFingerprint(const Instruction& site, absl::string_view primitive) {
 
 // The site of the header a rank sends when it finishes a run (ProgramDone).
 const uint64_t kProgramDoneSite = Fingerprint("the end of the program", 0);
+// The site of the header every rank sends before a run (AgreeToRun).
+const uint64_t kAgreeSite = Fingerprint("the start of a run", 0);
 // The site of the header a rank sends when it runs nothing more (Leave).
 const uint64_t kLeaveSite = Fingerprint("the rank leaves", 0);
 
@@ -461,6 +463,31 @@ class MpiCommunicator : public Communicator {
     return absl::OkStatus();
   }
 
+  absl::Status AgreeToRun(const absl::Status& mine) override {
+    if (!broken_.ok()) return broken_;
+    if (size_ == 1) return mine;
+    CallHeader header;
+    header.site = kAgreeSite;
+    header.occurrence = runs_done_;
+    header.bytes = mine.ok() ? 0 : static_cast<uint64_t>(mine.code());
+    XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
+                          ExchangeHeaders("the start of the run", header, size_, world_));
+    if (!mine.ok()) return mine;
+    for (int m = 0; m < size_; ++m) {
+      if (headers[m].site != kAgreeSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "replica ", m, " is in a collective while replica ", rank_,
+            " starts a run: the replicas disagree on the number of runs"));
+      }
+      if (headers[m].bytes != 0) {
+        return absl::Status(static_cast<absl::StatusCode>(headers[m].bytes),
+                            absl::StrCat("replica ", m, " cannot start the run (its own error "
+                                         "says why), so replica ", rank_, " does not either"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // The last call: every rank must leave after as many runs as this one.
   absl::Status Leave() override {
     if (!broken_.ok() || size_ == 1) return broken_;
@@ -505,6 +532,12 @@ class MpiCommunicator : public Communicator {
                           ExchangeHeaders(site.name(), mine, group.size(), comm));
     for (size_t m = 0; m < group.size(); ++m) {
       const CallHeader& theirs = headers[m];
+      if (theirs.site == kAgreeSite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            site.name(), ": replica ", group[m], " starts run ", theirs.occurrence + 1,
+            " while replica ", rank_, " waits for it here (", primitive, ", execution ",
+            occurrence + 1, "): the replicas disagree on the number of collectives"));
+      }
       if (theirs.site == kLeaveSite) {
         return absl::FailedPreconditionError(absl::StrCat(
             site.name(), ": replica ", group[m], " left after ", theirs.occurrence,
