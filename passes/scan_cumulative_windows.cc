@@ -1,6 +1,7 @@
 // ScanCumulativeWindows (see scan_cumulative_windows.h).
 #include "passes/scan_cumulative_windows.h"
 
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -31,7 +32,8 @@ std::optional<Scan> CumulativeScan(const Window& window, absl::Span<const int64_
     }
     if (w.size == 1 && w.padding_low == 0 && w.padding_high == 0) continue;
     const int64_t n = dims[d];
-    if (scan.has_value() || n < 2 || w.size != n) return std::nullopt;
+    // Positions are s32 (an iota along the dimension).
+    if (scan.has_value() || n < 2 || n > INT32_MAX || w.size != n) return std::nullopt;
     if (w.padding_low == n - 1 && w.padding_high == 0) {
       scan = Scan{static_cast<int64_t>(d), false};
     } else if (w.padding_low == 0 && w.padding_high == n - 1) {
@@ -124,6 +126,19 @@ absl::StatusOr<Instruction*> Apply(Computation* c, const Computation& reducer, I
   return copies.at(reducer.root());
 }
 
+// opt-barrier(value): fusion never fuses across it, so each step reads its
+// input materialised instead of recomputing every earlier step per element
+// (a step reads its input twice: cheap producers would be duplicated into it,
+// 2^steps times).
+absl::StatusOr<Instruction*> Barrier(Computation* c, Instruction* value) {
+  NewInstruction barrier;
+  barrier.opcode = Opcode::kOptimizationBarrier;
+  barrier.operands = {value};
+  barrier.shape = value->shape();
+  barrier.name = "scan_barrier";
+  return AddInstruction(c, std::move(barrier));
+}
+
 absl::StatusOr<Instruction*> AddScan(Computation* c, Instruction* window, const Scan& scan) {
   const Computation& reducer = *window->called_computations()[0];
   Instruction* x = window->operand(0);
@@ -137,11 +152,14 @@ absl::StatusOr<Instruction*> AddScan(Computation* c, Instruction* window, const 
   NewInstruction iota;
   iota.opcode = Opcode::kIota;
   iota.attrs.iota_dimension = d;
-  iota.shape = Shape::Array(ElementType::kS64, dims);
+  iota.shape = Shape::Array(ElementType::kS32, dims);
   iota.name = "scan_position";
   XJIT_ASSIGN_OR_RETURN(Instruction * position, AddInstruction(c, std::move(iota)));
 
   for (int64_t s = 1; s < n; s *= 2) {
+    if (s > 1) {
+      XJIT_ASSIGN_OR_RETURN(x, Barrier(c, x));
+    }
     // shifted[i] = x[i - s] (x[i + s] reversed), init where out of range.
     NewInstruction slice;
     slice.opcode = Opcode::kSlice;
@@ -160,13 +178,16 @@ absl::StatusOr<Instruction*> AddScan(Computation* c, Instruction* window, const 
       pad.attrs.padding[d].low = s;
     }
     pad.name = "scan_shift";
-    XJIT_ASSIGN_OR_RETURN(Instruction * shifted, AddInstruction(c, std::move(pad)));
+    XJIT_ASSIGN_OR_RETURN(Instruction * padded, AddInstruction(c, std::move(pad)));
+    // The shift alone is data movement; the step's arithmetic then runs in
+    // an elementwise kernel.
+    XJIT_ASSIGN_OR_RETURN(Instruction * shifted, Barrier(c, padded));
     // The earlier element is the reducer's first operand, as in the window.
     XJIT_ASSIGN_OR_RETURN(Instruction * folded,
                           scan.reverse ? Apply(c, reducer, x, shifted, dims)
                                        : Apply(c, reducer, shifted, x, dims));
     Instruction* bound = AddConstant(
-        c, Literal::ScalarInt(ElementType::kS64, scan.reverse ? n - s : s), "scan_bound");
+        c, Literal::ScalarInt(ElementType::kS32, scan.reverse ? n - s : s), "scan_bound");
     XJIT_ASSIGN_OR_RETURN(Instruction * bounds,
                           AddBroadcastScalar(c, bound, position->shape()));
     NewInstruction compare;
