@@ -7,6 +7,9 @@
 // (the shift a slice and a pad with the init value; i an iota along the
 // scanned dimension; reverse: the shift the other way and f(x, shifted x)),
 // then f(init, y), with the reducer f's computation inlined elementwise.
+// Each step's input and each shift pass through an opt-barrier, so that
+// fusion neither recomputes earlier steps (a step reads its input twice) nor
+// puts the shift in the arithmetic's kernel (the steps then vectorise).
 // The fusion pass and the vectorised loop kernels then compile it: O(n log n)
 // work, vectorised across the other dimensions, where a window kernel folds
 // every window whole (O(n^2)).
