@@ -29,6 +29,7 @@
 #include "passes/isolate_tiled_layouts.h"
 #include "passes/no_op_bitcast.h"
 #include "passes/simplify_algebra.h"
+#include "passes/scan_cumulative_windows.h"
 #include "passes/split_output_fusions.h"
 
 namespace xjit {
@@ -56,6 +57,7 @@ absl::Status RunPasses(PassRunner& run) {
   XJIT_RETURN_IF_ERROR(run.Run(Canonicalize()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandBatchNorm()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandTopK()).status());
+  XJIT_RETURN_IF_ERROR(run.Run(ScanCumulativeWindows()).status());
   XJIT_RETURN_IF_ERROR(run.Run(ExpandShardingCalls()).status());
   XJIT_RETURN_IF_ERROR(run.Run(SimplifyAlgebra()).status());
   XJIT_RETURN_IF_ERROR(run.Run(FoldConstants()).status());
@@ -89,6 +91,7 @@ const std::map<std::string, std::function<std::unique_ptr<Pass>()>>& PassFactori
       {"canonicalize", [] { return std::make_unique<Canonicalize>(); }},
       {"expand-batch-norm", [] { return std::make_unique<ExpandBatchNorm>(); }},
       {"expand-topk", [] { return std::make_unique<ExpandTopK>(); }},
+      {"scan-cumulative-windows", [] { return std::make_unique<ScanCumulativeWindows>(); }},
       {"expand-sharding-calls", [] { return std::make_unique<ExpandShardingCalls>(); }},
       {"simplify-algebra", [] { return std::make_unique<SimplifyAlgebra>(); }},
       {"fold-constants", [] { return std::make_unique<FoldConstants>(); }},
