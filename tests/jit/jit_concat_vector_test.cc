@@ -219,6 +219,29 @@ TEST_P(JitConcatVector, ReflectPadding) {
   }
 }
 
+// Rank 1 (the vector loop is also the threads' range) and 8/16/64-bit
+// and pred lanes, including rows longer than an s8 lane compare reaches
+// (then the select is per row and the kernel scalar, still exact).
+TEST_P(JitConcatVector, RankOneAndNarrowTypes) {
+  for (int64_t n : {100, 37}) {
+    CheckLanes(ModuleText({absl::StrCat("f32[", n, "]")},
+                          {absl::StrCat("a = f32[3] slice(p0), slice={[", n - 3, ":", n, "]}"),
+                           absl::StrCat("b = f32[", n - 3, "] slice(p0), slice={[0:", n - 3, "]}"),
+                           absl::StrCat("c = f32[", n, "] concatenate(a, b), dimensions={0}"),
+                           absl::StrCat("r = f32[", n, "] add(c, p0)")}),
+               "f32", n >= 64);
+  }
+  for (const char* t : {"s8", "u16", "s64", "pred"}) {
+    for (int64_t cols : {100, 200, 3}) {
+      const std::string op = std::string(t) == "pred" ? "xor" : "add";
+      const std::string out = Shape(t, 2, cols + 1);
+      Check(ModuleText({Shape(t, 2, cols), Shape(t, 2, 1)},
+                       {absl::StrCat("c = ", out, " concatenate(p1, p0), dimensions={1}"),
+                        absl::StrCat("r = ", out, " ", op, "(c, c)")}));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitConcatVector, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
