@@ -103,12 +103,13 @@ bool KernelLowering::PlanGuardedLoads() {
     }
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0 || !IsIndexOp(program_.ops[operand].kind) || !tainted[operand]) continue;
-      // Only a load's position may move through a guard: any other use
-      // (an index converted to a value, a store's position) stays scalar.
-      if (op.kind != KOpKind::kLoad || operand != op.a || guarded[operand] != 1 ||
-          IsIndexValue(static_cast<int>(id))) {
-        return false;
-      }
+      // A load's position (checked in bounds before the load), or an index
+      // converted to a value (a nested concatenate's lane compare: where a
+      // guard binds, its value is not used). A store's position and scalar
+      // index values stay scalar.
+      if (IsIndexValue(static_cast<int>(id))) return false;
+      if (op.kind == KOpKind::kFromIndex && IsInteger(op.type)) continue;
+      if (op.kind != KOpKind::kLoad || operand != op.a || guarded[operand] != 1) return false;
       loads[id] = true;
       any = true;
     }

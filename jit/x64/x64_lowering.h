@@ -184,8 +184,9 @@ class KernelLowering {
   bool Vectorizable(ElementType* type, int* lanes) const;
   // Guarded vector loops (kernel_program.h, "Guards"): whether the program
   // vectorises with its guards computed as their operand
-  // (GuardedStridesAlong), every position that then moves differently
-  // being a load's with stride 1. If so sets strides_ to those strides and
+  // (GuardedStridesAlong), every index computed from such a guard being
+  // read only as a load's stride-1 position or converted to an integer
+  // value (a lane compare). If so sets strides_ to those strides and
   // guarded_load_; the vector loop then checks before each such load that
   // all its lanes are in the buffer, and runs an iteration that is not as
   // `lanes_` scalar iterations (EmitVectorLoop).

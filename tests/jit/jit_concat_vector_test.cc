@@ -242,6 +242,27 @@ TEST_P(JitConcatVector, RankOneAndNarrowTypes) {
   }
 }
 
+// A pad of a roll along the same (minor) dimension: the concatenate's lane
+// compare reads the pad's guarded index.
+TEST_P(JitConcatVector, PadOfRoll) {
+  for (const char* t : {"f32", "f64"}) {
+    for (int64_t cols : {97, 6}) {
+      const std::string in = Shape(t, 3, cols);
+      const std::string out = Shape(t, 3, cols + 5);
+      CheckLanes(
+          ModuleText({in, absl::StrCat(t, "[]")},
+                     {absl::StrCat("a = ", Shape(t, 3, 2), " slice(p0), slice={[0:3], [",
+                                   cols - 2, ":", cols, "]}"),
+                      absl::StrCat("b = ", Shape(t, 3, cols - 2), " slice(p0), slice={[0:3], [0:",
+                                   cols - 2, "]}"),
+                      absl::StrCat("c = ", in, " concatenate(a, b), dimensions={1}"),
+                      absl::StrCat("q = ", out, " pad(c, p1), padding=0_0x3_2"),
+                      absl::StrCat("r = ", out, " multiply(q, q)")}),
+          t, cols >= 64);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitConcatVector, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
