@@ -18,6 +18,7 @@
 #include "ir/status_macros.h"
 #include "jit/kernel/complex_calls.h"
 #include "jit/kernel/minifloat_codec.h"
+#include "jit/kernel/vector_forms.h"
 #include "passes/rewrite_util.h"
 
 namespace xjit::jit::fusion_internal {
@@ -1142,16 +1143,73 @@ absl::StatusOr<int> ElementEmitter::EmitBitcastConvertWidths(const Instruction& 
   return from_bits(bits, out_type);
 }
 
+int ElementEmitter::LaneIndexCompare(int index, ComparisonDirection direction, int64_t bound,
+                                     ElementType type) {
+  if (IsComplex(type) || IsMiniFloat(type) || !b_.VariesInnermost(index)) return -1;
+  const int width = IsPred(type) ? 8 : BitWidth(LaneComputeType(type));
+  ElementType lane_type;
+  switch (width) {
+    case 8: lane_type = ElementType::kS8; break;
+    case 16: lane_type = ElementType::kS16; break;
+    case 32: lane_type = ElementType::kS32; break;
+    case 64: lane_type = ElementType::kS64; break;
+    default: return -1;
+  }
+  const int64_t high = width == 64 ? std::numeric_limits<int64_t>::max()
+                                   : (int64_t{1} << (width - 1)) - 1;
+  const int64_t low = -high - 1;
+  if (b_.Low(index) < low || b_.High(index) > high || bound < low || bound > high) return -1;
+  KOp op;
+  op.kind = KOpKind::kCompare;
+  op.type = ElementType::kPred;
+  op.operand_type = lane_type;
+  op.direction = direction;
+  op.comparison = ComparisonType::kSigned;
+  op.a = b_.Value(KOpKind::kFromIndex, lane_type, index);
+  op.b = b_.Value(KOpKind::kFromIndex, lane_type, b_.Const(bound));
+  return b_.Add(op);
+}
+
 absl::StatusOr<int> ElementEmitter::EmitPad(const Instruction& instr, const Index& index) {
   const Instruction& operand = *instr.operand(0);
+  const ElementType type = instr.shape().element_type();
   XJIT_ASSIGN_OR_RETURN(int padding_value, Emit(*instr.operand(1), {}));
   const PaddingConfig& padding = instr.attrs().padding;
   if (operand.shape().element_count() == 0) return padding_value;
   int inside = b_.Const(1);
+  // Per-element conditions (LaneIndexCompare) of dimensions without
+  // interior padding that move along the innermost loop; -1 when none.
+  int lane_inside = -1;
   Index operand_index(index.size());
   for (size_t d = 0; d < index.size(); ++d) {
     const int64_t period = padding[d].interior + 1;
     const int64_t size = operand.shape().dimensions(d);
+    if (period == 1) {
+      // Inside when low <= index < low + size; the operand is read at
+      // index - low, guarded (it is used only inside).
+      const int64_t low = padding[d].low;
+      operand_index[d] = b_.IGuardClamp(b_.ISub(index[d], b_.Const(low)), 0, size - 1);
+      const bool test_low = b_.Low(index[d]) < low;
+      const bool test_high = b_.High(index[d]) >= low + size;
+      if (!test_low && !test_high) continue;
+      const int ge =
+          test_low ? LaneIndexCompare(index[d], ComparisonDirection::kGe, low, type) : -2;
+      const int lt =
+          test_high ? LaneIndexCompare(index[d], ComparisonDirection::kLt, low + size, type)
+                    : -2;
+      if (ge != -1 && lt != -1) {
+        for (int p : {ge, lt}) {
+          if (p < 0) continue;
+          lane_inside =
+              lane_inside < 0 ? p : FBinary(Opcode::kAnd, ElementType::kPred, lane_inside, p);
+        }
+        continue;
+      }
+      const int in_d = b_.IAnd(b_.IGe(index[d], b_.Const(low)),
+                               b_.ILt(index[d], b_.Const(low + size)));
+      inside = b_.IAnd(inside, in_d);
+      continue;
+    }
     // t = position relative to the operand's first element.
     const int t = b_.ISub(index[d], b_.Const(padding[d].low));
     const int t_clamped = b_.IMax(t, b_.Const(0));
@@ -1164,7 +1222,12 @@ absl::StatusOr<int> ElementEmitter::EmitPad(const Instruction& instr, const Inde
   }
   if (b_.IsConst(inside, 0)) return padding_value;
   XJIT_ASSIGN_OR_RETURN(int value, Emit(operand, operand_index));
-  return Select(inside, value, padding_value, instr.shape().element_type());
+  if (lane_inside < 0) return Select(inside, value, padding_value, type);
+  if (!b_.IsConst(inside, 1)) {
+    lane_inside = FBinary(Opcode::kAnd, ElementType::kPred, lane_inside,
+                          b_.Value(KOpKind::kFromIndex, ElementType::kPred, inside));
+  }
+  return SelectValue(lane_inside, value, padding_value, type);
 }
 
 absl::StatusOr<int> ElementEmitter::EmitConcatenate(const Instruction& instr,
@@ -1189,16 +1252,21 @@ absl::StatusOr<int> ElementEmitter::EmitConcatenate(const Instruction& instr,
     const int64_t part_start = parts[k].second;
     const int64_t size = operand.shape().dimensions(dim);
     Index operand_index = index;
+    // Guarded: the part is selected only where the index is inside it.
     operand_index[dim] =
-        b_.IClamp(b_.ISub(index[dim], b_.Const(part_start)), 0, size - 1);
+        b_.IGuardClamp(b_.ISub(index[dim], b_.Const(part_start)), 0, size - 1);
     XJIT_ASSIGN_OR_RETURN(int value, Emit(operand, operand_index));
     if (result < 0) {
       result = value;
     } else {
       // Here `result` holds the parts after k.
       const int64_t next_start = parts[k + 1].second;
-      result = Select(b_.ILt(index[dim], b_.Const(next_start)), value, result,
-                      instr.shape().element_type());
+      const ElementType type = instr.shape().element_type();
+      const int lane_before =
+          LaneIndexCompare(index[dim], ComparisonDirection::kLt, next_start, type);
+      result = lane_before >= 0
+                   ? SelectValue(lane_before, value, result, type)
+                   : Select(b_.ILt(index[dim], b_.Const(next_start)), value, result, type);
     }
   }
   return result;

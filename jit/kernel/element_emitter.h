@@ -219,6 +219,12 @@ class ElementEmitter {
   // A load of element `index` of input buffer `buffer`, an array of `shape`.
   int LoadFrom(int buffer, const Shape& shape, const Index& index);
   absl::StatusOr<int> EmitPad(const Instruction& instr, const Index& index);
+  // `index` <direction> `bound` as a pred value computed element by element,
+  // so that a vector loop compares each lane's index: for an index that
+  // moves along the innermost loop and, like `bound`, fits a signed integer
+  // as wide as a lane of `type` (f16/bf16 lanes are f32). Otherwise -1: the
+  // caller compares with index operations (one result for every lane).
+  int LaneIndexCompare(int index, ComparisonDirection direction, int64_t bound, ElementType type);
   absl::StatusOr<int> EmitConcatenate(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicSlice(const Instruction& instr, const Index& index);
   absl::StatusOr<int> EmitDynamicUpdateSlice(const Instruction& instr, const Index& index);

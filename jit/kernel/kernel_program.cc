@@ -122,6 +122,9 @@ std::string KernelProgram::ToString() const {
       if (operand >= 0) absl::StrAppend(&line, " %", operand);
     }
     switch (op.kind) {
+      case KOpKind::kIMin: case KOpKind::kIMax:
+        if (IsGuard(op)) absl::StrAppend(&line, " guard");
+        break;
       case KOpKind::kLoopIndex: case KOpKind::kIConst: case KOpKind::kIDiv:
       case KOpKind::kIRem: case KOpKind::kLoad: case KOpKind::kBitShift: case KOpKind::kStore:
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
@@ -146,7 +149,10 @@ std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program) {
   return StridesAlong(program, static_cast<int>(program.loop_extents.size()) - 1);
 }
 
-std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, int inner) {
+namespace {
+
+std::vector<std::optional<int64_t>> Strides(const KernelProgram& program, int inner,
+                                            bool through_guards) {
   std::vector<std::optional<int64_t>> stride(program.ops.size());
   auto get = [&](int operand) -> std::optional<int64_t> {
     return operand < 0 ? std::optional<int64_t>(0) : stride[operand];
@@ -184,6 +190,13 @@ std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, i
         }
         break;
       }
+      case KOpKind::kIMin: case KOpKind::kIMax:
+        if (through_guards && IsGuard(op)) {
+          s = a;
+        } else if (invariant) {
+          s = 0;
+        }
+        break;
       case KOpKind::kLoad:
         // The loaded value is invariant only when its position is.
         if (a == 0) s = 0;
@@ -198,6 +211,16 @@ std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, i
     stride[i] = s;
   }
   return stride;
+}
+
+}  // namespace
+
+std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, int inner) {
+  return Strides(program, inner, /*through_guards=*/false);
+}
+
+std::vector<std::optional<int64_t>> GuardedStridesAlong(const KernelProgram& program, int inner) {
+  return Strides(program, inner, /*through_guards=*/true);
 }
 
 void RemoveDeadOps(KernelProgram* program) {

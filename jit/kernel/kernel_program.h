@@ -61,8 +61,8 @@ enum class KOpKind : uint8_t {
   kIAdd,       // a + b
   kISub,       // a - b
   kIMul,       // a * b
-  kIMin,       // min(a, b)
-  kIMax,       // max(a, b)
+  kIMin,       // min(a, b); imm 1 marks a guard (see below).
+  kIMax,       // max(a, b); imm 1 marks a guard (see below).
   kIDiv,       // a / imm; a >= 0, imm > 0.
   kIRem,       // a % imm; a >= 0, imm > 0.
   kILt,        // a < b ? 1 : 0
@@ -116,6 +116,14 @@ enum class KOpKind : uint8_t {
   kAccResult,  // After the reduction loops: the slot's final value.
 };
 
+// Guards. A kIMin or kIMax with imm 1 is a clamp that only keeps a position
+// in bounds: the program uses what depends on it only for elements where it
+// does not bind (min(a, b) == a, max(a, b) == a), and for the others any
+// in-bounds value will do (a concatenate's part read where another part is
+// selected, a pad's operand read where the padding value is). Scalar code
+// computes it as min/max like any other; a vector loop may compute a in its
+// place (GuardedStridesAlong) provided every load whose position then moves
+// along the loop reads in bounds for all of its lanes.
 struct KOp {
   KOpKind kind = KOpKind::kIConst;
   // The result type; kS64 for index operations, kTuple for kStore.
@@ -192,6 +200,14 @@ std::vector<std::optional<int64_t>> InnerStrides(const KernelProgram& program);
 // The same with respect to loop `level` (other loop indices are invariant;
 // accumulator values vary).
 std::vector<std::optional<int64_t>> StridesAlong(const KernelProgram& program, int level);
+
+// StridesAlong with every guard (see KOp) taken as its operand a: the
+// strides of a vector loop that computes guards that way.
+std::vector<std::optional<int64_t>> GuardedStridesAlong(const KernelProgram& program, int level);
+// Whether operation `op` is a guard.
+inline bool IsGuard(const KOp& op) {
+  return (op.kind == KOpKind::kIMin || op.kind == KOpKind::kIMax) && op.imm == 1;
+}
 
 // Removes operations no store or accumulator update depends on, renumbering
 // the rest.

@@ -110,6 +110,11 @@ class ProgramBuilder {
     const int id = static_cast<int>(program_->ops.size());
     program_->ops.push_back(op);
     ranges_.push_back({kWideLow, kWideHigh});
+    uint64_t loops = op.kind == KOpKind::kLoopIndex ? LoopBit(op.imm) : 0;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) loops |= loops_[operand];
+    }
+    loops_.push_back(loops);
     if (op.kind != KOpKind::kStore) cse_[key] = id;
     return id;
   }
@@ -168,6 +173,30 @@ class ProgramBuilder {
                   std::max(High(a), High(b)));
   }
   int IClamp(int x, int64_t low, int64_t high) { return IMin(IMax(x, Const(low)), Const(high)); }
+  // IClamp made of guards (kernel_program.h, "Guards"): for positions used
+  // only where x is within [low, high].
+  int IGuardClamp(int x, int64_t low, int64_t high) {
+    const int lo = Const(low);
+    const int hi = Const(high);
+    int y = x;
+    if (Low(y) < High(lo)) {
+      y = High(y) <= Low(lo) ? lo
+                             : Ranged(IndexOp(KOpKind::kIMax, y, lo, 1), std::max(Low(y), low),
+                                      std::max(High(y), low));
+    }
+    if (High(y) > Low(hi)) {
+      y = Low(y) >= High(hi) ? hi
+                             : Ranged(IndexOp(KOpKind::kIMin, y, hi, 1), std::min(Low(y), high),
+                                      std::min(High(y), high));
+    }
+    return y;
+  }
+  // Whether operation `id` depends on the innermost loop created so far
+  // (the loop a target vectorises).
+  bool VariesInnermost(int id) const {
+    const int64_t loops = static_cast<int64_t>(program_->loop_extents.size());
+    return loops > 0 && (loops_[id] & LoopBit(loops - 1)) != 0;
+  }
   // a / divisor for a >= 0.
   int IDiv(int a, int64_t divisor) {
     if (divisor == 1) return a;
@@ -272,6 +301,7 @@ class ProgramBuilder {
     }
     return false;
   }
+  static uint64_t LoopBit(int64_t level) { return uint64_t{1} << std::min<int64_t>(level, 63); }
   int Ranged(KOp op, int64_t low, int64_t high) {
     const int id = Add(op);
     ranges_[id] = {std::max(ranges_[id].first, low), std::min(ranges_[id].second, high)};
@@ -302,6 +332,9 @@ class ProgramBuilder {
   KernelProgram* program_;
   bool mini_float_misuse_ = false;
   std::vector<std::pair<int64_t, int64_t>> ranges_;
+  // By operation: the loop levels it depends on, a bit each (levels from 63
+  // on share the last bit).
+  std::vector<uint64_t> loops_;
   absl::flat_hash_map<std::tuple<KOpKind, ElementType, ElementType, Opcode, ComparisonDirection,
                                  ComparisonType, int, int, int, int64_t>,
                       int>

@@ -75,8 +75,53 @@ x86::Mem KernelLowering::Address(int buffer, int offset_op, int element_bytes) {
 bool KernelLowering::Vectorizable(ElementType* type, int* lanes) const {
   if (program_.loop_extents.empty() || program_.reduction_loops > 0) return false;
   const std::vector<bool> include(program_.ops.size(), true);
-  if (!VectorizableOps(InnerStrides(program_), include, type, lanes)) return false;
+  if (!VectorizableOps(strides_, include, type, lanes)) return false;
   return program_.loop_extents.back() >= *lanes;
+}
+
+bool KernelLowering::PlanGuardedLoads() {
+  if (program_.loop_extents.empty() || program_.reduction_loops > 0 || tile_level_ >= 0) {
+    return false;
+  }
+  // One body per iteration, so that a fallback redoes exactly one.
+  if (kVectorUnroll != 1) return false;
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  const std::vector<std::optional<int64_t>> guarded = GuardedStridesAlong(program_, inner);
+  const size_t n = program_.ops.size();
+  // Index operations computed from a guard that moves along the loop.
+  std::vector<bool> tainted(n, false);
+  std::vector<bool> loads(n, false);
+  bool any = false;
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (IsIndexOp(op.kind)) {
+      tainted[id] = IsGuard(op) && guarded[id] != 0;
+      for (int operand : {op.a, op.b, op.c}) {
+        tainted[id] = tainted[id] || (operand >= 0 && tainted[operand]);
+      }
+      continue;
+    }
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || !IsIndexOp(program_.ops[operand].kind) || !tainted[operand]) continue;
+      // A load's position (checked in bounds before the load), or an index
+      // converted to a value (a nested concatenate's lane compare: where a
+      // guard binds, its value is not used). A store's position and scalar
+      // index values stay scalar.
+      if (IsIndexValue(static_cast<int>(id))) return false;
+      if (op.kind == KOpKind::kFromIndex && IsInteger(op.type)) continue;
+      if (op.kind != KOpKind::kLoad || operand != op.a || guarded[operand] != 1) return false;
+      loads[id] = true;
+      any = true;
+    }
+  }
+  if (!any) return false;
+  strides_ = guarded;
+  guarded_load_ = std::move(loads);
+  identity_guard_.assign(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    identity_guard_[id] = IsGuard(program_.ops[id]) && guarded[id] != 0;
+  }
+  return true;
 }
 
 bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& strides,
@@ -347,6 +392,14 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanTiling();
   if (program_.reduction_loops == 0) {
     vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
+    if (!vectorize_ && PlanGuardedLoads()) {
+      vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
+      if (!vectorize_) {
+        strides_ = InnerStrides(program_);
+        guarded_load_.clear();
+        identity_guard_.clear();
+      }
+    }
     strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
   } else if (phases_.count == 1 &&
              fits([&] { return ColumnVectorizable(&vector_type_, &lanes_); })) {
@@ -563,11 +616,29 @@ absl::Status KernelLowering::EmitVectorLoop(int level, x86::Gp i, x86::Gp vector
     cc_.jge(done);
   }
   Label head = cc_.newLabel();
+  const bool guarded = !guarded_load_.empty();
+  if (guarded) guard_fallback_ = cc_.newLabel();
   cc_.bind(head);
   XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(level, Mode::kVector));
   cc_.add(i, lanes_);
   cc_.cmp(i, vector_end);
   cc_.jl(head);
+  if (guarded) {
+    // An iteration whose guarded loads would leave their buffers: its
+    // elements one by one in scalar code, whose guards clamp.
+    cc_.jmp(done);
+    cc_.bind(guard_fallback_);
+    x86::Gp stop = cc_.newGpq();
+    cc_.lea(stop, x86::ptr(i, lanes_));
+    Label scalar_head = cc_.newLabel();
+    cc_.bind(scalar_head);
+    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(level, Mode::kScalar));
+    cc_.inc(i);
+    cc_.cmp(i, stop);
+    cc_.jl(scalar_head);
+    cc_.cmp(i, vector_end);
+    cc_.jl(head);
+  }
   cc_.bind(done);
   return absl::OkStatus();
 }
@@ -779,6 +850,17 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level) continue;
     if (mode == Mode::kVector && !hoisted_.empty() && hoisted_[id]) continue;
+    if (mode == Mode::kVector && !guarded_load_.empty() && guarded_load_[id]) {
+      // All lanes [p, p + lanes) in the buffer, else the scalar iterations.
+      const KOp& op = program_.ops[id];
+      const x86::Gp position = vals_[op.a].gp;
+      x86::Gp last = NewGp();
+      cc_.mov(last, program_.buffers[op.imm].element_count - lanes_);
+      cc_.cmp(position, last);
+      cc_.jg(guard_fallback_);
+      cc_.test(position, position);
+      cc_.js(guard_fallback_);
+    }
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
   }
   return absl::OkStatus();
@@ -1818,14 +1900,16 @@ void KernelLowering::EmitIndexOp(int id) {
       cc_.imul(d, b());
       break;
     case KOpKind::kIMin:
-      cc_.mov(d, a());
-      cc_.cmp(d, b());
-      cc_.cmovg(d, b());
-      break;
     case KOpKind::kIMax:
       cc_.mov(d, a());
+      // A guard in a guarded vector loop is its operand (PlanGuardedLoads).
+      if (mode_ == Mode::kVector && !identity_guard_.empty() && identity_guard_[id]) break;
       cc_.cmp(d, b());
-      cc_.cmovl(d, b());
+      if (op.kind == KOpKind::kIMin) {
+        cc_.cmovg(d, b());
+      } else {
+        cc_.cmovl(d, b());
+      }
       break;
     case KOpKind::kIDiv:
     case KOpKind::kIRem: {

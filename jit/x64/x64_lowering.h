@@ -178,9 +178,19 @@ class KernelLowering {
   // width the features give (16 SSE4.1, 32 AVX2, 64 AVX-512 zmm).
   absl::Status EmitMathRoutine(int vector_bytes);
 
-  // Whether the program has vector code; sets the vector element type.
-  // Width as chosen by zmm_ (see Emit).
+  // Whether the program has vector code with positions moving by strides_
+  // along the innermost loop; sets the vector element type. Width as chosen
+  // by zmm_ (see Emit).
   bool Vectorizable(ElementType* type, int* lanes) const;
+  // Guarded vector loops (kernel_program.h, "Guards"): whether the program
+  // vectorises with its guards computed as their operand
+  // (GuardedStridesAlong), every index computed from such a guard being
+  // read only as a load's stride-1 position or converted to an integer
+  // value (a lane compare). If so sets strides_ to those strides and
+  // guarded_load_; the vector loop then checks before each such load that
+  // all its lanes are in the buffer, and runs an iteration that is not as
+  // `lanes_` scalar iterations (EmitVectorLoop).
+  bool PlanGuardedLoads();
   // Whether the operations with `include[i]`, which VectorizableOps accepts
   // with lanes of `width` bits, all have zmm code: W of 32 or 64 bits and
   // only the operations listed there. Anything else (8/16-bit lanes, preds
@@ -539,6 +549,12 @@ class KernelLowering {
   std::vector<int> last_user_;
   std::vector<bool> fresh_;  // Value always in a register of its own.
   std::vector<bool> mask_in_k_;  // See PlanMasks.
+  // See PlanGuardedLoads (empty when the vector loop has no guards), and
+  // where a guarded load that would leave its buffer jumps (valid while the
+  // vector loop's body is emitted).
+  std::vector<bool> guarded_load_;
+  std::vector<bool> identity_guard_;  // Guards the vector loop computes as a.
+  asmjit::Label guard_fallback_;
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
   // The float type of a vector program with floats, else an integer type of

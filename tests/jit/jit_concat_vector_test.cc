@@ -1,0 +1,272 @@
+// Loop fusions with concatenate, pad, reverse and slices of a concatenate
+// inside (jnp.roll, jnp.pad's edge and reflect modes): against the evaluator
+// on every instruction set the host has, along the minor and the major
+// dimension, with widths that leave vector tails, size-1 and size-0
+// operands, negative and interior padding, f32/f64/s32/bf16. On x86-64 the
+// forms that vectorise must keep doing so (kernels' vector_lanes): along a
+// major dimension every lane reads the same operand; along the minor one
+// each lane selects its operand and the operands are read through guards
+// (jit/kernel/kernel_program.h, "Guards"). A reverse along the minor
+// dimension stays scalar (no lane permutation in the kernel programs), as
+// does interior padding along it (a strided read).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+class JitConcatVector : public ::testing::TestWithParam<Isa> {
+ protected:
+  // Compares with the evaluator on two seeds; returns the report.
+  CompileReport Check(const std::string& hlo) {
+    CompileReport report;
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      CheckOptions options;
+      options.isa = GetParam();
+      options.seed = seed;
+      options.report = &report;
+      EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+    }
+    return report;
+  }
+
+  // The lanes a vectorised kernel of `type` has on this instruction set (0
+  // where vector code is not required: AArch64, whose target vectorises
+  // fewer forms).
+  int ExpectedLanes(const std::string& type) const {
+    const int lane_bits = type == "f64" ? 64 : 32;  // bf16 lives in f32 lanes.
+    switch (GetParam()) {
+      case Isa::kSse4: return 128 / lane_bits;
+      case Isa::kAvx2: return 256 / lane_bits;
+      case Isa::kAvx512: return 512 / lane_bits;
+      default: return 0;
+    }
+  }
+
+  // Checks `hlo` and, when `vector` and on x86-64, that every kernel has
+  // the full vector width.
+  void CheckLanes(const std::string& hlo, const std::string& type, bool vector) {
+    const CompileReport report = Check(hlo);
+    const int lanes = ExpectedLanes(type);
+    if (!vector || lanes == 0) return;
+    ASSERT_FALSE(report.kernels.empty()) << hlo;
+    for (const KernelInfo& kernel : report.kernels) {
+      EXPECT_EQ(kernel.vector_lanes, lanes) << kernel.name << " in\n" << hlo << "\n"
+                                            << kernel.program;
+    }
+  }
+};
+
+std::string Shape(const std::string& type, int64_t rows, int64_t cols) {
+  return absl::StrCat(type, "[", rows, ",", cols, "]");
+}
+
+// jnp.roll(x, shift, axis) + x: two slices and a concatenate.
+std::string Roll(const std::string& type, int64_t rows, int64_t cols, int axis, int64_t shift) {
+  const int64_t n = axis == 0 ? rows : cols;
+  const int64_t k = n - shift;  // The tail [k, n) comes first.
+  auto range = [&](int dim, int64_t lo, int64_t hi) {
+    const int64_t full = dim == 0 ? rows : cols;
+    return dim == axis ? absl::StrCat("[", lo, ":", hi, "]") : absl::StrCat("[0:", full, "]");
+  };
+  auto shape = [&](int64_t size) {
+    return axis == 0 ? Shape(type, size, cols) : Shape(type, rows, size);
+  };
+  return ModuleText(
+      {Shape(type, rows, cols)},
+      {absl::StrCat("a = ", shape(n - k), " slice(p0), slice={", range(0, k, n), ", ",
+                    range(1, k, n), "}"),
+       absl::StrCat("b = ", shape(k), " slice(p0), slice={", range(0, 0, k), ", ",
+                    range(1, 0, k), "}"),
+       absl::StrCat("c = ", Shape(type, rows, cols), " concatenate(a, b), dimensions={", axis,
+                    "}"),
+       absl::StrCat("r = ", Shape(type, rows, cols), " add(c, p0)")});
+}
+
+TEST_P(JitConcatVector, RollAlongEitherDimension) {
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (int64_t cols : {67, 64, 5, 1}) {
+      for (int axis : {0, 1}) {
+        for (int64_t shift : {int64_t{1}, cols - 1, int64_t{2}}) {
+          const int64_t n = axis == 0 ? 3 : cols;
+          if (shift <= 0 || shift >= n) continue;
+          CheckLanes(Roll(t, 3, cols, axis, shift), t, cols >= 64);
+        }
+      }
+    }
+  }
+}
+
+// jnp.pad(x, 1, mode="edge") along the minor dimension, then a 3-point
+// stencil: concatenates of edge slices and slices of the concatenate.
+std::string EdgeStencil(const std::string& type, int64_t rows, int64_t cols) {
+  const std::string edge = Shape(type, rows, 1);
+  const std::string padded = Shape(type, rows, cols + 2);
+  const std::string out = Shape(type, rows, cols);
+  return ModuleText(
+      {Shape(type, rows, cols)},
+      {absl::StrCat("first = ", edge, " slice(p0), slice={[0:", rows, "], [0:1]}"),
+       absl::StrCat("last = ", edge, " slice(p0), slice={[0:", rows, "], [", cols - 1, ":",
+                    cols, "]}"),
+       absl::StrCat("c = ", padded, " concatenate(first, p0, last), dimensions={1}"),
+       absl::StrCat("l = ", out, " slice(c), slice={[0:", rows, "], [0:", cols, "]}"),
+       absl::StrCat("m = ", out, " slice(c), slice={[0:", rows, "], [1:", cols + 1, "]}"),
+       absl::StrCat("h = ", out, " slice(c), slice={[0:", rows, "], [2:", cols + 2, "]}"),
+       absl::StrCat("s = ", out, " add(l, m)"), absl::StrCat("r = ", out, " add(s, h)")});
+}
+
+TEST_P(JitConcatVector, EdgePaddedStencil) {
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (int64_t cols : {70, 64, 9, 1}) {
+      for (int64_t rows : {1, 4}) {
+        CheckLanes(EdgeStencil(t, rows, cols), t, cols >= 64);
+      }
+    }
+  }
+}
+
+// A concatenate with a size-0 and a size-1 operand along the minor
+// dimension, and one along the major dimension, inside a fusion.
+TEST_P(JitConcatVector, EmptyAndSingleOperands) {
+  for (const char* t : {"f32", "s32"}) {
+    for (int64_t cols : {66, 7}) {
+      const std::string out = Shape(t, 2, cols + 1);
+      CheckLanes(ModuleText({Shape(t, 2, cols), Shape(t, 2, 0), Shape(t, 2, 1)},
+                            {absl::StrCat("c = ", out, " concatenate(p0, p1, p2), dimensions={1}"),
+                             absl::StrCat("r = ", out, " multiply(c, c)")}),
+                 t, cols >= 64);
+      const std::string tall = Shape(t, 3, cols);
+      CheckLanes(ModuleText({Shape(t, 2, cols), Shape(t, 0, cols), Shape(t, 1, cols)},
+                            {absl::StrCat("c = ", tall, " concatenate(p0, p1, p2), dimensions={0}"),
+                             absl::StrCat("r = ", tall, " multiply(c, c)")}),
+                 t, cols >= 64);
+    }
+  }
+}
+
+// pad with negative, zero and positive edges along the minor dimension and
+// with interior padding along the major one (both vectorise), and interior
+// padding along the minor one (scalar).
+TEST_P(JitConcatVector, PadInsideAFusion) {
+  struct Case {
+    std::string config;
+    int64_t rows, cols;
+    bool vector;
+  };
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (const Case& c : std::vector<Case>{{"0_0x3_2", 3, 67, true},
+                                           {"0_0x-2_5", 3, 70, true},
+                                           {"1_2x-1_-1", 2, 68, true},
+                                           {"1_1_2x0_3", 3, 64, true},
+                                           {"0_0x1_1_1", 2, 33, false},
+                                           {"0_0x2_-3", 2, 5, false},
+                                           {"0_0x-5_0", 2, 5, false}}) {
+      auto extent = [](int64_t size, const std::string& dim) {
+        std::vector<int64_t> v;
+        for (absl::string_view piece : absl::StrSplit(dim, '_')) {
+          int64_t x = 0;
+          EXPECT_TRUE(absl::SimpleAtoi(piece, &x));
+          v.push_back(x);
+        }
+        const int64_t interior = v.size() > 2 ? v[2] : 0;
+        return std::max<int64_t>(size + (size - 1) * interior + v[0] + v[1], 0);
+      };
+      const std::vector<std::string> dims = absl::StrSplit(c.config, 'x');
+      const std::string out =
+          Shape(t, extent(c.rows, dims[0]), extent(c.cols, dims[1]));
+      CheckLanes(ModuleText({Shape(t, c.rows, c.cols), absl::StrCat(t, "[]")},
+                            {absl::StrCat("n = ", Shape(t, c.rows, c.cols), " add(p0, p0)"),
+                             absl::StrCat("q = ", out, " pad(n, p1), padding=", c.config),
+                             absl::StrCat("r = ", out, " multiply(q, q)")}),
+                 t, c.vector);
+    }
+  }
+}
+
+// jnp.pad(x, 1, mode="reflect") along each dimension: reversed slices
+// concatenated. Along the major dimension it vectorises; along the minor
+// one the reversed parts keep it scalar.
+TEST_P(JitConcatVector, ReflectPadding) {
+  for (const char* t : {"f32", "f64"}) {
+    for (int64_t cols : {65, 6}) {
+      const std::string rows_pad = Shape(t, 6, cols);
+      CheckLanes(
+          ModuleText({Shape(t, 4, cols)},
+                     {absl::StrCat("a = ", Shape(t, 1, cols), " slice(p0), slice={[1:2], [0:",
+                                   cols, "]}"),
+                      absl::StrCat("b = ", Shape(t, 1, cols), " slice(p0), slice={[2:3], [0:",
+                                   cols, "]}"),
+                      absl::StrCat("ra = ", Shape(t, 1, cols), " reverse(a), dimensions={0}"),
+                      absl::StrCat("c = ", rows_pad, " concatenate(ra, p0, b), dimensions={0}"),
+                      absl::StrCat("r = ", rows_pad, " add(c, c)")}),
+          t, cols >= 64);
+      const std::string cols_pad = Shape(t, 4, cols + 2);
+      CheckLanes(
+          ModuleText({Shape(t, 4, cols)},
+                     {absl::StrCat("a = ", Shape(t, 4, 2), " slice(p0), slice={[0:4], [0:2]}"),
+                      absl::StrCat("ra = ", Shape(t, 4, 2), " reverse(a), dimensions={1}"),
+                      absl::StrCat("c = ", cols_pad, " concatenate(ra, p0), dimensions={1}"),
+                      absl::StrCat("r = ", cols_pad, " add(c, c)")}),
+          t, /*vector=*/false);
+    }
+  }
+}
+
+// Rank 1 (the vector loop is also the threads' range) and 8/16/64-bit
+// and pred lanes, including rows longer than an s8 lane compare reaches
+// (then the select is per row and the kernel scalar, still exact).
+TEST_P(JitConcatVector, RankOneAndNarrowTypes) {
+  for (int64_t n : {100, 37}) {
+    CheckLanes(ModuleText({absl::StrCat("f32[", n, "]")},
+                          {absl::StrCat("a = f32[3] slice(p0), slice={[", n - 3, ":", n, "]}"),
+                           absl::StrCat("b = f32[", n - 3, "] slice(p0), slice={[0:", n - 3, "]}"),
+                           absl::StrCat("c = f32[", n, "] concatenate(a, b), dimensions={0}"),
+                           absl::StrCat("r = f32[", n, "] add(c, p0)")}),
+               "f32", n >= 64);
+  }
+  for (const char* t : {"s8", "u16", "s64", "pred"}) {
+    for (int64_t cols : {100, 200, 3}) {
+      const std::string op = std::string(t) == "pred" ? "xor" : "add";
+      const std::string out = Shape(t, 2, cols + 1);
+      Check(ModuleText({Shape(t, 2, cols), Shape(t, 2, 1)},
+                       {absl::StrCat("c = ", out, " concatenate(p1, p0), dimensions={1}"),
+                        absl::StrCat("r = ", out, " ", op, "(c, c)")}));
+    }
+  }
+}
+
+// A pad of a roll along the same (minor) dimension: the concatenate's lane
+// compare reads the pad's guarded index.
+TEST_P(JitConcatVector, PadOfRoll) {
+  for (const char* t : {"f32", "f64"}) {
+    for (int64_t cols : {97, 6}) {
+      const std::string in = Shape(t, 3, cols);
+      const std::string out = Shape(t, 3, cols + 5);
+      CheckLanes(
+          ModuleText({in, absl::StrCat(t, "[]")},
+                     {absl::StrCat("a = ", Shape(t, 3, 2), " slice(p0), slice={[0:3], [",
+                                   cols - 2, ":", cols, "]}"),
+                      absl::StrCat("b = ", Shape(t, 3, cols - 2), " slice(p0), slice={[0:3], [0:",
+                                   cols - 2, "]}"),
+                      absl::StrCat("c = ", in, " concatenate(a, b), dimensions={1}"),
+                      absl::StrCat("q = ", out, " pad(c, p1), padding=0_0x3_2"),
+                      absl::StrCat("r = ", out, " multiply(q, q)")}),
+          t, cols >= 64);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitConcatVector, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing
