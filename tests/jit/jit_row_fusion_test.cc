@@ -489,12 +489,14 @@ void CheckStreamed(const Case& c, uint64_t seed) {
   }
 }
 
-// The smallest sizes that stream (the evaluator takes most of the time).
+// The smallest size that streams (the evaluator takes most of the time:
+// under the sanitizers this test was most of a four-minute unit test). Rows
+// whose alignment changes from row to row (the kernel switching between its
+// two versions), f64 and layer norm stream in AnyOutputAlignment below, with
+// every row program forced to stream; this case checks that the threshold
+// itself picks streaming, and the output against the evaluator at full size.
 TEST(RowFusionStreamingTest, LargeSoftmax) {
   CheckStreamed(Softmax("f32", {1024, 4096}, {1}), 61);
-  // Rows of 4100 f64 (32800 bytes): every other row is 64-byte aligned, so
-  // the kernel switches between its two versions row by row.
-  CheckStreamed(Softmax("f64", {520, 4100}, {1}), 63);
 }
 
 #if defined(__x86_64__)
