@@ -201,19 +201,27 @@ void SetCompileCounters(benchmark::State& state, int64_t n, const jit::CompileRe
                                          benchmark::Counter::kInvert);
 }
 
-void RunCompile(benchmark::State& state, int kind, int64_t n, jit::CompileOptions options) {
-  std::unique_ptr<Module> module = ParseOrDie(ChainModule(kind, n));
-  jit::CompileReport report;
+// Compiles `module` once per benchmark iteration (the compile cache off);
+// false, with the benchmark skipped and the error said, when it fails.
+bool CompileEachIteration(benchmark::State& state, const Module& module,
+                          jit::CompileOptions options, jit::CompileReport* report) {
   options.cache = false;
   for (auto _ : state) {
     absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-        jit::Compile(*module, options, &report);
+        jit::Compile(module, options, report);
     if (!executable.ok()) {
       state.SkipWithError(std::string(executable.status().message()).c_str());
-      return;
+      return false;
     }
     benchmark::DoNotOptimize(executable->get());
   }
+  return true;
+}
+
+void RunCompile(benchmark::State& state, int kind, int64_t n, jit::CompileOptions options) {
+  std::unique_ptr<Module> module = ParseOrDie(ChainModule(kind, n));
+  jit::CompileReport report;
+  if (!CompileEachIteration(state, *module, options, &report)) return;
   SetCompileCounters(state, n, report);
 }
 
@@ -262,36 +270,16 @@ std::string WideTupleModule(int64_t n) {
 void BM_CompileWideTuple(benchmark::State& state) {
   const int64_t n = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(WideTupleModule(n));
-  jit::CompileOptions options;
-  options.cache = false;
   jit::CompileReport report;
-  for (auto _ : state) {
-    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-        jit::Compile(*module, options, &report);
-    if (!executable.ok()) {
-      state.SkipWithError(std::string(executable.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(executable->get());
-  }
+  if (!CompileEachIteration(state, *module, jit::CompileOptions(), &report)) return;
   SetCompileCounters(state, 2 * n + 2, report);
 }
 
 void BM_CompileNested(benchmark::State& state) {
   const int64_t depth = state.range(1);
   std::unique_ptr<Module> module = ParseOrDie(NestedModule(static_cast<int>(state.range(0)), depth));
-  jit::CompileOptions options;
-  options.cache = false;
   jit::CompileReport report;
-  for (auto _ : state) {
-    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-        jit::Compile(*module, options, &report);
-    if (!executable.ok()) {
-      state.SkipWithError(std::string(executable.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(executable->get());
-  }
+  if (!CompileEachIteration(state, *module, jit::CompileOptions(), &report)) return;
   state.counters["kernels"] = static_cast<double>(report.kernels.size());
   state.counters["us_per_level"] = benchmark::Counter(
       static_cast<double>(depth) * 1e-6,
@@ -470,18 +458,8 @@ void BM_CompileProgram(benchmark::State& state) {
   for (const auto& computation : (*module)->computations()) {
     instructions += computation->instruction_count();
   }
-  jit::CompileOptions options;
-  options.cache = false;
   jit::CompileReport report;
-  for (auto _ : state) {
-    absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
-        jit::Compile(**module, options, &report);
-    if (!executable.ok()) {
-      state.SkipWithError(std::string(executable.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(executable->get());
-  }
+  if (!CompileEachIteration(state, **module, jit::CompileOptions(), &report)) return;
   state.SetLabel(name);
   SetCompileCounters(state, instructions, report);
   state.counters["instructions"] = static_cast<double>(instructions);
