@@ -52,14 +52,16 @@ uint64_t Fingerprint(absl::string_view text, uint64_t seed) {
 // the transport primitive. Two all-reduces that share a name in different
 // branches, one over f32 and one over s32, differ here (issue 30: the name
 // and the byte count alone let them meet and exchange bytes).
-uint64_t SiteFingerprint(const Instruction& site, absl::string_view primitive) {
+// The instruction's part, computed once per site (SiteIdentity below);
+// the primitive is mixed in per call.
+uint64_t InstructionFingerprint(const Instruction& site) {
   std::string identity = absl::StrCat(
       site.parent() != nullptr ? site.parent()->name() : "", "/", site.name(), "|",
       OpcodeName(site.opcode()), "|", site.shape().ToString(/*print_layout=*/false), "|");
   for (const std::vector<int64_t>& group : site.attrs().replica_groups) {
     absl::StrAppend(&identity, "{", absl::StrJoin(group, ","), "}");
   }
-  return Fingerprint(identity, Fingerprint(primitive, 0));
+  return Fingerprint(identity, 0);
 }
 
 // The site of the header a rank sends when it finishes a run (ProgramDone).
@@ -71,7 +73,7 @@ const uint64_t kLeaveSite = Fingerprint("the rank leaves", 0);
 
 // What every member of a collective states before its data moves.
 struct CallHeader {
-  uint64_t site = 0;        // SiteFingerprint.
+  uint64_t site = 0;        // InstructionFingerprint mixed with the primitive.
   uint64_t occurrence = 0;  // How often this replica reached it before.
   uint64_t bytes = 0;       // This member's contribution.
 };
@@ -521,11 +523,13 @@ class MpiCommunicator : public Communicator {
       return absl::InternalError(absl::StrCat(site.name(), ": replica ", rank_,
                                               " runs a collective outside its group"));
     }
-    const uint64_t occurrence = occurrences_[&site]++;
+    SiteState& state = sites_[&site];
+    const uint64_t occurrence = state.occurrences++;
+    if (state.fingerprint == 0) state.fingerprint = InstructionFingerprint(site);
     if (group.size() == 1) return MPI_COMM_NULL;
     XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, CommunicatorOf(group));
     CallHeader mine;
-    mine.site = SiteFingerprint(site, primitive);
+    mine.site = Fingerprint(primitive, state.fingerprint);
     mine.occurrence = occurrence;
     mine.bytes = bytes;
     XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
@@ -733,7 +737,14 @@ class MpiCommunicator : public Communicator {
   const int size_;
   const MpiOptions options_;
   std::map<std::vector<int>, MPI_Comm> groups_;
-  absl::flat_hash_map<const Instruction*, uint64_t> occurrences_;
+  // Per collective site: how often this replica reached it, and its
+  // InstructionFingerprint (computed on its first execution, not on every
+  // one: a string of its names and shape).
+  struct SiteState {
+    uint64_t occurrences = 0;
+    uint64_t fingerprint = 0;
+  };
+  absl::flat_hash_map<const Instruction*, SiteState> sites_;
   uint64_t runs_done_ = 0;  // ProgramDone calls so far.
   absl::Status broken_;
 };

@@ -21,15 +21,7 @@ class JitConcatenateParts : public ::testing::TestWithParam<Isa> {
  protected:
   // Compares with the evaluator on two seeds; returns the report.
   CompileReport Check(const std::string& hlo) {
-    CompileReport report;
-    for (uint64_t seed = 1; seed <= 2; ++seed) {
-      CheckOptions options;
-      options.isa = GetParam();
-      options.seed = seed;
-      options.report = &report;
-      EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
-    }
-    return report;
+    return ExpectMatchesEvaluatorOnSeeds(hlo, GetParam());
   }
 };
 

@@ -352,4 +352,16 @@ std::string NormDifference(const Literal& expected, const Literal& actual, doubl
   return MatchesEvaluator(**module, options);
 }
 
+CompileReport ExpectMatchesEvaluatorOnSeeds(absl::string_view hlo, Isa isa, int seeds) {
+  CompileReport report;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    CheckOptions options;
+    options.isa = isa;
+    options.seed = static_cast<uint64_t>(seed);
+    options.report = &report;
+    EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+  }
+  return report;
+}
+
 }  // namespace xjit::jit::testing

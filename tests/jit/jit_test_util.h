@@ -100,6 +100,11 @@ struct CheckOptions {
 ::testing::AssertionResult MatchesEvaluator(const Module& module, const CheckOptions& options);
 ::testing::AssertionResult MatchesEvaluator(absl::string_view hlo, const CheckOptions& options);
 
+// MatchesEvaluator on `isa` with random arguments from seeds 1..`seeds`
+// (each mismatch a test failure); the compile report (the same for every
+// seed), for checks of what was compiled.
+CompileReport ExpectMatchesEvaluatorOnSeeds(absl::string_view hlo, Isa isa, int seeds = 2);
+
 }  // namespace xjit::jit::testing
 
 #endif  // XJIT_TESTS_JIT_JIT_TEST_UTIL_H_
