@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""xjit against XLA:CPU on the zoo (models/zoo/generate.py) at benchmark sizes.
+"""xjit against XLA:CPU on the zoo (models/zoo/generate.py) at benchmark sizes,
+or on issue 26's programs (models/programs/generate.py, --suite programs).
 
-  python benchmarks/zoo/run_zoo.py [--xjit build/tools/xjit] [--threads 1 2]
-      [--programs NAME ...] [--iterations 5] [--warmup-seconds 1] [--work DIR]
-      [--markdown FILE]
+  python benchmarks/zoo/run_zoo.py [--suite zoo|programs] [--xjit build/tools/xjit]
+      [--threads 1 2] [--programs NAME ...] [--iterations 5] [--warmup-seconds 1]
+      [--work DIR] [--markdown FILE]
 
 Needs JAX and the zoo's libraries (the XLA:CPU baseline and the modules);
 without JAX the script says so and exits 0. For each program and thread
 count T it
-  1. builds the program at --size bench (models/zoo/generate.py's PROGRAMS)
-     with seeded inputs and writes the unoptimised HLO and the inputs to
+  1. builds the program at --size bench (models/zoo/generate.py's PROGRAMS;
+     the programs suite has one size, its fixtures') with seeded inputs and writes the unoptimised HLO and the inputs to
      --work (once, in the first thread count's worker);
   2. times XLA:CPU in a fresh process pinned with `taskset -c 0..T-1`: run =
      the median of --iterations calls of the compiled executable on
@@ -41,7 +42,33 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "models", "zoo"))
+
+# Each suite's generate.py: its folder under models/, how one of its programs
+# is built ((module, name) -> (function, arguments)) and the library it
+# comes from.
+SUITES = {
+    "zoo": ("zoo", lambda gen, name: gen.PROGRAMS[name][0]("bench"),
+            lambda gen, name: gen.PROGRAMS[name][1]),
+    "programs": ("programs", lambda gen, name: gen.PROGRAMS[name](None),
+                 lambda gen, name: name.split("_")[0]),
+}
+
+
+def load_suite(suite):
+  """Imports the suite's generate.py; returns it, its program builder and
+  its library names."""
+  folder, build, library = SUITES[suite]
+  sys.path.insert(0, os.path.join(ROOT, "models", folder))
+  import generate
+  return (generate, lambda name: build(generate, name),
+          lambda name: library(generate, name))
+
+
+def to_npy_array(a):
+  """An array as xjit's .npy convention wants it (bf16 as uint16 bits)."""
+  import numpy as np
+  a = np.asarray(a)
+  return a.view(np.uint16) if a.dtype.name == "bfloat16" else a
 
 
 def cpus(threads):
@@ -54,11 +81,10 @@ def xla_worker(opts):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                " --xla_cpu_multi_thread_eigen=false").strip()
   import numpy as np
-  import generate
+  generate, build, _ = load_suite(opts.suite)
   jax = generate._jax()
   jax.jit(lambda x: x + 1).lower(np.float32(1)).compile()
-  fn, _ = generate.PROGRAMS[opts.worker]
-  f, args = fn("bench")
+  f, args = build(opts.worker)
   args = [np.asarray(a) for a in args]
   jitted = jax.jit(f, keep_unused=True)
   lowered = jitted.lower(*args)
@@ -71,7 +97,7 @@ def xla_worker(opts):
     with open(os.path.join(d, "module.hlo"), "w") as fh:
       fh.write(lowered.as_text(dialect="hlo"))
     for i, a in enumerate(args):
-      np.save(os.path.join(d, f"arg{i}.npy"), generate.to_npy_array(a))
+      np.save(os.path.join(d, f"arg{i}.npy"), to_npy_array(a))
   compiled = lowered.compile()
   device_args = [jax.device_put(a) for a in args]
   start = time.perf_counter()
@@ -91,7 +117,7 @@ def xla_worker(opts):
 
 def run_xla(name, threads, opts, write):
   cmd = ["taskset", "-c", cpus(threads), sys.executable, os.path.abspath(__file__),
-         "--worker", name, "--threads", str(threads), "--iterations", str(opts.iterations),
+         "--suite", opts.suite, "--worker", name, "--threads", str(threads), "--iterations", str(opts.iterations),
          "--warmup-seconds", str(opts.warmup_seconds), "--work", opts.work]
   if write:
     cmd.append("--write")
@@ -138,6 +164,7 @@ def summary(rows, threads):
 def main():
   ap = argparse.ArgumentParser(description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
+  ap.add_argument("--suite", default="zoo", choices=sorted(SUITES))
   ap.add_argument("--xjit", default=os.path.join(ROOT, "build", "tools", "xjit"))
   ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
   ap.add_argument("--programs", nargs="*", default=None)
@@ -157,7 +184,7 @@ def main():
     print("run_zoo.py: JAX is not installed (pip install jax and the zoo's libraries); "
           "nothing measured.")
     return 0
-  import generate
+  generate, _, library = load_suite(opts.suite)
   names = opts.programs or list(generate.PROGRAMS)
   if not os.path.exists(opts.xjit):
     print(f"run_zoo.py: no xjit at {opts.xjit} (build it, or pass --xjit)")
@@ -180,7 +207,7 @@ def main():
            "xjit kernels / interpreted |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
   for name, t, xla, xj in rows:
-    lib = generate.PROGRAMS[name][1]
+    lib = library(name)
     if "error" in xla or "error" in xj:
       lines.append(f"| {name} | {lib} | {t} | {xla.get('run_ms', xla.get('error', ''))} | "
                    f"{xj.get('run_ms', xj.get('error', ''))} | | |")
