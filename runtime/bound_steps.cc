@@ -39,6 +39,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
   addresses_.clear();
   conditionals_.clear();
   loops_.clear();
+  staging_.clear();
   bytes_touched_ = 0;
   has_unbounded_step_ = false;
   const ExecutableSpec& spec = *executable.shared_spec();
@@ -59,6 +60,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
     addresses_.clear();
     conditionals_.clear();
     loops_.clear();
+    staging_.clear();
     return false;
   };
   for (const Step& step : spec.steps) {
@@ -87,23 +89,51 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         const LibraryCall& call = step.library_call;
         // A context routine returns a status and reads the run's context.
         if (call.function == nullptr) return refuse();
-        bool aligned = true;
-        const auto add = [&](int slot) {
-          uint8_t* place = SlotAddress(slot, places);
-          aligned = aligned && reinterpret_cast<uintptr_t>(place) %
-                                       internal::ElementAlignment(slots[slot].shape) ==
-                                   0;
-          addresses_.push_back(place);
+        // Routines may assume naturally aligned elements; a packed tuple
+        // leaf need not be. As RunLibraryCall does per call, such a buffer
+        // goes through an aligned copy — allocated once here, and copied by
+        // bound copy steps around the call.
+        struct CopyOut {
+          uint8_t* place;
+          const uint8_t* staged;
+          int64_t size;
         };
-        for (int slot : step.inputs) add(slot);
-        for (int slot : step.outputs) add(slot);
-        if (!aligned) return refuse();
+        std::vector<CopyOut> copies_out;
+        const auto add = [&](int slot, bool is_output) {
+          uint8_t* place = SlotAddress(slot, places);
+          const int64_t size = slots[slot].size;
+          if (reinterpret_cast<uintptr_t>(place) % internal::ElementAlignment(slots[slot].shape) ==
+              0) {
+            addresses_.push_back(place);
+            return true;
+          }
+          // operator new[] aligns to at least 16 bytes, more than any element needs.
+          staging_.emplace_back(new (std::nothrow) uint8_t[static_cast<size_t>(
+              std::max<int64_t>(size, 1))]);
+          uint8_t* staged = staging_.back().get();
+          if (staged == nullptr) return false;
+          if (is_output) {
+            copies_out.push_back({place, staged, size});
+          } else {
+            AddCopy(staged, place, size);
+          }
+          addresses_.push_back(staged);
+          return true;
+        };
+        for (int slot : step.inputs) {
+          if (!add(slot, false)) return refuse();
+        }
+        for (int slot : step.outputs) {
+          if (!add(slot, true)) return refuse();
+        }
         has_unbounded_step_ = true;
         op.kind = Op::Kind::kLibraryCall;
         op.library = call.function;
         op.plan = call.plan.get();
         op.scratch = call.scratch_bytes > 0 ? places.temp + spec.plan.scratch_offset : nullptr;
-        break;
+        ops_.push_back(op);
+        for (const CopyOut& copy : copies_out) AddCopy(copy.place, copy.staged, copy.size);
+        continue;
       }
       case Step::Kind::kCopy:
         AddCopy(SlotAddress(step.outputs[0], places), SlotAddress(step.inputs[0], places),

@@ -9,8 +9,9 @@
 //     threads and parallel_min_bytes, exactly as RunKernel decides it);
 //   - a kCopy step;
 //   - a kLibraryCall step whose routine needs no RunContext (no status, no
-//     collectives) and whose buffers all lie at addresses aligned to their
-//     elements (RunFrame would stage a misaligned one through a heap copy);
+//     collectives); a buffer not aligned to its elements (a packed tuple
+//     leaf) goes through an aligned buffer owned here, copied in before the
+//     call and out after it, as RunFrame stages it per call;
 //   - a kConditional step whose every branch binds: each branch gets its
 //     own argument, result and arena buffers (owned here), and runs as
 //     RunConditional runs it — the selected operand's leaves copied into
@@ -162,6 +163,8 @@ class BoundSteps {
   std::vector<void*> addresses_;
   std::vector<std::unique_ptr<Conditional>> conditionals_;
   std::vector<std::unique_ptr<NestedLoop>> loops_;
+  // Aligned copies of misaligned library-call buffers.
+  std::vector<std::unique_ptr<uint8_t[]>> staging_;
   int64_t bytes_touched_ = 0;
   bool has_unbounded_step_ = false;
 };

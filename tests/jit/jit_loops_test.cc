@@ -452,6 +452,64 @@ ENTRY e {
 }
 )";
 
+// A dot over state leaves that a flat buffer packs off their alignment (the
+// f32 leaves follow a u8[3]): the loop's flat state (while_state_in_place
+// off) and the conditional's flat argument both hand the routine misaligned
+// addresses, which a bound loop stages through aligned copies as the stepped
+// path does.
+constexpr char kMisalignedDotInLoop[] = R"(
+HloModule misaligned_dot_in_loop
+
+cond {
+  s = (u8[3], f32[5,5], f32[5,5]) parameter(0)
+  c = u8[3] get-tuple-element(s), index=0
+  i = u8[1] slice(c), slice={[0:1]}
+  ROOT lt = pred[] compare(u8[] reshape(i), u8[] constant(3)), direction=LT
+}
+
+then {
+  p = (u8[3], f32[5,5], f32[5,5]) parameter(0)
+  a = f32[5,5] get-tuple-element(p), index=1
+  b = f32[5,5] get-tuple-element(p), index=2
+  ROOT d = f32[5,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+else {
+  p = (u8[3], f32[5,5], f32[5,5]) parameter(0)
+  a = f32[5,5] get-tuple-element(p), index=1
+  b = f32[5,5] get-tuple-element(p), index=2
+  ROOT d = f32[5,5] dot(b, a), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+}
+
+body {
+  s = (u8[3], f32[5,5], f32[5,5]) parameter(0)
+  c = u8[3] get-tuple-element(s), index=0
+  a = f32[5,5] get-tuple-element(s), index=1
+  b = f32[5,5] get-tuple-element(s), index=2
+  d = f32[5,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c0 = u8[1] slice(c), slice={[0:1]}
+  i = u8[] reshape(c0)
+  odd = pred[] compare(u8[] and(i, u8[] constant(1)), u8[] constant(1)), direction=EQ
+  e = f32[5,5] conditional(odd, s, s), true_computation=then, false_computation=else
+  q = f32[5,5] broadcast(f32[] constant(0.25)), dimensions={}
+  a1 = f32[5,5] multiply(add(d, e), q)
+  one = u8[3] broadcast(u8[] constant(1)), dimensions={}
+  c1 = u8[3] add(c, one)
+  ROOT next = (u8[3], f32[5,5], f32[5,5]) tuple(c1, a1, b)
+}
+
+ENTRY e {
+  ai = s32[5,5] parameter(0)
+  bi = s32[5,5] parameter(1)
+  lo = s32[5,5] broadcast(s32[] constant(-3)), dimensions={}
+  hi = s32[5,5] broadcast(s32[] constant(3)), dimensions={}
+  a = f32[5,5] convert(s32[5,5] clamp(lo, ai, hi))
+  b = f32[5,5] convert(s32[5,5] clamp(lo, bi, hi))
+  init = (u8[3], f32[5,5], f32[5,5]) tuple(u8[3] constant({0, 7, 9}), a, b)
+  ROOT w = (u8[3], f32[5,5], f32[5,5]) while(init), condition=cond, body=body
+}
+)";
+
 // Which ways a module's loops must run with bind_loops on: some over bound
 // steps, some step by step (a loop whose body holds a while or conditional
 // step, for instance). With bind_loops off, or in guard-page mode, every
@@ -565,6 +623,7 @@ TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); 
 TEST_P(JitLoops, LoopInConditional) { Check(kLoopInConditional, {true, false}); }
 TEST_P(JitLoops, LoopInConditionalInLoop) { Check(kLoopInConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, LibraryCallInLoop) { Check(kDotInLoop, {true, false}); }
+TEST_P(JitLoops, MisalignedLibraryCallInLoop) { Check(kMisalignedDotInLoop, {true, false}); }
 TEST_P(JitLoops, MixedElementTypes) { Check(kMixedTypes, {true, false}); }
 TEST_P(JitLoops, EmptyArraysInState) { Check(kEmptyArrays, {true, false}); }
 
