@@ -13,6 +13,7 @@
 #include <new>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,6 +24,7 @@
 #include "runtime/bound_while.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/executable_internal.h"
+#include "runtime/kept_loop.h"
 #include "runtime/host/interrupt.h"
 #include "runtime/host/large_stack.h"
 #include "runtime/thread_pool.h"
@@ -336,19 +338,23 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
 // it overlaps an earlier leaf's slot (the plan lets a dead result share
 // bytes), or copying into it would overwrite an init leaf not yet copied —
 // gets a private buffer instead, copied out at the end, in leaf order as
-// the flat loop copies out (a later leaf's bytes win). With `bind`, a loop
-// whose condition and body bind (bound_steps.h) runs over bound steps: the
-// same leaves and arenas, so the same bytes.
-absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
-                              const Executable& body, absl::Span<uint8_t* const> from,
-                              absl::Span<uint8_t* const> to, absl::Span<const int64_t> sizes,
-                              int64_t max_iterations, bool bind, const RunContext& context) {
+// the flat loop copies out (a later leaf's bytes win). With `bind`, the
+// condition and body are bound over those leaves and arenas (bound_steps.h).
+// Returns the loop so prepared, for these addresses (kept_loop.h).
+absl::StatusOr<std::unique_ptr<KeptLoop>> PrepareLoopOnLeaves(
+    const Step& step, const Executable& condition, const Executable& body,
+    absl::Span<uint8_t* const> from, absl::Span<uint8_t* const> to,
+    absl::Span<const int64_t> sizes, bool bind) {
   const auto overlap = [&](const uint8_t* a, int64_t a_size, const uint8_t* b, int64_t b_size) {
     return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
   };
+  auto loop = std::make_unique<KeptLoop>();
+  loop->on_leaves = true;
+  loop->from.assign(from.begin(), from.end());
+  loop->to.assign(to.begin(), to.end());
   const size_t n = to.size();
-  std::vector<void*> leaves(n);
-  std::vector<std::unique_ptr<uint8_t[]>> own(n);
+  loop->leaves.resize(n);
+  loop->own.resize(n);
   for (size_t k = 0; k < n; ++k) {
     bool direct = true;
     for (size_t j = 0; j < k && direct; ++j) direct = !overlap(to[k], sizes[k], to[j], sizes[j]);
@@ -356,52 +362,70 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
       direct = !overlap(to[k], sizes[k], from[j], sizes[j]);
     }
     if (direct) {
-      leaves[k] = to[k];
+      loop->leaves[k] = to[k];
       continue;
     }
-    own[k].reset(new (std::nothrow) uint8_t[std::max<int64_t>(sizes[k], 1)]);
-    if (own[k] == nullptr) {
+    loop->own[k].reset(new (std::nothrow) uint8_t[std::max<int64_t>(sizes[k], 1)]);
+    if (loop->own[k] == nullptr) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "out of memory: while loop ", step.name, " needs ", sizes[k], " bytes of state"));
     }
-    leaves[k] = own[k].get();
-  }
-  // Private leaves first: copies into output slots never touch an init leaf.
-  for (size_t k = 0; k < n; ++k) {
-    if (own[k] != nullptr && sizes[k] > 0) std::memcpy(leaves[k], from[k], sizes[k]);
-  }
-  for (size_t k = 0; k < n; ++k) {
-    if (own[k] == nullptr && from[k] != to[k] && sizes[k] > 0) {
-      std::memcpy(to[k], from[k], sizes[k]);
-    }
+    loop->leaves[k] = loop->own[k].get();
   }
   const auto allocate = [](const Executable& executable) {
     return std::unique_ptr<uint8_t[]>(new (std::nothrow)
                                           uint8_t[executable.arena_bytes()]);
   };
-  std::unique_ptr<uint8_t[]> condition_arena = allocate(condition);
-  std::unique_ptr<uint8_t[]> body_arena = allocate(body);
-  if (condition_arena == nullptr || body_arena == nullptr) {
+  loop->condition_arena = allocate(condition);
+  loop->body_arena = allocate(body);
+  if (loop->condition_arena == nullptr || loop->body_arena == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory: while loop ", step.name, " needs ",
                      condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
   }
-  uint8_t keep_going = 0;
-  BoundSteps bound_condition;
-  BoundSteps bound_body;
   BindBuffers condition_buffers;
-  condition_buffers.leaves = leaves;
-  condition_buffers.result = &keep_going;
-  condition_buffers.arena = condition_arena.get();
+  condition_buffers.leaves = loop->leaves;
+  condition_buffers.result = &loop->keep_going;
+  condition_buffers.arena = loop->condition_arena.get();
   BindBuffers body_buffers;
-  body_buffers.leaves = leaves;
-  body_buffers.arena = body_arena.get();
-  if (bind && bound_condition.Bind(condition, condition_buffers) &&
-      bound_body.Bind(body, body_buffers)) {
+  body_buffers.leaves = loop->leaves;
+  body_buffers.arena = loop->body_arena.get();
+  loop->bound = bind && loop->condition.Bind(condition, condition_buffers) &&
+                loop->body.Bind(body, body_buffers);
+  return loop;
+}
+
+// Runs a loop on its leaves (PrepareLoopOnLeaves) with `kept`, the loop as
+// an earlier run of this step prepared it, when it was prepared for these
+// addresses; otherwise prepares it afresh into `kept`.
+absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
+                              const Executable& body, absl::Span<uint8_t* const> from,
+                              absl::Span<uint8_t* const> to, absl::Span<const int64_t> sizes,
+                              int64_t max_iterations, bool bind, const RunContext& context,
+                              std::unique_ptr<KeptLoop>& kept) {
+  const bool fits = kept != nullptr && kept->on_leaves && (bind || !kept->bound) &&
+                    absl::c_equal(kept->from, from) && absl::c_equal(kept->to, to);
+  if (!fits) {
+    kept.reset();
+    XJIT_ASSIGN_OR_RETURN(kept,
+                          PrepareLoopOnLeaves(step, condition, body, from, to, sizes, bind));
+  }
+  KeptLoop& loop = *kept;
+  const size_t n = to.size();
+  // Private leaves first: copies into output slots never touch an init leaf.
+  for (size_t k = 0; k < n; ++k) {
+    if (loop.own[k] != nullptr && sizes[k] > 0) std::memcpy(loop.leaves[k], from[k], sizes[k]);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (loop.own[k] == nullptr && from[k] != to[k] && sizes[k] > 0) {
+      std::memcpy(to[k], from[k], sizes[k]);
+    }
+  }
+  if (loop.bound) {
     if (context.loop_counts != nullptr) {
       context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
     }
-    const BoundPhase phase{&bound_condition, &keep_going, &bound_body};
+    const BoundPhase phase{&loop.condition, &loop.keep_going, &loop.body};
     int64_t iterations = 0;
     XJIT_RETURN_IF_ERROR(RunBoundWhile({&phase, 1}, max_iterations, step.name, &iterations));
   } else {
@@ -410,19 +434,20 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
     }
     for (int64_t iteration = 0;; ++iteration) {
       XJIT_RETURN_IF_ERROR(CheckInterrupt());
-      XJIT_RETURN_IF_ERROR(
-          condition.ExecuteOnLeaves(leaves, &keep_going, condition_arena.get(), context));
-      if (keep_going == 0) break;
+      XJIT_RETURN_IF_ERROR(condition.ExecuteOnLeaves(loop.leaves, &loop.keep_going,
+                                                     loop.condition_arena.get(), context));
+      if (loop.keep_going == 0) break;
       // The evaluator's rule, as in RunWhile.
       if (max_iterations >= 0 && iteration >= max_iterations) {
         return absl::ResourceExhaustedError(absl::StrFormat(
             "while loop %s ran more than %d iterations", step.name, max_iterations));
       }
-      XJIT_RETURN_IF_ERROR(body.ExecuteOnLeaves(leaves, nullptr, body_arena.get(), context));
+      XJIT_RETURN_IF_ERROR(
+          body.ExecuteOnLeaves(loop.leaves, nullptr, loop.body_arena.get(), context));
     }
   }
   for (size_t k = 0; k < n; ++k) {
-    if (own[k] != nullptr && sizes[k] > 0) std::memcpy(to[k], leaves[k], sizes[k]);
+    if (loop.own[k] != nullptr && sizes[k] > 0) std::memcpy(to[k], loop.leaves[k], sizes[k]);
   }
   return absl::OkStatus();
 }
@@ -431,10 +456,11 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
 // it in place (RunWhileOnLeaves); otherwise in one flat buffer that the
 // body updates in place (state_in_place), or in two: the body reads one and
 // writes the other, then they swap. Either way, with `bind`, a loop whose
-// condition and body bind (bound_steps.h) runs over bound steps.
+// condition and body bind (bound_steps.h) runs over bound steps, bound in
+// an earlier run of this step when `kept` holds that binding (kept_loop.h).
 absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
                       const RunPlaces& places, int64_t max_iterations, bool bind,
-                      const RunContext& context) {
+                      const RunContext& context, std::unique_ptr<KeptLoop>& kept) {
   const Executable& condition = *step.subprograms[0];
   const Executable& body = *step.subprograms[1];
   if (body.state_in_place() && body.runs_on_leaves() && condition.runs_on_leaves() &&
@@ -447,12 +473,18 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
       sizes.push_back(slots[step.outputs[k]].size);
     }
     return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, bind,
-                            context);
+                            context, kept);
   }
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
   if (bind) {
-    BoundFlatWhile bound;
-    if (bound.Bind(condition, body, static_cast<int64_t>(bytes))) {
+    if (kept == nullptr || kept->on_leaves) {
+      kept = std::make_unique<KeptLoop>();
+      auto flat = std::make_unique<BoundFlatWhile>();
+      kept->bound = flat->Bind(condition, body, static_cast<int64_t>(bytes));
+      if (kept->bound) kept->flat = std::move(flat);
+    }
+    if (kept->bound) {
+      BoundFlatWhile& bound = *kept->flat;
       if (context.loop_counts != nullptr) {
         context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
       }
@@ -578,7 +610,10 @@ Literal UnflattenLiteral(const Shape& shape, const uint8_t* data) {
 Executable::Executable(ExecutableSpec spec)
     : Executable(std::make_shared<const ExecutableSpec>(std::move(spec))) {}
 
+Executable::~Executable() = default;
+
 Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::move(spec)) {
+  kept_loops_.resize(spec_->steps.size());
   for (const Step& step : spec_->steps) {
     if (step.kind != Step::Kind::kLibraryCall) continue;
     XJIT_CHECK((step.library_call.function != nullptr) !=
@@ -743,6 +778,16 @@ void Executable::KeepArena(std::unique_ptr<uint8_t[]> arena) const {
   if (kept_arena_ == nullptr) kept_arena_ = std::move(arena);
 }
 
+std::unique_ptr<KeptLoop> Executable::TakeKeptLoop(size_t step) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  return std::move(kept_loops_[step]);
+}
+
+void Executable::KeepLoop(size_t step, std::unique_ptr<KeptLoop> loop) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (kept_loops_[step] == nullptr) kept_loops_[step] = std::move(loop);
+}
+
 absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context) const {
   if (deep_ && !OnLargeStack()) {
     absl::Status status;
@@ -858,12 +903,17 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
       case Step::Kind::kInterpreted:
         XJIT_RETURN_IF_ERROR(RunInterpreted(step, slots, places, &evaluator, context));
         break;
-      case Step::Kind::kWhile:
+      case Step::Kind::kWhile: {
         // Guard-page mode needs every kernel run on guarded copies, which
         // only the step-by-step path makes.
+        const size_t index = static_cast<size_t>(&step - spec_->steps.data());
+        std::unique_ptr<KeptLoop> kept = TakeKeptLoop(index);
         XJIT_RETURN_IF_ERROR(RunWhile(step, slots, places, spec_->max_while_iterations,
-                                      spec_->bind_loops && !GuardPagesRequested(), context));
+                                      spec_->bind_loops && !GuardPagesRequested(), context,
+                                      kept));
+        KeepLoop(index, std::move(kept));
         break;
+      }
       case Step::Kind::kConditional:
         XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places, context));
         break;

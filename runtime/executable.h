@@ -15,7 +15,8 @@
 // exception is memory only: a run's arena is kept by the Executable (one at
 // most) when it ends and the next run takes it from there (under a mutex),
 // so a large arena is not mapped and faulted in, page by page, on every run
-// (a 66 MB arena cost 16K page faults per run). Arenas hold no values
+// (a 66 MB arena cost 16K page faults per run); so is each while loop as a
+// run bound it, with its arenas (runtime/kept_loop.h). Neither holds values
 // between runs: every slot is written before it is read within a run.
 // Threaded kernel steps share the process-wide ThreadPool, which is safe for
 // runs from many threads.
@@ -78,6 +79,7 @@ struct LibraryCall {
 };
 
 class Executable;
+struct KeptLoop;  // kept_loop.h
 
 // One step of the program. Kinds:
 //   kKernel: calls `function` with the addresses of `inputs` then `outputs`
@@ -205,6 +207,7 @@ class Executable {
   // state to themselves (see above), so the compile cache
   // (jit/compile_cache.h) hands out executables over one spec.
   explicit Executable(std::shared_ptr<const ExecutableSpec> spec);
+  ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -282,8 +285,13 @@ class Executable {
   // step's profile). Runs at once each take their own (only one is kept).
   std::unique_ptr<uint8_t[]> TakeArena() const;
   void KeepArena(std::unique_ptr<uint8_t[]> arena) const;
-  mutable std::mutex arena_mutex_;
+  // The loop a finished run bound for while step `step` (kept_loop.h), or
+  // null; as with arenas, runs at once each take their own.
+  std::unique_ptr<KeptLoop> TakeKeptLoop(size_t step) const;
+  void KeepLoop(size_t step, std::unique_ptr<KeptLoop> loop) const;
+  mutable std::mutex arena_mutex_;  // Guards kept_arena_ and kept_loops_.
   mutable std::unique_ptr<uint8_t[]> kept_arena_;
+  mutable std::vector<std::unique_ptr<KeptLoop>> kept_loops_;  // By step.
 
   std::shared_ptr<const ExecutableSpec> spec_;
   // By slot number (runs_on_leaves_ only).

@@ -818,6 +818,60 @@ TEST_P(JitLoops, InterruptStopsLoop) {
   }
 }
 
+// An executable keeps each loop as a run bound it (runtime/kept_loop.h) for
+// its next runs: later runs with other arguments (so other values, other
+// trip counts and other branches), runs into other result buffers (the
+// state leaves elsewhere: bound afresh), and runs from two threads at once
+// (each its own binding) all give the evaluator's result.
+TEST_P(JitLoops, KeptLoopsServeLaterRuns) {
+  for (const char* hlo : {kLoopInConditionalInLoop, kMisalignedDotInLoop, kMixedTypes}) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::vector<std::vector<Literal>> arguments;
+    std::vector<Literal> expected;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::mt19937_64 rng(seed);
+      arguments.emplace_back();
+      for (const Instruction* parameter : (*module)->entry()->parameters()) {
+        arguments.back().push_back(RandomLiteral(parameter->shape(), rng));
+      }
+      absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments.back());
+      ASSERT_TRUE(reference.ok()) << reference.status();
+      expected.push_back(*std::move(reference));
+    }
+    for (bool in_place : {true, false}) {
+      SCOPED_TRACE(absl::StrCat((*module)->name(), " in place ", in_place));
+      CompileOptions options;
+      options.isa = GetParam();
+      options.while_state_in_place = in_place;
+      absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+          Compile(**module, options);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      const auto run_all = [&](int rounds) {
+        std::string failures;
+        for (int round = 0; round < rounds; ++round) {
+          for (size_t k = 0; k < arguments.size(); ++k) {
+            JitRun run = RunCounted(**executable, arguments[k]);
+            if (!run.result.ok()) {
+              failures += run.result.status().ToString();
+            } else {
+              failures += Difference(expected[k], *run.result);
+            }
+          }
+        }
+        return failures;
+      };
+      EXPECT_EQ(run_all(2), "");
+      std::string failures[2];
+      std::thread other([&] { failures[1] = run_all(8); });
+      failures[0] = run_all(8);
+      other.join();
+      EXPECT_EQ(failures[0], "");
+      EXPECT_EQ(failures[1], "");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitLoops, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
