@@ -236,6 +236,8 @@ class _Leaf:
         lib.xjit_shape_minor_to_major(shape_handle, minor_to_major, rank)
         # Physical order: dimensions from major to minor.
         self.major_to_minor = tuple(reversed(minor_to_major[:rank]))
+        self.physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
+        self.is_row_major = self.major_to_minor == tuple(range(rank))
         width = (self.dtype.itemsize if self.dtype is not None
                  else lib.xjit_element_type_byte_width(element_type))
         if self.byte_size != int(np.prod(self.dims, dtype=np.int64)) * width:
@@ -273,19 +275,26 @@ class _Leaf:
                                  f"{self.dtype} ({self.text}); pass allow_downcast=True to "
                                  "xjit.compile to round floats")
             array = converted
-        return np.ascontiguousarray(array.transpose(self.major_to_minor))
+        if not self.is_row_major:
+            array = array.transpose(self.major_to_minor)
+        # C order that keeps the rank (np.ascontiguousarray makes a scalar an
+        # array of shape (1,)); no copy when the array already is.
+        return np.asarray(array, order="C")
 
-    def from_bytes(self, physical):
-        """The logical array of this leaf from its physical bytes."""
-        if self.unavailable:
-            raise NotImplementedError(f"result: {self.unavailable}")
+    def empty_physical(self):
+        """A new array for this leaf's physical bytes, for xjit_execute to fill."""
+        if self.dtype is None:  # A token (unavailable leaves never get here).
+            return np.empty(0, np.uint8)
+        return np.empty(self.physical_dims, self.dtype)
+
+    def logical(self, physical):
+        """The logical array (C order) of this leaf from empty_physical()'s
+        array, filled: that array itself for a row-major layout."""
         if self.dtype is None:
             return None
-        physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
-        array = physical.view(self.dtype).reshape(physical_dims)
-        # A copy in C order that keeps the rank: np.ascontiguousarray makes
-        # a scalar (shape ()) an array of shape (1,).
-        return np.array(array.transpose(np.argsort(self.major_to_minor)), order="C", copy=True)
+        if self.is_row_major:
+            return physical
+        return np.array(physical.transpose(np.argsort(self.major_to_minor)), order="C")
 
 
 def _leaves(shape_handle):
@@ -370,9 +379,10 @@ class Executable:
                                  f"parameter), got {len(values)}")
             parts = [leaf.to_bytes(v, f"argument {i}", self.allow_downcast)
                      for leaf, v in zip(leaves, values)]
+            # A tuple parameter's leaves lie one after another in one buffer.
             buffers.append(np.concatenate([p.reshape(-1).view(np.uint8) for p in parts])
-                           if len(parts) > 1 else parts[0].reshape(-1).view(np.uint8))
-        outputs = [np.empty(leaf.byte_size, np.uint8) for leaf in self.results]
+                           if len(parts) > 1 else parts[0])
+        outputs = [leaf.empty_physical() for leaf in self.results]
         n_args, n_results = len(buffers), len(outputs)
         arg_pointers = (ctypes.c_void_p * max(n_args, 1))(*[b.ctypes.data for b in buffers])
         arg_sizes = (ctypes.c_size_t * max(n_args, 1))(*[b.nbytes for b in buffers])
@@ -380,7 +390,7 @@ class Executable:
         result_sizes = (ctypes.c_size_t * max(n_results, 1))(*[o.nbytes for o in outputs])
         _check(lib.xjit_execute(self._handle, arg_pointers, arg_sizes, n_args, result_pointers,
                                 result_sizes, n_results))
-        values = [leaf.from_bytes(o) for leaf, o in zip(self.results, outputs)]
+        values = [leaf.logical(o) for leaf, o in zip(self.results, outputs)]
         return tuple(values) if self.result_is_tuple else values[0]
 
 

@@ -26,6 +26,9 @@ Contract (docs/python.md):
   the call, as jax.jit does, so code that donates behaves the same. The
   result is written to new memory: xjit does not reuse the donated buffer
   (a jax.Array's memory is not writable from Python, and it may be shared).
+- Inside a JAX transformation (jax.grad, jax.vmap, an enclosing jax.jit)
+  the arguments are tracers: the call is jax.jit's, so that the function
+  composes with transformations as a jax.jit function does.
 - Thread-safe: one wrapped function may be called from many threads; a
   signature compiles once (other callers of the same function wait for it).
 - A module xjit cannot compile (a custom call it lacks, an element type
@@ -112,6 +115,12 @@ def _refuse_unregistered_custom_calls(executable):
             f'"{target}" ({instruction})' for instruction, target in found))
 
 
+# The key for arguments that hold tracers: the call is inside a JAX
+# transformation (jax.grad, jax.vmap, an enclosing jax.jit), where the
+# function must be traced, not run; jax.jit of it takes part in the trace.
+_TRACED = object()
+
+
 class _Compiled:
     """One signature's executable and how its flat results map to the output pytree."""
 
@@ -173,6 +182,8 @@ class _Jitted:
     def describe(self, *args, **kwargs):
         """What xjit compiled for these arguments' signature (Executable.describe)."""
         entry, _ = self._entry(args, kwargs)
+        if entry is _TRACED:
+            return "traced by an enclosing JAX transformation: jax.jit runs it"
         if isinstance(entry, _Fallback):
             return f"fallback to jax.jit: {entry.reason}"
         return entry.executable.describe()
@@ -190,6 +201,8 @@ class _Jitted:
                   tuple(sorted(((k, v) for k, v in kwargs.items() if k in self._static_argnames),
                                key=lambda item: item[0])))
         leaves, treedef = jax.tree_util.tree_flatten((dynamic_args, dynamic_kwargs))
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return _TRACED, leaves, treedef, None
         avals = tuple(jax.typeof(leaf) for leaf in leaves)
         signature = tuple((a.shape, a.dtype, a.weak_type) for a in avals)
         key = (treedef, signature, static, bool(jax.config.jax_enable_x64))
@@ -203,6 +216,8 @@ class _Jitted:
     def _entry(self, args, kwargs):
         jax = _jax()
         key, leaves, treedef, avals = self._key(jax, args, kwargs)
+        if key is _TRACED:
+            return _TRACED, leaves
         entry = self._cache.get(key)  # A dict read is atomic; a miss compiles under the lock.
         if entry is None:
             jitted = self._jax_function()
@@ -245,7 +260,7 @@ class _Jitted:
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self._entry(args, kwargs)
-        if isinstance(entry, _Fallback):
+        if entry is _TRACED or isinstance(entry, _Fallback):
             return self._jax_function()(*args, **kwargs)
         jax = _jax()
         arrays = [np.asarray(leaf, dtype=dtype) for leaf, dtype in zip(leaves, entry.dtypes)]

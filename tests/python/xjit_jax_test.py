@@ -239,6 +239,22 @@ class XjitJaxTest(unittest.TestCase):
         self.assertTrue(any("running it on jax.jit" in str(w.message) for w in caught))
         self.assertIn("fallback to jax.jit", jitted.describe(x))
 
+    def test_inside_transformations(self):
+        # Under jax.grad / jax.vmap / jax.jit the arguments are tracers: the
+        # function is traced as jax.jit's, and the outer function may be
+        # xjit's again.
+        def f(x):
+            return jnp.sum(jnp.sin(x) * x)
+
+        x = self.normal(5)
+        jitted = xjit.jax.jit(f)
+        assert_trees_close(self, jax.grad(jitted)(x), jax.grad(f)(x))
+        batch = self.normal(3, 5)
+        assert_trees_close(self, jax.vmap(jitted)(batch), jax.vmap(f)(batch))
+        outer = xjit.jax.jit(lambda x: jax.grad(jitted)(x) * 2)
+        assert_trees_close(self, outer(x), jax.grad(f)(x) * 2)
+        self.assertEqual(jitted._cache_size(), 0)  # Only traced, never compiled.
+
     def test_output_numpy_and_describe(self):
         jitted = xjit.jax.jit(lambda x: (x * 2, x.sum()), output="numpy")
         got = jitted(np.float32([1, 2]))
