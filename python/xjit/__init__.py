@@ -404,7 +404,8 @@ def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
     max_while_iterations: bound on one while loop's iterations (a run past it
     raises Error with code RESOURCE_EXHAUSTED), None for no bound;
     allow_downcast: accept wider floats for narrower float parameters
-    (float64 arrays for f32), rounded; otherwise only exact conversions.
+    (float64 arrays for f32, f32 for bf16), rounded; otherwise only exact
+    conversions.
     """
     lib = _library()
     if isinstance(hlo_text, str):

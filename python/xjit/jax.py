@@ -57,6 +57,9 @@ def _jax():
         import jax
     except ImportError as error:
         raise ImportError("xjit.jax needs JAX (pip install jax)") from error
+    if not hasattr(jax, "typeof"):  # What the cache key reads each leaf with.
+        raise ImportError(f"xjit.jax needs a JAX with jax.typeof (tested with 0.10.2); "
+                          f"this is JAX {jax.__version__}")
     return jax
 
 
@@ -245,7 +248,7 @@ class _Jitted:
                     f"{len(avals)} argument leaves")
             _refuse_unregistered_custom_calls(executable)
         except (Error, NotImplementedError) as error:
-            reason = str(error)
+            reason = error.message if isinstance(error, Error) else str(error)
             if self._fallback:
                 warnings.warn(f"xjit.jax.jit({name}): xjit cannot run this signature, running "
                               f"it on jax.jit instead: {reason}", RuntimeWarning, stacklevel=4)
