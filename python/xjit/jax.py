@@ -19,8 +19,9 @@ Contract (docs/python.md):
   flattened in JAX's leaf order (jax.tree_util); each leaf is converted to the
   dtype JAX lowered for it (numpy float64 rounds to float32 as in JAX).
   bf16 and f8 arrays travel as ml_dtypes dtypes (JAX's own).
-- Results are the function's output pytree with jax.Array leaves
-  (output="numpy": numpy arrays, without the copy into JAX).
+- Results are the function's output pytree with jax.Array leaves, weakly
+  typed where jax.jit's are (output="numpy": numpy arrays, without the copy
+  into JAX).
 - donate_argnums / donate_argnames: accepted; a donated jax.Array that JAX
   aliases to an output (the module's input_output_alias) is deleted after
   the call, as jax.jit does, so code that donates behaves the same. The
@@ -118,6 +119,18 @@ def _refuse_unregistered_custom_calls(executable):
             f'"{target}" ({instruction})' for instruction, target in found))
 
 
+def _weakly_typed(array):
+    """`array` as a weakly typed jax.Array, as jax.jit returns a result computed
+    from Python scalars only (so that it promotes as JAX's would). JAX has no
+    public way to make one; where its internal one is missing the result stays
+    strongly typed."""
+    try:
+        from jax._src.lax import lax as lax_internal
+        return lax_internal._convert_element_type(array, weak_type=True)
+    except (ImportError, AttributeError, TypeError):
+        return array
+
+
 # The key for arguments that hold tracers: the call is inside a JAX
 # transformation (jax.grad, jax.vmap, an enclosing jax.jit), where the
 # function must be traced, not run; jax.jit of it takes part in the trace.
@@ -127,11 +140,12 @@ _TRACED = object()
 class _Compiled:
     """One signature's executable and how its flat results map to the output pytree."""
 
-    def __init__(self, executable, out_tree, dtypes, aliased):
+    def __init__(self, executable, out_tree, dtypes, aliased, weak):
         self.executable = executable
         self.out_tree = out_tree
         self.dtypes = dtypes        # Per flat argument: the dtype JAX lowered it with.
         self.aliased = aliased      # Flat argument indices an output may reuse.
+        self.weak = weak            # Flat results JAX types weakly (from Python scalars).
 
 
 class _Fallback:
@@ -232,7 +246,15 @@ class _Jitted:
         return entry, leaves
 
     def _compile(self, jitted, args, kwargs, treedef, avals):
-        lowered = jitted.lower(*args, **kwargs)
+        # Traced first, where JAX has it (one trace either way): its jaxpr
+        # says which outputs are weakly typed, which the lowered module does not.
+        if hasattr(jitted, "trace"):
+            traced = jitted.trace(*args, **kwargs)
+            lowered = traced.lower()
+            weak = tuple(k for k, aval in enumerate(traced.jaxpr.out_avals)
+                         if getattr(aval, "weak_type", False))
+        else:
+            lowered, weak = jitted.lower(*args, **kwargs), ()
         if lowered.in_tree != treedef:  # Our split of static arguments differs from JAX's.
             raise NotImplementedError(
                 f"xjit.jax.jit({self.__name__}): JAX lowered the arguments as {lowered.in_tree}, "
@@ -259,7 +281,7 @@ class _Jitted:
                 raise Error(error.code, message) from error
             raise NotImplementedError(message) from error
         return _Compiled(executable, lowered.out_tree, [np.dtype(a.dtype) for a in avals],
-                         _aliased_parameters(text))
+                         _aliased_parameters(text), weak)
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self._entry(args, kwargs)
@@ -276,6 +298,8 @@ class _Jitted:
                 leaves[i].delete()
         if self._output == "jax":
             results = jax.device_put(results)
+            for k in entry.weak:
+                results[k] = _weakly_typed(results[k])
         return jax.tree_util.tree_unflatten(entry.out_tree, results)
 
 

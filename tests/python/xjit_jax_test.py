@@ -165,6 +165,14 @@ class XjitJaxTest(unittest.TestCase):
         self.assertEqual(got[0].shape, ())
         self.assertEqual(got[0].dtype, jnp.float32)
         self.check(lambda: jnp.arange(4.0))  # No arguments.
+        # Results computed from Python scalars only are weakly typed in JAX,
+        # and promote as such afterwards.
+        got = xjit.jax.jit(lambda b, i, c: (jnp.where(b, i, 0), c * 2, i * np.float32(2)))(
+            True, 7, 1 + 2j)
+        self.assertEqual([r.weak_type for r in got], [True, True, False])
+        self.assertEqual((got[0] + np.int8(1)).dtype, np.int8)
+        for f in (lambda x: None, lambda x: (x,), lambda x: x.sum(0)):  # Result shapes.
+            self.check(f, np.zeros((0, 3), np.float32))
 
     def test_donation(self):
         def step(x, y):
