@@ -174,7 +174,7 @@ class _Jitted:
         self._threads = threads
         self._isa = isa
         self._output = output
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # Re-entered when tracing calls this function again.
         self._cache = {}
         self._jax_jitted = None
 
@@ -246,6 +246,7 @@ class _Jitted:
         return entry, leaves
 
     def _compile(self, jitted, args, kwargs, treedef, avals):
+        name = getattr(self._fun, "__qualname__", repr(self._fun))
         # Traced first, where JAX has it (one trace either way): its jaxpr
         # says which outputs are weakly typed, which the lowered module does not.
         if hasattr(jitted, "trace"):
@@ -257,10 +258,9 @@ class _Jitted:
             lowered, weak = jitted.lower(*args, **kwargs), ()
         if lowered.in_tree != treedef:  # Our split of static arguments differs from JAX's.
             raise NotImplementedError(
-                f"xjit.jax.jit({self.__name__}): JAX lowered the arguments as {lowered.in_tree}, "
+                f"xjit.jax.jit({name}): JAX lowered the arguments as {lowered.in_tree}, "
                 f"xjit flattened them as {treedef}")
         text = lowered.as_text(dialect="hlo")
-        name = getattr(self._fun, "__qualname__", repr(self._fun))
         try:
             executable = _xjit_compile(text, threads=self._threads, isa=self._isa)
             if len(executable.parameters) != len(avals) or any(
