@@ -131,6 +131,20 @@ def _weakly_typed(array):
         return array
 
 
+# An argument leaf that is a typed PRNG key (jax.random.key): xjit takes its
+# key data (jax.random.key_data), as the lowered module's parameter holds.
+_KEY = object()
+
+
+def _argument_dtype(jax, aval):
+    """The numpy dtype an argument of abstract value `aval` converts to, or _KEY."""
+    if jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key):
+        return _KEY
+    if jax.dtypes.issubdtype(aval.dtype, jax.dtypes.extended) or aval.dtype == jax.dtypes.float0:
+        raise NotImplementedError(f"arguments of dtype {aval.dtype} are not supported")
+    return np.dtype(aval.dtype)
+
+
 # The key for arguments that hold tracers: the call is inside a JAX
 # transformation (jax.grad, jax.vmap, an enclosing jax.jit), where the
 # function must be traced, not run; jax.jit of it takes part in the trace.
@@ -140,12 +154,14 @@ _TRACED = object()
 class _Compiled:
     """One signature's executable and how its flat results map to the output pytree."""
 
-    def __init__(self, executable, out_tree, dtypes, aliased, weak):
+    def __init__(self, executable, out_tree, dtypes, aliased, weak, keys, float0s):
         self.executable = executable
         self.out_tree = out_tree
-        self.dtypes = dtypes        # Per flat argument: the dtype JAX lowered it with.
+        self.dtypes = dtypes        # Per flat argument: the dtype JAX lowered it with (or _KEY).
         self.aliased = aliased      # Flat argument indices an output may reuse.
         self.weak = weak            # Flat results JAX types weakly (from Python scalars).
+        self.keys = keys            # (flat result, key dtype): PRNG keys, as their key data.
+        self.float0s = float0s      # (flat result, shape): float0 results, as pred.
 
 
 class _Fallback:
@@ -248,20 +264,27 @@ class _Jitted:
     def _compile(self, jitted, args, kwargs, treedef, avals):
         name = getattr(self._fun, "__qualname__", repr(self._fun))
         # Traced first, where JAX has it (one trace either way): its jaxpr
-        # says which outputs are weakly typed, which the lowered module does not.
+        # says which outputs are weakly typed, PRNG keys or float0, which the
+        # lowered module does not (it has their key data, and pred).
+        jax = _jax()
         if hasattr(jitted, "trace"):
             traced = jitted.trace(*args, **kwargs)
             lowered = traced.lower()
-            weak = tuple(k for k, aval in enumerate(traced.jaxpr.out_avals)
-                         if getattr(aval, "weak_type", False))
+            out_avals = traced.jaxpr.out_avals
         else:
-            lowered, weak = jitted.lower(*args, **kwargs), ()
+            lowered, out_avals = jitted.lower(*args, **kwargs), ()
+        weak = tuple(k for k, aval in enumerate(out_avals) if getattr(aval, "weak_type", False))
+        keys = tuple((k, aval.dtype) for k, aval in enumerate(out_avals)
+                     if jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key))
+        float0s = tuple((k, aval.shape) for k, aval in enumerate(out_avals)
+                        if aval.dtype == jax.dtypes.float0)
         if lowered.in_tree != treedef:  # Our split of static arguments differs from JAX's.
             raise NotImplementedError(
                 f"xjit.jax.jit({name}): JAX lowered the arguments as {lowered.in_tree}, "
                 f"xjit flattened them as {treedef}")
         text = lowered.as_text(dialect="hlo")
         try:
+            dtypes = [_argument_dtype(jax, aval) for aval in avals]
             executable = _xjit_compile(text, threads=self._threads, isa=self._isa)
             if len(executable.parameters) != len(avals) or any(
                     len(p) != 1 for p in executable.parameters):
@@ -280,15 +303,16 @@ class _Jitted:
             if isinstance(error, Error):
                 raise Error(error.code, message) from error
             raise NotImplementedError(message) from error
-        return _Compiled(executable, lowered.out_tree, [np.dtype(a.dtype) for a in avals],
-                         _aliased_parameters(text), weak)
+        return _Compiled(executable, lowered.out_tree, dtypes, _aliased_parameters(text), weak,
+                         keys, float0s)
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self._entry(args, kwargs)
         if entry is _TRACED or isinstance(entry, _Fallback):
             return self._jax_function()(*args, **kwargs)
         jax = _jax()
-        arrays = [np.asarray(leaf, dtype=dtype) for leaf, dtype in zip(leaves, entry.dtypes)]
+        arrays = [np.asarray(leaf, dtype=dtype) if dtype is not _KEY else
+                  np.asarray(jax.random.key_data(leaf)) for leaf, dtype in zip(leaves, entry.dtypes)]
         results = entry.executable(*arrays)
         results = list(results) if entry.executable.result_is_tuple else [results]
         # JAX writes input_output_alias only for donated arguments it can
@@ -300,6 +324,10 @@ class _Jitted:
             results = jax.device_put(results)
             for k in entry.weak:
                 results[k] = _weakly_typed(results[k])
+        for k, dtype in entry.keys:  # A jax.Array whatever `output` says: numpy has no keys.
+            results[k] = jax.random.wrap_key_data(results[k], dtype=dtype)
+        for k, shape in entry.float0s:  # What jax.jit returns for them.
+            results[k] = np.zeros(shape, jax.dtypes.float0)
         return jax.tree_util.tree_unflatten(entry.out_tree, results)
 
 

@@ -174,6 +174,25 @@ class XjitJaxTest(unittest.TestCase):
         for f in (lambda x: None, lambda x: (x,), lambda x: x.sum(0)):  # Result shapes.
             self.check(f, np.zeros((0, 3), np.float32))
 
+    def test_prng_keys_and_float0(self):
+        # Typed keys travel as their key data; key and float0 results come
+        # back as jax.jit's do.
+        def f(key, x):
+            keys = jax.random.split(key)
+            noise = jax.random.normal(keys[0], (3,)) + x
+            grads = jax.grad(lambda a, i: a * i, argnums=(0, 1), allow_int=True)(x, 3)
+            return keys, noise, grads
+
+        key = jax.random.key(7)
+        got, want = xjit.jax.jit(f)(key, 1.5), jax.jit(f)(key, 1.5)
+        self.assertEqual(got[0].dtype, want[0].dtype)
+        np.testing.assert_array_equal(jax.random.key_data(got[0]), jax.random.key_data(want[0]))
+        assert_trees_close(self, got[1:2], want[1:2])
+        self.assertEqual(float(got[2][0]), float(want[2][0]))
+        self.assertEqual(got[2][1].dtype, want[2][1].dtype)  # float0
+        # A raw uint32 key is a plain array.
+        self.check(lambda k: jax.random.uniform(k, (4,)), jax.random.PRNGKey(3))
+
     def test_donation(self):
         def step(x, y):
             return x + y, jnp.sum(y)
