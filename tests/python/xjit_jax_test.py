@@ -93,6 +93,65 @@ class XjitJaxTest(unittest.TestCase):
                     self.assertLessEqual(float(np.max(np.abs(g - w), initial=0)),
                                          tolerance * scale)
 
+    def test_function_sweep(self):
+        # A spread of JAX's library: each leaf within 1e-5 of its largest
+        # magnitude (NaN where JAX has NaN), integers exact.
+        v = self.normal(16)
+        a = self.normal(5, 5)
+        spd = a @ a.T + 5 * np.eye(5, dtype=np.float32)
+        cases = {
+            "random": (lambda k: (jax.random.normal(k, (4, 3)), jax.random.bits(k, (3,))),
+                       (jax.random.key(0),)),
+            "fft": (jnp.fft.rfft, (v,)),
+            "cumulative": (lambda x: (jnp.cumsum(x), jnp.cumprod(x[:5]), jnp.argsort(x)), (v,)),
+            "linalg": (lambda m: (jnp.linalg.inv(m), jnp.linalg.solve(m, m[:, 0]),
+                                  jnp.linalg.cholesky(m), jnp.linalg.eigh(m)[0],
+                                  jnp.linalg.svd(m)[1], jnp.abs(jnp.linalg.qr(m)[1]),
+                                  jnp.linalg.slogdet(m)[1]), (spd,)),
+            "indexing": (lambda x, i, idx: (jax.lax.dynamic_slice(x, (i,), (4,)), x.at[i].set(7.0),
+                                            jnp.zeros(6).at[idx].add(x[:4])),
+                         (v, np.int32(3), np.int32([0, 2, 2, 5]))),
+            "control flow": (lambda x, p: (jax.lax.cond(p > 0, jnp.sin, jnp.cos, x),
+                                           jax.lax.fori_loop(0, 10, lambda i, c: c * 0.9 + i, x),
+                                           jax.lax.associative_scan(jnp.add, x)),
+                             (v, np.int32(1))),
+            "grouped conv": (lambda x, w: jax.lax.conv_general_dilated(
+                x, w, (1, 1), "SAME", feature_group_count=2),
+                (self.normal(1, 4, 6, 6), self.normal(4, 2, 3, 3))),
+            "special": (lambda x: (jax.scipy.special.erf(x), jax.lax.lgamma(jnp.abs(x) + 1),
+                                   jax.nn.logsumexp(x), jax.lax.top_k(x, 3)), (v,)),
+            "integers": (lambda a, b: (a // b, a % b, a >> 1, a ^ b, a.astype(jnp.uint8)),
+                         (np.int32([-7, 9, 100, 3]), np.int32([2, -4, 7, 3]))),
+            "specials": (lambda x: (jnp.nanmax(x), jnp.isnan(x), jnp.where(jnp.isinf(x), 0, x)),
+                         (np.float32([np.nan, np.inf, -0.0, 1]),)),
+            "complex and f16": (lambda z, h: (z * z.conj(), jnp.abs(z), jnp.angle(z),
+                                              (h * h).sum()),
+                                (np.complex64([1 + 2j, -3j, 0.5]), v.astype(np.float16))),
+            "transformed": (lambda x: (
+                jax.vmap(jax.grad(lambda y: jnp.sum(jnp.tanh(y) ** 2)))(x.reshape(4, 4)),
+                jax.grad(lambda y: jnp.sum(jax.checkpoint(jnp.sin)(y) ** 2))(x)), (v,)),
+        }
+        for name, (f, args) in cases.items():
+            with self.subTest(function=name):
+                got, want = xjit.jax.jit(f)(*args), jax.jit(f)(*args)
+                self.assertEqual(jax.tree_util.tree_structure(got),
+                                 jax.tree_util.tree_structure(want))
+                for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+                    if jax.dtypes.issubdtype(w.dtype, jax.dtypes.prng_key):
+                        g, w = jax.random.key_data(g), jax.random.key_data(w)
+                    self.assertEqual((g.shape, g.dtype), (w.shape, w.dtype))
+                    g, w = np.asarray(g), np.asarray(w)
+                    if w.dtype.kind not in "fc":
+                        np.testing.assert_array_equal(g, w)
+                        continue
+                    finite = np.isfinite(w)
+                    np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+                    np.testing.assert_array_equal(g[~finite & ~np.isnan(w)],
+                                                  w[~finite & ~np.isnan(w)])
+                    scale = max(float(np.max(np.abs(w[finite]), initial=0)), 1e-30)
+                    self.assertLessEqual(float(np.max(np.abs(g[finite] - w[finite]), initial=0)),
+                                         1e-5 * scale)
+
     def test_pytrees_in_and_out(self):
         def f(params, inputs, scale=1.0):
             h = jnp.tanh(inputs["x"] @ params.w + params.b) * scale
