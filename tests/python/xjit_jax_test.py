@@ -6,6 +6,7 @@ tree's python/ folder; by hand:
   PYTHONPATH=build/python /work/venv-jax/bin/python tests/python/xjit_jax_test.py
 """
 import os
+import subprocess
 import sys
 import threading
 import unittest
@@ -340,6 +341,13 @@ class XjitJaxTest(unittest.TestCase):
         outer = xjit.jax.jit(lambda x: jax.grad(jitted)(x) * 2)
         assert_trees_close(self, outer(x), jax.grad(f)(x) * 2)
         self.assertEqual(jitted._cache_size(), 0)  # Only traced, never compiled.
+
+    def test_example(self):
+        example = os.path.join(SOURCE_ROOT, "examples", "python", "jax_jit.py")
+        done = subprocess.run([sys.executable, example], capture_output=True, text=True,
+                              env=dict(os.environ))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("jax_jit (python): OK (1 compile", done.stdout)
 
     def test_output_numpy_and_describe(self):
         jitted = xjit.jax.jit(lambda x: (x * 2, x.sum()), output="numpy")
