@@ -20,8 +20,9 @@ Contract (docs/python.md):
   dtype JAX lowered for it (numpy float64 rounds to float32 as in JAX).
   bf16 and f8 arrays travel as ml_dtypes dtypes (JAX's own).
 - Results are the function's output pytree with jax.Array leaves, weakly
-  typed where jax.jit's are (output="numpy": numpy arrays, without the copy
-  into JAX).
+  typed where jax.jit's are; PRNG keys as key arrays, float0 as jax.jit
+  returns it (output="numpy": numpy arrays, without jax.device_put).
+  Typed PRNG key arguments travel as their key data.
 - donate_argnums / donate_argnames: accepted; a donated jax.Array that JAX
   aliases to an output (the module's input_output_alias) is deleted after
   the call, as jax.jit does, so code that donates behaves the same. The
@@ -52,6 +53,7 @@ from . import Error
 from . import compile as _xjit_compile
 
 __all__ = ["jit"]
+
 
 def _jax():
     try:
