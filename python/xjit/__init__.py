@@ -13,6 +13,11 @@ parameter's dtype only where that is exact for the values (the call raises
 otherwise) and to the layout the module declares; results come back in
 logical (C) order whatever their layout.
 
+bf16 and the f8 types (and f4e2m1fn) travel as ml_dtypes' numpy dtypes
+(ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ...): ml_dtypes is imported
+when a module first needs it, so `import xjit` needs only numpy.
+`xjit.jax.jit` (python/xjit/jax.py) runs JAX functions through xjit.
+
 libxjit.so is found through $XJIT_LIBRARY (a path), else next to this package
 as meson built or installed it, else the system's library path.
 """
@@ -20,6 +25,7 @@ as meson built or installed it, else the system's library path.
 import ctypes
 import ctypes.util
 import os
+import threading
 
 import numpy as np
 
@@ -33,9 +39,12 @@ def version():
 
 def __getattr__(name):
     # xjit.__version__, read from the library when first asked for (importing
-    # xjit never loads it).
+    # xjit never loads it); xjit.jax, imported when first asked for.
     if name == "__version__":
         return version()
+    if name == "jax":  # xjit.jax without `import xjit.jax` (JAX itself loads on use).
+        import importlib
+        return importlib.import_module(".jax", __name__)
     raise AttributeError(f"module 'xjit' has no attribute {name!r}")
 
 
@@ -79,6 +88,7 @@ def _library():
             "xjit_code_name": (ctypes.c_char_p, [i]),
             "xjit_version": (ctypes.c_char_p, []),
             "xjit_element_type_name": (ctypes.c_char_p, [i]),
+            "xjit_element_type_byte_width": (i64, [i]),
             "xjit_shape_free": (None, [p]),
             "xjit_shape_element_type": (i, [p]),
             "xjit_shape_is_array": (i, [p]),
@@ -130,8 +140,7 @@ def _check(status):
         raise Error(code, message)
 
 
-# HLO element type name -> numpy dtype. Types numpy lacks (bf16, the f8 and
-# sub-byte types) are refused with a clear error.
+# HLO element type name -> numpy dtype.
 _DTYPES = {
     "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
@@ -139,9 +148,69 @@ _DTYPES = {
     "c64": np.complex64, "c128": np.complex128,
 }
 
+# HLO element type name -> the name of its dtype in ml_dtypes. Each has one
+# element per byte (or two for bf16) in ml_dtypes and in xjit's unpacked
+# arrays, with the same bits. The sub-byte integers (s1/s2/s4, u1/u2/u4)
+# are left out: ml_dtypes keeps only the low bits of a negative s4 where
+# xjit's one-element-per-byte arrays keep the whole int8.
+_ML_DTYPE_NAMES = {
+    "bf16": "bfloat16",
+    "f8e5m2": "float8_e5m2", "f8e4m3": "float8_e4m3", "f8e4m3fn": "float8_e4m3fn",
+    "f8e3m4": "float8_e3m4", "f8e4m3fnuz": "float8_e4m3fnuz",
+    "f8e5m2fnuz": "float8_e5m2fnuz", "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fn": "float4_e2m1fn",
+}
+
+_ml_dtypes_module = None
+_ml_dtypes_lock = threading.Lock()
+
+
+def _ml_dtypes():
+    """The ml_dtypes module, imported on first use; None if it is not installed."""
+    global _ml_dtypes_module
+    with _ml_dtypes_lock:
+        if _ml_dtypes_module is None:
+            try:
+                import ml_dtypes
+                _ml_dtypes_module = ml_dtypes
+            except ImportError:
+                _ml_dtypes_module = False
+        return _ml_dtypes_module or None
+
+
+def _dtype_for(type_name):
+    """(numpy dtype or None, why not): the dtype of HLO element type `type_name`."""
+    if type_name in _DTYPES:
+        return np.dtype(_DTYPES[type_name]), None
+    if type_name in _ML_DTYPE_NAMES:
+        ml_dtypes = _ml_dtypes()
+        if ml_dtypes is None:
+            return None, (f"element type {type_name} needs the ml_dtypes package "
+                          f"(pip install ml_dtypes) for its numpy dtype")
+        if hasattr(ml_dtypes, _ML_DTYPE_NAMES[type_name]):
+            return np.dtype(getattr(ml_dtypes, _ML_DTYPE_NAMES[type_name])), None
+        return None, (f"element type {type_name} needs ml_dtypes."
+                      f"{_ML_DTYPE_NAMES[type_name]}, which ml_dtypes "
+                      f"{getattr(ml_dtypes, '__version__', '?')} lacks")
+    return None, (f"element type {type_name} has no numpy dtype; supported: " +
+                  ", ".join(list(_DTYPES) + list(_ML_DTYPE_NAMES)))
+
+
+def _is_float(dtype):
+    """numpy's floats and complexes, and ml_dtypes' floats (numpy kind 'V')."""
+    if dtype.kind in "fc":
+        return True
+    ml_dtypes = _ml_dtypes() if dtype.kind == "V" else None
+    return ml_dtypes is not None and any(
+        dtype == getattr(ml_dtypes, name, None) for name in _ML_DTYPE_NAMES.values())
+
 
 class _Leaf:
-    """One array (or token) of a parameter or result: how its bytes are laid out."""
+    """One array (or token) of a parameter or result: how its bytes are laid out.
+
+    A leaf of an ml_dtypes type when ml_dtypes is not installed still
+    compiles (describe() works); passing or returning its values raises
+    NotImplementedError naming ml_dtypes."""
 
     def __init__(self, shape_handle):
         lib = _library()
@@ -149,22 +218,29 @@ class _Leaf:
         self.text = ctypes.string_at(text_pointer).decode()
         lib.xjit_string_free(text_pointer)
         self.byte_size = lib.xjit_shape_byte_size(shape_handle)
+        self.unavailable = None  # Why values of this leaf cannot be converted.
         if not lib.xjit_shape_is_array(shape_handle):  # A token: no bytes.
             self.dtype = None
             self.dims = ()
             return
-        type_name = lib.xjit_element_type_name(lib.xjit_shape_element_type(shape_handle)).decode()
-        if type_name not in _DTYPES:
-            raise NotImplementedError(f"xjit (python): element type {type_name} ({self.text}) has "
-                                      "no numpy dtype; supported: " + ", ".join(_DTYPES))
-        self.dtype = np.dtype(_DTYPES[type_name])
+        element_type = lib.xjit_shape_element_type(shape_handle)
+        type_name = lib.xjit_element_type_name(element_type).decode()
+        self.dtype, why = _dtype_for(type_name)
+        if self.dtype is None and type_name not in _ML_DTYPE_NAMES:
+            raise NotImplementedError(f"xjit (python): {why} ({self.text})")
+        if self.dtype is None:
+            self.unavailable = f"xjit (python): {why} ({self.text})"
         rank = lib.xjit_shape_rank(shape_handle)
         self.dims = tuple(lib.xjit_shape_dimension(shape_handle, d) for d in range(rank))
         minor_to_major = (ctypes.c_int64 * max(rank, 1))()
         lib.xjit_shape_minor_to_major(shape_handle, minor_to_major, rank)
         # Physical order: dimensions from major to minor.
         self.major_to_minor = tuple(reversed(minor_to_major[:rank]))
-        if self.byte_size != int(np.prod(self.dims, dtype=np.int64)) * self.dtype.itemsize:
+        self.physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
+        self.is_row_major = self.major_to_minor == tuple(range(rank))
+        width = (self.dtype.itemsize if self.dtype is not None
+                 else lib.xjit_element_type_byte_width(element_type))
+        if self.byte_size != int(np.prod(self.dims, dtype=np.int64)) * width:
             raise NotImplementedError(f"xjit (python): {self.text}: layouts with tiles, padding "
                                       "or packed elements are not supported")
 
@@ -173,34 +249,52 @@ class _Leaf:
 
         Another dtype converts when that is exact for the values, or, with
         allow_downcast, from a wider float to a narrower one (float64 to
-        float32: numpy's default dtype for a JAX user's f32 parameter),
-        rounded to nearest as numpy's astype rounds."""
-        if self.dtype is None:
+        float32: numpy's default dtype for a JAX user's f32 parameter; float32
+        to bfloat16), rounded to nearest as numpy's astype rounds."""
+        if self.unavailable:
+            raise NotImplementedError(f"{what}: {self.unavailable}")
+        if self.dtype is None:  # A token.
             return np.empty(0, np.uint8)
         array = np.asarray(value)
         if array.shape != self.dims:
             raise ValueError(f"{what}: expected shape {self.dims} ({self.text}), got {array.shape}")
         if array.dtype != self.dtype:
-            converted = array.astype(self.dtype)
-            rounding = (allow_downcast and array.dtype.kind == self.dtype.kind and
-                        array.dtype.kind in "fc")
-            if not rounding and not np.array_equal(converted, array,
-                                                   equal_nan=array.dtype.kind in "fc"):
+            source_is_float, target_is_float = _is_float(array.dtype), _is_float(self.dtype)
+            rounding = (allow_downcast and source_is_float and target_is_float and
+                        (array.dtype.kind == "c") == (self.dtype.kind == "c"))
+            # Exact when converting back gives the values again (compared in
+            # the source dtype: numpy has no comparison of every pair of
+            # ml_dtypes and numpy types). NaN converts to NaN between floats.
+            with np.errstate(all="ignore"):
+                converted = array.astype(self.dtype)
+                exact = rounding or np.array_equal(
+                    converted.astype(array.dtype), array,
+                    equal_nan=source_is_float and target_is_float)
+            if not exact:
                 raise ValueError(f"{what}: dtype {array.dtype} does not convert exactly to "
                                  f"{self.dtype} ({self.text}); pass allow_downcast=True to "
                                  "xjit.compile to round floats")
             array = converted
-        return np.ascontiguousarray(array.transpose(self.major_to_minor))
+        if not self.is_row_major:
+            array = array.transpose(self.major_to_minor)
+        # C order that keeps the rank (np.ascontiguousarray makes a scalar an
+        # array of shape (1,)); no copy when the array already is.
+        return np.asarray(array, order="C")
 
-    def from_bytes(self, physical):
-        """The logical array of this leaf from its physical bytes."""
+    def empty_physical(self):
+        """A new array for this leaf's physical bytes, for xjit_execute to fill."""
+        if self.dtype is None:  # A token (unavailable leaves never get here).
+            return np.empty(0, np.uint8)
+        return np.empty(self.physical_dims, self.dtype)
+
+    def logical(self, physical):
+        """The logical array (C order) of this leaf from empty_physical()'s
+        array, filled: that array itself for a row-major layout."""
         if self.dtype is None:
             return None
-        physical_dims = tuple(self.dims[d] for d in self.major_to_minor)
-        array = physical.view(self.dtype).reshape(physical_dims)
-        # A copy in C order that keeps the rank: np.ascontiguousarray makes
-        # a scalar (shape ()) an array of shape (1,).
-        return np.array(array.transpose(np.argsort(self.major_to_minor)), order="C", copy=True)
+        if self.is_row_major:
+            return physical
+        return np.array(physical.transpose(np.argsort(self.major_to_minor)), order="C")
 
 
 def _leaves(shape_handle):
@@ -274,6 +368,9 @@ class Executable:
         lib = _library()
         if len(args) != len(self.parameters):
             raise TypeError(f"the module takes {len(self.parameters)} arguments, got {len(args)}")
+        for k, leaf in enumerate(self.results):  # Before running: no wasted run.
+            if leaf.unavailable:
+                raise NotImplementedError(f"result {k}: {leaf.unavailable}")
         buffers = []
         for i, (value, leaves) in enumerate(zip(args, self.parameters)):
             values = _flatten(value) if len(leaves) > 1 else [value]
@@ -282,9 +379,10 @@ class Executable:
                                  f"parameter), got {len(values)}")
             parts = [leaf.to_bytes(v, f"argument {i}", self.allow_downcast)
                      for leaf, v in zip(leaves, values)]
+            # A tuple parameter's leaves lie one after another in one buffer.
             buffers.append(np.concatenate([p.reshape(-1).view(np.uint8) for p in parts])
-                           if len(parts) > 1 else parts[0].reshape(-1).view(np.uint8))
-        outputs = [np.empty(leaf.byte_size, np.uint8) for leaf in self.results]
+                           if len(parts) > 1 else parts[0])
+        outputs = [leaf.empty_physical() for leaf in self.results]
         n_args, n_results = len(buffers), len(outputs)
         arg_pointers = (ctypes.c_void_p * max(n_args, 1))(*[b.ctypes.data for b in buffers])
         arg_sizes = (ctypes.c_size_t * max(n_args, 1))(*[b.nbytes for b in buffers])
@@ -292,7 +390,7 @@ class Executable:
         result_sizes = (ctypes.c_size_t * max(n_results, 1))(*[o.nbytes for o in outputs])
         _check(lib.xjit_execute(self._handle, arg_pointers, arg_sizes, n_args, result_pointers,
                                 result_sizes, n_results))
-        values = [leaf.from_bytes(o) for leaf, o in zip(self.results, outputs)]
+        values = [leaf.logical(o) for leaf, o in zip(self.results, outputs)]
         return tuple(values) if self.result_is_tuple else values[0]
 
 
@@ -306,7 +404,8 @@ def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
     max_while_iterations: bound on one while loop's iterations (a run past it
     raises Error with code RESOURCE_EXHAUSTED), None for no bound;
     allow_downcast: accept wider floats for narrower float parameters
-    (float64 arrays for f32), rounded; otherwise only exact conversions.
+    (float64 arrays for f32, f32 for bf16), rounded; otherwise only exact
+    conversions.
     """
     lib = _library()
     if isinstance(hlo_text, str):

@@ -80,6 +80,20 @@ class XjitTest(unittest.TestCase):
             f = xjit.compile(ELEMENTWISE, backend=backend)
             np.testing.assert_allclose(f(a, b), np.tanh(a * b), rtol=2e-6, atol=1e-7)
 
+    def test_strided_and_readonly_arguments(self):
+        # Views that are not C-contiguous (a column slice, reversed rows) and
+        # read-only arrays (a jax.Array's buffer is one) are read as values.
+        wide = self.rng.uniform(-2, 2, (3, 10)).astype(np.float32)
+        b = self.rng.uniform(-2, 2, (10,)).astype(np.float32)[::-2]
+        a = wide[::-1, ::2]
+        a_readonly = np.array(a)
+        a_readonly.flags.writeable = False
+        f = xjit.compile(ELEMENTWISE)
+        for x in (a, a_readonly):
+            np.testing.assert_allclose(f(x, b), np.tanh(x * b), rtol=2e-6, atol=1e-7)
+        got = f(a, b)
+        self.assertTrue(got.flags.c_contiguous and got.flags.writeable)
+
     def test_dot_with_threads(self):
         a = self.rng.standard_normal((6, 4))
         b = self.rng.standard_normal((4, 7))
