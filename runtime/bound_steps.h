@@ -44,6 +44,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "runtime/executable.h"
+#include "runtime/move_bytes.h"
 
 namespace xjit::runtime {
 namespace internal {
@@ -88,7 +89,7 @@ class BoundSteps {
         case Op::Kind::kCopy:
           // Overlapping ranges are possible (a copy onto itself): memmove,
           // as RunFrame.
-          Move(op.destination, op.source, op.bytes);
+          MoveBytes(op.destination, op.source, op.bytes);
           break;
         case Op::Kind::kConditional:
         case Op::Kind::kWhile:
@@ -99,33 +100,6 @@ class BoundSteps {
       }
     }
     return nullptr;
-  }
-
-  // memmove, with the small sizes that loop state and branch operands
-  // mostly have (scalars, a few floats) copied inline: a library call per
-  // copy was 14-18% of a sampler's or a solver's run. Every byte is loaded
-  // before any is stored, so overlapping ranges are safe.
-  static void Move(uint8_t* destination, const uint8_t* source, size_t bytes) {
-    const auto copy = [&](auto word) {
-      decltype(word) head, tail;
-      std::memcpy(&head, source, sizeof(head));
-      std::memcpy(&tail, source + bytes - sizeof(tail), sizeof(tail));
-      std::memcpy(destination, &head, sizeof(head));
-      std::memcpy(destination + bytes - sizeof(tail), &tail, sizeof(tail));
-    };
-    if (bytes >= 8 && bytes <= 16) {
-      copy(uint64_t{});
-    } else if (bytes >= 4 && bytes < 8) {
-      copy(uint32_t{});
-    } else if (bytes < 4) {
-      // 1 to 3 bytes (never 0: such a copy is dropped at Bind).
-      const uint8_t first = source[0], middle = source[bytes / 2], last = source[bytes - 1];
-      destination[0] = first;
-      destination[bytes / 2] = middle;
-      destination[bytes - 1] = last;
-    } else {
-      std::memmove(destination, source, bytes);
-    }
   }
 
   // A bound on one Run's work for a caller that must stay responsive (a

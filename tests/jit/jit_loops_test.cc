@@ -7,6 +7,7 @@
 // jit_loops_guarded run) every loop must run step by step.
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -25,6 +26,7 @@
 #include "runtime/executable.h"
 #include "runtime/executable_internal.h"
 #include "runtime/host/interrupt.h"
+#include "runtime/move_bytes.h"
 #include "runtime/run_context.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -868,6 +870,21 @@ TEST_P(JitLoops, KeptLoopsServeLaterRuns) {
       other.join();
       EXPECT_EQ(failures[0], "");
       EXPECT_EQ(failures[1], "");
+    }
+  }
+}
+
+// MoveBytes (the copies of bound loops) is memmove: every size around its
+// word boundaries, ranges apart and overlapping either way.
+TEST(MoveBytes, IsMemmove) {
+  for (size_t bytes = 0; bytes <= 40; ++bytes) {
+    for (int shift = -5; shift <= 5; ++shift) {
+      uint8_t expected[64], actual[64];
+      for (int i = 0; i < 64; ++i) expected[i] = actual[i] = static_cast<uint8_t>(i * 7 + 1);
+      std::memmove(expected + 12 + shift, expected + 12, bytes);
+      runtime::MoveBytes(actual + 12 + shift, actual + 12, bytes);
+      EXPECT_EQ(std::memcmp(expected, actual, sizeof(actual)), 0)
+          << bytes << " bytes shifted by " << shift;
     }
   }
 }
