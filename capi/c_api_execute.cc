@@ -674,10 +674,23 @@ xjit_status* xjit_execute_replicated(const xjit_executable* executable, int num_
 
 xjit_status* xjit_register_ffi_custom_call(const char* name, xjit_ffi_handler fn,
                                            void* user_data) {
+  return xjit_register_ffi_custom_call_with_release(name, fn, user_data, nullptr);
+}
+
+xjit_status* xjit_register_ffi_custom_call_with_release(const char* name, xjit_ffi_handler fn,
+                                                        void* user_data,
+                                                        void (*release)(void* user_data)) {
   if (name == nullptr || *name == '\0') return InvalidArgument("custom call: empty name");
   if (fn == nullptr) return InvalidArgument("custom call: null function");
   return Guard([&]() -> absl::Status {
-    xjit::FfiRegistry::Global().Register(name, [fn, user_data](const xjit::FfiCall& call) {
+    // The handler is shared by the registry and every executable compiled
+    // while it was registered (FfiRegistry::Find); `release` runs when the
+    // last of them lets go of it.
+    std::shared_ptr<void> owned(user_data, [release](void* data) {
+      if (release != nullptr) release(data);
+    });
+    xjit::FfiRegistry::Global().Register(name, [fn, owned](const xjit::FfiCall& call) {
+      void* user_data = owned.get();
       // The C view of the call: buffers whose dims / layout point into the
       // shapes the runtime holds for the duration of the call.
       std::vector<xjit_ffi_buffer> operands, results;

@@ -661,11 +661,23 @@ typedef struct xjit_ffi_call_frame {
 } xjit_ffi_call_frame;
 
 typedef xjit_status* (*xjit_ffi_handler)(void* user_data, const xjit_ffi_call_frame* frame);
-/* Registers process-wide (replaces an earlier handler of the same name;
- * executables compiled before keep the one they found). user_data is passed
- * to every call and must outlive the registration. */
+/* Registers process-wide (replaces an earlier handler of the same name).
+ * user_data is passed to every call. A JIT executable compiled while the
+ * handler was registered keeps calling it, with this user_data, after the
+ * handler is unregistered or replaced: user_data must outlive the
+ * registration AND every such executable (the interpreter looks handlers
+ * up at run time: after unregistration its executables fail with
+ * "not registered"). To have xjit tell when nothing uses user_data any
+ * more, register with xjit_register_ffi_custom_call_with_release. */
 xjit_status* xjit_register_ffi_custom_call(const char* name, xjit_ffi_handler fn,
                                            void* user_data);
+/* As xjit_register_ffi_custom_call; `release` (may be NULL) is called with
+ * user_data once, when the registration has been unregistered or replaced
+ * and every executable compiled while it was registered has been freed. It
+ * may run on whichever thread drops the last use. */
+xjit_status* xjit_register_ffi_custom_call_with_release(const char* name, xjit_ffi_handler fn,
+                                                        void* user_data,
+                                                        void (*release)(void* user_data));
 xjit_status* xjit_unregister_ffi_custom_call(const char* name);
 /* A new status for a handler to return (NULL for XJIT_OK); the runtime frees it. */
 xjit_status* xjit_status_create(xjit_code code, const char* message);

@@ -193,6 +193,63 @@ static const char* kReplicated =
     "  ROOT t = (f32[2], f32[8]) tuple(s, g)\n"
     "}\n";
 
+/* xjit_register_ffi_custom_call_with_release: a JIT executable compiled
+ * while the handler was registered keeps using its user_data after the
+ * name is unregistered; the release callback runs once, when the
+ * registration is gone and the last such executable is freed. */
+static int released_states = 0;
+static void release_state(void* user_data) {
+  ++released_states;
+  free(user_data);
+}
+
+static void test_ffi_release(void) {
+  axpy_state* state = (axpy_state*)malloc(sizeof(axpy_state));
+  CHECK(state != NULL);
+  state->scale = 3.0f;
+  state->calls = 0;
+  CHECK_OK(xjit_register_ffi_custom_call_with_release("capi_axpy_owned", axpy, state,
+                                                      release_state));
+  xjit_module* module = parse(
+      "HloModule ffi_owned\n"
+      "ENTRY e {\n"
+      "  x = f32[4] parameter(0)\n"
+      "  y = f32[4] parameter(1)\n"
+      "  ROOT c = f32[4] custom-call(x, y), custom_call_target=\"capi_axpy_owned\", "
+      "backend_config=\"scaled\"\n"
+      "}\n");
+  xjit_executable* exe = compile(module, XJIT_BACKEND_JIT);
+  CHECK(exe != NULL);
+  CHECK_OK(xjit_unregister_ffi_custom_call("capi_axpy_owned"));
+  CHECK(released_states == 0); /* the executable still holds it */
+  const float x[4] = {1, 2, 3, 4};
+  const float y[4] = {0.5f, -1, 10, 0};
+  const float expected[4] = {3.5f, 5, 19, 12};
+  float out[4] = {0};
+  const void* args[2] = {x, y};
+  const size_t arg_sizes[2] = {sizeof x, sizeof y};
+  void* results[1] = {out};
+  const size_t result_sizes[1] = {sizeof out};
+  CHECK_OK(xjit_execute(exe, args, arg_sizes, 2, results, result_sizes, 1));
+  CHECK(memcmp(out, expected, sizeof out) == 0);
+  CHECK(released_states == 0);
+  xjit_executable_free(exe);
+  CHECK(released_states == 1);
+  xjit_module_free(module);
+
+  /* Replacing a registration nothing compiled against releases it at once;
+   * a NULL release is allowed. */
+  axpy_state* second = (axpy_state*)malloc(sizeof(axpy_state));
+  CHECK(second != NULL);
+  CHECK_OK(xjit_register_ffi_custom_call_with_release("capi_axpy_owned", axpy, second,
+                                                      release_state));
+  axpy_state unowned = {1.0f, 0};
+  CHECK_OK(xjit_register_ffi_custom_call_with_release("capi_axpy_owned", axpy, &unowned, NULL));
+  CHECK(released_states == 2);
+  CHECK_OK(xjit_unregister_ffi_custom_call("capi_axpy_owned"));
+  CHECK(released_states == 2);
+}
+
 static void test_replicated(void) {
   xjit_module* module = parse(kReplicated);
   float x[4][2] = {{1, 2}, {10, 20}, {100, 200}, {1000, 2000}};
@@ -237,6 +294,7 @@ static void test_replicated(void) {
 
 int main(void) {
   test_ffi();
+  test_ffi_release();
   test_replicated();
   fprintf(stderr, "%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
