@@ -178,6 +178,12 @@ struct DotPlan {
 // Plans the dot of the strided problem (sizes and strides need not be merged
 // or ordered). InvalidArgument for negative sizes; Unimplemented beyond
 // kMaxLoopDims dimensions or for mixed type families the loop cannot do.
+// Whether each BLAS call of `plan` is a few dozen multiply-adds at most:
+// OpenBLAS runs such a call on the calling thread whatever its thread
+// setting (so the scoped setting of blas_threads.h can be skipped), and
+// an f32/f64 GEMV that small runs as a plain loop instead.
+bool IsTinyBlasCall(const DotPlan& plan);
+
 absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem);
 
 // Plans a DotGeneral with these operand and result shapes (with layouts).
