@@ -279,6 +279,15 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   }
   if (IsElementwiseUnary(opcode) && instr.operand_count() == 1) {
     XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+    const ElementType from = instr.operand(0)->shape().element_type();
+    if (opcode == Opcode::kIsFinite &&
+        (from == ElementType::kF32 || from == ElementType::kF64)) {
+      // |x| < inf, an ordered compare (false for NaN): forms every target
+      // vectorises, where a pred result of a float operand is scalar-only
+      // as a unary op (is-finite guards JAX's samplers' and solvers' loops).
+      return FCompare(ComparisonDirection::kLt, FUnary(Opcode::kAbs, from, x),
+                      FConst(from, std::numeric_limits<double>::infinity()));
+    }
     KOp op;
     op.kind = KOpKind::kUnary;
     op.opcode = opcode;

@@ -365,6 +365,60 @@ TEST_P(JitTypes, PackedSubByteArrays) {
   }
 }
 
+// is-finite of f32 and f64 compiles to |x| < inf (an ordered compare, so
+// NaN is not finite) in vector lanes: every special value, at a length with a
+// vector tail, elementwise and inside a vectorised sum (the form JAX's
+// samplers use).
+TEST_P(JitTypes, IsFiniteOnSpecialValues) {
+  for (ElementType type : {ElementType::kF32, ElementType::kF64}) {
+    const bool f64 = type == ElementType::kF64;
+    const std::vector<uint64_t> specials =
+        f64 ? std::vector<uint64_t>{0, 0x8000000000000000ull, 1, 0x000FFFFFFFFFFFFFull,
+                                    0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull,
+                                    0x7FF0000000000000ull, 0xFFF0000000000000ull,
+                                    0x7FF8000000000000ull, 0xFFF0000000000001ull,
+                                    0x3FF0000000000000ull}
+            : std::vector<uint64_t>{0, 0x80000000u, 1, 0x007FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                    0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFF800001u,
+                                    0x3F800000u};
+    std::vector<uint64_t> bits;
+    for (int i = 0; i < 37; ++i) bits.push_back(specials[(i * 7) % specials.size()]);
+    const std::string t = absl::StrCat(Name(type), "[", bits.size(), "]");
+    Check(OneOp({t}, absl::StrCat("pred[", bits.size(), "] is-finite(p0)")),
+          {BitsLiteral(type, bits)});
+    // The sum reassociates: finite values small enough that every order
+    // gives the same total (the largest finite values would overflow in some).
+    for (uint64_t& b : bits) {
+      if (b == specials[4] || b == specials[5]) b = specials.back();
+    }
+    const std::string s = Name(type);
+    Check(absl::StrCat("HloModule finite_sum\n"
+                       "add { a = ", s, "[] parameter(0)  b = ", s, "[] parameter(1)  ROOT c = ", s,
+                       "[] add(a, b) }\n"
+                       "ENTRY e {\n"
+                       "  p0 = ", t, " parameter(0)\n"
+                       "  f = pred[", bits.size(), "] is-finite(p0)\n"
+                       "  z = ", s, "[] constant(0)\n"
+                       "  zs = ", t, " broadcast(z), dimensions={}\n"
+                       "  v = ", t, " select(f, p0, zs)\n"
+                       "  r = ", s, "[] reduce(v, z), dimensions={0}, to_apply=add\n"
+                       "  ROOT t = (", s, "[], pred[", bits.size(), "]) tuple(r, f)\n"
+                       "}\n"),
+          {BitsLiteral(type, bits)});
+    // Both compile to vector code (a float-to-pred unary op kept them scalar).
+    absl::StatusOr<std::unique_ptr<Module>> module =
+        ParseVerified(OneOp({t}, absl::StrCat("pred[", bits.size(), "] is-finite(p0)")));
+    ASSERT_TRUE(module.ok()) << module.status();
+    CompileOptions options;
+    options.isa = GetParam();
+    CompileReport report;
+    ASSERT_TRUE(Compile(**module, options, &report).ok());
+    for (const KernelInfo& kernel : report.kernels) {
+      EXPECT_GT(kernel.vector_lanes, 1) << kernel.program;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitTypes, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));
