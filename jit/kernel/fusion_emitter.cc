@@ -152,6 +152,7 @@ class KernelAssembler {
     for (const OutputPlan& output : outputs) {
       spec_->program.buffers.push_back({BufferType(output.shape), BufferElements(output.shape)});
     }
+    SplitIndexChains(&spec_->program);
     RemoveDeadOps(&spec_->program);
     return absl::OkStatus();
   }

@@ -250,6 +250,69 @@ void RemoveDeadOps(KernelProgram* program) {
   ops = std::move(kept);
 }
 
+void SplitIndexChains(KernelProgram* program) {
+  std::vector<KOp>& ops = program->ops;
+  const size_t n = ops.size();
+  const auto is_value_kind = [](KOpKind kind) {
+    switch (kind) {
+      case KOpKind::kLoad: case KOpKind::kFromIndex: case KOpKind::kUnary:
+      case KOpKind::kBinary: case KOpKind::kCompare: case KOpKind::kSelect:
+      case KOpKind::kClamp: case KOpKind::kConvert: case KOpKind::kBitcast:
+      case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
+        return true;
+      default:
+        return false;
+    }
+  };
+  // The index chains: value operations kToIndex reads, through value
+  // operations (operands come before their users, so one backward sweep).
+  std::vector<bool> chain(n, false);
+  for (size_t i = n; i-- > 0;) {
+    if (ops[i].kind != KOpKind::kToIndex && !chain[i]) continue;
+    for (int operand : {ops[i].a, ops[i].b, ops[i].c}) {
+      if (operand >= 0 && is_value_kind(ops[operand].kind)) chain[operand] = true;
+    }
+  }
+  // Which chain operations are also read as values: by an operation other
+  // than kToIndex that is outside the chains or itself read as a value.
+  std::vector<bool> read_as_value(n, false);
+  bool any = false;
+  for (size_t i = n; i-- > 0;) {
+    if (!chain[i]) read_as_value[i] = true;
+    if (!read_as_value[i] || ops[i].kind == KOpKind::kToIndex) continue;
+    for (int operand : {ops[i].a, ops[i].b, ops[i].c}) {
+      if (operand >= 0 && chain[operand] && !read_as_value[operand]) {
+        read_as_value[operand] = true;
+        any = true;
+      }
+    }
+  }
+  if (!any) return;
+  // Rebuild: a chain operation read both ways becomes two, the value one
+  // (read by value users) and right after it the index one (read by kToIndex
+  // and the index sides of other chain operations).
+  std::vector<int> as_value(n, -1), as_index(n, -1);
+  std::vector<KOp> rebuilt;
+  rebuilt.reserve(n + n / 4);
+  for (size_t i = 0; i < n; ++i) {
+    const auto add = [&](const std::vector<int>& map) {
+      KOp op = ops[i];
+      for (int* operand : {&op.a, &op.b, &op.c}) {
+        if (*operand >= 0) *operand = map[*operand] >= 0 ? map[*operand] : as_value[*operand];
+      }
+      rebuilt.push_back(op);
+      return static_cast<int>(rebuilt.size()) - 1;
+    };
+    if (!chain[i]) {
+      as_value[i] = add(ops[i].kind == KOpKind::kToIndex ? as_index : as_value);
+      continue;
+    }
+    if (read_as_value[i]) as_value[i] = add(as_value);
+    as_index[i] = read_as_value[i] ? add(as_index) : (as_value[i] = add(as_index));
+  }
+  ops = std::move(rebuilt);
+}
+
 std::vector<int> UseCounts(const KernelProgram& program) {
   std::vector<int> uses(program.ops.size(), 0);
   for (const KOp& op : program.ops) {

@@ -213,6 +213,17 @@ inline bool IsGuard(const KOp& op) {
 // the rest.
 void RemoveDeadOps(KernelProgram* program);
 
+// Gives the value operations that kToIndex reads (directly or through other
+// value operations: a loaded gather index, its wrap-around select) their
+// own copies wherever one is also read as a value, renumbering the program.
+// A value read both ways cannot be an index value (IndexValueOps), so a
+// gather position derived from it is not affine and keeps the whole kernel
+// scalar (an embedding bag masked by its own indices: 7x XLA's time); with
+// the chain copied, the index side is scalar index arithmetic and the value
+// side vector code. The copies compute the same values: loads and pure
+// operations only.
+void SplitIndexChains(KernelProgram* program);
+
 // For every operation: how many times later operations name it as an
 // operand (a, b or c; an operation naming it twice counts twice).
 std::vector<int> UseCounts(const KernelProgram& program);

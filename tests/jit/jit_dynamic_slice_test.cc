@@ -293,6 +293,37 @@ TEST_P(JitDynamicSlice, GatherRows) {
   }
 }
 
+// An embedding bag as JAX lowers it: ids wrap when negative, the gathered
+// rows are masked by the ids themselves (id != 0: padding) and summed over
+// the bag. The loaded ids are read both as gather positions and as values;
+// SplitIndexChains gives each side its own copy, so the kernel is vector
+// code along the row (it was scalar).
+TEST_P(JitDynamicSlice, EmbeddingBagMaskedByItsIds) {
+  const std::string hlo =
+      "HloModule bag\n"
+      "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n"
+      "  table = f32[40,67] parameter(0)\n"
+      "  ids = s32[6,5] parameter(1)\n"
+      "  zero = s32[6,5] broadcast(s32[] constant(0)), dimensions={}\n"
+      "  negative = pred[6,5] compare(ids, zero), direction=LT\n"
+      "  rows = s32[6,5] broadcast(s32[] constant(40)), dimensions={}\n"
+      "  wrapped = s32[6,5] add(ids, rows)\n"
+      "  index = s32[6,5] select(negative, wrapped, ids)\n"
+      "  index3 = s32[6,5,1] reshape(index)\n"
+      "  g = f32[6,5,67] gather(table, index3), offset_dims={2}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=2, slice_sizes={1,67}\n"
+      "  keep = pred[6,5] compare(ids, zero), direction=NE\n"
+      "  mask = f32[6,5] convert(keep)\n"
+      "  mask3 = f32[6,5,67] broadcast(mask), dimensions={0,1}\n"
+      "  masked = f32[6,5,67] multiply(g, mask3)\n"
+      "  z = f32[] constant(0)\n"
+      "  ROOT r = f32[6,67] reduce(masked, z), dimensions={1}, to_apply=add\n"
+      "}\n";
+  // The ids are random (RandomLiteral: edge values, so many wrap or clamp).
+  Check(hlo, {{}}, /*vectorized=*/true);
+}
+
 // Reductions over a dynamic slice: across outputs (column sums over the
 // rows) and along the reduced row (row maxima): the starts are loaded once
 // per kernel call in both.
