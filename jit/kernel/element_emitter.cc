@@ -628,6 +628,21 @@ absl::StatusOr<int> ElementEmitter::EmitComplexDivide(int x, int y, ElementType 
               Convert(component, sel(both_nan, y_rec, y0)));
 }
 
+int ElementEmitter::EmitComplexAbs64(int x) {
+  constexpr ElementType kW = ElementType::kF64;
+  const int re = Convert(kW, Re(x));
+  const int im = Convert(kW, Im(x));
+  const int sum = FBinary(Opcode::kAdd, kW, FBinary(Opcode::kMultiply, kW, re, re),
+                          FBinary(Opcode::kMultiply, kW, im, im));
+  const int root = FUnary(Opcode::kSqrt, kW, sum);
+  // hypot(±inf, NaN) is +inf; every other NaN part gives NaN through the sum.
+  const int inf = FConst(kW, std::numeric_limits<double>::infinity());
+  const int any_inf =
+      PredBinary(Opcode::kOr, FCompare(ComparisonDirection::kEq, FUnary(Opcode::kAbs, kW, re), inf),
+                 FCompare(ComparisonDirection::kEq, FUnary(Opcode::kAbs, kW, im), inf));
+  return Convert(ElementType::kF32, b_.Value(KOpKind::kSelect, kW, any_inf, inf, root));
+}
+
 // One kCall per element of the helper computing the operation as the
 // evaluator does (jit/kernel/complex_calls.h); abs's real result is the call's
 // real part, a complex result adds its kCallImag.
@@ -794,6 +809,11 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
       }
     }
     default:
+      if (opcode == Opcode::kAbs && instr.operand_count() == 1 && type == ElementType::kF32 &&
+          instr.operand(0)->shape().element_type() == ElementType::kC64) {
+        XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+        return EmitComplexAbs64(x);
+      }
       if (ComplexCallArity(opcode) > 0) return EmitComplexCall(instr, index);
       return Unsupported(instr, "complex operation without a kernel");
   }

@@ -237,6 +237,17 @@ class ElementEmitter {
   // values or scalar constants (operands x and y of `instr`), as a
   // kFromIndex of the index arithmetic.
   std::optional<int> BinaryIndexValue(const Instruction& instr, int x, int y);
+  // abs of the c64 value `x` (an f32) in component code instead of a call
+  // (EmitComplexCall): the evaluator takes hypot of the parts widened to
+  // double. Those squares are exact in double (48 significant bits, no
+  // overflow or underflow from f32 magnitudes), so sqrt(re^2 + im^2) in
+  // double rounds the sum (exact unless the parts' magnitudes differ by
+  // more than about 2^2.5) and the root once each, within one double ulp
+  // of hypot's, and the rounding to f32 gives hypot's float unless the
+  // magnitude lies within a few double ulps of the midpoint between two
+  // floats (checked against the evaluator on edge values and on random and
+  // near-tie parts, jit_complex_test).
+  int EmitComplexAbs64(int x);
   // A load of element `index` of input buffer `buffer`, an array of `shape`.
   int LoadFrom(int buffer, const Shape& shape, const Index& index);
   absl::StatusOr<int> EmitPad(const Instruction& instr, const Index& index);

@@ -373,6 +373,39 @@ TEST_P(JitComplex, MathEdgeTable) {
   }
 }
 
+// c64 abs is component code (sqrt of the sum of squares in double, not a
+// hypot call): random bit patterns of both parts, parts whose ratio puts
+// |z| = |re| + im^2 / 2|re| near the midpoint between two floats (where a
+// double rounding would show), and small integers (exact Pythagorean
+// triples), bit for bit against the evaluator's hypot.
+TEST_P(JitComplex, C64AbsRandomAndNearTies) {
+  std::mt19937_64 rng(28);
+  std::vector<C> values;
+  for (int i = 0; i < 6000; ++i) {
+    const uint64_t bits = rng();
+    float re, im;
+    const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
+    std::memcpy(&re, &lo, 4);
+    std::memcpy(&im, &hi, 4);
+    values.push_back(C(re, im));
+    const float ratio = std::ldexp(1.0f + static_cast<float>(rng() & 0xffff) / 65536.0f,
+                                   -8 - static_cast<int>(rng() % 9));
+    values.push_back(C(re, re * ratio));
+  }
+  for (int a = 0; a < 60; ++a) {
+    for (int b = 0; b < 60; ++b) values.push_back(C(a, b));
+  }
+  const int64_t n = static_cast<int64_t>(values.size());
+  Literal x(Shape::Array(ElementType::kC64, {n}));
+  for (int64_t i = 0; i < n; ++i) x.SetComplex({i}, values[i]);
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified(OneOp({absl::StrCat("c64[", n, "]")}, absl::StrCat("f32[", n, "] abs(p0)")));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  arguments.push_back(x);
+  EXPECT_TRUE(MatchesOn(**module, arguments, GetParam()));
+}
+
 // Calls among component code in one kernel, in a reduction's body (a kInput
 // fusion) and before it (a per-row value).
 TEST_P(JitComplex, MathCallsFused) {
