@@ -1,9 +1,9 @@
 // Complex (c64, c128) kernels against the evaluator: every compiled complex
 // operation (add, subtract, multiply, divide, negate, maximum, minimum, real,
 // imag, complex, compare EQ/NE, select, converts, bitcast-converts, data
-// movement, constants, c64 reductions, and the math done by calls of
-// jit/kernel/complex_calls.h helpers: abs, sqrt, rsqrt, cbrt, exp, expm1, log,
-// log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
+// movement, constants, c64 reductions, c64 abs (component code), and the
+// math done by calls of jit/kernel/complex_calls.h helpers: c128 abs, sqrt,
+// rsqrt, cbrt, exp, expm1, log, log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
 // functions, power, atan2) on odd shapes and non-default
 // layouts, with components rich in edge values (±0, ±inf, NaN, huge values
 // whose products overflow, subnormals), fused chains, and an all-pairs table
