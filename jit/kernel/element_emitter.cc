@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -145,6 +146,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     case Opcode::kConvert: {
       XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
       if (instr.operand(0)->shape().element_type() == type) return x;
+      if (std::optional<int> folded = ConvertIndexValue(type, x)) return *folded;
       return b_.Value(KOpKind::kConvert, type, x);
     }
     case Opcode::kBitcastConvert: {
@@ -299,6 +301,7 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
   if (IsElementwiseBinary(opcode) && instr.operand_count() == 2) {
     XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
     XJIT_ASSIGN_OR_RETURN(int y, Emit(*instr.operand(1), index));
+    if (std::optional<int> folded = BinaryIndexValue(instr, x, y)) return *folded;
     KOp op;
     op.kind = KOpKind::kBinary;
     op.opcode = opcode;
@@ -309,6 +312,95 @@ absl::StatusOr<int> ElementEmitter::EmitUncached(const Instruction& instr, const
     return b_.Add(op);
   }
   return Unsupported(instr, "not a loop-fusible operation");
+}
+
+namespace {
+
+// The value of a scalar integer constant (through broadcasts, reshapes and
+// copies), if `instr` is one that fits an int64_t.
+std::optional<int64_t> ScalarIntegerConstant(const Instruction& instr) {
+  const Instruction* at = &instr;
+  while (at->opcode() == Opcode::kBroadcast || at->opcode() == Opcode::kReshape ||
+         at->opcode() == Opcode::kCopy || at->opcode() == Opcode::kBitcast) {
+    if (at->operand_count() != 1) return std::nullopt;
+    at = at->operand(0);
+  }
+  if (at->opcode() != Opcode::kConstant || !at->has_literal() || !at->shape().IsArray() ||
+      at->shape().element_count() != 1 || !IsInteger(at->shape().element_type()) ||
+      at->literal().element_count() != 1) {
+    return std::nullopt;
+  }
+  const uint64_t bits = at->literal().GetBitsLinear(0);
+  const int width = BitWidth(at->shape().element_type());
+  if (IsUnsignedInteger(at->shape().element_type())) {
+    if (width == 64 && bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(bits);
+  }
+  return at->literal().GetInt(std::vector<int64_t>(at->shape().rank(), 0));
+}
+
+}  // namespace
+
+std::optional<int> ElementEmitter::IndexOfValue(int value, ElementType type) const {
+  const KOp& op = spec_->program.ops[value];
+  if (op.kind != KOpKind::kFromIndex || !IsInteger(op.type) || !IsInteger(type) ||
+      !FitsLowHalf(op.a, std::min(BitWidth(op.type), BitWidth(type)))) {
+    return std::nullopt;
+  }
+  return op.a;
+}
+
+bool ElementEmitter::FitsLowHalf(int index, int width) const {
+  const int64_t high = width >= 64 ? fusion_internal::kWideHigh - 1
+                                   : (int64_t{1} << (width - 1)) - 1;
+  return b_.Low(index) >= 0 && b_.High(index) <= high;
+}
+
+std::optional<int> ElementEmitter::ConvertIndexValue(ElementType type, int x) {
+  const std::optional<int> a = IndexOfValue(x, type);
+  if (!a) return std::nullopt;
+  return b_.Value(KOpKind::kFromIndex, type, *a);
+}
+
+std::optional<int> ElementEmitter::BinaryIndexValue(const Instruction& instr, int x, int y) {
+  const ElementType type = instr.shape().element_type();
+  if (!IsInteger(type)) return std::nullopt;
+  const int width = BitWidth(type);
+  auto operand = [&](int k, int value) -> std::optional<int> {
+    if (std::optional<int64_t> c = ScalarIntegerConstant(*instr.operand(k))) {
+      if (*c < 0 || *c > fusion_internal::kWideHigh) return std::nullopt;
+      return b_.Const(*c);
+    }
+    return IndexOfValue(value, type);
+  };
+  const std::optional<int> a = operand(0, x);
+  const std::optional<int> b = operand(1, y);
+  if (!a || !b || (b_.IsConst(*a) && b_.IsConst(*b))) return std::nullopt;
+  int result = -1;
+  switch (instr.opcode()) {
+    case Opcode::kAdd:
+      result = b_.IAdd(*a, *b);
+      break;
+    case Opcode::kMultiply:
+      // By a constant only: a product of two moving indices is not affine.
+      if (!b_.IsConst(*a) && !b_.IsConst(*b)) return std::nullopt;
+      result = b_.IMul(*a, *b);
+      break;
+    case Opcode::kShiftRightLogical:
+      // Only when every bit shifts out (JAX's high word of a counter that
+      // fits 32 bits): the value is 0.
+      if (!b_.IsConst(*b) || b_.Value(*b) >= 63 || (b_.High(*a) >> b_.Value(*b)) != 0) {
+        return std::nullopt;
+      }
+      result = b_.Const(0);
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!FitsLowHalf(result, width)) return std::nullopt;
+  return b_.Value(KOpKind::kFromIndex, type, result);
 }
 
 absl::StatusOr<int> ElementEmitter::EmitReshape(const Instruction& instr, const Index& index) {
@@ -545,6 +637,21 @@ absl::StatusOr<int> ElementEmitter::EmitComplexDivide(int x, int y, ElementType 
               Convert(component, sel(both_nan, y_rec, y0)));
 }
 
+int ElementEmitter::EmitComplexAbs64(int x) {
+  constexpr ElementType kW = ElementType::kF64;
+  const int re = Convert(kW, Re(x));
+  const int im = Convert(kW, Im(x));
+  const int sum = FBinary(Opcode::kAdd, kW, FBinary(Opcode::kMultiply, kW, re, re),
+                          FBinary(Opcode::kMultiply, kW, im, im));
+  const int root = FUnary(Opcode::kSqrt, kW, sum);
+  // hypot(±inf, NaN) is +inf; every other NaN part gives NaN through the sum.
+  const int inf = FConst(kW, std::numeric_limits<double>::infinity());
+  const int any_inf =
+      PredBinary(Opcode::kOr, FCompare(ComparisonDirection::kEq, FUnary(Opcode::kAbs, kW, re), inf),
+                 FCompare(ComparisonDirection::kEq, FUnary(Opcode::kAbs, kW, im), inf));
+  return Convert(ElementType::kF32, b_.Value(KOpKind::kSelect, kW, any_inf, inf, root));
+}
+
 // One kCall per element of the helper computing the operation as the
 // evaluator does (jit/kernel/complex_calls.h); abs's real result is the call's
 // real part, a complex result adds its kCallImag.
@@ -711,6 +818,11 @@ absl::StatusOr<int> ElementEmitter::EmitComplex(const Instruction& instr, const 
       }
     }
     default:
+      if (opcode == Opcode::kAbs && instr.operand_count() == 1 && type == ElementType::kF32 &&
+          instr.operand(0)->shape().element_type() == ElementType::kC64) {
+        XJIT_ASSIGN_OR_RETURN(int x, Emit(*instr.operand(0), index));
+        return EmitComplexAbs64(x);
+      }
       if (ComplexCallArity(opcode) > 0) return EmitComplexCall(instr, index);
       return Unsupported(instr, "complex operation without a kernel");
   }

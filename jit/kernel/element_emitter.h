@@ -7,6 +7,8 @@
 #ifndef XJIT_JIT_KERNEL_ELEMENT_EMITTER_H_
 #define XJIT_JIT_KERNEL_ELEMENT_EMITTER_H_
 
+#include <optional>
+
 #include "jit/kernel/fusion_emitter.h"
 #include "jit/kernel/program_builder.h"
 
@@ -216,6 +218,36 @@ class ElementEmitter {
 
  private:
   absl::StatusOr<int> EmitUncached(const Instruction& instr, const Index& index);
+  // Integer values that are indices (iota, and arithmetic on it such as
+  // JAX's threefry counters: a u64 iota times a constant plus another iota,
+  // shifted right by 32, converted to u32) are computed as index
+  // operations, where the range analysis folds them (a split index
+  // linearised again) and a vector loop sees an affine index instead of
+  // 64-bit lanes beside 32-bit ones. Only where this is exact: every index
+  // lies in [0, 2^(w-1)) for the w-bit types involved, so nothing wraps and
+  // signedness does not matter.
+  // The index whose kFromIndex `value` is, when it fits a value of `type`
+  // and of its own type that way.
+  std::optional<int> IndexOfValue(int value, ElementType type) const;
+  // Whether index `index` lies in [0, 2^(width-1)).
+  bool FitsLowHalf(int index, int width) const;
+  // `x` converted to integer `type` as a kFromIndex, when IndexOfValue.
+  std::optional<int> ConvertIndexValue(ElementType type, int x);
+  // add, multiply by a constant, or a shift right that leaves 0, of index
+  // values or scalar constants (operands x and y of `instr`), as a
+  // kFromIndex of the index arithmetic.
+  std::optional<int> BinaryIndexValue(const Instruction& instr, int x, int y);
+  // abs of the c64 value `x` (an f32) in component code instead of a call
+  // (EmitComplexCall): the evaluator takes hypot of the parts widened to
+  // double. Those squares are exact in double (48 significant bits, no
+  // overflow or underflow from f32 magnitudes), so sqrt(re^2 + im^2) in
+  // double rounds the sum (exact unless the parts' magnitudes differ by
+  // more than about 2^2.5) and the root once each, within one double ulp
+  // of hypot's, and the rounding to f32 gives hypot's float unless the
+  // magnitude lies within a few double ulps of the midpoint between two
+  // floats (checked against the evaluator on edge values and on random and
+  // near-tie parts, jit_complex_test).
+  int EmitComplexAbs64(int x);
   // A load of element `index` of input buffer `buffer`, an array of `shape`.
   int LoadFrom(int buffer, const Shape& shape, const Index& index);
   absl::StatusOr<int> EmitPad(const Instruction& instr, const Index& index);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -53,6 +54,71 @@ Index LoopNest(const Shape& output, ProgramBuilder* builder, KernelProgram* prog
   return index;
 }
 
+// LoopNest with the `merged` innermost physical dimensions of `output` run
+// as one loop over their product (see CollapsedLevels): each of their
+// indices is that loop's index divided by the dimension's stride within
+// the merged ones, modulo its extent.
+Index MergedLoopNest(const Shape& output, int64_t merged, ProgramBuilder* builder,
+                     KernelProgram* program) {
+  const int64_t rank = output.rank();
+  Index index(rank);
+  const std::vector<int64_t>& minor_to_major = output.layout().minor_to_major;
+  const int64_t outer = rank - merged;
+  for (int64_t level = 0; level < outer; ++level) {
+    const int64_t dim = minor_to_major[rank - 1 - level];
+    program->loop_extents.push_back(output.dimensions(dim));
+    index[dim] = builder->LoopIndex(static_cast<int>(level), output.dimensions(dim));
+  }
+  int64_t extent = 1;
+  for (int64_t k = 0; k < merged; ++k) extent *= output.dimensions(minor_to_major[k]);
+  program->loop_extents.push_back(extent);
+  const int j = builder->LoopIndex(static_cast<int>(outer), extent);
+  int64_t stride = 1;
+  for (int64_t k = 0; k < merged; ++k) {
+    const int64_t dim = minor_to_major[k];
+    index[dim] = builder->IRem(builder->IDiv(j, stride), std::max<int64_t>(output.dimensions(dim), 1));
+    stride *= output.dimensions(dim);
+  }
+  return index;
+}
+
+// Loops merged (MergedLoopNest) when the innermost one is shorter than this:
+// a few vectors per row leave the vector loop's setup and the scalar tail a
+// large share of the work (threefry's [n, 4] counters ran 1 lane).
+constexpr int64_t kCollapseBelow = 64;
+// Merging stops once the merged loop has this many iterations.
+constexpr int64_t kCollapseUntil = 4096;
+
+// How many innermost loops of `program` (a RunLoop program) to merge into
+// one: 0 when the innermost loop is long enough or there is only one.
+int64_t CollapsedLevels(const KernelProgram& program) {
+  const int64_t loops = static_cast<int64_t>(program.loop_extents.size());
+  if (program.reduction_loops != 0 || loops < 2) return 0;
+  for (int64_t extent : program.loop_extents) {
+    if (extent < 1) return 0;
+  }
+  if (program.loop_extents.back() >= kCollapseBelow) return 0;
+  int64_t merged = 1;
+  int64_t extent = program.loop_extents.back();
+  while (merged < loops && extent < kCollapseUntil) {
+    extent *= program.loop_extents[loops - 1 - merged];
+    ++merged;
+  }
+  return merged;
+}
+
+// Whether every index operation of `program` is affine in its innermost
+// loop's index: what a merged loop nest must give for its loads and stores to
+// move by a constant step (otherwise the program with separate loops is
+// kept).
+bool AffineAlongInnermost(const KernelProgram& program) {
+  const std::vector<std::optional<int64_t>> strides = InnerStrides(program);
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    if (IsIndexOp(program.ops[i].kind) && !strides[i].has_value()) return false;
+  }
+  return true;
+}
+
 // One output buffer of a kernel: element `element` of `value`'s result (a
 // variadic reduce has several; -1 for an array result).
 struct OutputPlan {
@@ -89,6 +155,12 @@ class KernelAssembler {
   // Run then emits only part `k` of the one output, a concatenate
   // (EmitConcatenatePart).
   void set_concatenate_part(int k) { concatenate_part_ = k; }
+  // Run then merges the `levels` innermost loops of an elementwise loop
+  // nest (RunLoop) into one (MergedLoopNest).
+  void set_merged_levels(int64_t levels) { merged_levels_ = levels; }
+  // Whether Run emitted an elementwise loop nest (RunLoop, not packed): the
+  // programs whose loops may be merged.
+  bool ran_loop() const { return ran_loop_; }
 
   // Emits the loops and stores of `outputs` (in output buffer order).
   absl::Status Run(const std::vector<OutputPlan>& outputs) {
@@ -190,7 +262,10 @@ class KernelAssembler {
       }
     }
     if (PackedBits(first) > 0) return RunPackedLoop(outputs);
-    const Index index = LoopNest(first, &builder_, &spec_->program);
+    ran_loop_ = true;
+    const Index index = merged_levels_ > 1
+                            ? MergedLoopNest(first, merged_levels_, &builder_, &spec_->program)
+                            : LoopNest(first, &builder_, &spec_->program);
     for (size_t k = 0; k < outputs.size(); ++k) {
       XJIT_ASSIGN_OR_RETURN(int value, emitter_.Emit(*outputs[k].value, index));
       Store(static_cast<int>(k), outputs[k].shape, index, value);
@@ -871,6 +946,8 @@ class KernelAssembler {
   ProgramBuilder builder_;
   ElementEmitter emitter_;
   int concatenate_part_ = -1;
+  int64_t merged_levels_ = 0;
+  bool ran_loop_ = false;
 };
 
 // The outputs of an instruction whose value is `root` (a tuple: its
@@ -911,7 +988,31 @@ bool IsKernelCompatibleShape(const Shape& shape) {
          (IsPlainLayout(shape) || IsPackedPlainLayout(shape));
 }
 
-absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {
+namespace {
+
+// Runs `emit(merged_levels, &ran_loop)` (an emitter entry point with the
+// assembler's set_merged_levels and ran_loop), first without merging; an
+// elementwise loop nest whose innermost loop is short (CollapsedLevels) is
+// emitted again with its inner loops merged into one, and that program is
+// kept when all its index arithmetic is affine in the merged loop
+// (AffineAlongInnermost): then every access moves by a constant step
+// along it, so it vectorises wherever the separate loops did, over the
+// whole merged extent instead of a few elements per row. Every element
+// still runs the same operations, so results are unchanged.
+template <typename Emit>
+absl::StatusOr<KernelSpec> WithMergedLoops(Emit emit) {
+  bool ran_loop = false;
+  XJIT_ASSIGN_OR_RETURN(KernelSpec spec, emit(0, &ran_loop));
+  if (!ran_loop) return spec;
+  const int64_t levels = CollapsedLevels(spec.program);
+  if (levels < 2) return spec;
+  absl::StatusOr<KernelSpec> merged = emit(levels, &ran_loop);
+  if (merged.ok() && AffineAlongInnermost(merged->program)) return merged;
+  return spec;
+}
+
+absl::StatusOr<KernelSpec> EmitInstructionKernelWith(const Instruction& instruction,
+                                                     int64_t merged_levels, bool* ran_loop) {
   KernelSpec spec;
   spec.program.name = instruction.name();
   switch (instruction.opcode()) {
@@ -955,12 +1056,12 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
     spec.outputs_start_as_operands = true;
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
+  assembler.set_merged_levels(merged_levels);
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  *ran_loop = assembler.ran_loop();
   spec.output_count = spec.program.output_count;
   return spec;
 }
-
-namespace {
 
 // Registers the fused computation's parameters (as the fusion's operands)
 // and constants as the kernel's leaves.
@@ -980,9 +1081,8 @@ absl::Status AddFusionLeaves(const Instruction& fusion, const Computation& fused
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output) {
+absl::StatusOr<KernelSpec> EmitFusionKernelWith(const Instruction& fusion, int only_output,
+                                                 int64_t merged_levels, bool* ran_loop) {
   KernelSpec spec;
   spec.program.name = fusion.name();
   if (fusion.opcode() != Opcode::kFusion || fusion.called_computations().size() != 1) {
@@ -1003,9 +1103,25 @@ absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_
     }
     outputs = {outputs[only_output]};
   }
+  assembler.set_merged_levels(merged_levels);
   XJIT_RETURN_IF_ERROR(assembler.Run(outputs));
+  *ran_loop = assembler.ran_loop();
   spec.output_count = spec.program.output_count;
   return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {
+  return WithMergedLoops([&](int64_t merged_levels, bool* ran_loop) {
+    return EmitInstructionKernelWith(instruction, merged_levels, ran_loop);
+  });
+}
+
+absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output) {
+  return WithMergedLoops([&](int64_t merged_levels, bool* ran_loop) {
+    return EmitFusionKernelWith(fusion, only_output, merged_levels, ran_loop);
+  });
 }
 
 int ConcatenateParts(const Instruction& fusion) {

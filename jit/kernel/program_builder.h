@@ -139,6 +139,7 @@ class ProgramBuilder {
     if (IsConst(a, 0)) return b;
     if (IsConst(b, 0)) return a;
     if (IsConst(a) && IsConst(b)) return Const(Value(a) + Value(b));
+    if (int joined; JoinSplit(a, b, &joined) || JoinSplit(b, a, &joined)) return joined;
     return Ranged(IndexOp(KOpKind::kIAdd, a, b), Clip(__int128(Low(a)) + Low(b)),
                   Clip(__int128(High(a)) + High(b)));
   }
@@ -296,6 +297,36 @@ class ProgramBuilder {
       if (SplitMultiple(x, divisor, &qx, &rx, depth + 1)) {
         *quotient = IAdd(qx, qy);
         *remainder = rx;
+        return true;
+      }
+    }
+    return false;
+  }
+  // Whether r + t is an index x split at a divisor d and put together again:
+  // r = x % d and t = (x / d) * d give x; t = ((x / d) % m) * d gives
+  // x % (d * m) (x >= 0). A loop over merged dimensions (the fusion
+  // emitter's collapsed loops) splits its index into the array's indices,
+  // and an array in the same layout linearises them again: folded, the
+  // position is the loop index itself, affine, so the loop vectorises.
+  bool JoinSplit(int r, int t, int* joined) {
+    const KOp rem = program_->ops[r];
+    const KOp mul = program_->ops[t];
+    if (rem.kind != KOpKind::kIRem || mul.kind != KOpKind::kIMul || Low(rem.a) < 0) return false;
+    const int64_t d = rem.imm;
+    int y = -1;
+    if (IsConst(mul.b, d)) y = mul.a;
+    if (IsConst(mul.a, d)) y = mul.b;
+    if (y < 0) return false;
+    const KOp q = program_->ops[y];
+    if (q.kind == KOpKind::kIDiv && q.a == rem.a && q.imm == d) {
+      *joined = rem.a;
+      return true;
+    }
+    if (q.kind == KOpKind::kIRem) {
+      const KOp inner = program_->ops[q.a];
+      if (inner.kind == KOpKind::kIDiv && inner.a == rem.a && inner.imm == d &&
+          q.imm <= kWideHigh / d) {
+        *joined = IRem(rem.a, d * q.imm);
         return true;
       }
     }

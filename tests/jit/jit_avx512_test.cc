@@ -287,8 +287,11 @@ TEST_F(JitAvx512, FallsBackToYmm) {
       {ModuleText({"u16[100]", "u16[100]"}, {"r = u16[100] multiply(p0, p1)"}), 16, "u16 lanes"},
       // Preds only: byte masks.
       {ModuleText({"pred[100]", "pred[100]"}, {"r = pred[100] and(p0, p1)"}), 32, "preds only"},
-      // Fewer elements in the vectorised loop than 16 f32 lanes.
-      {ModuleText({"f32[9,12]", "f32[9,12]"}, {"r = f32[9,12] add(p0, p1)"}), 8, "12 < 16"},
+      // Fewer elements in the vectorised loop than 16 f32 lanes (a row
+      // vector broadcast along the rows keeps the loops from merging).
+      {ModuleText({"f32[9,12]", "f32[12]"},
+                  {"b = f32[9,12] broadcast(p1), dimensions={1}", "r = f32[9,12] add(p0, b)"}),
+       8, "12 < 16"},
   };
   for (const Case& c : cases) {
     const KernelInfo kernel = Kernel(c.hlo);

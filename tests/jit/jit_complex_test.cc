@@ -1,9 +1,9 @@
 // Complex (c64, c128) kernels against the evaluator: every compiled complex
 // operation (add, subtract, multiply, divide, negate, maximum, minimum, real,
 // imag, complex, compare EQ/NE, select, converts, bitcast-converts, data
-// movement, constants, c64 reductions, and the math done by calls of
-// jit/kernel/complex_calls.h helpers: abs, sqrt, rsqrt, cbrt, exp, expm1, log,
-// log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
+// movement, constants, c64 reductions, c64 abs (component code), and the
+// math done by calls of jit/kernel/complex_calls.h helpers: c128 abs, sqrt,
+// rsqrt, cbrt, exp, expm1, log, log1p, sign, sin, cos, tan, tanh, logistic, the inverse and hyperbolic
 // functions, power, atan2) on odd shapes and non-default
 // layouts, with components rich in edge values (±0, ±inf, NaN, huge values
 // whose products overflow, subnormals), fused chains, and an all-pairs table
@@ -371,6 +371,39 @@ TEST_P(JitComplex, MathEdgeTable) {
       EXPECT_TRUE(MatchesOn(**module, arguments, GetParam())) << s << " " << op;
     }
   }
+}
+
+// c64 abs is component code (sqrt of the sum of squares in double, not a
+// hypot call): random bit patterns of both parts, parts whose ratio puts
+// |z| = |re| + im^2 / 2|re| near the midpoint between two floats (where a
+// double rounding would show), and small integers (exact Pythagorean
+// triples), bit for bit against the evaluator's hypot.
+TEST_P(JitComplex, C64AbsRandomAndNearTies) {
+  std::mt19937_64 rng(28);
+  std::vector<C> values;
+  for (int i = 0; i < 6000; ++i) {
+    const uint64_t bits = rng();
+    float re, im;
+    const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
+    std::memcpy(&re, &lo, 4);
+    std::memcpy(&im, &hi, 4);
+    values.push_back(C(re, im));
+    const float ratio = std::ldexp(1.0f + static_cast<float>(rng() & 0xffff) / 65536.0f,
+                                   -8 - static_cast<int>(rng() % 9));
+    values.push_back(C(re, re * ratio));
+  }
+  for (int a = 0; a < 60; ++a) {
+    for (int b = 0; b < 60; ++b) values.push_back(C(a, b));
+  }
+  const int64_t n = static_cast<int64_t>(values.size());
+  Literal x(Shape::Array(ElementType::kC64, {n}));
+  for (int64_t i = 0; i < n; ++i) x.SetComplex({i}, values[i]);
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified(OneOp({absl::StrCat("c64[", n, "]")}, absl::StrCat("f32[", n, "] abs(p0)")));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  arguments.push_back(x);
+  EXPECT_TRUE(MatchesOn(**module, arguments, GetParam()));
 }
 
 // Calls among component code in one kernel, in a reduction's body (a kInput

@@ -1,0 +1,184 @@
+// Elementwise loop nests whose innermost loop is short run as one merged loop
+// (jit/kernel/fusion_emitter.cc, WithMergedLoops), and integer arithmetic on
+// iota values is index arithmetic (element_emitter.h, BinaryIndexValue):
+// JAX's threefry counters (a u64 iota times a constant plus an iota, shifted
+// right by 32, converted to u32) and its rounds over u32[n, 4] arrays, which
+// ran 1 lane before. Against the evaluator on every instruction set the host
+// has: inner extents 1 to 63 (vector tails), size-0 and size-1 dimensions,
+// rank 3, another layout, broadcasts and iotas that keep the loops apart,
+// every lane width, f32 edge values (NaN, Inf, -0 from RandomLiteral), and
+// counters whose arithmetic would wrap (left to the value code). On x86-64
+// the merged forms must vectorise.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+class JitMergedLoops : public ::testing::TestWithParam<Isa> {
+ protected:
+  // Compares `hlo` with the evaluator on two seeds; with `vector` on x86-64,
+  // every kernel must be vectorised.
+  void Check(const std::string& hlo, bool vector) {
+    const CompileReport report = ExpectMatchesEvaluatorOnSeeds(hlo, GetParam());
+    if (!vector || GetParam() == Isa::kNeon || GetParam() == Isa::kAuto) return;
+    ASSERT_FALSE(report.kernels.empty()) << hlo;
+    for (const KernelInfo& kernel : report.kernels) {
+      EXPECT_GT(kernel.vector_lanes, 1) << kernel.name << " in\n" << hlo << "\n" << kernel.program;
+    }
+  }
+};
+
+std::string Dims(int64_t rows, int64_t cols) { return absl::StrCat("[", rows, ",", cols, "]"); }
+
+// One threefry-style round on u32[rows, cols]: add, rotate left by a
+// loaded amount (shift left, shift right by 32 minus it, or), xor.
+std::string Round(int64_t rows, int64_t cols) {
+  const std::string u = "u32" + Dims(rows, cols);
+  return ModuleText({u, u, "u32[]"},
+                    {absl::StrCat("s = ", u, " add(p0, p1)"),
+                     absl::StrCat("r = ", u, " broadcast(p2), dimensions={}"),
+                     "k = u32[] constant(32)", "m = u32[] subtract(k, p2)",
+                     absl::StrCat("mb = ", u, " broadcast(m), dimensions={}"),
+                     absl::StrCat("l = ", u, " shift-left(p1, r)"),
+                     absl::StrCat("h = ", u, " shift-right-logical(p1, mb)"),
+                     absl::StrCat("o = ", u, " or(l, h)"),
+                     absl::StrCat("x = ", u, " xor(s, o)"),
+                     absl::StrCat("y = ", u, " add(s, x)")});
+}
+
+TEST_P(JitMergedLoops, ThreefryRoundsOverShortRows) {
+  for (int64_t cols : {1, 2, 3, 4, 5, 7, 16, 33, 63}) {
+    for (int64_t rows : {0, 1, 3, 37}) {
+      SCOPED_TRACE(Dims(rows, cols));
+      Check(Round(rows, cols), rows * cols >= 64);
+    }
+  }
+}
+
+// JAX's iota_2x32_shape: a u64 counter over [rows, cols] split into its
+// high and low u32 words, then the bits made a float in [1, 2) as
+// jax.random.uniform does.
+std::string Counter(int64_t rows, int64_t cols, const std::string& scale,
+                    const std::string& shift) {
+  const std::string u64 = "u64" + Dims(rows, cols);
+  const std::string u32 = "u32" + Dims(rows, cols);
+  const std::string f32 = "f32" + Dims(rows, cols);
+  return ModuleText(
+      {u32},
+      {absl::StrCat("i = u64[", rows, "] iota(), iota_dimension=0"),
+       absl::StrCat("ib = ", u64, " broadcast(i), dimensions={0}"),
+       absl::StrCat("c = u64[] constant(", scale, ")"),
+       absl::StrCat("cb = ", u64, " broadcast(c), dimensions={}"),
+       absl::StrCat("m = ", u64, " multiply(ib, cb)"),
+       absl::StrCat("j = u64[", cols, "] iota(), iota_dimension=0"),
+       absl::StrCat("jb = ", u64, " broadcast(j), dimensions={1}"),
+       absl::StrCat("n = ", u64, " add(m, jb)"),
+       absl::StrCat("t = u64[] constant(", shift, ")"),
+       absl::StrCat("tb = ", u64, " broadcast(t), dimensions={}"),
+       absl::StrCat("hi64 = ", u64, " shift-right-logical(n, tb)"),
+       absl::StrCat("hi = ", u32, " convert(hi64)"), absl::StrCat("lo = ", u32, " convert(n)"),
+       absl::StrCat("x = ", u32, " xor(hi, lo)"), absl::StrCat("y = ", u32, " add(x, p0)"),
+       "nine = u32[] constant(9)", absl::StrCat("nb = ", u32, " broadcast(nine), dimensions={}"),
+       absl::StrCat("z = ", u32, " shift-right-logical(y, nb)"),
+       "one = u32[] constant(1065353216)",
+       absl::StrCat("ob = ", u32, " broadcast(one), dimensions={}"),
+       absl::StrCat("w = ", u32, " or(z, ob)"), absl::StrCat("f = ", f32,
+                                                              " bitcast-convert(w)")});
+}
+
+TEST_P(JitMergedLoops, IotaCountersBecomeIndexArithmetic) {
+  for (int64_t cols : {1, 4, 5, 17}) {
+    for (int64_t rows : {0, 1, 16, 45}) {
+      SCOPED_TRACE(Dims(rows, cols));
+      // The counter is the merged loop's index: vectorised.
+      Check(Counter(rows, cols, std::to_string(cols), "32"), rows * cols >= 64);
+      // Other scales and shifts keep value arithmetic (or a non-affine
+      // index): still the evaluator's bits, wrapping included.
+      Check(Counter(rows, cols, "3", "32"), false);
+      Check(Counter(rows, cols, std::to_string(cols), "2"), false);
+      Check(Counter(rows, cols, "4611686018427387904", "32"), false);  // 2^62: wraps.
+      Check(Counter(rows, cols, "18446744073709551615", "63"), false);
+    }
+  }
+}
+
+TEST_P(JitMergedLoops, NarrowCountersThatWrap) {
+  // s32 and u32 iotas times constants past 2^31, converted to u8 and s64.
+  for (const char* type : {"s32", "u32"}) {
+    const std::string t = absl::StrCat(type, "[40,3]");
+    Check(ModuleText({"s64[40,3]"},
+                     {absl::StrCat("i = ", t, " iota(), iota_dimension=0"),
+                      absl::StrCat("c = ", type, "[] constant(100000000)"),
+                      absl::StrCat("cb = ", t, " broadcast(c), dimensions={}"),
+                      absl::StrCat("m = ", t, " multiply(i, cb)"),
+                      absl::StrCat("j = ", t, " iota(), iota_dimension=1"),
+                      absl::StrCat("n = ", t, " add(m, j)"), "b = u8[40,3] convert(n)",
+                      "w = s64[40,3] convert(b)", "v = s64[40,3] convert(n)",
+                      "x = s64[40,3] add(w, v)", "y = s64[40,3] add(x, p0)"}),
+          false);
+  }
+}
+
+TEST_P(JitMergedLoops, EveryLaneWidth) {
+  for (const std::string type : {"s8", "u16", "s32", "u64", "f32", "f64", "bf16", "pred"}) {
+    for (const std::string& dims : {std::string("[50,3]"), std::string("[7,1,5]"),
+                                    std::string("[0,4]"), std::string("[1,1]"),
+                                    std::string("[3,4,5]")}) {
+      SCOPED_TRACE(type + dims);
+      const std::string s = type + dims;
+      const std::string op = type == "pred" ? "xor" : "maximum";
+      Check(ModuleText({s, s}, {absl::StrCat("r = ", s, " ", op, "(p0, p1)")}), false);
+    }
+  }
+  // f32 edge values through arithmetic, merged and vectorised.
+  const std::string s = "f32[31,5]";
+  Check(ModuleText({s, s, "f32[]"},
+                   {absl::StrCat("a = ", s, " multiply(p0, p1)"),
+                    absl::StrCat("b = ", s, " broadcast(p2), dimensions={}"),
+                    absl::StrCat("c = ", s, " subtract(a, b)"),
+                    absl::StrCat("d = ", s, " minimum(c, p0)")}),
+        true);
+}
+
+TEST_P(JitMergedLoops, AccessesThatKeepLoopsApart) {
+  // A row vector broadcast along rows, a column vector along columns, an
+  // iota of either dimension, an operand in the other layout, a slice and a
+  // reverse: the merged positions are not affine, so the loops stay apart.
+  const std::string s = "f32[37,5]";
+  Check(ModuleText({s, "f32[5]"}, {absl::StrCat("b = ", s, " broadcast(p1), dimensions={1}"),
+                                   absl::StrCat("r = ", s, " add(p0, b)")}),
+        false);
+  Check(ModuleText({s, "f32[37]"}, {absl::StrCat("b = ", s, " broadcast(p1), dimensions={0}"),
+                                    absl::StrCat("r = ", s, " add(p0, b)")}),
+        false);
+  for (int dim : {0, 1}) {
+    Check(ModuleText({"s32[37,5]"},
+                     {absl::StrCat("i = s32[37,5] iota(), iota_dimension=", dim),
+                      "r = s32[37,5] add(p0, i)"}),
+          false);
+  }
+  Check(ModuleText({"f32[37,5]{0,1}", s}, {absl::StrCat("r = ", s, " add(p0, p1)")}), false);
+  Check(ModuleText({"f32[37,8]"}, {"a = f32[37,5] slice(p0), slice={[0:37], [2:7]}",
+                                   "r = f32[37,5] negate(a)"}),
+        false);
+  Check(ModuleText({s}, {absl::StrCat("a = ", s, " reverse(p0), dimensions={1}"),
+                         absl::StrCat("r = ", s, " abs(a)")}),
+        false);
+  // A reshape that only merges dimensions stays affine: merged.
+  Check(ModuleText({"f32[37,5]"}, {"a = f32[185] reshape(p0)", "b = f32[185] sqrt(a)",
+                                   "r = f32[37,5] reshape(b)"}),
+        true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, JitMergedLoops, ::testing::ValuesIn(HostIsas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace xjit::jit::testing
