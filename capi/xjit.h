@@ -802,7 +802,11 @@ typedef struct xjit_mpi_communicator xjit_mpi_communicator;
  * timeout_seconds > 0: a collective that waits longer for the other ranks
  * fails with DEADLINE_EXCEEDED, and the handle is unusable afterwards
  * (the application then typically calls MPI_Abort); <= 0: no limit.
- * UNIMPLEMENTED when xjit was built without MPI. Destroy the handle
+ * UNIMPLEMENTED when xjit was built without MPI. libxjit.so itself needs
+ * no MPI: its first call here loads the MPI transport, libxjit_mpi.so (from
+ * libxjit.so's directory, else the loader's search path), and fails with
+ * FAILED_PRECONDITION "cannot load libxjit_mpi.so: ..." when it cannot
+ * (docs/library.md). Destroy the handle
  * (collective too) before MPI_Finalize. If the application's threads, or a
  * deeply nested module (run on a thread of its own), call xjit while MPI
  * has fewer than MPI_THREAD_SERIALIZED, initialise MPI with
