@@ -4,7 +4,9 @@
 # (nothing but xjit_*), the example C program compiled with nothing but
 # `cc examples/c/*.c $(pkg-config --cflags --libs xjit)` against that prefix
 # (pkg-config's sysroot set to the DESTDIR), a static link against libxjit.a,
-# and the Python package from the install tree on the example MLP.
+# and the Python package from the install tree on the example MLP; that
+# libxjit.so needs no libmpi (libxjit_mpi.so is installed beside it) and is
+# at most 20 MB as installed (stripped).
 # Arguments: BUILD_DIR SOURCE_DIR PREFIX LIBDIR PYTHON_DIR PYTHON.
 set -euo pipefail
 build=$1 source=$2 prefix=$3 libdir=$4 pydir=$5 python=$6
@@ -35,6 +37,21 @@ count=$(grep -c '^xjit_' <<<"$exported")
 ((count > 100)) || fail "only $count xjit_ symbols exported"
 echo "exports $count symbols, all xjit_*; NEEDED: $(readelf -d "$lib/libxjit.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v absl | tr '\n' ' ')(and Abseil's)"
 grep -q asmjit <<<"$(readelf -d "$lib/libxjit.so")" && fail "libxjit.so needs a shared asmjit"
+
+step "libxjit.so: no MPI needed, libxjit_mpi.so beside it, installed size"
+# MPI is the module libxjit_mpi.so, loaded on first use (docs/library.md):
+# the library itself must load on a machine without Open MPI.
+grep -q 'NEEDED.*libmpi' <<<"$(readelf -d "$lib/libxjit.so")" && fail "libxjit.so needs libmpi"
+if [[ -f "$build/lib/libxjit_mpi.so" ]]; then
+  [[ -f "$lib/libxjit_mpi.so" ]] || fail "no libxjit_mpi.so beside libxjit.so"
+  nm -D --defined-only "$lib/libxjit_mpi.so" | awk '{print $3}' | grep -qvx xjit_mpi_module &&
+    fail "libxjit_mpi.so exports more than xjit_mpi_module"
+fi
+# What is installed is stripped (meson.build: strip=true): a few MB, not the
+# build tree's tens of MB of line tables (116 MB with full debug information).
+size=$(stat -L -c %s "$lib/libxjit.so")
+echo "installed libxjit.so: $size bytes (build tree: $(stat -L -c %s "$build/lib/libxjit.so") bytes)"
+((size <= 20 * 1024 * 1024)) || fail "installed libxjit.so is $size bytes, over 20 MB (not stripped?)"
 
 step "cc examples/c/*.c \$(pkg-config --cflags --libs xjit)"
 export PKG_CONFIG_LIBDIR="$lib/pkgconfig" PKG_CONFIG_PATH="" PKG_CONFIG_SYSROOT_DIR="$root"
