@@ -48,7 +48,7 @@ if [[ -f "$build/lib/libxjit_mpi.so" ]]; then
     fail "libxjit_mpi.so exports more than xjit_mpi_module"
 fi
 # What is installed is stripped (meson.build: strip=true): a few MB, not the
-# build tree's tens of MB of line tables (116 MB with full debug information).
+# build tree's tens of MB of line tables (27 MB at -g1).
 size=$(stat -L -c %s "$lib/libxjit.so")
 echo "installed libxjit.so: $size bytes (build tree: $(stat -L -c %s "$build/lib/libxjit.so") bytes)"
 ((size <= 20 * 1024 * 1024)) || fail "installed libxjit.so is $size bytes, over 20 MB (not stripped?)"
