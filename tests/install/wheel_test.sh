@@ -59,6 +59,8 @@ echo "libxjit.so: $size bytes"
 readelf -S "$lib" | grep -q '\.symtab' && fail "the wheel's libxjit.so is not stripped"
 readelf -S "$lib" | grep -q '\.debug_' && fail "the wheel's libxjit.so has debug information"
 grep -q 'NEEDED.*libmpi' <<<"$(readelf -d "$lib")" && fail "the wheel's libxjit.so needs libmpi"
+# NDEBUG: no assert() left to call glibc's __assert_fail.
+nm -D --undefined-only "$lib" | grep -q __assert_fail && fail "the wheel's libxjit.so has assertions (no NDEBUG)"
 if [[ $with_mpi == 1 ]]; then
   [[ -n $(find "$work/unpacked" -name libxjit_mpi.so) ]] || fail "the wheel lacks libxjit_mpi.so"
   echo "libxjit_mpi.so: $(stat -c %s "$(find "$work/unpacked" -name libxjit_mpi.so)") bytes"
