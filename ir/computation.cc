@@ -28,6 +28,7 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
     }
   }
   names_.Add(raw);
+  raw->position_ = static_cast<int64_t>(instructions_.size());
   instructions_.push_back(std::move(instruction));
   return raw;
 }
@@ -35,33 +36,51 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
 void Computation::RemoveInstruction(Instruction* instruction) {
   XJIT_CHECK(instruction->users().empty());
   XJIT_CHECK(instruction != root_);
-  // Searches run from the back: passes remove dead instructions last to
-  // first (RemoveDeadInstructions), so each removal finds its instruction
-  // (and itself among its operands' users) at or near the end, and removing
-  // a dead chain costs linear time rather than a scan per instruction.
+  XJIT_CHECK(instruction->parent_ == this);
+  const int64_t position = instruction->position_;
+  XJIT_CHECK(position >= 0 && position < static_cast<int64_t>(instructions_.size()) &&
+             instructions_[position].get() == instruction);
+  // This instruction leaves each distinct operand's users (constant time
+  // each: Instruction::EraseUser).
+  auto forget = [instruction](Instruction* operand) { operand->EraseUser(instruction); };
   const std::vector<Instruction*>& operands = instruction->operands_;
-  for (size_t k = 0; k < operands.size(); ++k) {
-    // A user is listed once however many operands it reads the value through.
-    if (std::find(operands.begin(), operands.begin() + k, operands[k]) != operands.begin() + k) {
-      continue;
+  if (Instruction::OperandIndex* index = instruction->OperandPositions()) {
+    // Wide: the index lists each distinct operand once, but in hash order;
+    // the operands' own order is kept for determinism.
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (index->at(operands[k]).front() == static_cast<int64_t>(k)) forget(operands[k]);
     }
-    std::vector<Instruction*>& users = operands[k]->users_;
-    auto it = std::find(users.rbegin(), users.rend(), instruction);
-    if (it != users.rend()) users.erase(std::next(it).base());
+  } else {
+    for (size_t k = 0; k < operands.size(); ++k) {
+      // A user is listed once however many operands it reads the value through.
+      if (std::find(operands.begin(), operands.begin() + k, operands[k]) ==
+          operands.begin() + k) {
+        forget(operands[k]);
+      }
+    }
   }
-  instruction->operands_.clear();
+  instruction->ClearOperands();
   if (instruction->opcode() == Opcode::kParameter) {
     for (auto& p : parameters_) {
       if (p == instruction) p = nullptr;
     }
   }
-  auto it = std::find_if(instructions_.rbegin(), instructions_.rend(),
-                         [instruction](const std::unique_ptr<Instruction>& i) {
-                           return i.get() == instruction;
-                         });
-  XJIT_CHECK(it != instructions_.rend());
   names_.Remove(instruction);
-  instructions_.erase(std::next(it).base());
+  instructions_[position].reset();
+  holes_.fetch_add(1, std::memory_order_release);
+}
+
+void Computation::CloseHoles() const {
+  std::lock_guard<std::mutex> lock(holes_mutex_);
+  if (holes_.load(std::memory_order_relaxed) == 0) return;
+  instructions_.erase(std::remove(instructions_.begin(), instructions_.end(), nullptr),
+                      instructions_.end());
+  for (size_t i = 0; i < instructions_.size(); ++i) instructions_[i]->position_ = static_cast<int64_t>(i);
+  holes_.store(0, std::memory_order_release);
+}
+
+void Computation::Renumber() {
+  for (size_t i = 0; i < instructions_.size(); ++i) instructions_[i]->position_ = static_cast<int64_t>(i);
 }
 
 Instruction* Computation::FindInstruction(absl::string_view name) const {
@@ -69,13 +88,14 @@ Instruction* Computation::FindInstruction(absl::string_view name) const {
   if (!names_.Contains(name)) return nullptr;
   // Several instructions share the name (a rewrite in progress; the verifier
   // rejects it): the first in definition order, as the contract says.
-  for (const auto& instruction : instructions_) {
+  for (const auto& instruction : instructions()) {
     if (instruction->name() == name) return instruction.get();
   }
   return nullptr;
 }
 
 void Computation::SortTopologically() {
+  CloseHoles();
   absl::flat_hash_map<Instruction*, int> state;  // 1 = visiting, 2 = done
   std::vector<std::unique_ptr<Instruction>> sorted;
   absl::flat_hash_map<Instruction*, std::unique_ptr<Instruction>*> owner;
@@ -105,13 +125,18 @@ void Computation::SortTopologically() {
     }
   }
   instructions_ = std::move(sorted);
+  Renumber();
 }
 
 void Computation::MoveInstructionBefore(Instruction* instruction, const Instruction* before) {
   if (instruction == before) return;
+  CloseHoles();
   auto find = [&](const Instruction* target) {
-    return std::find_if(instructions_.begin(), instructions_.end(),
-                        [target](const std::unique_ptr<Instruction>& i) { return i.get() == target; });
+    const int64_t p = target->position_;
+    return target->parent_ == this && p >= 0 && p < static_cast<int64_t>(instructions_.size()) &&
+                   instructions_[p].get() == target
+               ? instructions_.begin() + p
+               : instructions_.end();
   };
   auto from = find(instruction);
   auto to = before == nullptr ? instructions_.end() : find(before);
@@ -122,6 +147,9 @@ void Computation::MoveInstructionBefore(Instruction* instruction, const Instruct
     std::rotate(from, from + 1, to);
   } else {
     std::rotate(to, from, from + 1);
+  }
+  for (auto it = std::min(from, to); it != std::max(from + 1, to); ++it) {
+    (*it)->position_ = it - instructions_.begin();
   }
 }
 

@@ -5,6 +5,7 @@
 #ifndef XJIT_IR_INSTRUCTION_H_
 #define XJIT_IR_INSTRUCTION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "ir/attributes.h"
 #include "ir/literal.h"
 #include "ir/opcode.h"
@@ -128,9 +131,18 @@ class Instruction {
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   void AppendOperand(Instruction* operand);
   void ReplaceOperand(int64_t i, Instruction* new_operand);
-  // Instructions that use this one as an operand (each user listed once).
-  const std::vector<Instruction*>& users() const { return users_; }
-  // Points every user at `replacement` instead of this instruction.
+  // Instructions that use this one as an operand (each user listed once), in
+  // the order they became users. Like Computation::instructions(), removals
+  // leave empty slots that this closes, so that removing a user is constant
+  // time however many users there are (issue 30).
+  const std::vector<Instruction*>& users() const {
+    if (user_holes_.load(std::memory_order_acquire) != 0) CloseUserHoles();
+    return users_;
+  }
+  // Points every user at `replacement` instead of this instruction. Time
+  // linear in the uses replaced (plus the users' operand counts for users of
+  // at most kIndexedOperands operands), so replacing each operand of a tuple
+  // of n values, one RAUW at a time, is O(n) in all (issue 30: it was O(n^2)).
   void ReplaceAllUsesWith(Instruction* replacement);
   // Instructions that must run before this one (control-predecessors=).
   const std::vector<Instruction*>& control_predecessors() const { return control_predecessors_; }
@@ -193,17 +205,48 @@ class Instruction {
   void RemoveUser(Instruction* user);
   void AddUser(Instruction* user);
 
+  // An instruction with more operands than this keeps, once asked, an index
+  // from each operand to the positions it fills (OperandPositions), so that
+  // "does this user still read that value", "where", and the bookkeeping of
+  // ReplaceOperand take constant time instead of a scan of every operand:
+  // wide tuples (a root tuple of 100,000 values) made each replacement of
+  // one operand scan them all (issue 30).
+  static constexpr int64_t kIndexedOperands = 32;
+  using Positions = absl::InlinedVector<int64_t, 1>;
+  using OperandIndex = absl::flat_hash_map<const Instruction*, Positions>;
+  // The index, built on first use; null for instructions of at most
+  // kIndexedOperands operands.
+  OperandIndex* OperandPositions();
+  // How many operands of this instruction are `operand`.
+  int64_t UsesOf(const Instruction* operand);
+  void IndexOperand(const Instruction* operand, int64_t position);
+  void UnindexOperand(const Instruction* operand, int64_t position);
+  void ClearOperands();
+  // users_ with slots: PushUser appends, EraseUser empties the user's slot
+  // (found through user_index_ once users_ is longer than
+  // kIndexedOperands), CloseUserHoles drops empty slots.
+  void PushUser(Instruction* user);
+  void EraseUser(const Instruction* user);
+  bool HasUser(const Instruction* user);
+  void CloseUserHoles() const;
+
   Opcode opcode_;
   std::string name_;
   Shape shape_;
   std::vector<Instruction*> operands_;
-  std::vector<Instruction*> users_;
+  std::unique_ptr<OperandIndex> operand_index_;  // See kIndexedOperands.
+  mutable std::vector<Instruction*> users_;
+  mutable std::unique_ptr<absl::flat_hash_map<const Instruction*, int64_t>> user_index_;
+  mutable std::atomic<int64_t> user_holes_{0};
   std::vector<Instruction*> control_predecessors_;
   std::vector<Computation*> called_computations_;
   std::unique_ptr<InstructionAttributes> attrs_;  // null: the defaults
   std::unique_ptr<Literal> literal_;               // null: empty
   std::vector<OpaqueAttribute> opaque_attributes_;
   Computation* parent_ = nullptr;
+  // Index of this instruction in parent_->instructions_ (kept by Computation,
+  // for removal in constant time).
+  int64_t position_ = -1;
 };
 
 }  // namespace xjit

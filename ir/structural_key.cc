@@ -36,13 +36,16 @@ static_assert(sizeof(Shape) == 304,
 static_assert(sizeof(Literal) == 352,
               "Literal changed: add the new field to AppendLiteral in ir/structural_key.cc, then "
               "update this size");
-static_assert(sizeof(Instruction) == 488,
+// (An instruction's operand and user indexes and its position are derived
+// from its operands, its users and its computation's order, which the key
+// holds.)
+static_assert(sizeof(Instruction) == 520,
               "Instruction changed: add the new field to AppendInstruction in "
               "ir/structural_key.cc, then update this size");
 // (The name indexes of Computation and Module, and Free's memory in them, are
 // derived from the names of instructions and computations, which the key
-// holds.)
-static_assert(sizeof(Computation) == 208,
+// holds; a computation's count of removed slots and its lock are bookkeeping.)
+static_assert(sizeof(Computation) == 256,
               "Computation changed: add the new field to AppendStructuralKey in "
               "ir/structural_key.cc, then update this size");
 static_assert(sizeof(Module) == 560,

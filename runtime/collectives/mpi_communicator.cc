@@ -186,10 +186,10 @@ bool ExactReduction(ElementType type, ReductionKind kind, MPI_Datatype* datatype
 
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm world, MPI_Comm point_to_point, int rank, int size,
+  MpiCommunicator(MPI_Comm world, MPI_Comm point_to_point, MPI_Comm control, int rank, int size,
                   MpiOptions options)
-      : world_(world), point_to_point_(point_to_point), rank_(rank), size_(size),
-        options_(options) {
+      : world_(world), point_to_point_(point_to_point), control_(control), rank_(rank),
+        size_(size), options_(options) {
     int* upper = nullptr;
     int found = 0;
     MPI_Comm_get_attr(point_to_point_, MPI_TAG_UB, &upper, &found);
@@ -206,6 +206,10 @@ class MpiCommunicator : public Communicator {
       if (send.request != MPI_REQUEST_NULL) MPI_Request_free(&send.request);
     }
     for (auto& [group, comm] : groups_) MPI_Comm_free(&comm);
+    for (MPI_Request& request : header_sends_) {
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    }
+    MPI_Comm_free(&control_);
     MPI_Comm_free(&point_to_point_);
     MPI_Comm_free(&world_);
   }
@@ -414,19 +418,53 @@ class MpiCommunicator : public Communicator {
     }
   }
 
-  // Every member's header, through an all-gather over `comm` (of `members`).
+  // Every member's header, in the order of `members` (world ranks, this one
+  // among them), through point-to-point messages on control_: each member
+  // sends its header to every other and receives one from each. Headers
+  // travel on one communicator whatever the group, so a header that ends a
+  // run (ProgramDone, Leave) reaches a rank that waits in a collective of
+  // any replica group of which the finished rank is a member, and the two
+  // fail at once instead of waiting on different communicators (issue 30:
+  // a group's own communicator never carried the end of a run). Between two
+  // ranks headers are consumed in the order sent (MPI's non-overtaking
+  // rule), one per exchange both take part in, so the streams stay paired
+  // as long as the ranks agree.
   absl::StatusOr<std::vector<CallHeader>> ExchangeHeaders(absl::string_view what,
-                                                          const CallHeader& mine, size_t members,
-                                                          MPI_Comm comm) {
-    std::vector<CallHeader> headers(members);
-    XJIT_RETURN_IF_ERROR(Finish(what, [&](MPI_Request* request) {
-      const int n = static_cast<int>(sizeof(CallHeader));
-      return request == nullptr
-                 ? MPI_Allgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm)
-                 : MPI_Iallgather(&mine, n, MPI_BYTE, headers.data(), n, MPI_BYTE, comm,
-                                  request);
-    }));
+                                                          const CallHeader& mine,
+                                                          absl::Span<const int> members) {
+    std::vector<CallHeader> headers(members.size());
+    // The send buffer outlives this call if a timeout leaves a send pending.
+    outgoing_ = mine;
+    std::vector<MPI_Request> receives;
+    header_sends_.clear();
+    const int n = static_cast<int>(sizeof(CallHeader));
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (members[m] == rank_) {
+        headers[m] = mine;
+        continue;
+      }
+      receives.emplace_back();
+      XJIT_MPI(MPI_Irecv(&headers[m], n, MPI_BYTE, members[m], kHeaderTag, control_,
+                         &receives.back()),
+               what);
+      header_sends_.emplace_back();
+      XJIT_MPI(MPI_Isend(&outgoing_, n, MPI_BYTE, members[m], kHeaderTag, control_,
+                         &header_sends_.back()),
+               what);
+    }
+    XJIT_RETURN_IF_ERROR(Wait(what, absl::MakeSpan(receives)));
+    // Every peer posted its receive from this rank (it sent its own header
+    // in the same exchange), so the sends complete.
+    XJIT_RETURN_IF_ERROR(Wait(what, absl::MakeSpan(header_sends_)));
+    header_sends_.clear();
     return headers;
+  }
+
+  // 0, 1, ..., size_ - 1.
+  std::vector<int> Everyone() const {
+    std::vector<int> ranks(size_);
+    for (int r = 0; r < size_; ++r) ranks[r] = r;
+    return ranks;
   }
 
   // The end of a run: a header all-gather over every rank, which a rank
@@ -443,7 +481,7 @@ class MpiCommunicator : public Communicator {
     mine.site = kProgramDoneSite;
     mine.occurrence = runs_done_++;
     XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
-                          ExchangeHeaders("the end of the run", mine, size_, world_));
+                          ExchangeHeaders("the end of the run", mine, Everyone()));
     for (int m = 0; m < size_; ++m) {
       if (headers[m].site == kLeaveSite) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -473,7 +511,7 @@ class MpiCommunicator : public Communicator {
     header.occurrence = runs_done_;
     header.bytes = mine.ok() ? 0 : static_cast<uint64_t>(mine.code());
     XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
-                          ExchangeHeaders("the start of the run", header, size_, world_));
+                          ExchangeHeaders("the start of the run", header, Everyone()));
     if (!mine.ok()) return mine;
     for (int m = 0; m < size_; ++m) {
       if (headers[m].site != kAgreeSite) {
@@ -497,7 +535,7 @@ class MpiCommunicator : public Communicator {
     mine.site = kLeaveSite;
     mine.occurrence = runs_done_;
     XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
-                          ExchangeHeaders("leaving", mine, size_, world_));
+                          ExchangeHeaders("leaving", mine, Everyone()));
     for (int m = 0; m < size_; ++m) {
       if (headers[m].site != kLeaveSite || headers[m].occurrence != mine.occurrence) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -527,13 +565,20 @@ class MpiCommunicator : public Communicator {
     const uint64_t occurrence = state.occurrences++;
     if (state.fingerprint == 0) state.fingerprint = InstructionFingerprint(site);
     if (group.size() == 1) return MPI_COMM_NULL;
-    XJIT_ASSIGN_OR_RETURN(MPI_Comm comm, CommunicatorOf(group));
     CallHeader mine;
     mine.site = Fingerprint(primitive, state.fingerprint);
     mine.occurrence = occurrence;
     mine.bytes = bytes;
+    std::vector<int> members;
+    for (int64_t r : group) {
+      if (r < 0 || r >= size_) {
+        return absl::InvalidArgumentError(absl::StrCat(site.name(), ": replica group names replica ",
+                                                       r, " of ", size_));
+      }
+      members.push_back(static_cast<int>(r));
+    }
     XJIT_ASSIGN_OR_RETURN(std::vector<CallHeader> headers,
-                          ExchangeHeaders(site.name(), mine, group.size(), comm));
+                          ExchangeHeaders(site.name(), mine, members));
     for (size_t m = 0; m < group.size(); ++m) {
       const CallHeader& theirs = headers[m];
       if (theirs.site == kAgreeSite) {
@@ -566,7 +611,10 @@ class MpiCommunicator : public Communicator {
             " bytes where replica ", rank_, " contributes ", mine.bytes));
       }
     }
-    return comm;
+    // Every member is at this collective, so creating the group's
+    // communicator (collective over the members, at the group's first use)
+    // cannot wait for a member that is elsewhere.
+    return CommunicatorOf(group);
   }
 
   absl::StatusOr<MPI_Comm> CommunicatorOf(absl::Span<const int64_t> group) {
@@ -729,6 +777,12 @@ class MpiCommunicator : public Communicator {
 
   MPI_Comm world_;
   MPI_Comm point_to_point_;
+  // Headers (ExchangeHeaders) only: a third duplicate, so they never match
+  // a collective's data or an HLO send/recv.
+  MPI_Comm control_;
+  static constexpr int kHeaderTag = 0;
+  CallHeader outgoing_;
+  std::vector<MPI_Request> header_sends_;
   int tag_upper_bound_ = 32767;
   std::deque<PendingSend> sends_;  // In sending order.
   std::unique_ptr<uint8_t[]> scratch_;
@@ -763,16 +817,18 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeMpiCommunicator(int64_t fortra
   }
   MPI_Comm given = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
   if (given == MPI_COMM_NULL) return absl::InvalidArgumentError("MPI communicator: null handle");
-  MPI_Comm world = MPI_COMM_NULL, point_to_point = MPI_COMM_NULL;
+  MPI_Comm world = MPI_COMM_NULL, point_to_point = MPI_COMM_NULL, control = MPI_COMM_NULL;
   XJIT_MPI(MPI_Comm_dup(given, &world), "duplicate the communicator");
   XJIT_MPI(MPI_Comm_dup(given, &point_to_point), "duplicate the communicator");
+  XJIT_MPI(MPI_Comm_dup(given, &control), "duplicate the communicator");
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(point_to_point, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
   return std::unique_ptr<Communicator>(
-      new MpiCommunicator(world, point_to_point, rank, size, options));
+      new MpiCommunicator(world, point_to_point, control, rank, size, options));
 }
 
 }  // namespace xjit::collectives

@@ -31,8 +31,11 @@
 //     instruction, how often this replica reached it, the byte count), so
 //     replicas that reach different collectives fail with FailedPrecondition
 //     instead of mixing their data; ProgramDone and Leave send such headers
-//     over every rank at the end of a run and of the last run, so a rank
-//     still waiting for a finished one fails at once.
+//     to every rank at the end of a run and of the last run, so a rank
+//     still waiting for a finished one fails at once. Headers go point to
+//     point on a third duplicate of the communicator, whatever the group,
+//     so the end of a run reaches a rank waiting in a subgroup collective
+//     too; a group's communicator is created after its members agree.
 // A collective waits at most `timeout_seconds` (when > 0) for the others
 // and then fails with DeadlineExceeded; the communicator is then broken
 // (its unfinished MPI operations cannot be cancelled) and every later call

@@ -511,6 +511,16 @@ ENTRY e {
     fixed_trips = os.path.join(work, 'fixed_trips.hlo')
     with open(fixed_trips, 'w') as f:
         f.write(trips_text.replace('limit = s32[] add(n, three)', 'limit = s32[] add(three, three)'))
+    # The same loop with the all-reduce over replica subgroups: at np 4 the
+    # groups {0,1} and {2,3}, at np 2 the group {1,0} (out of rank order, so
+    # it too gets a communicator of its own). The end-of-run header reached
+    # only collectives over every rank before; a rank waiting in a subgroup
+    # hung until the timeout (issue 30).
+    subgroup_trips = {}
+    for n, groups in ((2, '{{1,0}}'), (4, '{{0,1},{2,3}}')):
+        subgroup_trips[n] = os.path.join(work, 'subgroup_trips_%d.hlo' % n)
+        with open(subgroup_trips[n], 'w') as f:
+            f.write(trips_text.replace('replica_groups={}', 'replica_groups=' + groups))
     good, bad = os.path.join(work, 'good.npy'), os.path.join(work, 'bad.npy')
     write_npy_f32(good, [1.0, 2.0, 3.0, 4.0, 5.0])
     with open(bad, 'wb') as f:
@@ -519,7 +529,10 @@ ENTRY e {
     def expect(name, cmd, message, limit):
         nonlocal failures
         rc, out, err, seconds = run(cmd, timeout)
-        ok = rc != 0 and rc != 124 and message in err and seconds < limit
+        # `message`: a text, or a tuple of texts any of which will do (the
+        # first rank to fail ends the job, so its message may be the only one).
+        messages = message if isinstance(message, tuple) else (message,)
+        ok = rc != 0 and rc != 124 and any(m in err for m in messages) and seconds < limit
         print('%s fault %s: exit %d in %.1f s%s' % ('ok' if ok else 'FAIL', name, rc, seconds,
                                                    '' if ok else '\n' + err[-1500:]))
         failures += 0 if ok else 1
@@ -555,6 +568,13 @@ ENTRY e {
                '--random-args', '--replicas', '2', '--backend=' + backend, '--repeat', '3',
                '--collective-timeout', '60']
         expect('different --repeat counts (%s)' % backend, cmd, 'left after 2 runs', 30)
+        for n in (2, 4):
+            cmd = [mpirun, '--oversubscribe', '-np', str(n), xjit, 'run', subgroup_trips[n],
+                   '--random-args', '--replicas', str(n), '--backend=' + backend,
+                   '--collective-timeout', '60']
+            expect('replica-dependent trip counts in a subgroup, np %d (%s)' % (n, backend), cmd,
+                   ('finished its run of the program while replica', 'waits in a collective that'),
+                   30)
     # Rank 1 never reaches a collective: rank 0's timeout ends the job.
     cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', module, good, '--replicas', '2',
            '--collective-timeout', '2', ':', '-np', '1', xjit, 'run', endless, '--replicas', '2']
