@@ -82,11 +82,15 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind) || !include[i]) continue;
+    if (!include[i]) continue;
+    // An index value is scalar code computed outside the vector loop, so it
+    // must not move along it.
+    if (IsIndexValue(static_cast<int>(i)) && strides[i] != 0) return false;
+    if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     // Values from outside (computed before the loop) are broadcast.
     for (int operand : {op.a, op.b, op.c}) {
-      if (operand < 0 || inside[operand] || IsIndexOp(program_.ops[operand].kind)) continue;
+      if (operand < 0 || inside[operand] || ScalarOnly(operand)) continue;
       if (!lanes.Add(program_.ops[operand].type)) return false;
     }
     if (!HasVectorAccess(op, strides)) return false;
@@ -208,7 +212,7 @@ bool KernelLowering::RowVectorizable() {
     for (int operand : {op.a, op.b, op.c}) {
       if (operand >= 0 && reads_acc[operand] && !combiners[id]) return false;
     }
-    row_body_[id] = !IsIndexOp(op.kind);
+    row_body_[id] = !ScalarOnly(static_cast<int>(id));
   }
   // A row program's passes all run the row strategy; a pass that only
   // stores (no accumulator) runs its elements in the same loop shape.
@@ -246,7 +250,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
   func->setArg(2, end_);
 
   XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
-  levels_ = OpLevels(program_);
+  index_value_ = IndexValueOps(program_);
+  levels_ = OpLevels(program_, index_value_);
   sections_ = OpSections(program_);
   phases_ = ComputePhases(program_);
   in_pass_.assign(program_.ops.size(), true);
@@ -362,12 +367,14 @@ absl::Status KernelLowering::Hoist(int level) {
   int budget = kHoistBudget;
   for (size_t id = 0; id < program_.ops.size() && budget > 0; ++id) {
     const KOp& op = program_.ops[id];
-    if (levels_[id] != level || IsIndexOp(op.kind) || op.kind == KOpKind::kStore) continue;
+    if (levels_[id] != level || ScalarOnly(static_cast<int>(id)) || op.kind == KOpKind::kStore) {
+      continue;
+    }
     if (strides_[id] != 0) continue;
     bool ready = true;
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0) continue;
-      const bool outer_index = IsIndexOp(program_.ops[operand].kind) && levels_[operand] < level;
+      const bool outer_index = ScalarOnly(operand) && levels_[operand] < level;
       ready = ready && (outer_index || hoisted_[operand]);
     }
     if (!ready) continue;
@@ -461,7 +468,7 @@ void KernelLowering::PlanCarries() {
         int cost = 0;
         for (size_t i = v + 1; i-- > 0;) {
           if (!need[i]) continue;
-          if (!IsIndexOp(program_.ops[i].kind)) ++cost;
+          if (!ScalarOnly(static_cast<int>(i))) ++cost;
           if (i != v && carried[i] >= 0) continue;
           for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
             if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
@@ -695,7 +702,7 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0 || row_body_[operand] || broadcast[operand]) continue;
       const KOp& source = program_.ops[operand];
-      if (IsIndexOp(source.kind) || source.kind == KOpKind::kAccRead) continue;
+      if (ScalarOnly(operand) || source.kind == KOpKind::kAccRead) continue;
       const Val v = scalar_vals[operand];
       Vec d;
       if (v.in_vec) {
@@ -735,7 +742,7 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
     if (!in_pass_[id] || levels_[id] != inner || sections_[id] != KSection::kBody) continue;
-    if (!IsIndexOp(op.kind)) ++body_ops;
+    if (!ScalarOnly(static_cast<int>(id))) ++body_ops;
     if (op.kind != KOpKind::kAccWrite) continue;
     const KOp& update = program_.ops[op.a];
     const bool a_acc = program_.ops[update.a].kind == KOpKind::kAccRead;
@@ -953,6 +960,13 @@ absl::Status KernelLowering::EmitAccOp(int id) {
 
 absl::Status KernelLowering::EmitOp(int id, Mode mode) {
   const KOp& op = program_.ops[id];
+  if (mode == Mode::kVector && IsIndexValue(id)) {
+    // The same for every lane: scalar code, read as an index.
+    mode_ = Mode::kScalar;
+    const absl::Status status = EmitScalarValueOp(id);
+    mode_ = Mode::kVector;
+    return status;
+  }
   if (IsIndexOp(op.kind)) {
     EmitIndexOp(id);
     return absl::OkStatus();

@@ -67,6 +67,13 @@
 // the row) by the pass that first computes it and loaded by the later
 // passes (PlanCarries). The same bits either way.
 //
+// Index values (kernel_program.h, IndexValueOps: a dynamic-slice's start
+// index loaded from a buffer, clamped, perhaps computed in s32 first) are
+// scalar code in both representations, placed like index operations at the
+// outermost loop their operands allow; a loop vectorises when they are
+// invariant along it (the start loaded and clamped once, before it, and the
+// slice read as an ordinary stride-1 access), as on x86-64.
+//
 // Complex math without component code calls its helper
 // (jit/kernel/complex_calls.h) per element, scalar code only. f16/bf16 have no
 // vector form (scalar loops).
@@ -224,6 +231,13 @@ class KernelLowering {
   const KernelProgram& program_;
   std::vector<int> levels_;
   std::vector<KSection> sections_;
+  // IndexValueOps: value operations that only compute indices (a loaded
+  // dynamic-slice start, its clamp), scalar code placed like index
+  // operations; a loop vectorises when they are invariant along it.
+  std::vector<bool> index_value_;
+  bool IsIndexValue(int id) const { return index_value_[id]; }
+  // Index operations and index values: scalar code in both modes.
+  bool ScalarOnly(int id) const { return IsIndexOp(program_.ops[id].kind) || IsIndexValue(id); }
   std::vector<std::optional<int64_t>> strides_;
   std::vector<asmjit::a64::Gp> buffers_;
   std::vector<asmjit::a64::Gp> loop_vars_;
