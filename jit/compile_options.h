@@ -95,8 +95,8 @@ struct CompileOptions {
   // Fuse a reduce whose result is broadcast back along its reduced
   // dimensions with the loop that reads it (softmax, layer norm): one row
   // program per chain (passes/fuse.h, FuseOptions::row_fusion). Only on a
-  // target that lowers row programs (Target::HasRowPrograms: x86-64);
-  // ignored elsewhere.
+  // target that lowers row programs (Target::HasRowPrograms: x86-64 and
+  // AArch64); ignored elsewhere.
   bool row_fusion = true;
   // Serve a compile of a module compiled before in this process with the
   // same options from the compile cache (jit/compile_cache.h).

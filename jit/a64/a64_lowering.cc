@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/kernel/vector_forms.h"
 
@@ -22,6 +21,9 @@ namespace {
 // Loop-invariant values kept in registers across a vector loop (of 32
 // vector registers; asmjit spills beyond what fits).
 constexpr int kHoistBudget = 20;
+// Row programs: at most this many bytes of row scratch for carried values
+// (PlanCarries), so that they stay in L1/L2 with the row.
+constexpr int64_t kMaxCarryBytes = int64_t{48} << 10;
 
 }  // namespace
 
@@ -80,11 +82,15 @@ bool KernelLowering::VectorizableOps(const std::vector<bool>& include,
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
     const KOp& op = program_.ops[i];
-    if (IsIndexOp(op.kind) || !include[i]) continue;
+    if (!include[i]) continue;
+    // An index value is scalar code computed outside the vector loop, so it
+    // must not move along it.
+    if (IsIndexValue(static_cast<int>(i)) && strides[i] != 0) return false;
+    if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     // Values from outside (computed before the loop) are broadcast.
     for (int operand : {op.a, op.b, op.c}) {
-      if (operand < 0 || inside[operand] || IsIndexOp(program_.ops[operand].kind)) continue;
+      if (operand < 0 || inside[operand] || ScalarOnly(operand)) continue;
       if (!lanes.Add(program_.ops[operand].type)) return false;
     }
     if (!HasVectorAccess(op, strides)) return false;
@@ -201,14 +207,15 @@ bool KernelLowering::RowVectorizable() {
       row_combiner_[op.imm] = update.opcode;
       continue;
     }
-    if (op.kind == KOpKind::kStore) return false;
     // Only the combiners read accumulators (checked at their writes: their
     // accumulator operand has no other use, their other operand reads none).
     for (int operand : {op.a, op.b, op.c}) {
       if (operand >= 0 && reads_acc[operand] && !combiners[id]) return false;
     }
-    row_body_[id] = !IsIndexOp(op.kind);
+    row_body_[id] = !ScalarOnly(static_cast<int>(id));
   }
+  // A row program's passes all run the row strategy; a pass that only
+  // stores (no accumulator) runs its elements in the same loop shape.
   if (row_combiner_.empty()) return false;
   // Every accumulator read must feed its combiner.
   for (size_t id = 0; id < program_.ops.size(); ++id) {
@@ -243,14 +250,11 @@ absl::Status KernelLowering::Emit(int* lanes) {
   func->setArg(2, end_);
 
   XJIT_RETURN_IF_ERROR(ValidateProgram(program_));
-  // Row programs with several passes over the reduced elements are x86-64
-  // only (the fusion pass forms them only for targets that say so).
-  if (ComputePhases(program_).count > 1) {
-    return absl::UnimplementedError(
-        absl::StrCat("kernel ", program_.name, ": several passes over a row (a64)"));
-  }
-  levels_ = OpLevels(program_);
+  index_value_ = IndexValueOps(program_);
+  levels_ = OpLevels(program_, index_value_);
   sections_ = OpSections(program_);
+  phases_ = ComputePhases(program_);
+  in_pass_.assign(program_.ops.size(), true);
   strides_ = InnerStrides(program_);
   vals_.assign(program_.ops.size(), Val());
   hoisted_.assign(program_.ops.size(), false);
@@ -261,10 +265,13 @@ absl::Status KernelLowering::Emit(int* lanes) {
     buffers_.push_back(pointer);
   }
   vectorize_ = Vectorizable();
-  column_ = !vectorize_ && ColumnVectorizable();
+  // The column strategy runs one pass over the reduced elements per group
+  // of outputs; row programs need several.
+  column_ = !vectorize_ && phases_.count == 1 && ColumnVectorizable();
   row_ = !vectorize_ && !column_ && RowVectorizable();
   if (!vectorize_ && !row_ && !column_) lanes_ = 1;
   *lanes = lanes_;
+  PlanCarries();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -360,12 +367,14 @@ absl::Status KernelLowering::Hoist(int level) {
   int budget = kHoistBudget;
   for (size_t id = 0; id < program_.ops.size() && budget > 0; ++id) {
     const KOp& op = program_.ops[id];
-    if (levels_[id] != level || IsIndexOp(op.kind) || op.kind == KOpKind::kStore) continue;
+    if (levels_[id] != level || ScalarOnly(static_cast<int>(id)) || op.kind == KOpKind::kStore) {
+      continue;
+    }
     if (strides_[id] != 0) continue;
     bool ready = true;
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0) continue;
-      const bool outer_index = IsIndexOp(program_.ops[operand].kind) && levels_[operand] < level;
+      const bool outer_index = ScalarOnly(operand) && levels_[operand] < level;
       ready = ready && (outer_index || hoisted_[operand]);
     }
     if (!ready) continue;
@@ -395,8 +404,132 @@ absl::Status KernelLowering::EmitSectionAtLevel(int level, KSection section) {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level || sections_[id] != section) continue;
     if (program_.ops[id].kind == KOpKind::kAccWrite) continue;
+    if (section == KSection::kBody && !in_pass_[id]) continue;
+    if (section == KSection::kPost && phases_.stage[id] != pass_ + 1) continue;
+    if (section == KSection::kBody) {
+      XJIT_RETURN_IF_ERROR(EmitBodyOp(static_cast<int>(id), block_mode_));
+      continue;
+    }
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), block_mode_));
   }
+  return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitBodyOp(int id, Mode mode) {
+  if (!carry_pass_.empty() && carry_pass_[id] >= 0 && carry_pass_[id] != pass_) {
+    return EmitCarry(id, mode, /*store=*/false);
+  }
+  XJIT_RETURN_IF_ERROR(EmitOp(id, mode));
+  if (!carry_pass_.empty() && carry_pass_[id] == pass_) {
+    return EmitCarry(id, mode, /*store=*/true);
+  }
+  return absl::OkStatus();
+}
+
+void KernelLowering::PlanCarries() {
+  carry_pass_.clear();
+  carry_base_.clear();
+  const size_t n = program_.ops.size();
+  if (phases_.count < 2 || !row_ || program_.reduction_loops != 1) return;
+  const int64_t extent = program_.loop_extents.back();
+  std::vector<int> carried(n, -1);
+  std::vector<int> computed_in(n, -1);  // The first pass computing each op.
+  std::vector<int64_t> offset(n, 0);
+  int64_t bytes = 0;
+  for (int p = 0; p < phases_.count; ++p) {
+    std::vector<bool> in = phases_.InPass(program_, p, &carried);
+    if (p > 0) {
+      // Values earlier passes computed that an operation new in this pass
+      // reads: carry those whose own computation is worth a store and a
+      // load (four or more operations not carried themselves).
+      std::vector<bool> frontier(n, false);
+      for (size_t u = 0; u < n; ++u) {
+        if (!in[u] || computed_in[u] >= 0) continue;
+        const KOp& op = program_.ops[u];
+        for (int v : {op.a, op.b, op.c}) {
+          if (v >= 0 && in[v] && computed_in[v] >= 0 && sections_[v] == KSection::kBody &&
+              carried[v] < 0) {
+            frontier[v] = true;
+          }
+        }
+      }
+      bool added = false;
+      for (size_t v = 0; v < n; ++v) {
+        if (!frontier[v]) continue;
+        const KOp& op = program_.ops[v];
+        if ((op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
+            op.kind == KOpKind::kLoad || op.kind == KOpKind::kConst ||
+            op.kind == KOpKind::kAccRead) {
+          continue;
+        }
+        // The value operations v's computation needs in its pass.
+        std::vector<bool> need(n, false);
+        need[v] = true;
+        int cost = 0;
+        for (size_t i = v + 1; i-- > 0;) {
+          if (!need[i]) continue;
+          if (!ScalarOnly(static_cast<int>(i))) ++cost;
+          if (i != v && carried[i] >= 0) continue;
+          for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
+            if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
+          }
+        }
+        const int64_t width = op.type == ElementType::kF64 ? 8 : 4;
+        if (cost < 4 || bytes + extent * width > kMaxCarryBytes) continue;
+        carried[v] = computed_in[v];
+        offset[v] = bytes;
+        bytes += (extent * width + 63) / 64 * 64;
+        added = true;
+      }
+      if (added) in = phases_.InPass(program_, p, &carried);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (in[i] && computed_in[i] < 0) computed_in[i] = p;
+    }
+  }
+  if (bytes == 0) return;
+  carry_pass_ = std::move(carried);
+  // One base register per carried value (their offsets exceed what load
+  // and store immediates encode), set once for the whole kernel.
+  const arm64::Mem scratch = cc_.newStack(static_cast<uint32_t>(bytes), 16);
+  Gp base = NewGp();
+  cc_.loadAddressOf(base, scratch);
+  for (size_t id = 0; id < n; ++id) {
+    if (carry_pass_[id] < 0) continue;
+    Gp at = NewGp();
+    MovImm(at, static_cast<uint64_t>(offset[id]));
+    cc_.add(at, at, base);
+    carry_base_[static_cast<int>(id)] = at;
+  }
+}
+
+absl::Status KernelLowering::EmitCarry(int id, Mode mode, bool store) {
+  const bool f64 = program_.ops[id].type == ElementType::kF64;
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  Gp address = NewGp();
+  cc_.add(address, carry_base_.at(id), loop_vars_[inner], Imm(arm64::lsl(f64 ? 3 : 2)));
+  mode_ = mode;
+  if (store) {
+    if (!vals_[id].in_vec) return absl::InternalError("carried value not in a vector register");
+    const Vec v = vals_[id].vec;
+    if (mode == Mode::kVector) {
+      cc_.str(v.q(), arm64::ptr(address));
+    } else if (f64) {
+      cc_.str(v.d(), arm64::ptr(address));
+    } else {
+      cc_.str(v.s(), arm64::ptr(address));
+    }
+    return absl::OkStatus();
+  }
+  Vec v = NewVec();
+  if (mode == Mode::kVector) {
+    cc_.ldr(v.q(), arm64::ptr(address));
+  } else if (f64) {
+    cc_.ldr(v.d(), arm64::ptr(address));
+  } else {
+    cc_.ldr(v.s(), arm64::ptr(address));
+  }
+  SetVec(id, v);
   return absl::OkStatus();
 }
 
@@ -438,8 +571,21 @@ absl::Status KernelLowering::EmitColumnLoop(size_t level) {
 absl::Status KernelLowering::EmitElementBlock() {
   const int level = program_.output_loops() - 1;
   XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(level, KSection::kPre));
-  XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1));
-  return EmitSectionAtLevel(level, KSection::kPost);
+  return EmitPasses();
+}
+
+absl::Status KernelLowering::EmitPasses() {
+  const int level = program_.output_loops() - 1;
+  for (pass_ = 0; pass_ < phases_.count; ++pass_) {
+    if (phases_.count > 1) {
+      in_pass_ = phases_.InPass(program_, pass_, carry_pass_.empty() ? nullptr : &carry_pass_);
+    }
+    XJIT_RETURN_IF_ERROR(EmitReductionLoops(static_cast<size_t>(level) + 1));
+    XJIT_RETURN_IF_ERROR(EmitSectionAtLevel(level, KSection::kPost));
+  }
+  pass_ = 0;
+  in_pass_.assign(program_.ops.size(), true);
+  return absl::OkStatus();
 }
 
 absl::Status KernelLowering::EmitReductionLoops(size_t level) {
@@ -499,6 +645,44 @@ absl::Status KernelLowering::CombineScalar(Opcode opcode, ElementType type, cons
   return absl::OkStatus();
 }
 
+absl::Status KernelLowering::CombineVector(Opcode opcode, ElementType type, Vec acc, Vec x) {
+  mode_ = Mode::kVector;
+  if (type == ElementType::kF32 || type == ElementType::kF64) {
+    const bool f64 = type == ElementType::kF64;
+    switch (opcode) {
+      case Opcode::kAdd: cc_.fadd(F(acc, f64), F(acc, f64), F(x, f64)); break;
+      case Opcode::kMultiply: cc_.fmul(F(acc, f64), F(acc, f64), F(x, f64)); break;
+      // fmax/fmin: XLA's maximum and minimum exactly (see FloatBinary).
+      case Opcode::kMaximum: cc_.fmax(F(acc, f64), F(acc, f64), F(x, f64)); break;
+      case Opcode::kMinimum: cc_.fmin(F(acc, f64), F(acc, f64), F(x, f64)); break;
+      default: return absl::InternalError("not a float reduction combiner");
+    }
+    return absl::OkStatus();
+  }
+  const int w = lane_bits_;
+  const bool is_signed = IsSignedInteger(type);
+  switch (opcode) {
+    case Opcode::kAdd: cc_.add(I(acc, w), I(acc, w), I(x, w)); break;
+    case Opcode::kAnd: cc_.and_(acc.b16(), acc.b16(), x.b16()); break;
+    case Opcode::kOr: cc_.orr(acc.b16(), acc.b16(), x.b16()); break;
+    case Opcode::kXor: cc_.eor(acc.b16(), acc.b16(), x.b16()); break;
+    case Opcode::kMultiply:
+      if (w == 64) {
+        cc_.mov(acc.b16(), Multiply64(acc, x).b16());
+      } else {
+        cc_.mul(I(acc, w), I(acc, w), I(x, w));
+      }
+      break;
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      cc_.mov(acc.b16(), IntMaxMin(opcode == Opcode::kMaximum, is_signed, acc, x).b16());
+      break;
+    default:
+      return absl::InternalError("not an integer reduction combiner");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KernelLowering::EmitRowReduction(size_t level) {
   const int inner = static_cast<int>(level);
   const int64_t extent = program_.loop_extents[level];
@@ -508,17 +692,17 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
   loop_vars_[level] = i;
   cc_.mov(i, arm64::xzr);
   // Values from before the loop, broadcast (their scalar values are put
-  // back for the tail); vector accumulators at the identity.
+  // back for the tail).
   mode_ = Mode::kVector;
   const std::vector<Val> scalar_vals = vals_;
   std::vector<bool> broadcast(program_.ops.size(), false);
   for (size_t id = 0; id < program_.ops.size(); ++id) {
-    if (!row_body_[id]) continue;
+    if (!row_body_[id] || !in_pass_[id]) continue;
     const KOp& op = program_.ops[id];
     for (int operand : {op.a, op.b, op.c}) {
       if (operand < 0 || row_body_[operand] || broadcast[operand]) continue;
       const KOp& source = program_.ops[operand];
-      if (IsIndexOp(source.kind) || source.kind == KOpKind::kAccRead) continue;
+      if (ScalarOnly(operand) || source.kind == KOpKind::kAccRead) continue;
       const Val v = scalar_vals[operand];
       Vec d;
       if (v.in_vec) {
@@ -540,43 +724,110 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
       broadcast[operand] = true;
     }
   }
+  // The slots this pass accumulates (all of them in a one-pass program).
   absl::flat_hash_map<int64_t, ElementType> slot_types;
-  for (const KOp& op : program_.ops) {
-    if (op.kind == KOpKind::kAccWrite) slot_types[op.imm] = op.type;
-  }
-  row_accs_.clear();
-  for (const auto& [slot, opcode] : row_combiner_) {
-    row_accs_[slot] = ConstVec(w, ReductionIdentityBits(opcode, slot_types.at(slot)));
-  }
-  Gp end = NewGp();
-  MovImm(end, static_cast<uint64_t>(vector_end));
-  Label head = cc_.newLabel();
-  cc_.bind(head);
-  mode_ = Mode::kVector;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
-    if (levels_[id] != inner || sections_[id] != KSection::kBody) continue;
     const KOp& op = program_.ops[id];
-    if (op.kind == KOpKind::kAccWrite) continue;
-    if (op.kind == KOpKind::kAccRead) {
-      vals_[id].vec = row_accs_.at(op.imm);
-      vals_[id].in_vec = true;
-      continue;
-    }
-    XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+    if (op.kind == KOpKind::kAccWrite && in_pass_[id]) slot_types[op.imm] = op.type;
   }
-  for (const KOp& op : program_.ops) {
+  std::vector<std::pair<int64_t, Opcode>> combiners;
+  for (const auto& [slot, opcode] : row_combiner_) {
+    if (slot_types.contains(slot)) combiners.push_back({slot, opcode});
+  }
+  std::sort(combiners.begin(), combiners.end());
+  // The combining operation of each slot of this pass (by op id) and the
+  // value it combines.
+  absl::flat_hash_map<int, std::pair<int64_t, int>> combiner_ops;
+  int body_ops = 0;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    const KOp& op = program_.ops[id];
+    if (!in_pass_[id] || levels_[id] != inner || sections_[id] != KSection::kBody) continue;
+    if (!ScalarOnly(static_cast<int>(id))) ++body_ops;
     if (op.kind != KOpKind::kAccWrite) continue;
-    cc_.mov(row_accs_.at(op.imm).b16(), vals_[op.a].vec.b16());
+    const KOp& update = program_.ops[op.a];
+    const bool a_acc = program_.ops[update.a].kind == KOpKind::kAccRead;
+    combiner_ops[op.a] = {op.imm, a_acc ? update.b : update.a};
   }
-  cc_.add(i, i, lanes_);
-  cc_.cmp(i, end);
-  cc_.b_lt(head);
+  // Independent partial accumulators hide the combining operation's
+  // latency (fadd 2-4 cycles, a loop-carried chain); fewer for large
+  // bodies, which have enough independent work (and use more registers).
+  const int unroll = body_ops <= 24 ? 4 : body_ops <= 80 ? 2 : 1;
+  const int64_t step = int64_t{unroll} * lanes_;
+  const int64_t main_end = extent / step * step;
+  std::vector<absl::flat_hash_map<int64_t, Vec>> partial(static_cast<size_t>(unroll));
+  for (const auto& [slot, opcode] : combiners) {
+    for (int u = 0; u < unroll; ++u) {
+      partial[u][slot] = ConstVec(w, ReductionIdentityBits(opcode, slot_types.at(slot)));
+    }
+  }
+  // `copies` consecutive vectors from i, copy u into partial[u]; each
+  // combining operation writes its accumulator in place (no copy).
+  auto vector_iteration = [&](int copies) -> absl::Status {
+    for (int u = 0; u < copies; ++u) {
+      Gp iu = i;
+      if (u > 0) {
+        iu = NewGp();
+        cc_.add(iu, i, u * lanes_);
+      }
+      loop_vars_[level] = iu;
+      row_accs_ = partial[u];
+      mode_ = Mode::kVector;
+      for (size_t id = 0; id < program_.ops.size(); ++id) {
+        if (levels_[id] != inner || sections_[id] != KSection::kBody || !in_pass_[id]) continue;
+        const KOp& op = program_.ops[id];
+        if (op.kind == KOpKind::kAccWrite) continue;
+        if (op.kind == KOpKind::kAccRead) {
+          vals_[id].vec = row_accs_.at(op.imm);
+          vals_[id].in_vec = true;
+          continue;
+        }
+        if (auto it = combiner_ops.find(static_cast<int>(id)); it != combiner_ops.end()) {
+          const auto& [slot, x] = it->second;
+          XJIT_RETURN_IF_ERROR(CombineVector(op.opcode, op.type, row_accs_.at(slot), vals_[x].vec));
+          SetVec(static_cast<int>(id), row_accs_.at(slot));
+          continue;
+        }
+        XJIT_RETURN_IF_ERROR(EmitBodyOp(static_cast<int>(id), Mode::kVector));
+      }
+    }
+    loop_vars_[level] = i;
+    return absl::OkStatus();
+  };
+  if (main_end > 0) {
+    Gp end = NewGp();
+    MovImm(end, static_cast<uint64_t>(main_end));
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(vector_iteration(unroll));
+    cc_.add(i, i, step);
+    cc_.cmp(i, end);
+    cc_.b_lt(head);
+  }
+  if (vector_end > main_end) {
+    Gp end = NewGp();
+    MovImm(end, static_cast<uint64_t>(vector_end));
+    Label head = cc_.newLabel();
+    cc_.bind(head);
+    XJIT_RETURN_IF_ERROR(vector_iteration(1));
+    cc_.add(i, i, lanes_);
+    cc_.cmp(i, end);
+    cc_.b_lt(head);
+  }
+  // The partials into partial[0], in order.
+  mode_ = Mode::kVector;
+  for (const auto& [slot, opcode] : combiners) {
+    for (int u = 1; u < unroll; ++u) {
+      XJIT_RETURN_IF_ERROR(
+          CombineVector(opcode, slot_types.at(slot), partial[0].at(slot), partial[u].at(slot)));
+    }
+  }
+  row_accs_ = partial[0];
   // Fold each vector accumulator lane by lane into its scalar accumulator.
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (broadcast[id]) vals_[id] = scalar_vals[id];
   }
   mode_ = Mode::kScalar;
-  for (const auto& [slot, opcode] : row_combiner_) {
+  for (const auto& [slot, opcode] : combiners) {
     const ElementType type = slot_types.at(slot);
     const Vec v = row_accs_.at(slot);
     auto lane = [&](int k) {
@@ -601,11 +852,11 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
       }
       return x;
     };
-    Val partial = lane(0);
+    Val folded = lane(0);
     for (int k = 1; k < lanes_; ++k) {
-      XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, lane(k), &partial));
+      XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, lane(k), &folded));
     }
-    XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, partial, &accs_.at(slot)));
+    XJIT_RETURN_IF_ERROR(CombineScalar(opcode, type, folded, &accs_.at(slot)));
   }
   // The scalar tail.
   if (vector_end < extent) {
@@ -632,7 +883,7 @@ absl::Status KernelLowering::EmitAccumulatorWrites() {
   std::vector<Pending> pending;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     const KOp& op = program_.ops[id];
-    if (op.kind != KOpKind::kAccWrite) continue;
+    if (op.kind != KOpKind::kAccWrite || !in_pass_[id]) continue;
     Val source = vals_[op.a];
     if (source.in_vec && !accs_.at(op.imm).in_vec) {
       source = Val{AsRaw16(op.a, op.type), Vec(), false};  // f16/bf16: raw bits.
@@ -709,6 +960,13 @@ absl::Status KernelLowering::EmitAccOp(int id) {
 
 absl::Status KernelLowering::EmitOp(int id, Mode mode) {
   const KOp& op = program_.ops[id];
+  if (mode == Mode::kVector && IsIndexValue(id)) {
+    // The same for every lane: scalar code, read as an index.
+    mode_ = Mode::kScalar;
+    const absl::Status status = EmitScalarValueOp(id);
+    mode_ = Mode::kVector;
+    return status;
+  }
   if (IsIndexOp(op.kind)) {
     EmitIndexOp(id);
     return absl::OkStatus();

@@ -40,11 +40,39 @@
 // reduced elements at once in vector accumulators starting at the
 // operation's identity, folded lane by lane into the scalar accumulator
 // before the scalar tail (a reassociation XLA allows for reductions, as the
-// x86-64 target's "row" strategy). Tried first, as on x86-64, is the
+// x86-64 target's "row" strategy). Its main loop is unrolled with one
+// independent partial accumulator per copy (4 copies, 2 for bodies of
+// more than 24 operations, 1 beyond 80), combined in order after the loop,
+// so that the combining operation's latency does not bound the loop; each
+// combining operation writes its accumulator's register in place. Tried first, as on x86-64, is the
 // "column" strategy: when every operation has vector code along the
 // innermost output loop, `lanes` output elements run together, each lane an
 // accumulator visiting its reduced elements in program order (results
 // identical to the scalar code's). Other reductions run as scalar loops.
+//
+// Row programs with several passes over the reduced elements
+// (kernel_program.h, ProgramPhases: softmax, layer norm) run, per output
+// element, the kPre operations, then each pass's reduction loops (only the
+// body operations, accumulator writes and body stores of that pass),
+// followed by the kPost operations of the next stage, as on x86-64. A pass
+// uses the row strategy above (its body vectorised along the innermost
+// reduction loop, body stores as vector stores, the per-row values it
+// reads broadcast to every lane) when every body operation has vector
+// code, else scalar code; never the column strategy. A pass that makes no
+// reduction (the quotient of softmax, the scaled output of layer norm)
+// just runs its elements. With the row strategy and one reduction loop, an
+// expensive value that a later pass needs again (softmax's exp(x - max),
+// read by the sum and by the quotient) is carried, as on x86-64: stored
+// into a row-sized stack scratch (at most 48 KB, so it stays in L1/L2 with
+// the row) by the pass that first computes it and loaded by the later
+// passes (PlanCarries). The same bits either way.
+//
+// Index values (kernel_program.h, IndexValueOps: a dynamic-slice's start
+// index loaded from a buffer, clamped, perhaps computed in s32 first) are
+// scalar code in both representations, placed like index operations at the
+// outermost loop their operands allow; a loop vectorises when they are
+// invariant along it (the start loaded and clamped once, before it, and the
+// slice read as an ordinary stride-1 access), as on x86-64.
 //
 // Complex math without component code calls its helper
 // (jit/kernel/complex_calls.h) per element, scalar code only. f16/bf16 have no
@@ -104,6 +132,10 @@ class KernelLowering {
   absl::Status EmitLoops(size_t level);
   absl::Status EmitInnerLoop(size_t level);
   absl::Status EmitElementBlock();
+  // The passes of the element block's reduction loops, each followed by
+  // the kPost operations it made computable (one pass: the loops, then
+  // kPost).
+  absl::Status EmitPasses();
   // The innermost output loop of a column-vectorised reduction.
   absl::Status EmitColumnLoop(size_t level);
   absl::Status EmitReductionLoops(size_t level);
@@ -113,6 +145,10 @@ class KernelLowering {
   absl::Status EmitRowReduction(size_t level);
   // acc = opcode(acc, x) on scalar values of `type` (for folding).
   absl::Status CombineScalar(Opcode opcode, ElementType type, const Val& x, Val* acc);
+  // acc = opcode(acc, x) on vectors of `type`, written into acc's register
+  // (a loop-carried accumulator needs no copy).
+  absl::Status CombineVector(Opcode opcode, ElementType type, asmjit::a64::Vec acc,
+                             asmjit::a64::Vec x);
   absl::Status EmitAccumulatorWrites();
   absl::Status EmitAccOp(int id);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
@@ -195,11 +231,36 @@ class KernelLowering {
   const KernelProgram& program_;
   std::vector<int> levels_;
   std::vector<KSection> sections_;
+  // IndexValueOps: value operations that only compute indices (a loaded
+  // dynamic-slice start, its clamp), scalar code placed like index
+  // operations; a loop vectorises when they are invariant along it.
+  std::vector<bool> index_value_;
+  bool IsIndexValue(int id) const { return index_value_[id]; }
+  // Index operations and index values: scalar code in both modes.
+  bool ScalarOnly(int id) const { return IsIndexOp(program_.ops[id].kind) || IsIndexValue(id); }
   std::vector<std::optional<int64_t>> strides_;
   std::vector<asmjit::a64::Gp> buffers_;
   std::vector<asmjit::a64::Gp> loop_vars_;
   asmjit::a64::Gp begin_;
   asmjit::a64::Gp end_;
+  // Row programs (kernel_program.h, ProgramPhases): the passes, the one
+  // being emitted, and which body operations it runs (all of them when
+  // there is one pass).
+  ProgramPhases phases_;
+  int pass_ = 0;
+  std::vector<bool> in_pass_;
+  // Carried values (PlanCarries): by op, the pass that computes and stores
+  // it into the row scratch (-1: recomputed where needed; empty: nothing
+  // carried), and the address of its part of the scratch.
+  std::vector<int> carry_pass_;
+  absl::flat_hash_map<int, asmjit::a64::Gp> carry_base_;
+  void PlanCarries();
+  // Stores (`store`) or loads carried value `id` at the current element of
+  // the innermost reduction loop, `lanes_` of them in vector mode.
+  absl::Status EmitCarry(int id, Mode mode, bool store);
+  // Emits body operation `id` of the current pass in `mode`: computed, then
+  // stored if this pass carries it, or loaded if an earlier pass did.
+  absl::Status EmitBodyOp(int id, Mode mode);
   std::vector<Val> vals_;
   absl::flat_hash_map<int64_t, Val> accs_;
   // The imaginary parts of kCall results, by the kCall's id.

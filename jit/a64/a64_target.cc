@@ -36,8 +36,8 @@ class A64Target : public Target {
 
   // fmadd/fmla are part of every AArch64 CPU.
   bool HasFusedMultiplyAdd() const override { return true; }
-  // Row programs with several passes over a row are lowered by x86-64 only.
-  bool HasRowPrograms() const override { return false; }
+  // Row programs: several passes over a row (a64_lowering.h).
+  bool HasRowPrograms() const override { return true; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;
