@@ -31,8 +31,12 @@ def main():
 
     tests = introspect('--tests')
     # What the build produces: a test's argument that is a folder of the
-    # build (a fuzzer's --crash-dir) is not a target.
-    outputs = {os.path.abspath(f) for t in introspect('--targets') for f in t['filename']}
+    # build (a fuzzer's --crash-dir) is not a target. A test's `depends`
+    # are target ids (a module the test loads, say libxjit_mpi.so): their
+    # files count too.
+    all_targets = introspect('--targets')
+    outputs = {os.path.abspath(f) for t in all_targets for f in t['filename']}
+    files_of = {t['id']: t['filename'] for t in all_targets}
     root = os.path.abspath(args.build)
     selected = 0
     targets = set()
@@ -41,7 +45,8 @@ def main():
         if (args.suite or args.name) and not (suites & set(args.suite) or test['name'] in args.name):
             continue
         selected += 1
-        for path in test['cmd'] + [d for d in test.get('depends', []) if isinstance(d, str)]:
+        depends = [f for d in test.get('depends', []) for f in files_of.get(d, [d])]
+        for path in test['cmd'] + depends:
             path = os.path.abspath(path)
             if path in outputs and path.startswith(root + os.sep):
                 targets.add(os.path.relpath(path, root))
