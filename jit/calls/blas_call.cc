@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "ir/status_macros.h"
@@ -23,13 +24,10 @@ struct BlasCall {
 
 void RunDotCall(const void* call, void* const* buffers, void* scratch) {
   const auto& dot = *static_cast<const BlasCall<runtime::blas::DotPlan>*>(call);
-  if (runtime::blas::IsTinyBlasCall(dot.plan)) {
-    // Single-threaded in OpenBLAS whatever its setting: no scope (a mutex
-    // and two OpenBLAS calls, a tenth of a small solver's run).
-    runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
-    return;
-  }
-  runtime::blas::ScopedBlasThreads threads(dot.plan.blas_threads);
+  // A tiny call runs single-threaded in OpenBLAS whatever its setting: no
+  // scope (a mutex and two OpenBLAS calls, a tenth of a small solver's run).
+  std::optional<runtime::blas::ScopedBlasThreads> threads;
+  if (!runtime::blas::IsTinyBlasCall(dot.plan)) threads.emplace(dot.plan.blas_threads);
   runtime::blas::RunDot(dot.plan, buffers[0], buffers[1], buffers[2], scratch, dot.threads);
 }
 
