@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/hlo_text/parser.h"
@@ -223,6 +224,40 @@ TEST(FuseTest, LongChainSplitsIntoFusions) {
   const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
   EXPECT_GE(fusions, 8);
   EXPECT_GE(fused, 1000);
+}
+
+// Copies whose names collide in a grown body (sources named like the body's
+// parameters, a cheap producer copied into the same body twice) keep their
+// sources' names while the body grows; the pass ends with every name in
+// every computation unique and the parameters named param_<i>.
+TEST(FuseTest, CollidingCopyNamesEndUnique) {
+  auto module = Parse(R"(
+HloModule collide
+ENTRY e {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  param_1 = f32[8] add(a, b)
+  param_0 = f32[8] multiply(param_1, a)
+  c = f32[] constant(2)
+  k = f32[8] broadcast(c), dimensions={}
+  x = f32[8] add(param_0, k)
+  y = f32[8] multiply(x, k)
+  param_2 = f32[8] subtract(y, param_1)
+  ROOT z = f32[8] maximum(param_2, k)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
+  EXPECT_EQ(fusions, 1);
+  EXPECT_GE(fused, 8);
+  for (const auto& computation : module->computations()) {
+    const std::vector<std::string> names = Names(*computation);
+    const absl::flat_hash_set<std::string> distinct(names.begin(), names.end());
+    EXPECT_EQ(distinct.size(), names.size()) << PrintModule(*module);
+  }
 }
 
 }  // namespace
