@@ -715,14 +715,20 @@ class ExecutableBuilder {
     }
   }
 
+  EmitTarget emit_target() const {
+    EmitTarget target;
+    target.gathers = target_ != nullptr && target_->HasGathers();
+    return target;
+  }
+
   absl::Status AddKernel(const Instruction& instruction, const std::vector<int>& outputs) {
     if (outputs.size() == 1 && ConcatenateParts(instruction) > 1 &&
         AddConcatenateParts(instruction, outputs[0]).ok()) {
       return absl::OkStatus();
     }
     absl::StatusOr<KernelSpec> kernel = instruction.opcode() == Opcode::kFusion
-                                            ? EmitFusionKernel(instruction)
-                                            : EmitInstructionKernel(instruction);
+                                            ? EmitFusionKernel(instruction, -1, emit_target())
+                                            : EmitInstructionKernel(instruction, emit_target());
     if (!kernel.ok() && instruction.opcode() == Opcode::kFusion && outputs.size() > 1) {
       // One loop nest cannot make every output (outputs of different
       // dimensions): one kernel per output, if each can be made.
@@ -787,7 +793,7 @@ class ExecutableBuilder {
     std::vector<KernelSpec> kernels;
     std::vector<std::vector<int>> inputs;
     for (size_t k = 0; k < n; ++k) {
-      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitFusionKernel(fusion, static_cast<int>(k)));
+      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitFusionKernel(fusion, static_cast<int>(k), emit_target()));
       XJIT_ASSIGN_OR_RETURN(std::vector<int> slots, KernelInputSlots(fusion, kernel));
       kernels.push_back(std::move(kernel));
       inputs.push_back(std::move(slots));

@@ -61,6 +61,12 @@ class Target {
   // FuseOptions::row_fusion). The driver asks fusion for row fusions only
   // then, so a target without them never sees one.
   virtual bool HasRowPrograms() const { return false; }
+  // Whether Lower vectorises a loop whose loads are not all affine along it
+  // by computing their positions lane by lane and gathering
+  // (jit/kernel/lane_positions.h). The emitter then merges a short minor
+  // dimension into the loop even where that breaks affinity (a broadcast
+  // along it); a target without gathers keeps the separate loops.
+  virtual bool HasGathers() const { return false; }
   // Owns the memory of every kernel lowered so far; kernels stay valid while
   // a reference is held.
   virtual std::shared_ptr<const void> code_owner() const = 0;

@@ -22,6 +22,7 @@
 #include "ir/status_macros.h"
 #include "jit/kernel/complex_calls.h"
 #include "jit/kernel/element_emitter.h"
+#include "jit/kernel/lane_positions.h"
 #include "jit/kernel/minifloat_codec.h"
 #include "jit/kernel/program_builder.h"
 #include "passes/rewrite_util.h"
@@ -86,6 +87,11 @@ Index MergedLoopNest(const Shape& output, int64_t merged, ProgramBuilder* builde
 // a few vectors per row leave the vector loop's setup and the scalar tail a
 // large share of the work (threefry's [n, 4] counters ran 1 lane).
 constexpr int64_t kCollapseBelow = 64;
+// Merged loops whose positions are not affine (gathers) only when the
+// innermost loop is shorter than this: too short for one vector of 32-bit
+// lanes, so the separate loops run scalar anyway, while a longer row keeps
+// its contiguous vector loads (a gather moves about one element a cycle).
+constexpr int64_t kGatherBelow = 8;
 // Merging stops once the merged loop has this many iterations.
 constexpr int64_t kCollapseUntil = 4096;
 
@@ -997,17 +1003,24 @@ namespace {
 // kept when all its index arithmetic is affine in the merged loop
 // (AffineAlongInnermost): then every access moves by a constant step
 // along it, so it vectorises wherever the separate loops did, over the
-// whole merged extent instead of a few elements per row. Every element
-// still runs the same operations, so results are unchanged.
+// whole merged extent instead of a few elements per row. For a target with
+// gathers it is also kept when the positions that are not affine can be
+// computed lane by lane (GatherableAlongInnermost: a broadcast along the
+// merged dimensions) and the innermost loop is shorter than kGatherBelow.
+// Every element still runs the same operations, so results are unchanged.
 template <typename Emit>
-absl::StatusOr<KernelSpec> WithMergedLoops(Emit emit) {
+absl::StatusOr<KernelSpec> WithMergedLoops(EmitTarget target, Emit emit) {
   bool ran_loop = false;
   XJIT_ASSIGN_OR_RETURN(KernelSpec spec, emit(0, &ran_loop));
   if (!ran_loop) return spec;
   const int64_t levels = CollapsedLevels(spec.program);
   if (levels < 2) return spec;
   absl::StatusOr<KernelSpec> merged = emit(levels, &ran_loop);
-  if (merged.ok() && AffineAlongInnermost(merged->program)) return merged;
+  if (merged.ok() && (AffineAlongInnermost(merged->program) ||
+                      (target.gathers && spec.program.loop_extents.back() < kGatherBelow &&
+                       GatherableAlongInnermost(merged->program)))) {
+    return merged;
+  }
   return spec;
 }
 
@@ -1112,14 +1125,16 @@ absl::StatusOr<KernelSpec> EmitFusionKernelWith(const Instruction& fusion, int o
 
 }  // namespace
 
-absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction) {
-  return WithMergedLoops([&](int64_t merged_levels, bool* ran_loop) {
+absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction,
+                                                 EmitTarget target) {
+  return WithMergedLoops(target, [&](int64_t merged_levels, bool* ran_loop) {
     return EmitInstructionKernelWith(instruction, merged_levels, ran_loop);
   });
 }
 
-absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output) {
-  return WithMergedLoops([&](int64_t merged_levels, bool* ran_loop) {
+absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output,
+                                            EmitTarget target) {
+  return WithMergedLoops(target, [&](int64_t merged_levels, bool* ran_loop) {
     return EmitFusionKernelWith(fusion, only_output, merged_levels, ran_loop);
   });
 }

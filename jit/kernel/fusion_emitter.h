@@ -63,8 +63,17 @@ struct KernelSpec {
   bool outputs_start_as_operands = false;
 };
 
+// What the target lowering a kernel can do, for the emitter's choices.
+struct EmitTarget {
+  // Target::HasGathers: a merged loop nest whose positions are not affine
+  // along the merged loop is kept when the target can gather them
+  // (GatherableAlongInnermost, jit/kernel/lane_positions.h).
+  bool gathers = false;
+};
+
 // The kernel computing `instruction` alone from its operands.
-absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction);
+absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction,
+                                                 EmitTarget target = {});
 
 // The kernel of a loop or input fusion instruction (opcode kFusion, kind
 // kLoop or kInput): its fused computation's parameter k reads the fusion's
@@ -73,7 +82,8 @@ absl::StatusOr<KernelSpec> EmitInstructionKernel(const Instruction& instruction)
 // `only_output` of the fusion's value): how the driver runs a multi-output
 // fusion whose outputs one loop nest cannot produce together (outputs of
 // different dimensions), as one kernel per output.
-absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output = -1);
+absl::StatusOr<KernelSpec> EmitFusionKernel(const Instruction& fusion, int only_output = -1,
+                                            EmitTarget target = {});
 
 // A loop fusion whose root is a concatenate along the output's minor-most
 // dimension (of size > 1) selects between its operands inside the inner

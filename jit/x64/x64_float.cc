@@ -1009,6 +1009,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
   const int w = WidthIndex(width);
   switch (op.kind) {
     case KOpKind::kLoad: {
+      // Not 0 or 1 outside tiled loops: positions computed per lane.
+      if (tile_level_ < 0 && strides_[op.a] != 0 && strides_[op.a] != 1) {
+        return EmitLaneGather(id);
+      }
       const bool uniform = strides_[op.a] == 0;
       if (!uniform && strides_[op.a] != 1) return EmitGather(id);  // Tiled loops.
       if (IsHalf(op.type)) {  // Widened into f32 lanes (x64_half.cc).

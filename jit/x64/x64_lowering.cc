@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "jit/kernel/lane_positions.h"
 #include "jit/kernel/vector_forms.h"
 #include "jit/kernel/vector_math.h"
 #include "jit/x64/x64_math_routines.h"
@@ -145,7 +146,10 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (IsIndexValue(static_cast<int>(i)) && strides[i] != 0) return false;
     if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
-    if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides)) return false;
+    if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides) &&
+        !(&strides == &strides_ && LaneGatherable(op))) {
+      return false;
+    }
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kSelect:
@@ -391,7 +395,9 @@ absl::Status KernelLowering::Emit(int* lanes) {
   };
   PlanTiling();
   if (program_.reduction_loops == 0) {
+    if (tile_level_ < 0) lane_index_ = LaneIndexOps(program_, strides_);
     vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
+    if (!vectorize_) lane_index_.clear();
     if (!vectorize_ && PlanGuardedLoads()) {
       vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
       if (!vectorize_) {

@@ -455,6 +455,23 @@ class KernelLowering {
   // tiled loops: live across them, so never the register of a gather's
   // destination).
   asmjit::x86::Vec StrideOffsets(int64_t stride);
+  // ---- Gathers at positions computed per lane (x64_lane_gather.cc) ----
+  // Whether the load `op`, whose position is not affine along the innermost
+  // loop, has vector code as a gather at positions computed lane by lane
+  // (jit/kernel/lane_positions.h): AVX2 or AVX-512, 32- or 64-bit lanes,
+  // the plain inner-loop strategy (lane_index_ set), no tiling.
+  bool LaneGatherable(const KOp& op) const;
+  absl::Status EmitLaneGather(int id);
+  // Index operation `id`'s values in the current vector iteration, one
+  // dword per lane (LaneIndexOps says which operations have them).
+  asmjit::x86::Vec LaneIndices(int id);
+  // A gather of 32-bit (or, `wide`, 64-bit) elements at the VSIB address
+  // `m`, every lane enabled (also the strided gathers of tiled loops).
+  asmjit::x86::Vec GatherAll(const asmjit::x86::Mem& m, bool wide);
+  // LaneIndexOps over strides_ while the inner-loop strategy is planned or
+  // chosen; empty otherwise (no lane gathers).
+  std::vector<bool> lane_index_;
+
   // The outer loop of the tiled pair (-1: not tiled) and its block length.
   int tile_level_ = -1;
   int64_t tile_rows_ = 1;

@@ -47,6 +47,7 @@ class X64Target : public Target {
   bool HasNativeScale() const override { return features_.avx512; }
   bool HasOutOfLineMath() const override { return true; }
   bool HasRowPrograms() const override { return true; }
+  bool HasGathers() const override { return features_.avx2; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;

@@ -142,7 +142,11 @@ absl::Status KernelLowering::EmitGather(int id) {
   }
   auto it = stride_offsets_.find(*strides_[op.a]);
   if (it == stride_offsets_.end()) return absl::InternalError("gather without its lane offsets");
-  const x86::Mem m = x86::ptr(base, it->second, __builtin_ctz(bytes));
+  SetVec(id, GatherAll(x86::ptr(base, it->second, __builtin_ctz(bytes)), wide));
+  return absl::OkStatus();
+}
+
+x86::Vec KernelLowering::GatherAll(const x86::Mem& m, bool wide) {
   x86::Vec v = NewVec();
   if (features_.avx512) {
     // Every lane enabled; the gather clears the mask as it goes.
@@ -156,8 +160,7 @@ absl::Status KernelLowering::EmitGather(int id) {
     cc_.vpxor(v, v, v);
     cc_.emit(wide ? Inst::kIdVgatherdpd : Inst::kIdVgatherdps, v, m, mask);
   }
-  SetVec(id, v);
-  return absl::OkStatus();
+  return v;
 }
 
 absl::Status KernelLowering::EmitScatter(int id) {

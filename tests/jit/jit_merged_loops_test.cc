@@ -7,8 +7,9 @@
 // has: inner extents 1 to 63 (vector tails), size-0 and size-1 dimensions,
 // rank 3, another layout, broadcasts and iotas that keep the loops apart,
 // every lane width, f32 edge values (NaN, Inf, -0 from RandomLiteral), and
-// counters whose arithmetic would wrap (left to the value code). On x86-64
-// the merged forms must vectorise.
+// counters whose arithmetic would wrap (left to the value code), and, with
+// gathers, broadcasts along a row shorter than a vector and strided loads. On
+// x86-64 the merged forms must vectorise.
 #include <string>
 #include <vector>
 
@@ -173,6 +174,61 @@ TEST_P(JitMergedLoops, AccessesThatKeepLoopsApart) {
   Check(ModuleText({"f32[37,5]"}, {"a = f32[185] reshape(p0)", "b = f32[185] sqrt(a)",
                                    "r = f32[37,5] reshape(b)"}),
         true);
+}
+
+// With gathers (AVX2, AVX-512), a row shorter than a vector is merged even
+// where a broadcast along it makes positions non-affine: a per-row key
+// broadcast along [rows, 2] (dimensions={0}: position m / 2) or a per-column
+// one (dimensions={1}: m % 2), their lanes gathered at positions computed
+// lane by lane (jit/kernel/lane_positions.h). Widths whose division is not
+// a power of two, and SSE4.1 (no gathers), keep the loops apart; both must
+// still match the evaluator.
+TEST_P(JitMergedLoops, BroadcastsAlongShortRowsGather) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (const std::string type : {"u32", "f32", "s64", "f64"}) {
+    for (int64_t cols : {2, 3, 4}) {
+      for (int64_t rows : {0, 1, 5, 37, 300}) {
+        for (int dim : {0, 1}) {
+          SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " dimensions={", dim, "}"));
+          const std::string s = type + Dims(rows, cols);
+          const std::string key = absl::StrCat(type, "[", dim == 0 ? rows : cols, "]");
+          const std::string op = type[0] == 'f' ? "multiply" : "xor";
+          const bool vector = gathers && (cols & (cols - 1)) == 0 && rows * cols >= 64;
+          Check(ModuleText({s, key}, {absl::StrCat("b = ", s, " broadcast(p1), dimensions={", dim,
+                                                   "}"),
+                                      absl::StrCat("x = ", s, " ", op, "(p0, b)"),
+                                      absl::StrCat("r = ", s, " add(x, b)")}),
+                vector);
+        }
+      }
+    }
+  }
+}
+
+// A load whose position moves by a constant other than 0 or 1 (a strided
+// slice, a reverse) outside tiled loops: a gather at positions computed per
+// lane where the instruction set has one, scalar code on SSE4.1.
+TEST_P(JitMergedLoops, StridedLoadsGather) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (const std::string type : {"s32", "f32", "u64", "f64"}) {
+    for (int64_t n : {0, 1, 7, 100, 257}) {
+      for (int64_t stride : {2, 3}) {
+        SCOPED_TRACE(absl::StrCat(type, "[", n, "] stride ", stride));
+        const std::string in = absl::StrCat(type, "[", n * stride, "]");
+        const std::string out = absl::StrCat(type, "[", n, "]");
+        Check(ModuleText({in, out},
+                         {absl::StrCat("a = ", out, " slice(p0), slice={[0:", n * stride, ":",
+                                       stride, "]}"),
+                          absl::StrCat("r = ", out, " add(a, p1)")}),
+              gathers && n >= 16);
+      }
+      SCOPED_TRACE(absl::StrCat(type, "[", n, "] reversed"));
+      const std::string s = absl::StrCat(type, "[", n, "]");
+      Check(ModuleText({s, s}, {absl::StrCat("a = ", s, " reverse(p0), dimensions={0}"),
+                                absl::StrCat("r = ", s, " subtract(a, p1)")}),
+            gathers && n >= 16);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitMergedLoops, ::testing::ValuesIn(HostIsas()),
