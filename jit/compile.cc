@@ -793,7 +793,8 @@ class ExecutableBuilder {
     std::vector<KernelSpec> kernels;
     std::vector<std::vector<int>> inputs;
     for (size_t k = 0; k < n; ++k) {
-      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel, EmitFusionKernel(fusion, static_cast<int>(k), emit_target()));
+      XJIT_ASSIGN_OR_RETURN(KernelSpec kernel,
+                            EmitFusionKernel(fusion, static_cast<int>(k), emit_target()));
       XJIT_ASSIGN_OR_RETURN(std::vector<int> slots, KernelInputSlots(fusion, kernel));
       kernels.push_back(std::move(kernel));
       inputs.push_back(std::move(slots));

@@ -80,7 +80,9 @@ x86::Vec KernelLowering::LaneIndices(int id) {
 
 absl::Status KernelLowering::EmitLaneGather(int id) {
   const KOp& op = program_.ops[id];
-  if (!LaneGatherable(op)) return absl::InternalError("a load with no vector form reached vector code");
+  if (!LaneGatherable(op)) {
+    return absl::InternalError("a load with no vector form reached vector code");
+  }
   const bool wide = BitWidth(op.type) == 64;
   const x86::Vec indices = LaneIndices(op.a);
   SetVec(id, GatherAll(x86::ptr(buffers_[op.imm], indices, wide ? 3 : 2), wide));
