@@ -140,6 +140,9 @@ std::string KernelProgram::ToString() const {
       default:
         break;
     }
+    if (op.origin >= 0 && op.origin < static_cast<int>(origins.size())) {
+      absl::StrAppend(&line, "  ; ", origins[op.origin]);
+    }
     absl::StrAppend(&out, line, "\n");
   }
   return out;
