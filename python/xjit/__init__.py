@@ -38,13 +38,19 @@ import os
 import re
 import threading
 
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
 import numpy as np
+
+# What a call returns (and out= takes): an array, or a tuple of arrays for a
+# tuple result.
+Results = Union[np.ndarray, Tuple[np.ndarray, ...]]
 
 __all__ = ["Error", "Executable", "MpiCommunicator", "compile", "library_path",
            "register_custom_call", "unregister_custom_call", "version"]
 
 
-def version():
+def version() -> str:
     """The version of the loaded libxjit.so ("MAJOR.MINOR.PATCH")."""
     return _library().xjit_version().decode()
 
@@ -63,13 +69,13 @@ def __getattr__(name):
 class Error(RuntimeError):
     """An error status from libxjit: `code` is its name ("INVALID_ARGUMENT", ...)."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
 
 
-def library_path():
+def library_path() -> str:
     """The libxjit.so this module loads (see the module's docstring)."""
     explicit = os.environ.get("XJIT_LIBRARY")
     if explicit:
@@ -472,7 +478,7 @@ class Executable:
         self.result_is_tuple = bool(lib.xjit_shape_is_tuple(full))
         lib.xjit_shape_free(full)
 
-    def describe(self):
+    def describe(self) -> str:
         """What the compile produced (the C API's xjit_executable_describe):
         the backend, a line per kernel, library call and interpreted step
         (each ~100x slower than compiled code), and the summary counts."""
@@ -558,7 +564,7 @@ class Executable:
         sizes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in arrays])
         return pointers, sizes
 
-    def __call__(self, *args, out=None):
+    def __call__(self, *args: Any, out: Optional[Results] = None) -> Results:
         """Runs the module. out: None (new arrays are returned), or an array
         (a tuple or list of arrays for a tuple result) that receives the
         results, of each result's dtype and shape; it is returned. A result
@@ -572,7 +578,8 @@ class Executable:
                                 result_pointers, result_sizes, len(outputs)))
         return finish()
 
-    def execute_replicated(self, replica_args, out=None):
+    def execute_replicated(self, replica_args: Sequence[Sequence[Any]],
+                           out: Optional[Sequence[Results]] = None) -> List[Results]:
         """Runs len(replica_args) in-process replicas at once, one thread
         each (replica r gets replica_args[r], a tuple of its arguments;
         collectives meet between them: docs/replicas.md). Returns a list of
@@ -597,7 +604,8 @@ class Executable:
             result_tables[0][1], len(results[0][0])))
         return [finish() for _, finish in results]
 
-    def execute_mpi(self, communicator, *args, out=None):
+    def execute_mpi(self, communicator: "MpiCommunicator", *args: Any,
+                    out: Optional[Results] = None) -> Results:
         """Runs this rank's replica over MPI (every rank of the communicator
         calls it; docs/mpi.md); arguments and out= as for a call."""
         lib = _library()
@@ -625,7 +633,7 @@ class MpiCommunicator:
     libxjit.so loads its MPI transport (libxjit_mpi.so) on first use: an
     Error FAILED_PRECONDITION or UNIMPLEMENTED says why when it cannot."""
 
-    def __init__(self, comm, timeout=0.0):
+    def __init__(self, comm: Any, timeout: float = 0.0) -> None:
         lib = _library()
         handle = comm.py2f() if hasattr(comm, "py2f") else int(comm)
         communicator = ctypes.c_void_p()
@@ -639,20 +647,20 @@ class MpiCommunicator:
         return self._handle
 
     @property
-    def rank(self):
+    def rank(self) -> int:
         return _library().xjit_mpi_communicator_rank(self._live_handle())
 
     @property
-    def size(self):
+    def size(self) -> int:
         return _library().xjit_mpi_communicator_size(self._live_handle())
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the communicator (collective: every rank calls it)."""
         if self._handle is not None:
             _library().xjit_mpi_communicator_destroy(self._handle)
             self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> "MpiCommunicator":
         return self
 
     def __exit__(self, *exc):
@@ -755,7 +763,8 @@ _DISPATCH = FFI_HANDLER(_dispatch)
 _RELEASE = _FFI_RELEASE(_release)
 
 
-def register_custom_call(name, handler, user_data=None, backend_config=False):
+def register_custom_call(name: str, handler: Callable[..., Any], user_data: Optional[int] = None,
+                         backend_config: bool = False) -> None:
     """Registers `handler` process-wide as the typed FFI custom call `name`
     (custom_call_target="name"; replaces an earlier one of that name).
 
@@ -803,14 +812,16 @@ def register_custom_call(name, handler, user_data=None, backend_config=False):
         raise
 
 
-def unregister_custom_call(name):
+def unregister_custom_call(name: str) -> None:
     """Unregisters the FFI custom call `name` (executables compiled with it
     keep it; see register_custom_call)."""
     _check(_library().xjit_unregister_ffi_custom_call(name.encode()))
 
 
-def compile(hlo_text, threads=1, isa="auto", backend="jit", passes=True,
-            max_while_iterations=None, allow_downcast=False):
+def compile(hlo_text: Union[str, bytes], threads: int = 1, isa: str = "auto",
+            backend: str = "jit", passes: bool = True,
+            max_while_iterations: Optional[int] = None,
+            allow_downcast: bool = False) -> Executable:
     """Parses, verifies and compiles an HLO module; returns an Executable.
 
     threads: threads for large kernels and OpenBLAS calls of this executable;
