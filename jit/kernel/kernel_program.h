@@ -197,9 +197,11 @@ struct KernelProgram {
   int output_loops() const { return static_cast<int>(loop_extents.size()) - reduction_loops; }
   // The product of the output loops' extents.
   int64_t element_count() const;
-  // One operation per line, e.g. "%5 = f32 add %3 %4  ; multiply.2" (after
-  // "; " the HLO instruction the operation belongs to, where recorded).
-  std::string ToString() const;
+  // One operation per line, e.g. "%5 = f32 add %3 %4"; with `origins`,
+  // followed by "  ; " and the HLO instruction the operation belongs to,
+  // where recorded (the jitdump text and `xjit compile --dump`; golden
+  // programs leave it out).
+  std::string ToString(bool origins = false) const;
 };
 
 // For every operation: how its value moves when the innermost loop index
