@@ -16,13 +16,14 @@
 //   FNUZ (f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz): no inf, no -0 (a negative
 //     result that rounds to zero is +0); the single NaN is 0x80; overflow,
 //     +-inf and NaN give 0x80.
-//   f8e8m0fnu: unsigned powers of two 2^(e-127), 0xFF = NaN, no zero. +-0
-//     and positive values below 2^-127 give 2^-127 (code 0); negative
-//     numbers, NaN, +-inf and overflow give NaN. Everything else goes to the
-//     nearest power of two, a tie (1.5 * 2^k) to the even code. (ml_dtypes
-//     sends all of (2^-127, 1.5 * 2^-127] up to 2^-126, rounding there as for
-//     subnormals; nearest rounding is kept so that code 0 printed with two
-//     digits, "5.9e-39", reads back as code 0.)
+//   f8e8m0fnu: unsigned powers of two 2^(e-127), 0xFF = NaN, no zero. As
+//     XLA converts (its evaluator casts with ml_dtypes' float8_e8m0fnu,
+//     version 0.6 and later): +-0, negative numbers, NaN, +-inf and overflow
+//     give NaN; a value m * 2^u (1 <= m < 2) with u >= -126 rounds up when
+//     m >= 1.5 (ties away from zero: the significand's implicit 1 is the
+//     "odd" bit that round-to-nearest-even keeps), so 0.75 -> 1 and 3 -> 4;
+//     in [2^-127, 2^-126) exactly 2^-127 gives code 0 and anything above it
+//     2^-126 (code 1); every positive value below 2^-127 gives code 0.
 //   f4e2m1fn: no inf, no NaN. As in ml_dtypes (the reference XLA uses),
 //     overflow and +-inf saturate to +-6, and NaN becomes 0x8 (-0).
 #include "ir/float_format.h"
@@ -111,24 +112,16 @@ uint64_t OverflowBits(const Format& f, bool negative) {
 }
 
 uint64_t EncodeE8m0(double value) {
-  // Zero has no code: like every positive value below 2^-127 it takes the
-  // smallest one (ml_dtypes' saturating conversion, LLVM's APFloat).
-  if (value == 0) return 0x00;
-  if (std::isnan(value) || value < 0 || std::isinf(value)) return 0xFF;
+  // Zero has no code and the format no sign: both are NaN, as in XLA.
+  if (!(value > 0) || std::isinf(value)) return 0xFF;
   int e = 0;
   const double fraction = std::frexp(value, &e);  // value = fraction * 2^e, fraction in [0.5, 1)
-  int exponent = e - 1;                            // value = (2 * fraction) * 2^exponent
+  const int exponent = e - 1;                      // value = (2 * fraction) * 2^exponent
   const double significand = 2 * fraction;         // in [1, 2)
-  if (significand > 1.5) {
-    ++exponent;
-  } else if (significand == 1.5) {
-    // A tie: the even code wins (as the bit pattern's rounding would pick).
-    if (((exponent + 127) & 1) != 0) ++exponent;
-  }
-  const int code = exponent + 127;
-  if (code < 0) return 0;
-  if (code >= 255) return 0xFF;
-  return static_cast<uint64_t>(code);
+  if (exponent < -127) return 0;
+  if (exponent == -127) return significand > 1 ? 1 : 0;
+  const int code = exponent + 127 + (significand >= 1.5 ? 1 : 0);
+  return code >= 255 ? 0xFF : static_cast<uint64_t>(code);
 }
 
 uint64_t Encode(const Format& f, double value) {

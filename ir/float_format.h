@@ -5,15 +5,12 @@
 // families) produce NaN where they have one (saturation is the caller's
 // choice: see ConvertElementType in the evaluator). FNUZ types have no
 // negative zero (it becomes +0) and a single NaN (the bit pattern 0x80).
-// f8e8m0fnu (no zero, no sign; ml_dtypes' float8_e8m0fnu): +-0 and positive
-// values below 2^-127 give the smallest value 2^-127 (code 0x00), which is
-// what ml_dtypes' saturating conversion and LLVM's APFloat do for a format
-// without zero, and what StableHLO's reference interpreter expects of a 0.0
-// constant (ml_dtypes' default, non-saturating cast gives NaN for zero
-// instead). Negative values, NaN, +-inf and overflow (above 1.5 * 2^127) give
-// NaN (0xFF), as ml_dtypes' default cast does. Rounding is to the nearest
-// power of two, a tie (1.5 * 2^k) to the even code (ml_dtypes differs only in
-// (2^-127, 1.5 * 2^-127], which it sends to 2^-126; see float_format.cc).
+// f8e8m0fnu (no zero, no sign; ml_dtypes' float8_e8m0fnu) converts as XLA
+// does (ml_dtypes 0.6 and later): +-0, negative values, NaN, +-inf and
+// overflow give NaN (0xFF); other values go to a power of two, m * 2^u
+// (1 <= m < 2) to 2^(u+1) when m >= 1.5 (0.75 -> 1), and below 2^-126 to
+// 2^-127 (code 0) for values up to 2^-127 and to 2^-126 above it (see
+// float_format.cc).
 // f4e2m1fn has neither inf nor NaN: as ml_dtypes does, overflow and +-inf
 // saturate to +-6 and NaN becomes 0x8 (-0). NaN payloads of IEEE-like types
 // are kept (top bits), so every code round-trips bits -> double -> bits.

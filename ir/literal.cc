@@ -17,7 +17,8 @@
 // `{}`. Floats print as XLA's RoundTripFpToString does: f32 with 6 significant
 // digits, or 9 when 6 do not read back as the same float; f64 with 15, else
 // 17; every narrower type with its max_digits10 (f16 5, bf16 4, f8e4m3* and
-// f8e3m4 3, f8e5m2* 2, f8e8m0fnu 2, f4e2m1fn 2). NaN prints as `nan`/`-nan`
+// f8e3m4 3, f8e5m2* 2, f8e8m0fnu 2, f4e2m1fn 2; 17 where those digits would
+// read back as another value: f8e8m0fnu's 2^-127). NaN prints as `nan`/`-nan`
 // from its sign bit, followed for IEEE-like types by `(0x<payload>)` when the
 // mantissa is not the plain quiet NaN (only the top mantissa bit set).
 #include "ir/literal.h"
@@ -257,7 +258,14 @@ std::string FloatToText(ElementType type, uint64_t bits) {
   // max_digits10 = ceil(1 + digits * log10(2)), digits = mantissa bits + 1.
   const int digits = FloatMantissaBits(type) + 1;
   const int max_digits10 = static_cast<int>(std::ceil(1 + digits * std::log10(2.0)));
-  return absl::StrFormat("%.*g", max_digits10, value);
+  std::string text = absl::StrFormat("%.*g", max_digits10, value);
+  // Where those digits read back as another code (f8e8m0fnu's 2^-127 as
+  // "5.9e-39", which converts to 2^-126), 17 digits give the double exactly.
+  if (DoubleToFloatBits(type, std::strtod(text.c_str(), nullptr)) !=
+      DoubleToFloatBits(type, value)) {
+    text = absl::StrFormat("%.17g", value);
+  }
+  return text;
 }
 
 std::string ElementToText(ElementType type, RawElement raw) {

@@ -97,10 +97,11 @@ runtime::Step CopyStep(int source, int destination) {
 }
 
 // The text a kernel's jitdump line table refers to: its program (one line
-// per operation, KernelProgram::ToString) and, after it, the HLO instruction
-// it computes (with the fused computation of a fusion).
+// per operation, KernelProgram::ToString, each naming the HLO instruction it
+// belongs to) and, after it, the HLO instruction it computes (with the fused
+// computation of a fusion).
 std::string JitDumpSource(const KernelProgram& program, const Instruction& instruction) {
-  std::string text = absl::StrCat(program.ToString(), "\n# computes:\n",
+  std::string text = absl::StrCat(program.ToString(/*origins=*/true), "\n# computes:\n",
                                   PrintInstruction(instruction), "\n");
   if (instruction.opcode() == Opcode::kFusion && !instruction.called_computations().empty()) {
     absl::StrAppend(&text, PrintComputation(*instruction.called_computations()[0]));
@@ -942,7 +943,7 @@ class ExecutableBuilder {
     if (!options_.dump_dir.empty()) {
       std::ofstream file(std::filesystem::path(options_.dump_dir) /
                          absl::StrCat(spec_->name, ".", name, ".kernel.txt"));
-      file << kernel->program.ToString() << "\n" << lowered.asm_text;
+      file << kernel->program.ToString(/*origins=*/true) << "\n" << lowered.asm_text;
     }
     if (report_ != nullptr) {
       KernelInfo info;

@@ -1135,6 +1135,15 @@ absl::StatusOr<int> ElementEmitter::EmitMiniFloat(const Instruction& instr, cons
   if (IsElementwiseBinary(opcode) && instr.operand_count() == 2 && float_operands) {
     XJIT_ASSIGN_OR_RETURN(int x, operand(0));
     XJIT_ASSIGN_OR_RETURN(int y, operand(1));
+    if (type == ElementType::kF8E8M0FNU) {
+      // Products and quotients of f8e8m0fnu values span 2^-254 .. 2^254:
+      // f32 would flush the smallest to zero, which encodes as NaN, where
+      // the evaluator's double keeps them (code 0). f64 holds them all.
+      const int x64 = b_.Value(KOpKind::kConvert, ElementType::kF64, x);
+      const int y64 = b_.Value(KOpKind::kConvert, ElementType::kF64, y);
+      return codec.Encode(type, FBinary(opcode, ElementType::kF64, x64, y64), ElementType::kF64,
+                          true);
+    }
     return result(FBinary(opcode, compute, x, y));
   }
   return Unsupported(instr, "this operation on f8/f4 values");

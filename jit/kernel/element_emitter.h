@@ -85,7 +85,9 @@ class ElementEmitter {
       XJIT_RETURN_IF_ERROR(EmitChainOperands(instruction, index));
     }
     ++depth_;
+    const int outer_origin = b_.EnterOrigin(instruction);
     absl::StatusOr<int> value = EmitUncached(instruction, index);
+    b_.RestoreOrigin(outer_origin);
     --depth_;
     if (!value.ok()) return value.status();
     memo_[key] = *value;

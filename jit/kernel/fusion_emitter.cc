@@ -170,6 +170,9 @@ class KernelAssembler {
 
   // Emits the loops and stores of `outputs` (in output buffer order).
   absl::Status Run(const std::vector<OutputPlan>& outputs) {
+    // Loops, stores and the other operations of no one instruction belong
+    // to the kernel's (the element emitter names the rest: KOp::origin).
+    builder_.EnterOrigin(kernel_);
     for (const OutputPlan& output : outputs) {
       if (!IsKernelCompatibleShape(output.shape)) {
         return Unsupported(kernel_, absl::StrCat("unsupported result shape ",
@@ -221,7 +224,9 @@ class KernelAssembler {
     } else if (reduce == nullptr) {
       XJIT_RETURN_IF_ERROR(RunLoop(outputs));
     } else {
+      const int kernel_origin = builder_.EnterOrigin(*reduce);
       XJIT_RETURN_IF_ERROR(RunReduce(outputs, *reduce));
+      builder_.RestoreOrigin(kernel_origin);
     }
     if (builder_.mini_float_misuse()) {
       return Unsupported(kernel_, "an f8/f4 operation the emitter does not decode");

@@ -85,7 +85,7 @@ int64_t KernelProgram::element_count() const {
   return n;
 }
 
-std::string KernelProgram::ToString() const {
+std::string KernelProgram::ToString(bool with_origins) const {
   std::string out = absl::StrCat("kernel ", name, " loops [", absl::StrJoin(loop_extents, ","),
                                  "]");
   if (reduction_loops > 0) absl::StrAppend(&out, " (last ", reduction_loops, " reduce)");
@@ -139,6 +139,9 @@ std::string KernelProgram::ToString() const {
         break;
       default:
         break;
+    }
+    if (with_origins && op.origin >= 0 && op.origin < static_cast<int>(origins.size())) {
+      absl::StrAppend(&line, "  ; ", origins[op.origin]);
     }
     absl::StrAppend(&out, line, "\n");
   }

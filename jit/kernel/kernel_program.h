@@ -139,6 +139,14 @@ struct KOp {
   int b = -1;
   int c = -1;
   int64_t imm = 0;
+  // Provenance: the HLO instruction this operation computes part of, as an
+  // index into KernelProgram::origins (-1: none recorded). Every rewrite
+  // keeps it (a copied operation carries it; operations a rewrite creates in
+  // place of one take that one's), so that a profile of the kernel (jitdump,
+  // `perf annotate`) names the instruction of each line. Not part of an
+  // operation's identity: CSE shares operations of different origins (the
+  // first one's is kept).
+  int origin = -1;
 };
 
 bool IsIndexOp(KOpKind kind);
@@ -179,6 +187,8 @@ struct KernelProgram {
   std::vector<int64_t> loop_extents;
   int reduction_loops = 0;
   std::vector<KOp> ops;
+  // The names of the HLO instructions that KOp::origin indexes.
+  std::vector<std::string> origins;
 
   int output_buffer(int output = 0) const {
     return static_cast<int>(buffers.size()) - output_count + output;
@@ -187,8 +197,11 @@ struct KernelProgram {
   int output_loops() const { return static_cast<int>(loop_extents.size()) - reduction_loops; }
   // The product of the output loops' extents.
   int64_t element_count() const;
-  // One operation per line, e.g. "%5 = f32 add %3, %4".
-  std::string ToString() const;
+  // One operation per line, e.g. "%5 = f32 add %3 %4"; with `origins`,
+  // followed by "  ; " and the HLO instruction the operation belongs to,
+  // where recorded (the jitdump text and `xjit compile --dump`; golden
+  // programs leave it out).
+  std::string ToString(bool origins = false) const;
 };
 
 // For every operation: how its value moves when the innermost loop index

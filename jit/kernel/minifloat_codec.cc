@@ -195,34 +195,23 @@ int MiniFloatCodec::EncodeE8m0(int value, ElementType from) {
   const int a = Unary(KOpKind::kBitcast, u, from, value);
   const int negative = CmpConst(kNe, u, BinConst(Opcode::kShiftRightLogical, u, a, width - 1), 0);
   const int magnitude = BinConst(Opcode::kAnd, u, a, (uint64_t{1} << (width - 1)) - 1);
-  // The source's biased exponent rounded to nearest, ties to the even field.
-  const int odd =
-      BinConst(Opcode::kAnd, u, BinConst(Opcode::kShiftRightLogical, u, magnitude, mw), 1);
-  const int rounded =
-      BinConst(Opcode::kShiftRightLogical, u,
-               Bin(Opcode::kAdd, u,
-                   BinConst(Opcode::kAdd, u, magnitude, (uint64_t{1} << (mw - 1)) - 1), odd),
-               mw);
-  int code;
-  if (f64) {
-    // Field 896 is 2^-127 (code 0); below it everything gives code 0.
-    code = Select(u, CmpConst(kLe, u, rounded, 896), Int(u, 0),
-                  BinConst(Opcode::kSubtract, u, rounded, 896));
-  } else {
-    // f32 subnormals: below 2^-126 only values above 1.5 * 2^-127 round up.
-    const int small = Select(u, CmpConst(kGt, u, magnitude, 0x600000), Int(u, 1), Int(u, 0));
-    code = Select(u, CmpConst(kLt, u, magnitude, 0x800000), small, rounded);
-  }
+  // As XLA (ml_dtypes) converts: m * 2^u goes up a power of two when
+  // m >= 1.5, i.e. when the mantissa's top bit is set (the source's biased
+  // exponent plus that bit; inf and NaN land at or past 255).
+  const int rounded = BinConst(Opcode::kShiftRightLogical, u,
+                               BinConst(Opcode::kAdd, u, magnitude, uint64_t{1} << (mw - 1)), mw);
+  // The source's field of 2^-127 (f32: a subnormal's top mantissa bit).
+  const uint64_t tiny = f64 ? uint64_t{896} << mw : uint64_t{0x400000};
+  // Fields from 2^-126 up: the code is the rounded field re-biased. Below:
+  // 2^-127 and everything smaller give code 0, (2^-127, 2^-126) code 1.
+  const uint64_t normal = f64 ? uint64_t{897} << mw : uint64_t{0x800000};
+  const int below = Select(u, CmpConst(kGt, u, magnitude, tiny), Int(u, 1), Int(u, 0));
+  const int rebased = f64 ? BinConst(Opcode::kSubtract, u, rounded, 896) : rounded;
+  int code = Select(u, CmpConst(kGe, u, magnitude, normal), rebased, below);
   code = Select(u, CmpConst(kGe, u, code, 255), Int(u, 255), code);  // Overflow, inf, NaN.
-  const int nonzero = CmpConst(kNe, u, magnitude, 0);
-  KOp both;
-  both.kind = KOpKind::kBinary;
-  both.opcode = Opcode::kAnd;
-  both.type = ElementType::kPred;
-  both.operand_type = ElementType::kPred;
-  both.a = negative;
-  both.b = nonzero;
-  code = Select(u, add_(both), Int(u, 255), code);
+  // Zero (either sign) and negative numbers are NaN: the format has neither.
+  code = Select(u, CmpConst(kEq, u, magnitude, 0), Int(u, 255), code);
+  code = Select(u, negative, Int(u, 255), code);
   return Unary(KOpKind::kConvert, ElementType::kU8, u, code);
 }
 

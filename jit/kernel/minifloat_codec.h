@@ -12,8 +12,9 @@
 // Exactness against the evaluator (ir/float_format.h is the oracle):
 //   - Decode is exact: every mini-float value is an f32 (f8e8m0fnu's 2^-127
 //     as an f32 subnormal). NaN decodes to a quiet f32 NaN with the sign.
-//   - Encode rounds the f32 or f64 value once, to nearest even, with each
-//     format's overflow, NaN, -0 and saturation rules (see float_format.h).
+//   - Encode rounds the f32 or f64 value once, to nearest even (f8e8m0fnu:
+//     ties up, as XLA does), with each format's overflow, NaN, -0 and
+//     saturation rules (see float_format.h).
 //     The normal range rounds the source bits as an integer (adding half an
 //     ulp less one plus the kept low bit, then shifting); the subnormal range
 //     adds 2^(e_min - m + M) (M: the source's mantissa bits) in the source
@@ -23,7 +24,8 @@
 //     one rounding for +, -, *, /, sqrt (f32's 24 bits are at least 2p + 2
 //     for every mini-float precision p <= 5, so the double rounding is
 //     innocuous) and for the exact operations (max, min, abs, negate,
-//     floor, ceil, round, remainder, compare, clamp).
+//     floor, ceil, round, remainder, compare, clamp). f8e8m0fnu's binary
+//     operations are computed in f64: f32 flushes its smallest products.
 // NaN payloads are kept where the evaluator keeps them for an f32 or f64
 // source; tests treat every NaN as equal (tests/jit/jit_test_util.h).
 #ifndef XJIT_JIT_MINIFLOAT_CODEC_H_

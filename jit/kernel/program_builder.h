@@ -100,6 +100,7 @@ class ProgramBuilder {
   explicit ProgramBuilder(KernelProgram* program) : program_(program) {}
 
   int Add(KOp op) {
+    if (op.origin < 0) op.origin = origin_;
     MapMiniFloatTypes(&op);
     const auto key = std::make_tuple(op.kind, op.type, op.operand_type, op.opcode, op.direction,
                                      op.comparison, op.a, op.b, op.c, op.imm);
@@ -118,6 +119,18 @@ class ProgramBuilder {
     if (op.kind != KOpKind::kStore) cse_[key] = id;
     return id;
   }
+
+  // Provenance (KOp::origin): operations added from now on belong to
+  // `instruction`, until RestoreOrigin(the returned value) is called.
+  int EnterOrigin(const Instruction& instruction) {
+    const int previous = origin_;
+    auto [it, inserted] =
+        origin_ids_.try_emplace(&instruction, static_cast<int>(program_->origins.size()));
+    if (inserted) program_->origins.push_back(instruction.name());
+    origin_ = it->second;
+    return previous;
+  }
+  void RestoreOrigin(int previous) { origin_ = previous; }
 
   // Whether an operation on mini-float values reached the program other than
   // as raw bits (a bug the emitter reports as Unimplemented, never a wrong
@@ -361,6 +374,10 @@ class ProgramBuilder {
   }
 
   KernelProgram* program_;
+  // The origin of operations added now (-1: none) and each instruction's
+  // index in program_->origins.
+  int origin_ = -1;
+  absl::flat_hash_map<const Instruction*, int> origin_ids_;
   bool mini_float_misuse_ = false;
   std::vector<std::pair<int64_t, int64_t>> ranges_;
   // By operation: the loop levels it depends on, a bit each (levels from 63

@@ -974,7 +974,16 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
   std::map<Key, int> cse;
   MathBuilder b(&out, &cse, options.fused_multiply_add, options.native_scale);
   std::vector<int> renumber(program->ops.size(), -1);
+  // The operations an expansion creates take the expanded one's origin
+  // (KOp::origin): a profile names the instruction of every line.
+  size_t first_unnamed = 0;
+  auto name_new_ops = [&](int origin) {
+    for (; first_unnamed < out.size(); ++first_unnamed) {
+      if (out[first_unnamed].origin < 0) out[first_unnamed].origin = origin;
+    }
+  };
   for (size_t i = 0; i < program->ops.size(); ++i) {
+    name_new_ops(i == 0 ? -1 : program->ops[i - 1].origin);
     KOp op = program->ops[i];
     for (int* operand : {&op.a, &op.b, &op.c}) {
       if (*operand >= 0) *operand = renumber[*operand];
@@ -1032,6 +1041,7 @@ void ExpandMath(KernelProgram* program, const MathOptions& options) {
     if (type != compute) r = b.Convert(r, compute, type);
     renumber[i] = r;
   }
+  if (!program->ops.empty()) name_new_ops(program->ops.back().origin);
   program->ops = std::move(out);
   RemoveDeadOps(program);
 }

@@ -224,9 +224,10 @@ TEST(LiteralTest, NanText) {
 
 // f8e8m0fnu prints with two significant digits; every code's text must read
 // back (as the parser does: decimal to double, then to the type) as the same
-// code. Code 0 (2^-127) prints as 5.9e-39, a little above 2^-127.
+// code. Code 0 (2^-127) would print as 5.9e-39, a little above 2^-127, which
+// converts to 2^-126 (as in XLA): it prints with 17 digits.
 TEST(LiteralTest, F8E8M0FNUTextReadsBack) {
-  EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0x00u).ValueToString(), "5.9e-39");
+  EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0x00u).ValueToString(), "5.8774717541114375e-39");
   EXPECT_EQ(ScalarBits(T::kF8E8M0FNU, 0x7Fu).ValueToString(), "1");
   for (uint64_t code = 0; code < 256; ++code) {
     const std::string text = ScalarBits(T::kF8E8M0FNU, code).ValueToString();

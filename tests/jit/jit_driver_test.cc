@@ -5,6 +5,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -281,6 +286,89 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:fusion\n")) << text.str();
   EXPECT_TRUE(absl::StrContains(text.str(), " xjit:perfmod:body/fusion\n")) << text.str();
   std::remove(path.c_str());
+}
+
+// The jitdump line table (jit/code/jitdump.h) maps code to lines of the
+// kernel's program text; each operation line names the HLO instruction it
+// computes part of (issue 29: `perf annotate` showed program lines only),
+// through every rewrite: tanh's expansion into vector math included.
+TEST(JitDriver, JitDumpLinesNameTheirInstruction) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "only the x86-64 target records code offsets per operation";
+#endif
+  char dir_template[] = "/tmp/xjit_jitdump_test_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  ASSERT_NE(dir, nullptr);
+  setenv("XJIT_JITDUMP_DIR", dir, 1);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(R"(HloModule dumpmod
+ENTRY e {
+  a = f32[67] parameter(0)
+  b = f32[67] parameter(1)
+  m = f32[67] multiply(a, b)
+  t = f32[67] tanh(m)
+  ROOT r = f32[67] add(t, a)
+}
+)");
+  ASSERT_TRUE(module.ok());
+  CompileOptions options;
+  options.jitdump = true;
+  options.math = MathLowering::kInline;
+  ASSERT_TRUE(Compile(**module, options).ok());
+  unsetenv("XJIT_JITDUMP_DIR");
+  std::ifstream dump(absl::StrCat(dir, "/jit-", getpid(), ".dump"), std::ios::binary);
+  ASSERT_TRUE(dump.good());
+  const std::string bytes((std::istreambuf_iterator<char>(dump)), std::istreambuf_iterator<char>());
+  // The records (perf's jitdump format): a 40-byte file header, then per
+  // record u32 id, u32 size, u64 time; debug info (id 2) continues with u64
+  // address, u64 count and per entry u64 address, i32 line, i32
+  // discriminator and the text file's name.
+  auto read = [&](size_t at, auto value) {
+    std::memcpy(&value, bytes.data() + at, sizeof(value));
+    return value;
+  };
+  std::map<std::string, std::set<int>> lines;  // Text file -> lines the table names.
+  for (size_t at = 40; at + 16 <= bytes.size();) {
+    const uint32_t id = read(at, uint32_t{0});
+    const uint32_t size = read(at + 4, uint32_t{0});
+    ASSERT_GE(size, 16u);
+    if (id == 2) {
+      size_t entry = at + 32;
+      for (uint64_t k = 0, n = read(at + 24, uint64_t{0}); k < n; ++k) {
+        const int line = read(entry + 8, int32_t{0});
+        const std::string file(bytes.data() + entry + 16);
+        lines[file].insert(line);
+        entry += 16 + file.size() + 1;
+      }
+    }
+    at += size;
+  }
+  ASSERT_FALSE(lines.empty());
+  std::set<std::string> named;  // Instructions named on the lines the table points at.
+  for (const auto& [file, numbers] : lines) {
+    std::ifstream source(file);
+    std::vector<std::string> text;
+    for (std::string line; std::getline(source, line);) text.push_back(line);
+    for (int number : numbers) {
+      ASSERT_LE(number, static_cast<int>(text.size())) << file;
+      const std::string& line = text[number - 1];
+      if (!absl::StartsWith(line, "  %")) continue;  // The header (the prologue's code).
+      const size_t mark = line.find("  ; ");
+      ASSERT_NE(mark, std::string::npos) << "no instruction named: " << line;
+      named.insert(line.substr(mark + 4));
+    }
+    std::remove(file.c_str());
+  }
+  // Fusion may clone an instruction under its name with a suffix (m.1).
+  for (const std::string stem : {"m", "t", "r"}) {
+    bool found = false;
+    for (const std::string& name : named) {
+      found = found || name == stem || absl::StartsWith(name, stem + ".");
+    }
+    EXPECT_TRUE(found) << stem << " is on no line of the table";
+  }
+  std::remove(absl::StrCat(dir, "/jit-", getpid(), ".dump").c_str());
+  rmdir(absl::StrCat(dir, "/xjit-", getpid()).c_str());
+  rmdir(dir);
 }
 
 TEST(JitDriver, IsaNames) {

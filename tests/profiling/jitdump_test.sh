@@ -53,4 +53,7 @@ grep -qE '\b(v?movups|v?movaps|vmovdqu|movss|vmovss|ret)\b' "$work/annotate.txt"
   fail "perf annotate shows no instructions of $kernel"
 grep -qE '%[0-9]+ = f32 ' "$work/annotate.txt" ||
   fail "perf annotate shows no kernel program lines (JIT_CODE_DEBUG_INFO)"
+# Each program line names the HLO instruction it belongs to (issue 29).
+grep -qE '%[0-9]+ = f32 .*  ; [A-Za-z_]' "$work/annotate.txt" ||
+  fail "perf annotate's program lines name no HLO instruction"
 echo "jitdump_test: OK"

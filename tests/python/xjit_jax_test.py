@@ -269,6 +269,21 @@ class XjitJaxTest(unittest.TestCase):
         assert_trees_close(self, jitted(xn, y), jax.jit(step)(xn, y))
         self.assertTrue(np.isfinite(xn).all())
 
+    def test_sub_byte_integers(self):
+        # jnp.int4 / uint2 arrays (ml_dtypes' layout: low bits of a byte)
+        # against xjit's one sign-extended byte per element (issue 29).
+        def f(x, y, u):
+            return x + y, x * 2, u + u
+
+        x = jnp.array([-8, -1, 0, 7, 3], jnp.int4)
+        y = jnp.array([1, 1, 1, -8, 5], jnp.int4)
+        u = jnp.array([0, 1, 2, 3, 3], jnp.uint2)
+        got, want = xjit.jax.jit(f)(x, y, u), jax.jit(f)(x, y, u)
+        for g, w in zip(got, want):
+            self.assertEqual(g.dtype, w.dtype)
+            np.testing.assert_array_equal(np.asarray(g).astype(np.int8),
+                                          np.asarray(w).astype(np.int8))
+
     def test_cache_and_retrace(self):
         traces = []
 

@@ -138,6 +138,13 @@ class XjitTest(unittest.TestCase):
         self.assertIn("\ninterpreted steps: 0\n", text)
         self.assertIn("backend: interpreter", xjit.compile(LAYOUTS, backend="interpreter").describe())
 
+    def test_type_hints(self):
+        # Issue 29: the package had none.
+        import typing
+        self.assertIs(typing.get_type_hints(xjit.compile)["return"], xjit.Executable)
+        self.assertIn("out", typing.get_type_hints(xjit.Executable.__call__))
+        self.assertIs(typing.get_type_hints(xjit.version)["return"], str)
+
     def test_version(self):
         self.assertRegex(xjit.__version__, r"^\d+\.\d+\.\d+$")
         self.assertEqual(xjit.__version__, xjit.version())
