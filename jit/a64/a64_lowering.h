@@ -65,7 +65,8 @@
 // read by the sum and by the quotient) is carried, as on x86-64: stored
 // into a row-sized stack scratch (at most 48 KB, so it stays in L1/L2 with
 // the row) by the pass that first computes it and loaded by the later
-// passes (PlanCarries). The same bits either way.
+// passes (PlanCarries, with the planner it shares with x86-64:
+// jit/kernel/row_carries.h). The same bits either way.
 //
 // Index values (kernel_program.h, IndexValueOps: a dynamic-slice's start
 // index loaded from a buffer, clamped, perhaps computed in s32 first) are
