@@ -273,6 +273,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   if (!vectorize_ && !row_ && !column_) lanes_ = 1;
   *lanes = lanes_;
   PlanCarries();
+  PlanInPlace();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -344,7 +345,11 @@ absl::Status KernelLowering::EmitInnerLoop(size_t level) {
     XJIT_RETURN_IF_ERROR(Hoist(static_cast<int>(level)));
     Label head = cc_.newLabel();
     cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kVector));
+    in_place_ = true;
+    in_place_level_ = static_cast<int>(level);
+    const absl::Status body = EmitOpsAtLevel(static_cast<int>(level), Mode::kVector);
+    in_place_ = false;
+    XJIT_RETURN_IF_ERROR(body);
     cc_.add(i, i, lanes_);
     cc_.cmp(i, vector_end);
     cc_.b_lt(head);
@@ -361,6 +366,60 @@ absl::Status KernelLowering::EmitInnerLoop(size_t level) {
   cc_.b_lt(head);
   cc_.bind(done);
   return absl::OkStatus();
+}
+
+namespace {
+
+// Operations whose vector result is a new register, written by their own
+// instruction (so an in-place user may overwrite it once it dies).
+bool OwnVectorResult(const KOp& op) {
+  const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+  switch (op.kind) {
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kSelect:
+      return true;
+    case KOpKind::kLoad:
+      return !IsPred(op.type);
+    case KOpKind::kUnary: case KOpKind::kBinary:
+      return is_float;
+    case KOpKind::kCompare:
+      return op.operand_type == ElementType::kF32 || op.operand_type == ElementType::kF64;
+    default:
+      return false;
+  }
+}
+
+// Users whose vector value may be their operand's register itself.
+bool AliasingUser(const KOp& op) {
+  return op.kind == KOpKind::kBitcast || op.kind == KOpKind::kConvert;
+}
+
+}  // namespace
+
+void KernelLowering::PlanInPlace() {
+  const size_t n = program_.ops.size();
+  last_user_.assign(n, -1);
+  own_register_.assign(n, false);
+  if (!vectorize_) return;
+  std::vector<bool> aliased(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (ScalarOnly(static_cast<int>(id))) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || ScalarOnly(operand)) continue;
+      last_user_[operand] = static_cast<int>(id);
+      if (AliasingUser(op)) aliased[operand] = true;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    own_register_[id] = !aliased[id] && !ScalarOnly(static_cast<int>(id)) &&
+                        OwnVectorResult(program_.ops[id]);
+  }
+}
+
+bool KernelLowering::Killable(int operand, int user) const {
+  return in_place_ && mode_ == Mode::kVector && operand >= 0 && own_register_[operand] &&
+         last_user_[operand] == user && levels_[operand] == in_place_level_ &&
+         !hoisted_[operand] && vals_[operand].in_vec;
 }
 
 absl::Status KernelLowering::Hoist(int level) {
