@@ -399,7 +399,7 @@ void KernelLowering::PlanInPlace() {
   const size_t n = program_.ops.size();
   last_user_.assign(n, -1);
   own_register_.assign(n, false);
-  if (!vectorize_) return;
+  if (!vectorize_ && !row_) return;
   std::vector<bool> aliased(n, false);
   for (size_t id = 0; id < n; ++id) {
     const KOp& op = program_.ops[id];
@@ -788,11 +788,16 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
         }
         if (auto it = combiner_ops.find(static_cast<int>(id)); it != combiner_ops.end()) {
           const auto& [slot, x] = it->second;
+          own_register_[id] = false;  // Its value is the partial accumulator.
           XJIT_RETURN_IF_ERROR(CombineVector(op.opcode, op.type, row_accs_.at(slot), vals_[x].vec));
           SetVec(static_cast<int>(id), row_accs_.at(slot));
           continue;
         }
-        XJIT_RETURN_IF_ERROR(EmitBodyOp(static_cast<int>(id), Mode::kVector));
+        in_place_ = true;
+        in_place_level_ = inner;
+        const absl::Status emitted = EmitBodyOp(static_cast<int>(id), Mode::kVector);
+        in_place_ = false;
+        XJIT_RETURN_IF_ERROR(emitted);
       }
     }
     loop_vars_[level] = i;

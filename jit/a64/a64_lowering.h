@@ -276,11 +276,14 @@ class KernelLowering {
   // Destructive instructions in place (PlanInPlace): fmla accumulates into
   // its addend's register and bsl/bit/bif select into one operand's when
   // that value dies there, instead of copying it first. Only in the vector
-  // loop of an elementwise kernel (`in_place_` while it is emitted), where
-  // every operation at the loop's level runs once per iteration. By op: its
-  // last vector user (-1: none), and whether its vector value is a register
-  // of its own there (a result of its own instruction, never hoisted, never
-  // shared with another op's value by a bitcast or same-width convert).
+  // loop of an elementwise kernel and in each unrolled copy of a row
+  // reduction's vector loop (`in_place_` while they are emitted), where
+  // every operation at the loop's level runs once per iteration (per copy).
+  // By op: its last vector user (-1: none), and whether its vector value is
+  // a register of its own there (a result of its own instruction, never
+  // hoisted, never shared with another op's value by a bitcast or
+  // same-width convert, and not a row reduction's combining operation,
+  // whose value is its partial accumulator).
   std::vector<int> last_user_;
   std::vector<bool> own_register_;
   bool in_place_ = false;
