@@ -40,6 +40,7 @@ if ((${#tests[@]} == 0)); then
     jit_math_accuracy_test jit_random_test_1of2 jit_random_test_2of2 jit_reduce_test
     jit_remainder_test jit_sort_test jit_compile_cache_test jit_math_routines_test
     jit_int_vector_test jit_complex_test jit_row_fusion_test jit_dynamic_slice_test
+    jit_loops_test jit_loops_guarded models programs zoo linalg_models
     conformance capi_test capi_example xjit_cli npy
   )
 fi

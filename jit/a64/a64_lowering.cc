@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/status_macros.h"
+#include "jit/kernel/row_carries.h"
 #include "jit/kernel/vector_forms.h"
 
 namespace xjit::jit::a64 {
@@ -272,6 +273,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   if (!vectorize_ && !row_ && !column_) lanes_ = 1;
   *lanes = lanes_;
   PlanCarries();
+  PlanInPlace();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -343,7 +345,11 @@ absl::Status KernelLowering::EmitInnerLoop(size_t level) {
     XJIT_RETURN_IF_ERROR(Hoist(static_cast<int>(level)));
     Label head = cc_.newLabel();
     cc_.bind(head);
-    XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kVector));
+    in_place_ = true;
+    in_place_level_ = static_cast<int>(level);
+    const absl::Status body = EmitOpsAtLevel(static_cast<int>(level), Mode::kVector);
+    in_place_ = false;
+    XJIT_RETURN_IF_ERROR(body);
     cc_.add(i, i, lanes_);
     cc_.cmp(i, vector_end);
     cc_.b_lt(head);
@@ -360,6 +366,60 @@ absl::Status KernelLowering::EmitInnerLoop(size_t level) {
   cc_.b_lt(head);
   cc_.bind(done);
   return absl::OkStatus();
+}
+
+namespace {
+
+// Operations whose vector result is a new register, written by their own
+// instruction (so an in-place user may overwrite it once it dies).
+bool OwnVectorResult(const KOp& op) {
+  const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+  switch (op.kind) {
+    case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift: case KOpKind::kSelect:
+      return true;
+    case KOpKind::kLoad:
+      return !IsPred(op.type);
+    case KOpKind::kUnary: case KOpKind::kBinary:
+      return is_float;
+    case KOpKind::kCompare:
+      return op.operand_type == ElementType::kF32 || op.operand_type == ElementType::kF64;
+    default:
+      return false;
+  }
+}
+
+// Users whose vector value may be their operand's register itself.
+bool AliasingUser(const KOp& op) {
+  return op.kind == KOpKind::kBitcast || op.kind == KOpKind::kConvert;
+}
+
+}  // namespace
+
+void KernelLowering::PlanInPlace() {
+  const size_t n = program_.ops.size();
+  last_user_.assign(n, -1);
+  own_register_.assign(n, false);
+  if (!vectorize_ && !row_) return;
+  std::vector<bool> aliased(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (ScalarOnly(static_cast<int>(id))) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0 || ScalarOnly(operand)) continue;
+      last_user_[operand] = static_cast<int>(id);
+      if (AliasingUser(op)) aliased[operand] = true;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    own_register_[id] = !aliased[id] && !ScalarOnly(static_cast<int>(id)) &&
+                        OwnVectorResult(program_.ops[id]);
+  }
+}
+
+bool KernelLowering::Killable(int operand, int user) const {
+  return in_place_ && mode_ == Mode::kVector && operand >= 0 && own_register_[operand] &&
+         last_user_[operand] == user && levels_[operand] == in_place_level_ &&
+         !hoisted_[operand] && vals_[operand].in_vec;
 }
 
 absl::Status KernelLowering::Hoist(int level) {
@@ -429,75 +489,20 @@ absl::Status KernelLowering::EmitBodyOp(int id, Mode mode) {
 void KernelLowering::PlanCarries() {
   carry_pass_.clear();
   carry_base_.clear();
-  const size_t n = program_.ops.size();
-  if (phases_.count < 2 || !row_ || program_.reduction_loops != 1) return;
-  const int64_t extent = program_.loop_extents.back();
-  std::vector<int> carried(n, -1);
-  std::vector<int> computed_in(n, -1);  // The first pass computing each op.
-  std::vector<int64_t> offset(n, 0);
-  int64_t bytes = 0;
-  for (int p = 0; p < phases_.count; ++p) {
-    std::vector<bool> in = phases_.InPass(program_, p, &carried);
-    if (p > 0) {
-      // Values earlier passes computed that an operation new in this pass
-      // reads: carry those whose own computation is worth a store and a
-      // load (four or more operations not carried themselves).
-      std::vector<bool> frontier(n, false);
-      for (size_t u = 0; u < n; ++u) {
-        if (!in[u] || computed_in[u] >= 0) continue;
-        const KOp& op = program_.ops[u];
-        for (int v : {op.a, op.b, op.c}) {
-          if (v >= 0 && in[v] && computed_in[v] >= 0 && sections_[v] == KSection::kBody &&
-              carried[v] < 0) {
-            frontier[v] = true;
-          }
-        }
-      }
-      bool added = false;
-      for (size_t v = 0; v < n; ++v) {
-        if (!frontier[v]) continue;
-        const KOp& op = program_.ops[v];
-        if ((op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
-            op.kind == KOpKind::kLoad || op.kind == KOpKind::kConst ||
-            op.kind == KOpKind::kAccRead) {
-          continue;
-        }
-        // The value operations v's computation needs in its pass.
-        std::vector<bool> need(n, false);
-        need[v] = true;
-        int cost = 0;
-        for (size_t i = v + 1; i-- > 0;) {
-          if (!need[i]) continue;
-          if (!ScalarOnly(static_cast<int>(i))) ++cost;
-          if (i != v && carried[i] >= 0) continue;
-          for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
-            if (o >= 0 && sections_[o] == KSection::kBody) need[o] = true;
-          }
-        }
-        const int64_t width = op.type == ElementType::kF64 ? 8 : 4;
-        if (cost < 4 || bytes + extent * width > kMaxCarryBytes) continue;
-        carried[v] = computed_in[v];
-        offset[v] = bytes;
-        bytes += (extent * width + 63) / 64 * 64;
-        added = true;
-      }
-      if (added) in = phases_.InPass(program_, p, &carried);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (in[i] && computed_in[i] < 0) computed_in[i] = p;
-    }
-  }
-  if (bytes == 0) return;
-  carry_pass_ = std::move(carried);
+  if (!row_) return;
+  RowCarryPlan plan = PlanRowCarries(program_, phases_, sections_,
+                                     [this](int id) { return ScalarOnly(id); }, kMaxCarryBytes);
+  if (plan.bytes == 0) return;
+  carry_pass_ = std::move(plan.carried_from);
   // One base register per carried value (their offsets exceed what load
   // and store immediates encode), set once for the whole kernel.
-  const arm64::Mem scratch = cc_.newStack(static_cast<uint32_t>(bytes), 16);
+  const arm64::Mem scratch = cc_.newStack(static_cast<uint32_t>(plan.bytes), 16);
   Gp base = NewGp();
   cc_.loadAddressOf(base, scratch);
-  for (size_t id = 0; id < n; ++id) {
+  for (size_t id = 0; id < carry_pass_.size(); ++id) {
     if (carry_pass_[id] < 0) continue;
     Gp at = NewGp();
-    MovImm(at, static_cast<uint64_t>(offset[id]));
+    MovImm(at, static_cast<uint64_t>(plan.offset[id]));
     cc_.add(at, at, base);
     carry_base_[static_cast<int>(id)] = at;
   }
@@ -783,11 +788,16 @@ absl::Status KernelLowering::EmitRowReduction(size_t level) {
         }
         if (auto it = combiner_ops.find(static_cast<int>(id)); it != combiner_ops.end()) {
           const auto& [slot, x] = it->second;
+          own_register_[id] = false;  // Its value is the partial accumulator.
           XJIT_RETURN_IF_ERROR(CombineVector(op.opcode, op.type, row_accs_.at(slot), vals_[x].vec));
           SetVec(static_cast<int>(id), row_accs_.at(slot));
           continue;
         }
-        XJIT_RETURN_IF_ERROR(EmitBodyOp(static_cast<int>(id), Mode::kVector));
+        in_place_ = true;
+        in_place_level_ = inner;
+        const absl::Status emitted = EmitBodyOp(static_cast<int>(id), Mode::kVector);
+        in_place_ = false;
+        XJIT_RETURN_IF_ERROR(emitted);
       }
     }
     loop_vars_[level] = i;

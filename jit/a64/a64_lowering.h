@@ -65,7 +65,8 @@
 // read by the sum and by the quotient) is carried, as on x86-64: stored
 // into a row-sized stack scratch (at most 48 KB, so it stays in L1/L2 with
 // the row) by the pass that first computes it and loaded by the later
-// passes (PlanCarries). The same bits either way.
+// passes (PlanCarries, with the planner it shares with x86-64:
+// jit/kernel/row_carries.h). The same bits either way.
 //
 // Index values (kernel_program.h, IndexValueOps: a dynamic-slice's start
 // index loaded from a buffer, clamped, perhaps computed in s32 first) are
@@ -208,6 +209,9 @@ class KernelLowering {
   // mask ? if_true : if_false, bitwise.
   asmjit::a64::Vec Blend(asmjit::a64::Vec mask, asmjit::a64::Vec if_true,
                          asmjit::a64::Vec if_false);
+  // Blend for select op `id` (operands a: mask, b: if true, c: if false):
+  // in place into whichever operand dies there (bsl, bif, bit), else Blend.
+  asmjit::a64::Vec SelectInPlace(int id);
   // A constant: lane 0 in scalar mode, every lane in vector mode; `width`
   // bits per lane.
   asmjit::a64::Vec ConstVec(int width, uint64_t bits);
@@ -269,6 +273,24 @@ class KernelLowering {
   // vector values (see Hoist).
   std::vector<bool> hoisted_;
   std::vector<Val> hoisted_vals_;
+  // Destructive instructions in place (PlanInPlace): fmla accumulates into
+  // its addend's register and bsl/bit/bif select into one operand's when
+  // that value dies there, instead of copying it first. Only in the vector
+  // loop of an elementwise kernel and in each unrolled copy of a row
+  // reduction's vector loop (`in_place_` while they are emitted), where
+  // every operation at the loop's level runs once per iteration (per copy).
+  // By op: its last vector user (-1: none), and whether its vector value is
+  // a register of its own there (a result of its own instruction, never
+  // hoisted, never shared with another op's value by a bitcast or
+  // same-width convert, and not a row reduction's combining operation,
+  // whose value is its partial accumulator).
+  std::vector<int> last_user_;
+  std::vector<bool> own_register_;
+  bool in_place_ = false;
+  int in_place_level_ = -1;
+  void PlanInPlace();
+  // Whether `user` may overwrite `operand`'s register.
+  bool Killable(int operand, int user) const;
   // Row reductions: the body operations run in vector mode, and for each
   // accumulator slot the op combining it with the iteration's value.
   bool row_ = false;

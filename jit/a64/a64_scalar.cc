@@ -43,6 +43,21 @@ uint64_t WidthMask(int width) {
 
 Imm Cond(CondCode code) { return Imm(code); }
 
+// Makes `call` clobber x30 (the link register) for the register allocator.
+// asmjit's AArch64 calling convention (the 2022 revision xjit builds with;
+// asmjit issue #526, fixed upstream later) lists x30 among the registers a
+// callee preserves and leaves x30 allocatable, so a value that lives across
+// the call (a buffer pointer of the output loop) could stay in x30, which
+// `blr` overwrites with the return address: det_c128's complex-call kernel
+// read its second batch through the return address and gave NaN. With x30
+// clobbered the allocator spills such a value around the call. Harmless
+// where asmjit already gets this right.
+void ClobberLinkRegister(InvokeNode* call) {
+  CallConv& conv = const_cast<CallConv&>(call->detail().callConv());
+  conv.setPreservedRegs(RegGroup::kGp,
+                        conv.preservedRegs(RegGroup::kGp) & ~(RegMask{1} << 30));
+}
+
 // The fmod functions the remainder calls (exact, as the evaluator's).
 float FmodF32(float a, float b) { return std::fmod(a, b); }
 double FmodF64(double a, double b) { return std::fmod(a, b); }
@@ -661,6 +676,7 @@ absl::Status KernelLowering::EmitScalarCall(int id) {
   MovImm(target, reinterpret_cast<uint64_t>(fn));
   InvokeNode* call = nullptr;
   cc_.invoke(&call, target, FuncSignatureT<void, const void*, void*>(CallConvId::kHost));
+  ClobberLinkRegister(call);
   call->setArg(0, in_ptr);
   call->setArg(1, out_ptr);
   Vec re = NewVec();
@@ -680,11 +696,13 @@ Vec KernelLowering::FloatRemainder(bool f64, Vec a, Vec b) {
                      : reinterpret_cast<uint64_t>(&FmodF32));
   if (f64) {
     cc_.invoke(&call, target, FuncSignatureT<double, double, double>(CallConvId::kHost));
+    ClobberLinkRegister(call);
     call->setArg(0, a.d());
     call->setArg(1, b.d());
     call->setRet(0, r.d());
   } else {
     cc_.invoke(&call, target, FuncSignatureT<float, float, float>(CallConvId::kHost));
+    ClobberLinkRegister(call);
     call->setArg(0, a.s());
     call->setArg(1, b.s());
     call->setRet(0, r.s());

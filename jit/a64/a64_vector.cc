@@ -79,6 +79,26 @@ Vec KernelLowering::Blend(Vec mask, Vec if_true, Vec if_false) {
   return d;
 }
 
+Vec KernelLowering::SelectInPlace(int id) {
+  const KOp& op = program_.ops[id];
+  const Vec mask = vals_[op.a].vec;
+  const Vec if_true = vals_[op.b].vec;
+  const Vec if_false = vals_[op.c].vec;
+  if (Killable(op.a, id)) {  // mask = (mask & if_true) | (~mask & if_false)
+    cc_.bsl(mask.b16(), if_true.b16(), if_false.b16());
+    return mask;
+  }
+  if (Killable(op.c, id)) {  // if_false gets if_true's bits where mask is set.
+    cc_.bit(if_false.b16(), if_true.b16(), mask.b16());
+    return if_false;
+  }
+  if (Killable(op.b, id)) {  // if_true gets if_false's bits where mask is clear.
+    cc_.bif(if_true.b16(), if_false.b16(), mask.b16());
+    return if_true;
+  }
+  return Blend(mask, if_true, if_false);
+}
+
 // ---- Float operations (both representations) ----
 
 absl::Status KernelLowering::FloatUnary(Opcode opcode, bool f64, Vec x, Vec* out) {
@@ -145,11 +165,19 @@ absl::Status KernelLowering::EmitFloatPrimitive(int id) {
       SetVec(id, ConstVec(width, static_cast<uint64_t>(op.imm)));
       return absl::OkStatus();
     case KOpKind::kFma: {
-      Vec d = NewVec();
+      Vec d;
       if (mode_ == Mode::kVector) {
-        cc_.mov(d.b16(), vals_[op.c].vec.b16());
+        // fmla accumulates into its destination: the addend's own register
+        // where the addend dies here, else a copy of it.
+        if (Killable(op.c, id)) {
+          d = vals_[op.c].vec;
+        } else {
+          d = NewVec();
+          cc_.mov(d.b16(), vals_[op.c].vec.b16());
+        }
         cc_.fmla(F(d, f64), F(vals_[op.a].vec, f64), F(vals_[op.b].vec, f64));
       } else {
+        d = NewVec();
         cc_.fmadd(F(d, f64), F(vals_[op.a].vec, f64), F(vals_[op.b].vec, f64),
                   F(vals_[op.c].vec, f64));
       }
@@ -380,7 +408,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
     case KOpKind::kConst: case KOpKind::kFma: case KOpKind::kBits: case KOpKind::kBitShift:
       return EmitFloatPrimitive(id);
     case KOpKind::kSelect:
-      SetVec(id, Blend(vals_[op.a].vec, vals_[op.b].vec, vals_[op.c].vec));
+      SetVec(id, SelectInPlace(id));
       return absl::OkStatus();
     case KOpKind::kClamp: {
       const Vec lo = vals_[op.a].vec;

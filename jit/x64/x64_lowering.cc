@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/kernel/lane_positions.h"
+#include "jit/kernel/row_carries.h"
 #include "jit/kernel/vector_forms.h"
 #include "jit/kernel/vector_math.h"
 #include "jit/x64/x64_math_routines.h"
@@ -900,69 +901,14 @@ absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection s
 
 void KernelLowering::PlanCarries() {
   carry_pass_.clear();
-  const size_t n = program_.ops.size();
-  if (phases_.count < 2 || strategy_ != Strategy::kRow || program_.reduction_loops != 1) return;
-  const int64_t extent = program_.loop_extents.back();
-  const std::vector<KSection>& sections = sections_;
-  std::vector<int> carried(n, -1);
-  std::vector<int> computed_in(n, -1);  // The first pass computing each op.
-  carry_offset_.assign(n, 0);
-  int64_t bytes = 0;
-  for (int p = 0; p < phases_.count; ++p) {
-    std::vector<bool> in = phases_.InPass(program_, p, &carried);
-    if (p > 0) {
-      // Values earlier passes computed that an operation new in this pass
-      // reads: carry those whose own computation is worth a store and a
-      // load (four or more value operations not carried themselves).
-      std::vector<bool> frontier(n, false);
-      for (size_t u = 0; u < n; ++u) {
-        if (!in[u] || computed_in[u] >= 0) continue;
-        const KOp& op = program_.ops[u];
-        for (int v : {op.a, op.b, op.c}) {
-          if (v >= 0 && in[v] && computed_in[v] >= 0 && sections[v] == KSection::kBody &&
-              carried[v] < 0) {
-            frontier[v] = true;
-          }
-        }
-      }
-      bool added = false;
-      for (size_t v = 0; v < n; ++v) {
-        if (!frontier[v]) continue;
-        const KOp& op = program_.ops[v];
-        if (ScalarOnly(static_cast<int>(v)) ||
-            (op.type != ElementType::kF32 && op.type != ElementType::kF64) ||
-            op.kind == KOpKind::kLoad || op.kind == KOpKind::kConst ||
-            op.kind == KOpKind::kAccRead) {
-          continue;
-        }
-        // The value operations v's computation needs in its pass.
-        std::vector<bool> need(n, false);
-        need[v] = true;
-        int cost = 0;
-        for (size_t i = v + 1; i-- > 0;) {
-          if (!need[i]) continue;
-          if (!ScalarOnly(static_cast<int>(i))) ++cost;
-          if (i != v && carried[i] >= 0) continue;
-          for (int o : {program_.ops[i].a, program_.ops[i].b, program_.ops[i].c}) {
-            if (o >= 0 && sections[o] == KSection::kBody) need[o] = true;
-          }
-        }
-        const int64_t width = op.type == ElementType::kF64 ? 8 : 4;
-        if (cost < 4 || bytes + extent * width > kMaxCarryBytes) continue;
-        carried[v] = computed_in[v];
-        carry_offset_[v] = bytes;
-        bytes += (extent * width + 63) / 64 * 64;
-        added = true;
-      }
-      if (added) in = phases_.InPass(program_, p, &carried);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (in[i] && computed_in[i] < 0) computed_in[i] = p;
-    }
-  }
-  if (bytes == 0) return;
-  carry_pass_ = std::move(carried);
-  x86::Mem scratch = cc_.newStack(static_cast<uint32_t>(bytes), 64);
+  carry_offset_.clear();
+  if (strategy_ != Strategy::kRow) return;
+  RowCarryPlan plan = PlanRowCarries(program_, phases_, sections_,
+                                     [this](int id) { return ScalarOnly(id); }, kMaxCarryBytes);
+  if (plan.bytes == 0) return;
+  carry_pass_ = std::move(plan.carried_from);
+  carry_offset_ = std::move(plan.offset);
+  x86::Mem scratch = cc_.newStack(static_cast<uint32_t>(plan.bytes), 64);
   carry_base_ = cc_.newIntPtr("carry");
   cc_.lea(carry_base_, scratch);
 }

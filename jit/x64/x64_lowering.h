@@ -118,7 +118,8 @@
 // and one reduction loop, an expensive value that a later pass needs again
 // (softmax's exp(x - max), read by the sum and by the quotient) is carried:
 // stored into a row-sized stack scratch (in L1) in the pass that first
-// computes it and loaded there by the later passes (PlanCarries), instead of
+// computes it and loaded there by the later passes (PlanCarries, with the
+// shared planner of jit/kernel/row_carries.h), instead of
 // being computed again. The same bits either way. Rows of arrays too large
 // for the caches stream (PlanRowStreaming): the passes after the first
 // prefetch the next row, and large outputs are written with non-temporal

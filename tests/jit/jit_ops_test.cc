@@ -120,6 +120,47 @@ TEST_P(JitOps, FloatCompareSelectClamp) {
   }
 }
 
+// Selects whose mask, true or false operand dies at the select, or lives on
+// after it (AArch64 selects in place into an operand that dies there, with
+// bsl, bit or bif; one that lives on must keep its value), and the fused
+// multiply-adds of exp whose addends die or live on (fmla in place).
+TEST_P(JitOps, SelectAndFmaOperandsThatLiveOn) {
+  for (const char* t : {"f32", "f64", "s32", "u8"}) {
+    for (const char* d : {"[19]", "[4,33]"}) {
+      const std::string s = absl::StrCat(t, d);
+      const std::string p = absl::StrCat("pred", d);
+      const std::string m = absl::StrCat(p, " compare(p0, p1), direction=LT");
+      // The mask dies; both values live on.
+      Check(ModuleText({s, s}, {absl::StrCat("m = ", m),
+                                absl::StrCat("x = ", s, " select(m, p0, p1)"),
+                                absl::StrCat("y = ", s, " add(p0, p1)"),
+                                absl::StrCat("r = ", s, " multiply(x, y)")}));
+      // The mask lives on; then dies with both values at the second select.
+      Check(ModuleText({s, s}, {absl::StrCat("m = ", m),
+                                absl::StrCat("x = ", s, " select(m, p0, p1)"),
+                                absl::StrCat("y = ", s, " select(m, p1, p0)"),
+                                absl::StrCat("r = ", s, " subtract(x, y)")}));
+      // Only the false value dies; only the true value dies.
+      for (const char* order : {"select(m, p0, f)", "select(m, f, p0)"}) {
+        Check(ModuleText({s, s}, {absl::StrCat("m = ", m),
+                                  absl::StrCat("f = ", s, " multiply(p0, p1)"),
+                                  absl::StrCat("x = ", s, " ", order),
+                                  absl::StrCat("y = ", p, " compare(x, p1), direction=GT"),
+                                  absl::StrCat("z = ", s, " select(y, x, p0)"),
+                                  absl::StrCat("r = ", s, " add(z, p0)")}));
+      }
+    }
+  }
+  for (const char* t : {"f32", "f64"}) {
+    // The expansions of exp and tanh: fmla addends and select masks that
+    // die there, the argument and |x| that live on through both.
+    for (const char* f : {"exponential", "tanh"}) {
+      Check(OneOp({absl::StrCat(t, "[37]")}, absl::StrCat(t, "[37] ", f, "(p0)")),
+            /*vectorized=*/true, MathUlpTolerance(*ParseElementType(t)));
+    }
+  }
+}
+
 TEST_P(JitOps, IntegerOps) {
   for (const char* t : kIntTypes) {
     for (const std::string& d : {std::string("[]"), std::string("[13]"), std::string("[3,4]{0,1}")}) {
