@@ -24,7 +24,8 @@
 //                           OneAdd/execute, the cost of one whole run, is the
 //                           baseline), run over bound steps (bound:1,
 //                           runtime/bound_steps.h) or step by step (bound:0,
-//                           CompileOptions::bind_loops off).
+//                           CompileOptions::bind_loops off); bound and
+//                           native:1, as emitted code (runtime/native_loop.h).
 //   ArrayWhile/n/bound      1,000 iterations of x = x * 0.5 + 1 over an
 //                           f32[n] state: counter per_iteration, bound and
 //                           stepped as ScalarWhile (how the saving shrinks
@@ -46,6 +47,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -326,13 +328,15 @@ ENTRY e {
                          trips);
 }
 
-// range(0): the loop's trip count; range(1): CompileOptions::bind_loops.
+// range(0): the loop's trip count; range(1): CompileOptions::bind_loops;
+// range(2): CompileOptions::native_loops.
 void BM_ScalarWhile(benchmark::State& state) {
   const int64_t trips = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
   jit::CompileReport report;
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
+  options.native_loops = state.range(2) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options, &report);
   if (!executable.ok()) {
@@ -383,12 +387,14 @@ ENTRY e {
                          n);
 }
 
-// range(0): the state array's elements; range(1): CompileOptions::bind_loops.
+// range(0): the state array's elements; range(1): CompileOptions::bind_loops;
+// range(2): CompileOptions::native_loops.
 void BM_ArrayWhile(benchmark::State& state) {
   const int64_t n = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ArrayWhileModule(n));
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
+  options.native_loops = state.range(2) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options);
   if (!executable.ok()) {
@@ -552,13 +558,21 @@ BENCHMARK(BM_Compile100)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
+// Stepped, over bound steps, and native (runtime/native_loop.h).
+void LoopArgs(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> sizes) {
+  for (int64_t size : sizes) {
+    b->Args({size, 0, 0});
+    b->Args({size, 1, 0});
+    b->Args({size, 1, 1});
+  }
+}
 BENCHMARK(BM_ScalarWhile)
-    ->ArgNames({"trips", "bound"})
-    ->ArgsProduct({{1000, 100000}, {0, 1}})
+    ->ArgNames({"trips", "bound", "native"})
+    ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {1000, 100000}); })
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ArrayWhile)
-    ->ArgNames({"n", "bound"})
-    ->ArgsProduct({{64, 4096}, {0, 1}})
+    ->ArgNames({"n", "bound", "native"})
+    ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {64, 4096}); })
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -92,6 +92,13 @@ struct CompileOptions {
   // Off, every iteration runs the condition and the body step by step (a
   // baseline for benchmarks and tests); the same bits either way.
   bool bind_loops = true;
+  // Run a bound loop as one emitted function (runtime/native_loop.h: kernels
+  // and routines as direct calls, small copies and conditionals inline, no
+  // per-step dispatch) once it has run native_loop_after iterations over
+  // bound steps, on targets that emit loops (x86-64). Off, bound loops run
+  // over bound steps (a baseline); the same bits either way.
+  bool native_loops = true;
+  int64_t native_loop_after = 256;
   // Fuse a reduce whose result is broadcast back along its reduced
   // dimensions with the loop that reads it (softmax, layer norm): one row
   // program per chain (passes/fuse.h, FuseOptions::row_fusion). Only on a
