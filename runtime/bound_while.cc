@@ -83,14 +83,18 @@ absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iter
                            absl::string_view name, int64_t* iterations,
                            NativeLoopState* native) {
   const size_t phase_count = phases.size();
+  // Code already emitted runs the loop from the start (an inner loop is
+  // entered once per outer iteration: nothing else is done per entry).
+  if (native != nullptr && native->loop.function != nullptr) {
+    native->last_native = true;
+    return RunNative(native->loop, 0, max_iterations, name, iterations);
+  }
   // Iterations over bound steps before the switch to native code (never:
-  // the largest count); code already emitted runs from the start.
+  // the largest count).
   int64_t until_native = std::numeric_limits<int64_t>::max();
   if (native != nullptr) {
     native->last_native = false;
-    if (native->loop.function != nullptr) {
-      until_native = 0;
-    } else if (native->emit != nullptr && !native->refused) {
+    if (native->emit != nullptr && !native->refused) {
       until_native = std::max<int64_t>(native->after - native->stepped, 0);
     }
   }
