@@ -26,6 +26,9 @@
 //                           runtime/bound_steps.h) or step by step (bound:0,
 //                           CompileOptions::bind_loops off); bound and
 //                           native:1, as emitted code (runtime/native_loop.h).
+//   NativeLoopEmit/native   a 1-trip ScalarWhile bound afresh per run, its
+//                           loop emitted as native code per run or not: the
+//                           emitter's cost, what native_loop_after weighs.
 //   ArrayWhile/n/bound      1,000 iterations of x = x * 0.5 + 1 over an
 //                           f32[n] state: counter per_iteration, bound and
 //                           stepped as ScalarWhile (how the saving shrinks
@@ -358,6 +361,35 @@ void BM_ScalarWhile(benchmark::State& state) {
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
 }
 
+// The cost of emitting a loop (runtime/native_loop.h): a 1-trip ScalarWhile
+// run into two result buffers in turn, so that every run binds the loop
+// afresh (its state lives in the result: runtime/kept_loop.h), with native
+// code emitted at the first iteration (native:1, native_loop_after 0) or
+// not (native:0). The difference is the emitter's time per loop.
+void BM_NativeLoopEmit(benchmark::State& state) {
+  std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(1));
+  jit::CompileOptions options;
+  options.native_loops = state.range(0) != 0;
+  options.native_loop_after = 0;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, options);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  float out[2] = {0, 0};
+  int which = 0;
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute({}, &out[which]);
+    which = 1 - which;
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  if (out[0] != 1 || (state.iterations() > 1 && out[1] != 1)) {
+    state.SkipWithError("the loop ran a wrong count");
+  }
+}
+
 // 1,000 iterations of x = x * 0.5 + 1 over an f32[n] state beside an s32
 // counter: a loop body with an array update (one fused kernel).
 std::string ArrayWhileModule(int64_t n) {
@@ -570,6 +602,7 @@ BENCHMARK(BM_ScalarWhile)
     ->ArgNames({"trips", "bound", "native"})
     ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {1000, 100000}); })
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NativeLoopEmit)->ArgName("native")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ArrayWhile)
     ->ArgNames({"n", "bound", "native"})
     ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {64, 4096}); })

@@ -199,7 +199,7 @@ struct ExecutableSpec {
   // runs as one emitted function once it has run native_loop_after
   // iterations over bound steps. Null: bound loops stay on bound steps.
   EmitNativeLoopFunction emit_native_loop = nullptr;
-  int64_t native_loop_after = 256;
+  int64_t native_loop_after = 2048;
   // A while body compiled to update the loop state in place
   // (BufferPlanOptions::state_in_place): Execute must get the same buffer as
   // parameter 0 and as the result, and writes it.
