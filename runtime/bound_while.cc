@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <new>
 #include <utility>
 
@@ -80,8 +80,7 @@ bool EnsureNative(absl::Span<const BoundPhase> phases, int64_t max_iterations,
 }  // namespace
 
 absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iterations,
-                           absl::string_view name, int64_t* iterations,
-                           NativeLoopState* native) {
+                           absl::string_view name, int64_t* iterations, NativeLoopState* native) {
   const size_t phase_count = phases.size();
   // Code already emitted runs the loop from the start (an inner loop is
   // entered once per outer iteration: nothing else is done per entry).

@@ -29,10 +29,13 @@
 
 #include <asmjit/x86.h>
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "jit/code/code_install.h"
 #include "jit/code/code_memory.h"
@@ -211,8 +214,8 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
   CodeHolder code;
   ErrorRecorder errors;
   if (const Error error = code.init(environment); error != kErrorOk) {
-    return absl::ResourceExhaustedError(absl::StrCat("asmjit cannot start a while loop: ",
-                                                     DebugUtils::errorAsString(error)));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("asmjit cannot start a while loop: ", DebugUtils::errorAsString(error)));
   }
   code.setErrorHandler(&errors);
   x86::Assembler a(&code);
