@@ -24,7 +24,11 @@
 //                           OneAdd/execute, the cost of one whole run, is the
 //                           baseline), run over bound steps (bound:1,
 //                           runtime/bound_steps.h) or step by step (bound:0,
-//                           CompileOptions::bind_loops off).
+//                           CompileOptions::bind_loops off); bound and
+//                           native:1, as emitted code (runtime/native_loop.h).
+//   NativeLoopEmit/native   a 1-trip ScalarWhile bound afresh per run, its
+//                           loop emitted as native code per run or not: the
+//                           emitter's cost, what native_loop_after weighs.
 //   ArrayWhile/n/bound      1,000 iterations of x = x * 0.5 + 1 over an
 //                           f32[n] state: counter per_iteration, bound and
 //                           stepped as ScalarWhile (how the saving shrinks
@@ -46,6 +50,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -326,13 +331,15 @@ ENTRY e {
                          trips);
 }
 
-// range(0): the loop's trip count; range(1): CompileOptions::bind_loops.
+// range(0): the loop's trip count; range(1): CompileOptions::bind_loops;
+// range(2): CompileOptions::native_loops.
 void BM_ScalarWhile(benchmark::State& state) {
   const int64_t trips = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
   jit::CompileReport report;
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
+  options.native_loops = state.range(2) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options, &report);
   if (!executable.ok()) {
@@ -352,6 +359,35 @@ void BM_ScalarWhile(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["kernels"] = static_cast<double>(report.kernels.size());
   state.counters["interpreted"] = static_cast<double>(report.interpreted_steps.size());
+}
+
+// The cost of emitting a loop (runtime/native_loop.h): a 1-trip ScalarWhile
+// run into two result buffers in turn, so that every run binds the loop
+// afresh (its state lives in the result: runtime/kept_loop.h), with native
+// code emitted at the first iteration (native:1, native_loop_after 0) or
+// not (native:0). The difference is the emitter's time per loop.
+void BM_NativeLoopEmit(benchmark::State& state) {
+  std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(1));
+  jit::CompileOptions options;
+  options.native_loops = state.range(0) != 0;
+  options.native_loop_after = 0;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, options);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  float out[2] = {0, 0};
+  int which = 0;
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute({}, &out[which]);
+    which = 1 - which;
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  if (out[0] != 1 || (state.iterations() > 1 && out[1] != 1)) {
+    state.SkipWithError("the loop ran a wrong count");
+  }
 }
 
 // 1,000 iterations of x = x * 0.5 + 1 over an f32[n] state beside an s32
@@ -383,12 +419,14 @@ ENTRY e {
                          n);
 }
 
-// range(0): the state array's elements; range(1): CompileOptions::bind_loops.
+// range(0): the state array's elements; range(1): CompileOptions::bind_loops;
+// range(2): CompileOptions::native_loops.
 void BM_ArrayWhile(benchmark::State& state) {
   const int64_t n = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ArrayWhileModule(n));
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
+  options.native_loops = state.range(2) != 0;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options);
   if (!executable.ok()) {
@@ -552,13 +590,22 @@ BENCHMARK(BM_Compile100)
     ->UseRealTime();
 BENCHMARK(BM_OneAdd)->ArgName("literals")->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond)
     ->UseRealTime();
+// Stepped, over bound steps, and native (runtime/native_loop.h).
+void LoopArgs(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> sizes) {
+  for (int64_t size : sizes) {
+    b->Args({size, 0, 0});
+    b->Args({size, 1, 0});
+    b->Args({size, 1, 1});
+  }
+}
 BENCHMARK(BM_ScalarWhile)
-    ->ArgNames({"trips", "bound"})
-    ->ArgsProduct({{1000, 100000}, {0, 1}})
+    ->ArgNames({"trips", "bound", "native"})
+    ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {1000, 100000}); })
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NativeLoopEmit)->ArgName("native")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ArrayWhile)
-    ->ArgNames({"n", "bound"})
-    ->ArgsProduct({{64, 4096}, {0, 1}})
+    ->ArgNames({"n", "bound", "native"})
+    ->Apply([](benchmark::internal::Benchmark* b) { LoopArgs(b, {64, 4096}); })
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

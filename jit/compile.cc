@@ -1048,6 +1048,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> BuildExecutable(
   if (options.row_groups) FormRowGroups(&spec);
   spec.max_while_iterations = options.max_while_iterations;
   spec.bind_loops = options.bind_loops;
+  if (options.native_loops) spec.emit_native_loop = HostLoopEmitter();
+  spec.native_loop_after = options.native_loop_after;
   spec.needs_large_stack = context->needs_large_stack;
 
   report->temp_bytes = spec.plan.temp_bytes;

@@ -71,7 +71,8 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
       " only=", absl::StrJoin(options.only_passes, ","), " interpret=", options.interpret_only,
       " math=", static_cast<int>(options.math), " row_groups=", options.row_groups,
       " row_fusion=", options.row_fusion, " while_state_in_place=", options.while_state_in_place,
-      " bind_loops=", options.bind_loops, " max_while=", options.max_while_iterations, "\n");
+      " bind_loops=", options.bind_loops, " native_loops=", options.native_loops, " after=",
+      options.native_loop_after, " max_while=", options.max_while_iterations, "\n");
   AppendStructuralKey(module, &key);
   return key;
 }

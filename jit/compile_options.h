@@ -92,6 +92,18 @@ struct CompileOptions {
   // Off, every iteration runs the condition and the body step by step (a
   // baseline for benchmarks and tests); the same bits either way.
   bool bind_loops = true;
+  // Run a bound loop as one emitted function (runtime/native_loop.h: kernels
+  // and routines as direct calls, small copies and conditionals inline, no
+  // per-step dispatch) once it has run native_loop_after iterations over
+  // bound steps (summed over the entries of one binding; <= 0: from the
+  // first), on targets that emit loops (x86-64). Off, bound loops run over
+  // bound steps (a baseline); the same bits either way. Emitting a small
+  // loop costs about 12 us (jit_benchmark NativeLoopEmit), some 2,000
+  // iterations' saving: a loop bound afresh per run (its state in result
+  // buffers that move) that stops soon after the switch pays more than it
+  // gains, hence the threshold.
+  bool native_loops = true;
+  int64_t native_loop_after = 2048;
   // Fuse a reduce whose result is broadcast back along its reduced
   // dimensions with the loop that reads it (softmax, layer norm): one row
   // program per chain (passes/fuse.h, FuseOptions::row_fusion). Only on a

@@ -5,6 +5,7 @@
 #include "jit/compile_options.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
+#include "jit/x64/x64_loop.h"
 #include "jit/x64/x64_target.h"
 #define XJIT_HOST_X64 1
 #elif defined(__aarch64__)
@@ -74,6 +75,14 @@ absl::StatusOr<std::unique_ptr<Target>> CreateHostTarget(const TargetOptions& op
 #endif
 #else
   return absl::UnimplementedError("the jit has no target for this CPU architecture yet");
+#endif
+}
+
+runtime::EmitNativeLoopFunction HostLoopEmitter() {
+#if defined(XJIT_HOST_X64)
+  return &x64::EmitX64Loop;
+#else
+  return nullptr;
 #endif
 }
 

@@ -89,6 +89,11 @@ bool HostSupportsIsa(Isa isa);
 // The instruction set kAuto resolves to on this host.
 Isa BestHostIsa();
 
+// The host's emitter of bound while loops as machine code
+// (runtime/native_loop.h): x86-64's; null on AArch64, whose bound loops stay
+// on bound steps (docs/aarch64.md).
+runtime::EmitNativeLoopFunction HostLoopEmitter();
+
 }  // namespace xjit::jit
 
 #endif  // XJIT_JIT_TARGET_H_

@@ -110,7 +110,8 @@ class BoundSteps {
   int64_t bytes_touched() const { return bytes_touched_; }
   bool has_unbounded_step() const { return has_unbounded_step_; }
 
- private:
+  // A bound kWhile step (bound_steps.cc).
+  struct NestedLoop;
   // A bound kConditional step: the selector's address and type, and per
   // branch the bound copies in, steps and copies out, over the buffers in
   // `storage`.
@@ -129,17 +130,6 @@ class BoundSteps {
       return index < 0 || static_cast<size_t>(index) >= n ? n - 1 : static_cast<size_t>(index);
     }
   };
-  bool BindConditional(const Executable& executable, const Step& step,
-                       const internal::RunPlaces& places);
-  // A bound kWhile step (bound_steps.cc).
-  struct NestedLoop;
-  bool BindWhile(const Executable& executable, const Step& step,
-                 const internal::RunPlaces& places);
-  struct Op;
-  // Runs a kConditional or kWhile op (Run's result).
-  static const absl::Status* RunCompound(const Op& op);
-  void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
-
   struct Op {
     enum class Kind : uint8_t { kKernel, kLibraryCall, kCopy, kConditional, kWhile };
     Kind kind = Kind::kKernel;
@@ -160,6 +150,21 @@ class BoundSteps {
     const Conditional* conditional = nullptr;
     NestedLoop* loop = nullptr;
   };
+  // What Bind made, for a target that emits the loop as machine code
+  // (native_loop.h): the ops Run runs, in order, at addresses that stay put
+  // while this lives. The code calls RunCompound for what it does not emit
+  // itself.
+  absl::Span<const Op> ops() const { return ops_; }
+  // Runs a kConditional or kWhile op (Run's result).
+  static const absl::Status* RunCompound(const Op& op);
+
+ private:
+  bool BindConditional(const Executable& executable, const Step& step,
+                       const internal::RunPlaces& places);
+  bool BindWhile(const Executable& executable, const Step& step,
+                 const internal::RunPlaces& places);
+  void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
+
   std::vector<Op> ops_;
   std::vector<void*> addresses_;
   std::vector<std::unique_ptr<Conditional>> conditionals_;

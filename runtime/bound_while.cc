@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/host/interrupt.h"
 
@@ -32,35 +35,108 @@ int64_t InterruptInterval(absl::Span<const BoundPhase> phases) {
   return std::clamp<int64_t>(kInterruptBytes / bytes, 1, kInterruptInterval);
 }
 
+absl::Status TooManyIterations(absl::string_view name, int64_t max_iterations) {
+  return absl::ResourceExhaustedError(
+      absl::StrFormat("while loop %s ran more than %d iterations", name, max_iterations));
+}
+
+// Runs the rest of the loop, from `iteration`, as native code.
+absl::Status RunNative(const NativeLoop& loop, int64_t iteration, int64_t max_iterations,
+                       absl::string_view name, int64_t* iterations) {
+  NativeLoopFrame frame;
+  frame.iteration = iteration;
+  loop.function(&frame);
+  switch (frame.exit) {
+    case NativeLoopExit::kDone:
+      *iterations = frame.iteration;
+      return absl::OkStatus();
+    case NativeLoopExit::kInterrupted:
+      return absl::CancelledError("interrupted");
+    case NativeLoopExit::kTooMany:
+      return TooManyIterations(name, max_iterations);
+    case NativeLoopExit::kFailed:
+      return *frame.failed;
+  }
+  return absl::InternalError(absl::StrCat("while loop ", name, ": bad native exit"));
+}
+
+// Emits the loop's code unless it has been emitted or refused; whether
+// there is code to run.
+bool EnsureNative(absl::Span<const BoundPhase> phases, int64_t max_iterations,
+                  NativeLoopState& native) {
+  if (native.loop.function != nullptr) return true;
+  if (native.refused) return false;
+  absl::StatusOr<NativeLoop> loop = native.emit(phases, max_iterations);
+  if (!loop.ok() || loop->function == nullptr) {
+    // The bound steps run the loop as well: an emitter's failure costs
+    // speed, never the run.
+    native.refused = true;
+    return false;
+  }
+  native.loop = *std::move(loop);
+  return true;
+}
+
 }  // namespace
 
 absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iterations,
-                           absl::string_view name, int64_t* iterations) {
+                           absl::string_view name, int64_t* iterations, NativeLoopState* native) {
   const size_t phase_count = phases.size();
+  // Code already emitted runs the loop from the start (an inner loop is
+  // entered once per outer iteration: nothing else is done per entry).
+  if (native != nullptr && native->loop.function != nullptr) {
+    native->last_native = true;
+    return RunNative(native->loop, 0, max_iterations, name, iterations);
+  }
+  // Iterations over bound steps before the switch to native code (never:
+  // the largest count).
+  int64_t until_native = std::numeric_limits<int64_t>::max();
+  if (native != nullptr) {
+    native->last_native = false;
+    if (native->emit != nullptr && !native->refused) {
+      until_native = std::max<int64_t>(native->after - native->stepped, 0);
+    }
+  }
   size_t phase = 0;
   const int64_t interval = InterruptInterval(phases);
   // Counts down to the next look; the first is before the first iteration.
   int64_t until_check = 0;
-  for (int64_t iteration = 0;; ++iteration) {
-    if (--until_check < 0) {
-      // CheckInterrupt builds a status even when it is OK; the flag alone
-      // is one load.
-      if (InterruptRequested()) return CheckInterrupt();
-      until_check = interval - 1;
+  int64_t iteration = 0;
+  bool switched = false;
+  const absl::Status status = [&]() -> absl::Status {
+    for (;; ++iteration) {
+      if (--until_native < 0) {
+        if (EnsureNative(phases, max_iterations, *native)) {
+          switched = true;
+          return absl::OkStatus();
+        }
+        // Refused: on over bound steps.
+        until_native = std::numeric_limits<int64_t>::max();
+      }
+      if (--until_check < 0) {
+        // CheckInterrupt builds a status even when it is OK; the flag alone
+        // is one load.
+        if (InterruptRequested()) return CheckInterrupt();
+        until_check = interval - 1;
+      }
+      const BoundPhase& current = phases[phase];
+      if (const absl::Status* failed = current.condition->Run()) return *failed;
+      if (*current.predicate == 0) return absl::OkStatus();
+      if (max_iterations >= 0 && iteration >= max_iterations) {
+        return TooManyIterations(name, max_iterations);
+      }
+      if (const absl::Status* failed = current.body->Run()) return *failed;
+      if (++phase == phase_count) phase = 0;
     }
-    const BoundPhase& current = phases[phase];
-    if (const absl::Status* failed = current.condition->Run()) return *failed;
-    if (*current.predicate == 0) {
-      *iterations = iteration;
-      return absl::OkStatus();
-    }
-    if (max_iterations >= 0 && iteration >= max_iterations) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "while loop %s ran more than %d iterations", name, max_iterations));
-    }
-    if (const absl::Status* failed = current.body->Run()) return *failed;
-    if (++phase == phase_count) phase = 0;
+  }();
+  if (switched) {
+    native->last_native = true;
+    return RunNative(native->loop, iteration, max_iterations, name, iterations);
   }
+  // Counted whether the loop ended or failed: work done over bound steps.
+  if (native != nullptr) native->stepped += iteration;
+  if (status.ok()) *iterations = iteration;
+  return status;
 }
 
 bool BoundFlatWhile::Bind(const Executable& condition, const Executable& body,
@@ -71,6 +147,9 @@ bool BoundFlatWhile::Bind(const Executable& condition, const Executable& body,
     return std::unique_ptr<uint8_t[]>(
         new (std::nothrow) uint8_t[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
   };
+  native_ = NativeLoopState();
+  native_.emit = body.shared_spec()->emit_native_loop;
+  native_.after = body.shared_spec()->native_loop_after;
   for (size_t p = 0; p < phase_count_; ++p) {
     buffers_[p] = allocate(state_bytes);
     if (buffers_[p] == nullptr) return false;
@@ -100,7 +179,7 @@ bool BoundFlatWhile::Bind(const Executable& condition, const Executable& body,
 absl::Status BoundFlatWhile::Run(int64_t max_iterations, absl::string_view name) {
   int64_t iterations = 0;
   const absl::Status status = RunBoundWhile(absl::MakeConstSpan(phases_, phase_count_),
-                                            max_iterations, name, &iterations);
+                                            max_iterations, name, &iterations, &native_);
   // After an odd number of iterations of a swapping loop the last body
   // wrote the second buffer.
   final_state_ = buffers_[phase_count_ == 2 && iterations % 2 == 1 ? 1 : 0].get();

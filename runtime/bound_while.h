@@ -12,6 +12,13 @@
 // second buffer and the two swap, each phase's condition and body bound to
 // read where the previous phase's body wrote. Iteration i runs phase
 // i % phases.size().
+//
+// With a NativeLoopState whose emitter is set (native_loop.h), the loop runs
+// as emitted code once it has run state->after iterations over bound steps
+// (counted over entries): from the next iteration boundary on, and from the
+// start on later entries. The same calls on the same addresses in the same
+// order, the same errors; only the interrupt flag is looked at every
+// iteration there (a byte load, no call).
 #ifndef XJIT_RUNTIME_BOUND_WHILE_H_
 #define XJIT_RUNTIME_BOUND_WHILE_H_
 
@@ -23,6 +30,7 @@
 #include "absl/types/span.h"
 #include "runtime/bound_steps.h"
 #include "runtime/executable.h"
+#include "runtime/native_loop.h"
 
 namespace xjit::runtime {
 
@@ -37,7 +45,8 @@ struct BoundPhase {
 // number of times the body ran (so the caller knows which phase's buffers
 // hold the final state).
 absl::Status RunBoundWhile(absl::Span<const BoundPhase> phases, int64_t max_iterations,
-                           absl::string_view name, int64_t* iterations);
+                           absl::string_view name, int64_t* iterations,
+                           NativeLoopState* native = nullptr);
 
 // A while loop whose state lies in flat buffers (the flattened layout of
 // buffer_plan.h), bound once: one buffer that the body updates in place
@@ -59,6 +68,8 @@ class BoundFlatWhile {
   // Runs the loop (RunBoundWhile); on success final_state() holds the state.
   absl::Status Run(int64_t max_iterations, absl::string_view name);
   uint8_t* final_state() const { return final_state_; }
+  // Whether the last Run ran natively (at least in part).
+  bool ran_native() const { return native_.last_native; }
 
  private:
   std::unique_ptr<uint8_t[]> buffers_[2];
@@ -70,6 +81,7 @@ class BoundFlatWhile {
   BoundPhase phases_[2];
   size_t phase_count_ = 0;
   uint8_t* final_state_ = nullptr;
+  NativeLoopState native_;
 };
 
 }  // namespace xjit::runtime

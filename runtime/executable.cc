@@ -392,6 +392,8 @@ absl::StatusOr<std::unique_ptr<KeptLoop>> PrepareLoopOnLeaves(
   body_buffers.arena = loop->body_arena.get();
   loop->bound = bind && loop->condition.Bind(condition, condition_buffers) &&
                 loop->body.Bind(body, body_buffers);
+  loop->native.emit = body.shared_spec()->emit_native_loop;
+  loop->native.after = body.shared_spec()->native_loop_after;
   return loop;
 }
 
@@ -427,7 +429,12 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
     }
     const BoundPhase phase{&loop.condition, &loop.keep_going, &loop.body};
     int64_t iterations = 0;
-    XJIT_RETURN_IF_ERROR(RunBoundWhile({&phase, 1}, max_iterations, step.name, &iterations));
+    const absl::Status status =
+        RunBoundWhile({&phase, 1}, max_iterations, step.name, &iterations, &loop.native);
+    if (loop.native.last_native && context.loop_counts != nullptr) {
+      context.loop_counts->native.fetch_add(1, std::memory_order_relaxed);
+    }
+    XJIT_RETURN_IF_ERROR(status);
   } else {
     if (context.loop_counts != nullptr) {
       context.loop_counts->stepped.fetch_add(1, std::memory_order_relaxed);
@@ -489,7 +496,11 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
         context.loop_counts->bound.fetch_add(1, std::memory_order_relaxed);
       }
       CopyLeaves(step.inputs, slots, places, bound.state(), /*from_flat=*/false);
-      XJIT_RETURN_IF_ERROR(bound.Run(max_iterations, step.name));
+      const absl::Status status = bound.Run(max_iterations, step.name);
+      if (bound.ran_native() && context.loop_counts != nullptr) {
+        context.loop_counts->native.fetch_add(1, std::memory_order_relaxed);
+      }
+      XJIT_RETURN_IF_ERROR(status);
       CopyLeaves(step.outputs, slots, places, bound.final_state(), /*from_flat=*/true);
       return absl::OkStatus();
     }

@@ -42,6 +42,7 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "runtime/buffer_plan.h"
+#include "runtime/native_loop.h"
 #include "runtime/run_context.h"
 
 namespace xjit::runtime {
@@ -194,6 +195,11 @@ struct ExecutableSpec {
   // condition and body allow; off, always step by step. The same bits
   // either way.
   bool bind_loops = true;
+  // The host target's loop emitter (runtime/native_loop.h): a bound loop
+  // runs as one emitted function once it has run native_loop_after
+  // iterations over bound steps. Null: bound loops stay on bound steps.
+  EmitNativeLoopFunction emit_native_loop = nullptr;
+  int64_t native_loop_after = 2048;
   // A while body compiled to update the loop state in place
   // (BufferPlanOptions::state_in_place): Execute must get the same buffer as
   // parameter 0 and as the result, and writes it.

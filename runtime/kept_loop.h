@@ -30,6 +30,7 @@
 
 #include "runtime/bound_steps.h"
 #include "runtime/bound_while.h"
+#include "runtime/native_loop.h"
 
 namespace xjit::runtime {
 
@@ -51,6 +52,8 @@ struct KeptLoop {
   uint8_t keep_going = 0;
   BoundSteps condition;
   BoundSteps body;
+  // The loop as emitted code, once it has run long enough (native_loop.h).
+  NativeLoopState native;
 
   // Flat: the loop with its state buffers.
   std::unique_ptr<BoundFlatWhile> flat;

@@ -27,9 +27,13 @@ namespace xjit::runtime {
 // once, no per-iteration dispatch) or step by step (each iteration runs the
 // condition and the body through their steps). Tests assert with it which
 // path a loop took. Atomic: concurrent runs (replicas) may share one.
+// `native` counts the bound runs that ran (at least in part) as emitted
+// code (runtime/native_loop.h); a nested loop runs with the loop that
+// bound it and is not counted.
 struct LoopCounts {
   std::atomic<int64_t> bound{0};
   std::atomic<int64_t> stepped{0};
+  std::atomic<int64_t> native{0};
 };
 
 struct RunContext {

@@ -7,6 +7,9 @@
 //                               (i, h: f32[width], ys: f32[steps,width]):
 //                               h = h * 0.5 + 1; ys[i] = h; i += 1. The
 //                               stacked output ys is steps x width floats.
+//                               native: CompileOptions::native_loops (the
+//                               loop as emitted code, runtime/native_loop.h)
+//                               or over bound steps.
 //
 //   Module/in_place/threads     the module in the file $XJIT_WHILE_MODULE
 //                               (skipped when unset), every parameter
@@ -75,6 +78,7 @@ void BM_Scan(benchmark::State& state) {
   std::unique_ptr<Module> module = ParseOrDie(Scan(steps, width));
   jit::CompileOptions options;
   options.while_state_in_place = state.range(2) != 0;
+  options.native_loops = state.range(3) != 0;
   options.cache = false;
   jit::CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
@@ -146,8 +150,8 @@ BENCHMARK(BM_Module)
     ->UseRealTime();
 
 BENCHMARK(BM_Scan)
-    ->ArgNames({"steps", "width", "in_place"})
-    ->ArgsProduct({{64, 256, 1024}, {64, 256}, {1, 0}})
+    ->ArgNames({"steps", "width", "in_place", "native"})
+    ->ArgsProduct({{64, 256, 1024}, {64, 256}, {1, 0}, {1, 0}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

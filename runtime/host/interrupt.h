@@ -15,6 +15,9 @@ namespace xjit {
 void RequestInterrupt();
 void ClearInterrupt();
 bool InterruptRequested();
+// The flag itself, for emitted code that polls it with a byte load (nonzero:
+// requested) instead of a call (runtime/native_loop.h).
+const void* InterruptFlagAddress();
 
 // Cancelled("interrupted") when an interrupt was requested, OK otherwise.
 absl::Status CheckInterrupt();

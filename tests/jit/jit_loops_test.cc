@@ -1,7 +1,8 @@
 // While-loop semantics on the JIT against the evaluator, on every instruction
-// set the host has, over both ways a kWhile step runs: over bound steps
-// (runtime/bound_steps.h, CompileOptions::bind_loops on) and step by step
-// (bind_loops off). Each case says which way its loops must have run, and
+// set the host has, over the three ways a kWhile step runs: as emitted code
+// (runtime/native_loop.h, CompileOptions::native_loops, on targets with a
+// loop emitter), over bound steps (runtime/bound_steps.h, bind_loops on) and
+// step by step (bind_loops off). Each case says which way its loops must have run, and
 // the run's LoopCounts (runtime/run_context.h) must agree, so a case cannot
 // pass on the wrong path. In guard-page mode (XJIT_GUARD_PAGES, the
 // jit_loops_guarded run) every loop must run step by step.
@@ -23,6 +24,7 @@
 #include "ir/module.h"
 #include "jit/compile.h"
 #include "jit/compile_options.h"
+#include "jit/target.h"
 #include "runtime/executable.h"
 #include "runtime/executable_internal.h"
 #include "runtime/host/interrupt.h"
@@ -418,6 +420,79 @@ ENTRY e {
 )");
 }
 
+// An s32-indexed conditional of three branches in a loop, its index i - 2
+// running from -2 to 6: out of range below and above (the last branch),
+// and each branch in range.
+constexpr char kIndexedConditionalInLoop[] = R"(
+HloModule indexed_conditional_in_loop
+
+cond {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(9)), direction=LT
+}
+
+b0 {
+  p = f32[3] parameter(0)
+  ROOT r = f32[3] negate(p)
+}
+
+b1 {
+  p = f32[3] parameter(0)
+  h = f32[3] broadcast(f32[] constant(0.5)), dimensions={}
+  ROOT r = f32[3] add(p, h)
+}
+
+b2 {
+  p = f32[3] parameter(0)
+  t = f32[3] broadcast(f32[] constant(3)), dimensions={}
+  ROOT r = f32[3] multiply(p, t)
+}
+
+body {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[3] get-tuple-element(s), index=1
+  k = s32[] subtract(i, s32[] constant(2))
+  x1 = f32[3] conditional(k, x, x, x), branch_computations={b0, b1, b2}
+  ROOT next = (s32[], f32[3]) tuple(add(i, s32[] constant(1)), x1)
+}
+
+ENTRY e {
+  x = f32[3] parameter(0)
+  init = (s32[], f32[3]) tuple(s32[] constant(0), x)
+  ROOT w = (s32[], f32[3]) while(init), condition=cond, body=body
+}
+)";
+
+// Loop state leaves of every size around the emitted copies' word widths
+// and their inline limit (1 to 100 bytes), swapped in pairs each iteration
+// (b to a, a + 1 to b): copies between state buffers of each size.
+std::string SwappedLeaves() {
+  const int sizes[] = {1, 2, 3, 5, 7, 8, 12, 16, 17, 40, 56, 57, 100};
+  std::string types = "s32[]", reads, next = "add(i, s32[] constant(1))", init = "s32[] constant(0)";
+  std::string params;
+  int k = 0;
+  for (int n : sizes) {
+    absl::StrAppend(&types, ", u8[", n, "], u8[", n, "]");
+    absl::StrAppend(&reads, "  a", n, " = u8[", n, "] get-tuple-element(s), index=", 2 * k + 1,
+                    "\n  b", n, " = u8[", n, "] get-tuple-element(s), index=", 2 * k + 2,
+                    "\n  one", n, " = u8[", n, "] broadcast(u8[] constant(1)), dimensions={}\n");
+    absl::StrAppend(&next, ", b", n, ", add(a", n, ", one", n, ")");
+    absl::StrAppend(&params, "  p", n, " = u8[", n, "] parameter(", k, ")\n");
+    absl::StrAppend(&init, ", p", n, ", p", n);
+    ++k;
+  }
+  return absl::StrCat("HloModule swapped_leaves\n\ncond {\n  s = (", types,
+                      ") parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+                      "  ROOT lt = pred[] compare(i, s32[] constant(5)), direction=LT\n}\n\n"
+                      "body {\n  s = (",
+                      types, ") parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n", reads,
+                      "  ROOT next = (", types, ") tuple(", next, ")\n}\n\nENTRY e {\n", params,
+                      "  init = (", types, ") tuple(", init, ")\n  ROOT w = (", types,
+                      ") while(init), condition=cond, body=body\n}\n");
+}
+
 // A matrix product in a loop body (a library call on OpenBLAS, whose plan
 // needs no run context) beside elementwise kernels. The matrices hold small
 // integers, so that every partial sum is exact and the library's summation
@@ -525,7 +600,11 @@ struct JitRun {
   absl::StatusOr<Literal> result;
   int64_t bound = 0;
   int64_t stepped = 0;
+  int64_t native = 0;
 };
+
+// Whether bound loops run as emitted code on this host (x86-64).
+bool HostEmitsLoops() { return HostLoopEmitter() != nullptr; }
 
 JitRun RunCounted(const runtime::Executable& executable, absl::Span<const Literal> arguments) {
   std::vector<const Literal*> pointers;
@@ -536,6 +615,7 @@ JitRun RunCounted(const runtime::Executable& executable, absl::Span<const Litera
   JitRun run{executable.Run(pointers, context)};
   run.bound = counts.bound.load();
   run.stepped = counts.stepped.load();
+  run.native = counts.native.load();
   return run;
 }
 
@@ -573,13 +653,19 @@ class JitLoops : public ::testing::TestWithParam<Isa> {
       absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments, evaluator_options);
       // while_state_in_place off: the state lives in two flat buffers that
       // swap (bound as two phases) instead of in the while's output slots.
-      for (int mode = 0; mode < 4; ++mode) {
-        const bool bind = mode < 2;
+      // Native loops from the first iteration on (native_loop_after 0), and
+      // off: bound steps alone.
+      for (int mode = 0; mode < 6; ++mode) {
+        const bool bind = mode < 4;
+        const bool native = mode < 2;
         const bool in_place = mode % 2 == 0;
-        SCOPED_TRACE(absl::StrCat("seed ", seed, " bind_loops ", bind, " in place ", in_place));
+        SCOPED_TRACE(absl::StrCat("seed ", seed, " bind_loops ", bind, " native ", native,
+                                  " in place ", in_place));
         CompileOptions options;
         options.isa = GetParam();
         options.bind_loops = bind;
+        options.native_loops = native;
+        options.native_loop_after = 0;
         options.while_state_in_place = in_place;
         options.max_while_iterations = max_iterations;
         JitRun run = RunJit(**module, arguments, options);
@@ -592,6 +678,8 @@ class JitLoops : public ::testing::TestWithParam<Isa> {
         EXPECT_EQ(run.bound > 0, may_bind && expected.bound) << run.bound << " bound loops";
         EXPECT_EQ(run.stepped > 0, !may_bind || expected.stepped)
             << run.stepped << " loops step by step";
+        EXPECT_EQ(run.native > 0, may_bind && expected.bound && native && HostEmitsLoops())
+            << run.native << " native loops";
       }
     }
   }
@@ -615,6 +703,7 @@ TEST_P(JitLoops, NestedLoops) {
     CompileOptions options;
     options.isa = GetParam();
     options.bind_loops = bind;
+    options.native_loop_after = 0;
     options.max_while_iterations = 5;
     JitRun run = RunJit(**module, arguments, options);
     EXPECT_EQ(run.result.status().message(), "while loop done ran more than 5 iterations")
@@ -622,6 +711,8 @@ TEST_P(JitLoops, NestedLoops) {
   }
 }
 TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); }
+TEST_P(JitLoops, IndexedConditionalInLoop) { Check(kIndexedConditionalInLoop, {true, false}); }
+TEST_P(JitLoops, CopiesOfEverySize) { Check(SwappedLeaves(), {true, false}); }
 TEST_P(JitLoops, LoopInConditional) { Check(kLoopInConditional, {true, false}); }
 TEST_P(JitLoops, LoopInConditionalInLoop) { Check(kLoopInConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, LibraryCallInLoop) { Check(kDotInLoop, {true, false}); }
@@ -648,6 +739,7 @@ TEST_P(JitLoops, MaxWhileIterationsBoundary) {
     CompileOptions options;
     options.isa = GetParam();
     options.bind_loops = bind;
+    options.native_loop_after = 0;
     options.max_while_iterations = kTrips - 1;
     JitRun run = RunJit(**module, arguments, options);
     ASSERT_EQ(run.result.status().code(), absl::StatusCode::kResourceExhausted);
@@ -812,6 +904,9 @@ TEST_P(JitLoops, InterruptStopsLoop) {
     EXPECT_LT(seconds, 2.0);
     EXPECT_EQ(run.bound, bind && !runtime::internal::GuardPagesRequested() ? 1 : 0);
     EXPECT_EQ(run.bound + run.stepped, 1);
+    // Bound, the loop turns native after native_loop_after (256) iterations:
+    // the emitted code polls the flag too.
+    EXPECT_EQ(run.native, run.bound > 0 && HostEmitsLoops() ? 1 : 0);
 
     RequestInterrupt();
     JitRun early = RunCounted(**executable, arguments);
@@ -820,8 +915,8 @@ TEST_P(JitLoops, InterruptStopsLoop) {
   }
 }
 
-// An executable keeps each loop as a run bound it (runtime/kept_loop.h) for
-// its next runs: later runs with other arguments (so other values, other
+// An executable keeps each loop as a run bound it (runtime/kept_loop.h),
+// with its native code once emitted, for its next runs: later runs with other arguments (so other values, other
 // trip counts and other branches), runs into other result buffers (the
 // state leaves elsewhere: bound afresh), and runs from two threads at once
 // (each its own binding) all give the evaluator's result.
@@ -846,6 +941,9 @@ TEST_P(JitLoops, KeptLoopsServeLaterRuns) {
       CompileOptions options;
       options.isa = GetParam();
       options.while_state_in_place = in_place;
+      // Native code emitted in the middle of an early run, then run from
+      // the start by later ones.
+      options.native_loop_after = 3;
       absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
           Compile(**module, options);
       ASSERT_TRUE(executable.ok()) << executable.status();
@@ -870,6 +968,52 @@ TEST_P(JitLoops, KeptLoopsServeLaterRuns) {
       other.join();
       EXPECT_EQ(failures[0], "");
       EXPECT_EQ(failures[1], "");
+    }
+  }
+}
+
+// A loop turns native at whatever iteration native_loop_after says, in
+// either phase of a two-phase state, and later runs start native: each run
+// gives the evaluator's result, under a bound and past it.
+TEST_P(JitLoops, NativeFromAnyIteration) {
+  if (!HostEmitsLoops()) GTEST_SKIP() << "no loop emitter on this target";
+  if (runtime::internal::GuardPagesRequested()) GTEST_SKIP() << "loops step in guard-page mode";
+  for (int64_t max_iterations : {int64_t{-1}, int64_t{10}, int64_t{5}}) {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(CountedLoop(10));
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::mt19937_64 rng(7);
+    std::vector<Literal> arguments;
+    arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+    EvaluatorOptions evaluator_options;
+    evaluator_options.max_while_iterations = max_iterations;
+    absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments, evaluator_options);
+    for (int64_t after : {1, 2, 3, 9, 10, 11}) {
+      for (bool in_place : {true, false}) {
+        SCOPED_TRACE(absl::StrCat("after ", after, " in place ", in_place, " max ",
+                                  max_iterations));
+        CompileOptions options;
+        options.isa = GetParam();
+        options.native_loop_after = after;
+        options.while_state_in_place = in_place;
+        options.max_while_iterations = max_iterations;
+        absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+            Compile(**module, options);
+        ASSERT_TRUE(executable.ok()) << executable.status();
+        for (int round = 0; round < 3; ++round) {
+          JitRun run = RunCounted(**executable, arguments);
+          ASSERT_EQ(run.result.status().code(), reference.status().code()) << run.result.status();
+          if (reference.ok()) {
+            EXPECT_EQ(Difference(*reference, *run.result), "");
+          }
+          // 10 iterations per run over bound steps, summed over runs: native
+          // at the first iteration boundary where they reach `after` (the
+          // 11th boundary of a 10-trip run is its last condition), and from
+          // the start of every later run. A failed run (5 iterations under a
+          // bound of 5) does not keep its loop: each starts afresh.
+          const bool native = max_iterations == 5 ? after <= 5 : (round + 1) * 10 >= after;
+          EXPECT_EQ(run.native, native ? 1 : 0) << "round " << round;
+        }
+      }
     }
   }
 }
