@@ -40,7 +40,9 @@
 // phases (conv_phases.h): ordinary convolutions over sub-kernels, each
 // planned as above (direct, grouped or im2col + GEMM) over strided views of
 // the kernel and the output, one after another; none multiplies the zeros
-// the dilation inserts.
+// the dilation inserts. Where the output has few features (the phases'
+// images would hold more than x . W), one GEMM over the undilated input and
+// a col2im scatter-add instead (col2im_convolution.h).
 #ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 
@@ -52,6 +54,7 @@
 #include "ir/attributes.h"
 #include "ir/instruction.h"
 #include "ir/shape.h"
+#include "runtime/blas/col2im_convolution.h"
 #include "runtime/blas/conv_window.h"
 #include "runtime/blas/direct_convolution.h"
 #include "runtime/blas/grouped_convolution.h"
@@ -90,6 +93,10 @@ struct ConvolutionPlan {
   std::vector<ConvolutionPhase> phases;
   bool zero_output = false;
   int64_t output_bytes = 0;
+  // An lhs-dilated convolution with few output features runs as one GEMM
+  // and a col2im scatter-add instead (col2im_convolution.h).
+  bool use_col2im = false;
+  Col2imPlan col2im;
   // A depthwise convolution runs the grouped direct kernel
   // (grouped_convolution.h) and nothing below: no image, no GEMM.
   bool use_grouped = false;

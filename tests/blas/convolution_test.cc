@@ -505,8 +505,10 @@ TEST_F(ConvolutionTest, TransposedConvolutionPhases1D) {
   s.output_labels = "b0f";
   const int64_t pads[][2] = {{0, 0}, {-1, 2}, {2, -1}, {3, 4}};
   uint64_t seed = 100;
-  int zeroed = 0;
+  int zeroed = 0, col2im = 0;
   for (int64_t d : {2, 3}) {
+    // Fewer output features than input ones: GEMM + col2im; more: phases.
+    s.output_features = d == 2 ? 2 : 5;
     for (int64_t stride : {1, 2, 3}) {
       for (int64_t rhs : {1, 2}) {
         for (bool reversed : {false, true}) {
@@ -521,20 +523,25 @@ TEST_F(ConvolutionTest, TransposedConvolutionPhases1D) {
             const int64_t hi = std::max(pad[1], extent - dilated - pad[0]);
             s.window = {Win(stride, pad[0], hi, d, rhs, reversed)};
             const std::string plan = Run(s, seed).plan;
-            EXPECT_EQ(plan.rfind("phases=", 0), 0u) << plan << " case " << seed;
+            EXPECT_TRUE(plan.rfind("phases=", 0) == 0 || plan.rfind("col2im", 0) == 0)
+                << plan << " case " << seed;
             if (plan.find(" zeroed") != std::string::npos) ++zeroed;
+            if (plan.rfind("col2im", 0) == 0) ++col2im;
           }
         }
       }
     }
   }
   EXPECT_GT(zeroed, 0);
+  EXPECT_GT(col2im, 0);
+  EXPECT_LT(col2im, 96);
 }
 
 // 2-D phases over every path a phase can take: NHWC f32 with 32 output
 // features (the direct kernel where the CPU has it), NCHW (im2col, M minor),
 // f64, feature groups, depthwise (the grouped kernel), batch groups, lhs
-// dilation in one dimension only, odd sizes, on 1 and 2 threads.
+// dilation in one dimension only, odd sizes, few output features (GEMM +
+// col2im, NHWC f32 and NCHW f64), on 1 and 2 threads.
 TEST_F(ConvolutionTest, TransposedConvolutionPhases2D) {
   std::vector<ConvSpec> specs;
   ConvSpec nhwc;
@@ -577,16 +584,30 @@ TEST_F(ConvolutionTest, TransposedConvolutionPhases2D) {
   large_kernel.kernel_spatial = {5, 4};
   large_kernel.window = {Win(1, 4, 4, 2), Win(2, 3, 3, 2)};
   specs.push_back(large_kernel);
+  ConvSpec few_outputs = nhwc;  // GEMM + col2im
+  few_outputs.batch = 3;
+  few_outputs.output_features = 1;
+  few_outputs.window = {Win(2, 2, 1, 2, 1, true), Win(1, -1, 2, 3, 2)};
+  specs.push_back(few_outputs);
+  ConvSpec few_outputs_nchw = few_outputs;
+  few_outputs_nchw.type = ElementType::kF64;
+  few_outputs_nchw.input_labels = "bf01";
+  few_outputs_nchw.kernel_labels = "oi01";
+  few_outputs_nchw.output_labels = "bf01";
+  specs.push_back(few_outputs_nchw);
   uint64_t seed = 200;
+  int col2im = 0;
   for (const ConvSpec& s : specs) {
     ++seed;
     for (int threads : {1, 2}) {
       SetBlasThreads(threads);
       const std::string plan = Run(s, seed).plan;
-      EXPECT_EQ(plan.rfind("phases=", 0), 0u) << plan;
+      EXPECT_TRUE(plan.rfind("phases=", 0) == 0 || plan.rfind("col2im", 0) == 0) << plan;
+      if (plan.rfind("col2im", 0) == 0) ++col2im;
     }
   }
   SetBlasThreads(1);
+  EXPECT_GE(col2im, 4);
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {
