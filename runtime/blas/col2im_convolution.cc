@@ -43,6 +43,8 @@ void Scatter(const Col2imPlan& p, const T* y, T* out, int64_t first, int64_t las
   const int64_t f = p.features;
   const int64_t fs = p.output_feature_stride;
   int64_t i_index[kMaxLoopDims];
+  int64_t k_index[kMaxLoopDims];
+  const int64_t* row_targets[kMaxLoopDims];
   for (int64_t b = first; b < last; ++b) {
     const T* row = y + b * pixels * taps * f;
     for (int64_t pixel = 0; pixel < pixels; ++pixel) {
@@ -50,15 +52,23 @@ void Scatter(const Col2imPlan& p, const T* y, T* out, int64_t first, int64_t las
         i_index[d] = rest % p.spatial[d].input_size;
         rest /= p.spatial[d].input_size;
       }
+      // Each dimension's targets for this pixel; the taps counted by an
+      // odometer (no division per tap: a row is only a few features).
+      for (int d = 0; d < ns; ++d) {
+        row_targets[d] = p.targets[d].data() + i_index[d] * p.spatial[d].kernel_size;
+        k_index[d] = 0;
+      }
       for (int64_t tap = 0; tap < taps; ++tap, row += f) {
         int64_t offset = b * p.output_batch_stride;
         bool hit = true;
-        for (int64_t d = ns - 1, rest = tap; d >= 0 && hit; --d) {
-          const int64_t k = rest % p.spatial[d].kernel_size;
-          rest /= p.spatial[d].kernel_size;
-          const int64_t t = p.targets[d][i_index[d] * p.spatial[d].kernel_size + k];
-          hit = t >= 0;
+        for (int d = 0; d < ns; ++d) {
+          const int64_t t = row_targets[d][k_index[d]];
+          hit = hit && t >= 0;
           offset += t;
+        }
+        for (int d = ns - 1; d >= 0; --d) {
+          if (++k_index[d] < p.spatial[d].kernel_size) break;
+          k_index[d] = 0;
         }
         if (!hit) continue;
         T* o = out + offset;
