@@ -4,6 +4,8 @@
 // spatial dimensions, several element types) against the evaluator.
 #include <algorithm>
 #include <array>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -608,6 +610,35 @@ TEST_F(ConvolutionTest, TransposedConvolutionPhases2D) {
   }
   SetBlasThreads(1);
   EXPECT_GE(col2im, 4);
+}
+
+// The dilation's holes are not input: a tap on one multiplies nothing, as
+// in the evaluator (im2col over the dilated input multiplied the holes'
+// zeros, so an infinite weight made NaN there). Input [x0, x1] dilated by
+// 2 is [x0, _, x1]; a 2-tap window gives [x0*w0, x1*w1]. One input
+// feature runs as phases, four as GEMM + col2im.
+TEST_F(ConvolutionTest, TransposedSkipsTheDilationHoles) {
+  for (int features : {1, 4}) {
+    const std::string hlo = absl::StrCat(
+        "HloModule t\n\nENTRY e {\n  a = f32[1,2,", features, "]{2,1,0} parameter(0)\n",
+        "  b = f32[2,", features, ",1]{2,1,0} parameter(1)\n",
+        "  ROOT c = f32[1,2,1]{2,1,0} convolution(a, b), window={size=2 lhs_dilate=2}, "
+        "dim_labels=b0f_0io->b0f\n}\n");
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto plan = PlanConvolution(*(*module)->entry()->root());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->ToString().rfind(features == 1 ? "phases=" : "col2im", 0), 0u)
+        << plan->ToString();
+    std::vector<float> input(2 * features, 1.0f);
+    std::vector<float> kernel(2 * features, 1.0f);
+    kernel[features] = std::numeric_limits<float>::infinity();  // w1, first feature
+    std::vector<float> output(2, -1.0f);
+    std::vector<uint8_t> scratch(plan->ChosenScratchBytes() + 64);
+    RunConvolution(*plan, input.data(), kernel.data(), output.data(), scratch.data());
+    EXPECT_EQ(output[0], static_cast<float>(features));
+    EXPECT_EQ(output[1], std::numeric_limits<float>::infinity());
+  }
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {
