@@ -42,7 +42,9 @@
 // the kernel and the output, one after another; none multiplies the zeros
 // the dilation inserts. Where the output has few features (the phases'
 // images would hold more than x . W), one GEMM over the undilated input and
-// a col2im scatter-add instead (col2im_convolution.h).
+// a col2im scatter-add instead (col2im_convolution.h). (Beyond 256 phases
+// with live taps — kernels and dilations both above 16 in two dimensions —
+// im2col over the dilated input runs as before.)
 #ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 
