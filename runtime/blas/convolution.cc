@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/element_type.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/conv_phases.h"
 #include "runtime/blas/strided_internal.h"
 #include "runtime/thread_pool.h"
 
@@ -290,6 +291,13 @@ constexpr DotSplitLimits kConvolutionSplitLimits{16, 0};
 }  // namespace
 
 std::string ConvolutionPlan::ToString() const {
+  if (use_col2im) return col2im.ToString();
+  if (phased) {
+    std::vector<std::string> parts;
+    for (const ConvolutionPhase& p : phases) parts.push_back(p.plan.ToString());
+    return absl::StrCat("phases=", phases.size(), zero_output ? " zeroed" : "", ": ",
+                        absl::StrJoin(parts, " | "));
+  }
   if (use_grouped) return grouped.ToString();
   const std::string gemm = absl::StrCat(
       uses_im2col ? "im2col" : "direct",
@@ -301,13 +309,178 @@ std::string ConvolutionPlan::ToString() const {
                     : absl::StrCat(gemm, "; or ", direct.ToString());
 }
 
-absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
-                                                const Shape& output, const Window& window,
-                                                const ConvolutionDimensionNumbers& dn, int64_t fgc,
-                                                int64_t bgc, int threads) {
-  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(input, "convolution input"));
-  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(kernel, "convolution kernel"));
-  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(output, "convolution output"));
+int ConvolutionPlan::BlasThreads() const {
+  if (use_col2im) return col2im.gemm.blas_threads;
+  if (phased) {
+    int threads = 1;
+    for (const ConvolutionPhase& p : phases) threads = std::max(threads, p.plan.BlasThreads());
+    return threads;
+  }
+  return use_grouped || (has_direct && use_direct) ? 1 : dot.blas_threads;
+}
+
+int64_t ConvolutionPlan::ChosenScratchBytes() const {
+  if (use_col2im) return col2im.scratch_bytes;
+  if (phased) {
+    int64_t bytes = 0;
+    for (const ConvolutionPhase& p : phases) bytes = std::max(bytes, p.plan.ChosenScratchBytes());
+    return bytes;
+  }
+  if (use_grouped) return 0;
+  return has_direct && use_direct ? direct.scratch_bytes : gemm_scratch_bytes;
+}
+
+namespace {
+
+// At most this many phases with live taps (a product over the dilated
+// dimensions, each at most its kernel size); beyond, the plan would be
+// large and its calls tiny, and im2col over the dilated input runs instead.
+constexpr int64_t kMaxPhases = 256;
+
+absl::StatusOr<ConvolutionPlan> PlanStrided(const Shape& input, const Shape& kernel,
+                                            const Shape& output, const std::vector<int64_t>& is,
+                                            const std::vector<int64_t>& ks,
+                                            const std::vector<int64_t>& os, const Window& window,
+                                            const ConvolutionDimensionNumbers& dn, int64_t fgc,
+                                            int64_t bgc, int threads);
+
+// The phases of an lhs-dilated convolution (conv_phases.h): every product
+// of one phase per spatial dimension, planned over strided views of the
+// kernel and the output (`split`: each dimension's phases).
+absl::StatusOr<ConvolutionPlan> PlanPhases(const std::vector<std::vector<ConvPhaseDim>>& split,
+                                           const Shape& input, const Shape& kernel,
+                                           const Shape& output, const std::vector<int64_t>& is,
+                                           const std::vector<int64_t>& ks,
+                                           const std::vector<int64_t>& os,
+                                           const ConvolutionDimensionNumbers& dn, int64_t fgc,
+                                           int64_t bgc, int threads) {
+  ConvolutionPlan plan;
+  plan.phased = true;
+  plan.threads = std::max(threads, 1);
+  const int64_t kernel_width = ByteWidth(kernel.element_type());
+  const int64_t output_width = ByteWidth(output.element_type());
+  plan.output_bytes = output.element_count() * output_width;
+  const size_t ns = split.size();
+  std::vector<size_t> at(ns, 0);
+  for (bool more = true; more;) {
+    std::vector<int64_t> kernel_dims(kernel.dimensions().begin(), kernel.dimensions().end());
+    std::vector<int64_t> output_dims(output.dimensions().begin(), output.dimensions().end());
+    std::vector<int64_t> sub_ks = ks, sub_os = os;
+    Window sub_window(ns);
+    int64_t kernel_offset = 0, output_offset = 0;
+    bool live = true;
+    for (size_t i = 0; i < ns; ++i) {
+      const ConvPhaseDim& ph = split[i][at[i]];
+      const int64_t kd = dn.kernel_spatial_dimensions[i];
+      const int64_t od = dn.output_spatial_dimensions[i];
+      live = live && ph.window.size > 0;
+      kernel_dims[kd] = ph.window.size;
+      sub_ks[kd] *= ph.kernel_step;
+      kernel_offset += ph.kernel_first * ks[kd];
+      output_dims[od] = ph.output_size;
+      sub_os[od] *= ph.output_step;
+      output_offset += ph.output_first * os[od];
+      sub_window[i] = ph.window;
+    }
+    if (!live) {
+      plan.zero_output = true;
+    } else {
+      XJIT_ASSIGN_OR_RETURN(
+          ConvolutionPlan sub,
+          PlanStrided(input, Shape::Array(kernel.element_type(), kernel_dims),
+                      Shape::Array(output.element_type(), output_dims), is, sub_ks, sub_os,
+                      sub_window, dn, fgc, bgc, threads));
+      plan.scratch_bytes = std::max(plan.scratch_bytes, sub.scratch_bytes);
+      plan.gemm_scratch_bytes = std::max(plan.gemm_scratch_bytes, sub.gemm_scratch_bytes);
+      plan.phases.push_back(
+          {kernel_offset * kernel_width, output_offset * output_width, std::move(sub)});
+    }
+    more = false;
+    for (size_t i = ns; i-- > 0;) {
+      if (++at[i] < split[i].size()) {
+        more = true;
+        break;
+      }
+      at[i] = 0;
+    }
+  }
+  return plan;
+}
+
+// The GEMM + col2im plan of an lhs-dilated f32/f64 convolution with no
+// groups (col2im_convolution.h); `spatial` and `expected` as PlanStrided
+// computed them.
+absl::StatusOr<ConvolutionPlan> PlanCol2im(const Shape& input, const Shape& kernel,
+                                           const Shape& output, const std::vector<int64_t>& is,
+                                           const std::vector<int64_t>& ks,
+                                           const std::vector<int64_t>& os,
+                                           const ConvolutionDimensionNumbers& dn,
+                                           const std::vector<Im2colSpatial>& spatial,
+                                           const std::vector<int64_t>& expected, int threads) {
+  const size_t ns = spatial.size();
+  ConvolutionPlan plan;
+  plan.use_col2im = true;
+  plan.threads = std::max(threads, 1);
+  Col2imPlan& c = plan.col2im;
+  c.f64 = output.element_type() == ElementType::kF64;
+  c.batch = input.dimensions(dn.input_batch_dimension);
+  c.features = kernel.dimensions(dn.kernel_output_feature_dimension);
+  c.output_batch_stride = os[dn.output_batch_dimension];
+  c.output_feature_stride = os[dn.output_feature_dimension];
+  c.output_bytes = output.element_count() * ByteWidth(output.element_type());
+  c.threads = plan.threads;
+  int64_t pixels = 1, taps = 1;
+  for (size_t i = 0; i < ns; ++i) {
+    const Im2colSpatial& sp = spatial[i];
+    Col2imSpatial cs;
+    cs.input_size = sp.input_size;
+    cs.kernel_size = sp.kernel_size;
+    cs.output_size = expected[dn.output_spatial_dimensions[i]];
+    cs.stride = sp.stride;
+    cs.padding_low = sp.padding_low;
+    cs.base_dilation = sp.base_dilation;
+    cs.window_dilation = sp.window_dilation;
+    cs.reversed = sp.reversed;
+    cs.output_stride = os[dn.output_spatial_dimensions[i]];
+    c.spatial.push_back(cs);
+    pixels *= sp.input_size;
+    taps *= sp.kernel_size;
+  }
+  PlanCol2imScatter(c);
+  // Y[(b, i...)][(k..., o)], dense in that order.
+  DotProblem p;
+  p.lhs_type = input.element_type();
+  p.rhs_type = kernel.element_type();
+  p.out_type = output.element_type();
+  p.m.push_back({c.batch, is[dn.input_batch_dimension], 0, pixels * taps * c.features});
+  int64_t y_stride = taps * c.features;
+  std::vector<DotDim> m_spatial(ns), n_spatial(ns);
+  int64_t tap_stride = c.features;
+  for (size_t i = ns; i-- > 0;) {
+    m_spatial[i] = {spatial[i].input_size, spatial[i].input_stride, 0, y_stride};
+    y_stride *= spatial[i].input_size;
+    n_spatial[i] = {spatial[i].kernel_size, 0, ks[dn.kernel_spatial_dimensions[i]], tap_stride};
+    tap_stride *= spatial[i].kernel_size;
+  }
+  p.m.insert(p.m.end(), m_spatial.begin(), m_spatial.end());
+  p.k.push_back({input.dimensions(dn.input_feature_dimension), is[dn.input_feature_dimension],
+                 ks[dn.kernel_input_feature_dimension], 0});
+  p.n = n_spatial;
+  p.n.push_back({c.features, 0, ks[dn.kernel_output_feature_dimension], 1});
+  XJIT_ASSIGN_OR_RETURN(c.gemm, PlanDotProblem(p));
+  PlanDotThreads(c.gemm, plan.threads, kConvolutionSplitLimits);
+  c.y_bytes = Align64(c.batch * pixels * taps * c.features * ByteWidth(output.element_type()));
+  c.scratch_bytes = c.y_bytes + c.gemm.scratch_bytes;
+  plan.scratch_bytes = plan.gemm_scratch_bytes = c.scratch_bytes;
+  return plan;
+}
+
+absl::StatusOr<ConvolutionPlan> PlanStrided(const Shape& input, const Shape& kernel,
+                                            const Shape& output, const std::vector<int64_t>& is,
+                                            const std::vector<int64_t>& ks,
+                                            const std::vector<int64_t>& os, const Window& window,
+                                            const ConvolutionDimensionNumbers& dn, int64_t fgc,
+                                            int64_t bgc, int threads) {
   const int64_t rank = input.rank();
   const size_t ns = dn.input_spatial_dimensions.size();
   if (kernel.rank() != rank || output.rank() != rank || rank != static_cast<int64_t>(ns) + 2 ||
@@ -344,10 +517,6 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   const int64_t groups = fgc > 1 ? fgc : bgc;
   const int64_t og = out_features / groups;
   const int64_t out_batch = in_batch / bgc;
-
-  const std::vector<int64_t> is = internal::ElementStrides(input);
-  const std::vector<int64_t> ks = internal::ElementStrides(kernel);
-  const std::vector<int64_t> os = internal::ElementStrides(output);
 
   std::vector<int64_t> expected(rank);
   expected[dn.output_batch_dimension] = out_batch;
@@ -390,6 +559,63 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
     return absl::InvalidArgumentError(absl::StrCat(
         "convolution: output shape ", output.ToString(), " should have dimensions [",
         absl::StrJoin(expected, ","), "]"));
+  }
+  // An lhs-dilated convolution runs as phases (with no element anywhere,
+  // there is nothing to split: the plan below writes nothing).
+  bool dilated = false;
+  for (size_t i = 0; i < ns; ++i) dilated = dilated || window[i].base_dilation > 1;
+  if (dilated && input.element_count() > 0 && kernel.element_count() > 0 &&
+      output.element_count() > 0) {
+    std::vector<std::vector<ConvPhaseDim>> split(ns);
+    int64_t live_phases = 1;
+    // Elements of the phases' im2col images per image and input feature:
+    // the sum over phases of output pixels x taps, a product of per-dimension
+    // sums since the phases are products.
+    int64_t phase_image = 1;
+    int64_t y_row = kernel.dimensions(dn.kernel_output_feature_dimension);  // of Y, per image
+    for (size_t i = 0; i < ns; ++i) {
+      const Im2colSpatial& sp = im2col.spatial[i];
+      y_row *= sp.input_size * sp.kernel_size;
+      if (sp.base_dilation == 1) {
+        // Kept whole: one phase with the dimension's own window.
+        ConvPhaseDim whole;
+        whole.output_size = expected[dn.output_spatial_dimensions[i]];
+        whole.window = window[i];
+        split[i].push_back(whole);
+        phase_image *= whole.output_size * sp.kernel_size;
+        continue;
+      }
+      split[i] = SplitDilatedDimension(sp.input_size, expected[dn.output_spatial_dimensions[i]],
+                                       sp.kernel_size, window[i]);
+      int64_t live = 0, sum = 0;
+      for (const ConvPhaseDim& ph : split[i]) {
+        live += ph.window.size > 0 ? 1 : 0;
+        sum += ph.output_size * ph.window.size;
+      }
+      phase_image *= sum;
+      live_phases *= std::max<int64_t>(live, 1);
+    }
+    phase_image *= cg;
+    // GEMM + col2im where Y (taps x output features per input pixel) is no
+    // larger than the phases' images (taps x input features per output
+    // pixel, over the live taps only), unless the phases can take the direct
+    // kernel (f32, channels-minor, output features a multiple of 16), which
+    // builds no image.
+    const ElementType t = output.element_type();
+    const bool blas_type = (t == ElementType::kF32 || t == ElementType::kF64) &&
+                           input.element_type() == t && kernel.element_type() == t;
+    const bool phases_direct = t == ElementType::kF32 && blas_type && fgc == 1 && bgc == 1 &&
+                               ns >= 1 && ns <= 2 && out_features % 16 == 0 &&
+                               is[dn.input_feature_dimension] == 1 &&
+                               ks[dn.kernel_output_feature_dimension] == 1 &&
+                               os[dn.output_feature_dimension] == 1 &&
+                               DirectConvolutionSupported();
+    if (blas_type && fgc == 1 && bgc == 1 && !phases_direct && y_row <= phase_image) {
+      return PlanCol2im(input, kernel, output, is, ks, os, dn, im2col.spatial, expected, threads);
+    }
+    if (live_phases <= kMaxPhases) {
+      return PlanPhases(split, input, kernel, output, is, ks, os, dn, fgc, bgc, threads);
+    }
   }
   const ElementType type = input.element_type();
   if (fgc > 1 && cg == 1 && (type == ElementType::kF32 || type == ElementType::kF64) &&
@@ -537,6 +763,20 @@ absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape&
   return plan;
 }
 
+}  // namespace
+
+absl::StatusOr<ConvolutionPlan> PlanConvolution(const Shape& input, const Shape& kernel,
+                                                const Shape& output, const Window& window,
+                                                const ConvolutionDimensionNumbers& dn, int64_t fgc,
+                                                int64_t bgc, int threads) {
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(input, "convolution input"));
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(kernel, "convolution kernel"));
+  XJIT_RETURN_IF_ERROR(internal::CheckPlainArray(output, "convolution output"));
+  return PlanStrided(input, kernel, output, internal::ElementStrides(input),
+                     internal::ElementStrides(kernel), internal::ElementStrides(output), window,
+                     dn, fgc, bgc, threads);
+}
+
 absl::StatusOr<ConvolutionPlan> PlanConvolution(const Instruction& convolution, int threads) {
   if (convolution.opcode() != Opcode::kConvolution || convolution.operand_count() != 2) {
     return absl::InvalidArgumentError("PlanConvolution needs a convolution with two operands");
@@ -561,6 +801,18 @@ void RunGemm(const ConvolutionPlan& plan, const void* lhs, const void* rhs, void
 void RunConvolution(const ConvolutionPlan& plan, const void* input, const void* kernel,
                     void* output, void* scratch) {
   auto* s = static_cast<uint8_t*>(scratch);
+  if (plan.use_col2im) {
+    RunCol2imConvolution(plan.col2im, input, kernel, output, scratch);
+    return;
+  }
+  if (plan.phased) {
+    if (plan.zero_output) std::memset(output, 0, plan.output_bytes);
+    for (const ConvolutionPhase& p : plan.phases) {
+      RunConvolution(p.plan, input, static_cast<const uint8_t*>(kernel) + p.kernel_offset,
+                     static_cast<uint8_t*>(output) + p.output_offset, scratch);
+    }
+    return;
+  }
   if (plan.use_grouped) {
     RunGroupedConvolution(plan.grouped, input, kernel, output);
     return;

@@ -35,6 +35,16 @@
 // direct_convolution.h covers also gets a direct plan, for the thread count
 // given to PlanConvolution; RunConvolution runs it instead of im2col + GEMM
 // (the direct kernel splits its work over the shared thread pool itself).
+//
+// A convolution with lhs (base) dilation (a transposed convolution) runs as
+// phases (conv_phases.h): ordinary convolutions over sub-kernels, each
+// planned as above (direct, grouped or im2col + GEMM) over strided views of
+// the kernel and the output, one after another; none multiplies the zeros
+// the dilation inserts. Where the output has few features (the phases'
+// images would hold more than x . W), one GEMM over the undilated input and
+// a col2im scatter-add instead (col2im_convolution.h). (Beyond 256 phases
+// with live taps — kernels and dilations both above 16 in two dimensions —
+// im2col over the dilated input runs as before.)
 #ifndef XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_CONVOLUTION_H_
 
@@ -46,6 +56,7 @@
 #include "ir/attributes.h"
 #include "ir/instruction.h"
 #include "ir/shape.h"
+#include "runtime/blas/col2im_convolution.h"
 #include "runtime/blas/conv_window.h"
 #include "runtime/blas/direct_convolution.h"
 #include "runtime/blas/grouped_convolution.h"
@@ -74,7 +85,20 @@ struct Im2colPlan {
   bool fused_row = false;
 };
 
+struct ConvolutionPhase;
+
 struct ConvolutionPlan {
+  // Set for an lhs-dilated convolution: RunConvolution runs these instead of
+  // everything below (zeroing the output first when zero_output: some
+  // outputs read only the dilation's zeros), each with the same scratch.
+  bool phased = false;
+  std::vector<ConvolutionPhase> phases;
+  bool zero_output = false;
+  int64_t output_bytes = 0;
+  // An lhs-dilated convolution with few output features runs as one GEMM
+  // and a col2im scatter-add instead (col2im_convolution.h).
+  bool use_col2im = false;
+  Col2imPlan col2im;
   // A depthwise convolution runs the grouped direct kernel
   // (grouped_convolution.h) and nothing below: no image, no GEMM.
   bool use_grouped = false;
@@ -102,21 +126,24 @@ struct ConvolutionPlan {
 
   // The OpenBLAS thread count RunConvolution wants (callers set it around
   // the call, blas_threads.h): 1 when the plan splits its work itself.
-  int BlasThreads() const {
-    return use_grouped || (has_direct && use_direct) ? 1 : dot.blas_threads;
-  }
+  int BlasThreads() const;
   // Bytes of scratch RunConvolution needs on either path (image plus the
   // dot's copies, or the direct kernel's, whichever is more), so that
   // use_direct may be flipped; the im2col + GEMM path's alone; and the
   // chosen path's (what the JIT reserves: a direct plan needs no image).
   int64_t scratch_bytes = 0;
   int64_t gemm_scratch_bytes = 0;
-  int64_t ChosenScratchBytes() const {
-    if (use_grouped) return 0;
-    return has_direct && use_direct ? direct.scratch_bytes : gemm_scratch_bytes;
-  }
+  int64_t ChosenScratchBytes() const;
 
   std::string ToString() const;
+};
+
+// One phase of an lhs-dilated convolution: its plan reads the kernel and
+// writes the output at these byte offsets (the input from its start).
+struct ConvolutionPhase {
+  int64_t kernel_offset = 0;
+  int64_t output_offset = 0;
+  ConvolutionPlan plan;
 };
 
 // Plans a convolution with these shapes (with plain layouts; others are

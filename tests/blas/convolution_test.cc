@@ -2,6 +2,10 @@
 // test per form of 003 (dim_labels orders, strides, padding including
 // negative, lhs and rhs dilation, reversal, feature and batch groups, 0 to 3
 // spatial dimensions, several element types) against the evaluator.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -473,14 +477,168 @@ TEST_F(ConvolutionTest, DirectKernelCoverage) {
   s.output_features = 24;  // not a multiple of 16
   EXPECT_EQ(Run(s, 2).plan.find("direct-kernel"), std::string::npos);
   s.output_features = 32;
-  s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};  // lhs dilation
-  EXPECT_EQ(Run(s, 3).plan.find("direct-kernel"), std::string::npos);
+  // lhs dilation: the phases (ordinary convolutions) take the direct kernel.
+  s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};
+  const std::string phased = Run(s, 3).plan;
+  EXPECT_NE(phased.find("phases=2:"), std::string::npos) << phased;
+  EXPECT_EQ(phased.find("direct-kernel") != std::string::npos, DirectConvolutionSupported())
+      << phased;
   s.window = {Win(1, -1, 1), Win(1, 1, 1)};  // negative low padding
   EXPECT_EQ(Run(s, 4).plan.find("direct-kernel"), std::string::npos);
   s.window = {Win(1, 1, 1), Win(1, 1, 1)};
   s.input_labels = "bf01";  // features not minor
   s.output_labels = "bf01";
   EXPECT_EQ(Run(s, 5).plan.find("direct-kernel"), std::string::npos);
+}
+
+// lhs-dilated (transposed) convolutions run as phases of ordinary
+// convolutions (conv_phases.h). 1-D sweep: lhs dilation 2 and 3, strides 1
+// to 3 (a stride sharing a factor with the dilation merges phases), window
+// dilation 1 and 2 (sharing one thins the taps), reversal, padding that
+// shrinks (negative) or grows the output, kernels larger than the input,
+// input sizes 1, 2 and 5 (padded to one output at least); phases with no live tap (zeroed outputs) occur.
+TEST_F(ConvolutionTest, TransposedConvolutionPhases1D) {
+  ConvSpec s;
+  s.batch = 2;
+  s.input_features = 3;
+  s.output_features = 2;
+  s.input_labels = "b0f";
+  s.kernel_labels = "0io";
+  s.output_labels = "b0f";
+  const int64_t pads[][2] = {{0, 0}, {-1, 2}, {2, -1}, {3, 4}};
+  uint64_t seed = 100;
+  int zeroed = 0, col2im = 0;
+  for (int64_t d : {2, 3}) {
+    // Fewer output features than input ones: GEMM + col2im; more: phases.
+    s.output_features = d == 2 ? 2 : 5;
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t rhs : {1, 2}) {
+        for (bool reversed : {false, true}) {
+          for (const auto& pad : pads) {
+            ++seed;
+            s.input_spatial = {std::array<int64_t, 3>{1, 2, 5}[seed % 3]};
+            s.kernel_spatial = {seed % 2 == 0 ? 4 : 3};
+            // High padding enough for one output at least (a kernel
+            // larger than the input reads mostly padding).
+            const int64_t dilated = (s.input_spatial[0] - 1) * d + 1;
+            const int64_t extent = (s.kernel_spatial[0] - 1) * rhs + 1;
+            const int64_t hi = std::max(pad[1], extent - dilated - pad[0]);
+            s.window = {Win(stride, pad[0], hi, d, rhs, reversed)};
+            const std::string plan = Run(s, seed).plan;
+            EXPECT_TRUE(plan.rfind("phases=", 0) == 0 || plan.rfind("col2im", 0) == 0)
+                << plan << " case " << seed;
+            if (plan.find(" zeroed") != std::string::npos) ++zeroed;
+            if (plan.rfind("col2im", 0) == 0) ++col2im;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(zeroed, 0);
+  EXPECT_GT(col2im, 0);
+  EXPECT_LT(col2im, 96);
+}
+
+// 2-D phases over every path a phase can take: NHWC f32 with 32 output
+// features (the direct kernel where the CPU has it), NCHW (im2col, M minor),
+// f64, feature groups, depthwise (the grouped kernel), batch groups, lhs
+// dilation in one dimension only, odd sizes, few output features (GEMM +
+// col2im, NHWC f32 and NCHW f64), on 1 and 2 threads.
+TEST_F(ConvolutionTest, TransposedConvolutionPhases2D) {
+  std::vector<ConvSpec> specs;
+  ConvSpec nhwc;
+  nhwc.batch = 2;
+  nhwc.input_features = 5;
+  nhwc.output_features = 32;
+  nhwc.input_spatial = {5, 4};
+  nhwc.kernel_spatial = {4, 3};
+  nhwc.window = {Win(1, 2, 2, 2), Win(1, 1, 2, 2)};
+  specs.push_back(nhwc);
+  ConvSpec nchw = nhwc;
+  nchw.output_features = 3;
+  nchw.input_labels = "bf01";
+  nchw.kernel_labels = "oi01";
+  nchw.output_labels = "bf01";
+  nchw.window = {Win(2, -1, 3, 3, 1, true), Win(1, 0, 0, 2, 2)};
+  specs.push_back(nchw);
+  ConvSpec f64 = nhwc;
+  f64.type = ElementType::kF64;
+  f64.output_features = 3;
+  f64.window = {Win(1, 3, 3, 2), Win(3, 1, 1)};  // dilated along one dimension only
+  specs.push_back(f64);
+  ConvSpec groups = nhwc;
+  groups.input_features = 4;
+  groups.output_features = 6;
+  groups.feature_group_count = 2;
+  groups.window = {Win(2, 1, 0, 2, 1), Win(1, 2, 1, 3, 1, true)};
+  specs.push_back(groups);
+  ConvSpec depthwise = groups;
+  depthwise.feature_group_count = 4;
+  depthwise.output_features = 8;
+  specs.push_back(depthwise);
+  ConvSpec batch_groups = nchw;
+  batch_groups.batch = 4;
+  batch_groups.output_features = 4;
+  batch_groups.batch_group_count = 2;
+  specs.push_back(batch_groups);
+  ConvSpec large_kernel = nhwc;  // the kernel wider than the (dilated) input
+  large_kernel.input_spatial = {2, 1};
+  large_kernel.kernel_spatial = {5, 4};
+  large_kernel.window = {Win(1, 4, 4, 2), Win(2, 3, 3, 2)};
+  specs.push_back(large_kernel);
+  ConvSpec few_outputs = nhwc;  // GEMM + col2im
+  few_outputs.batch = 3;
+  few_outputs.output_features = 1;
+  few_outputs.window = {Win(2, 2, 1, 2, 1, true), Win(1, -1, 2, 3, 2)};
+  specs.push_back(few_outputs);
+  ConvSpec few_outputs_nchw = few_outputs;
+  few_outputs_nchw.type = ElementType::kF64;
+  few_outputs_nchw.input_labels = "bf01";
+  few_outputs_nchw.kernel_labels = "oi01";
+  few_outputs_nchw.output_labels = "bf01";
+  specs.push_back(few_outputs_nchw);
+  uint64_t seed = 200;
+  int col2im = 0;
+  for (const ConvSpec& s : specs) {
+    ++seed;
+    for (int threads : {1, 2}) {
+      SetBlasThreads(threads);
+      const std::string plan = Run(s, seed).plan;
+      EXPECT_TRUE(plan.rfind("phases=", 0) == 0 || plan.rfind("col2im", 0) == 0) << plan;
+      if (plan.rfind("col2im", 0) == 0) ++col2im;
+    }
+  }
+  SetBlasThreads(1);
+  EXPECT_GE(col2im, 4);
+}
+
+// The dilation's holes are not input: a tap on one multiplies nothing, as
+// in the evaluator (im2col over the dilated input multiplied the holes'
+// zeros, so an infinite weight made NaN there). Input [x0, x1] dilated by
+// 2 is [x0, _, x1]; a 2-tap window gives [x0*w0, x1*w1]. One input
+// feature runs as phases, four as GEMM + col2im.
+TEST_F(ConvolutionTest, TransposedSkipsTheDilationHoles) {
+  for (int features : {1, 4}) {
+    const std::string hlo = absl::StrCat(
+        "HloModule t\n\nENTRY e {\n  a = f32[1,2,", features, "]{2,1,0} parameter(0)\n",
+        "  b = f32[2,", features, ",1]{2,1,0} parameter(1)\n",
+        "  ROOT c = f32[1,2,1]{2,1,0} convolution(a, b), window={size=2 lhs_dilate=2}, "
+        "dim_labels=b0f_0io->b0f\n}\n");
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto plan = PlanConvolution(*(*module)->entry()->root());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->ToString().rfind(features == 1 ? "phases=" : "col2im", 0), 0u)
+        << plan->ToString();
+    std::vector<float> input(2 * features, 1.0f);
+    std::vector<float> kernel(2 * features, 1.0f);
+    kernel[features] = std::numeric_limits<float>::infinity();  // w1, first feature
+    std::vector<float> output(2, -1.0f);
+    std::vector<uint8_t> scratch(plan->ChosenScratchBytes() + 64);
+    RunConvolution(*plan, input.data(), kernel.data(), output.data(), scratch.data());
+    EXPECT_EQ(output[0], static_cast<float>(features));
+    EXPECT_EQ(output[1], std::numeric_limits<float>::infinity());
+  }
 }
 
 TEST_F(ConvolutionTest, ZeroSizes) {

@@ -397,6 +397,19 @@ TEST(JitBlas, ConvolutionForms) {
                         "window={size=3x3}, dim_labels=b01f_01io->b01f"), 18},
       {"bf16 NHWC", Conv("bf16[1,5,5,4]", "bf16[3,3,4,2]", "bf16[1,3,3,2]",
                          "window={size=3x3}, dim_labels=b01f_01io->b01f"), 36},
+      // Transposed convolutions as JAX lowers them: phases of ordinary
+      // convolutions (16 output features), GEMM + col2im (3), and phases on
+      // the plain loop (bf16, lhs dilation 3x2 with a stride).
+      {"f32 transposed 4x4/2 NHWC (phases)",
+       Conv("f32[2,5,5,4]", "f32[4,4,4,16]", "f32[2,10,10,16]",
+            "window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"), 64},
+      {"f32 transposed 3x3/2 to 3 features (GEMM + col2im)",
+       Conv("f32[2,5,5,6]", "f32[3,3,6,3]", "f32[2,10,10,3]",
+            "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"), 54},
+      {"bf16 transposed with a stride (phases)",
+       Conv("bf16[1,4,3,2]", "bf16[3,3,2,3]", "bf16[1,5,3,3]",
+            "window={size=3x3 stride=2x1 pad=1_1x0_0 lhs_dilate=3x2}, "
+            "dim_labels=b01f_01io->b01f"), 18},
   };
   for (Case c : cases) {
     CheckCase(c);
