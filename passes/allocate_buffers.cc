@@ -600,8 +600,14 @@ class Allocator {
       for (const LeafSlice& leaf : plan_.Slices(operand)) out.push_back(leaf.slice);
       return out;
     };
-    // live_at_ belongs to the caller; nested planning overwrites it.
-    std::vector<int64_t> saved = live_at_;
+    const Opcode opcode = instruction->opcode();
+    if (opcode != Opcode::kWhile && opcode != Opcode::kConditional && opcode != Opcode::kCall) {
+      return 0;
+    }
+    // live_at_ belongs to the caller; nested planning overwrites it. Moved,
+    // not copied: a copy per instruction made planning quadratic in the
+    // number of steps (a root tuple of 100,000 scalars, issue 30).
+    std::vector<int64_t> saved = std::move(live_at_);
     int64_t peak = 0;
     // A computation run from several places cannot take one caller's
     // slices: its parameters get storage of their own (copied in).
@@ -609,7 +615,7 @@ class Allocator {
       auto it = callers_.find(callee);
       return it != callers_.end() && it->second > 1;
     };
-    switch (instruction->opcode()) {
+    switch (opcode) {
       case Opcode::kWhile: {
         Context body;
         body.kind = Context::Kind::kWhileBody;
