@@ -344,8 +344,9 @@ ENTRY main {
 }
 )",
           WideTupleSeed(400),
-          // Replica mode (collectives): values of 256 KiB to 1 MiB, so that
-          // the memory limit falls anywhere among them.
+          // Replica mode (collectives): values of 64 and 128 KiB, small
+          // enough for sanitizer builds, large enough that the limit falls
+          // among them as well as among compiling and starting threads.
           R"(HloModule replicas, replica_count=2
 sum {
   a = f32[] parameter(0)
@@ -353,13 +354,13 @@ sum {
   ROOT r = f32[] add(a, b)
 }
 ENTRY main {
-  p = f32[65536] parameter(0)
-  x = f32[65536] iota(), iota_dimension=0
-  y = f32[65536] add(p, x)
-  r = f32[65536] all-reduce(y), replica_groups={}, to_apply=sum
-  g = f32[131072] all-gather(r), replica_groups={}, dimensions={0}
-  c = f32[65536] collective-permute(y), source_target_pairs={{0,1},{1,0}}
-  ROOT t = (f32[131072], f32[65536]) tuple(g, c)
+  p = f32[16384] parameter(0)
+  x = f32[16384] iota(), iota_dimension=0
+  y = f32[16384] add(p, x)
+  r = f32[16384] all-reduce(y), replica_groups={}, to_apply=sum
+  g = f32[32768] all-gather(r), replica_groups={}, dimensions={0}
+  c = f32[16384] collective-permute(y), source_target_pairs={{0,1},{1,0}}
+  ROOT t = (f32[32768], f32[16384]) tuple(g, c)
 }
 )"};
 }

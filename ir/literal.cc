@@ -334,31 +334,31 @@ absl::Span<uint8_t> Literal::data() {
 
 uint64_t Literal::GetBits(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return ReadSlot(shape_, std::as_const(*this).data(), SlotOf(shape_, index)).lo & TypeMask(shape_.element_type());
+  return ReadSlot(shape_, data(), SlotOf(shape_, index)).lo & TypeMask(shape_.element_type());
 }
 
 void Literal::SetBits(absl::Span<const int64_t> index, uint64_t bits) {
   if (!shape_.IsArray()) return;
   const int64_t slot = SlotOf(shape_, index);
-  RawElement raw = ReadSlot(shape_, std::as_const(*this).data(), slot);  // Keeps c128's imaginary part.
+  RawElement raw = ReadSlot(shape_, data(), slot);  // Keeps c128's imaginary part.
   raw.lo = bits & TypeMask(shape_.element_type());
   WriteSlot(shape_, data(), slot, raw);
 }
 
 int64_t Literal::GetInt(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return RawToInt(shape_.element_type(), ReadSlot(shape_, std::as_const(*this).data(), SlotOf(shape_, index)));
+  return RawToInt(shape_.element_type(), ReadSlot(shape_, data(), SlotOf(shape_, index)));
 }
 
 double Literal::GetDouble(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return RawToDouble(shape_.element_type(), ReadSlot(shape_, std::as_const(*this).data(), SlotOf(shape_, index)));
+  return RawToDouble(shape_.element_type(), ReadSlot(shape_, data(), SlotOf(shape_, index)));
 }
 
 std::complex<double> Literal::GetComplex(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
   const ElementType type = shape_.element_type();
-  const RawElement raw = ReadSlot(shape_, std::as_const(*this).data(), SlotOf(shape_, index));
+  const RawElement raw = ReadSlot(shape_, data(), SlotOf(shape_, index));
   if (IsComplex(type)) return RawToComplex(type, raw);
   return {RawToDouble(type, raw), 0};
 }
@@ -383,13 +383,13 @@ void Literal::SetComplex(absl::Span<const int64_t> index, std::complex<double> v
 
 uint64_t Literal::GetBitsLinear(int64_t i) const {
   if (!shape_.IsArray()) return 0;
-  return ReadSlot(shape_, std::as_const(*this).data(), SlotOfLinear(shape_, i)).lo & TypeMask(shape_.element_type());
+  return ReadSlot(shape_, data(), SlotOfLinear(shape_, i)).lo & TypeMask(shape_.element_type());
 }
 
 void Literal::SetBitsLinear(int64_t i, uint64_t bits) {
   if (!shape_.IsArray()) return;
   const int64_t slot = SlotOfLinear(shape_, i);
-  RawElement raw = ReadSlot(shape_, std::as_const(*this).data(), slot);
+  RawElement raw = ReadSlot(shape_, data(), slot);
   raw.lo = bits & TypeMask(shape_.element_type());
   WriteSlot(shape_, data(), slot, raw);
 }
@@ -426,7 +426,7 @@ Literal Literal::Relayout(const Shape& layout_shape) const {
   std::vector<int64_t> index(shape_.rank(), 0);
   do {
     WriteSlot(result.shape_, result.data(), LinearIndex(result.shape_, index),
-              ReadSlot(shape_, std::as_const(*this).data(), LinearIndex(shape_, index)));
+              ReadSlot(shape_, data(), LinearIndex(shape_, index)));
   } while (NextIndex(shape_.dimensions(), absl::MakeSpan(index)));
   return result;
 }
@@ -444,7 +444,7 @@ bool Literal::operator==(const Literal& other) const {
   const uint64_t mask = TypeMask(shape_.element_type());
   std::vector<int64_t> index(shape_.rank(), 0);
   do {
-    RawElement a = ReadSlot(shape_, std::as_const(*this).data(), LinearIndex(shape_, index));
+    RawElement a = ReadSlot(shape_, data(), LinearIndex(shape_, index));
     RawElement b = ReadSlot(other.shape_, other.data(), LinearIndex(other.shape_, index));
     a.lo &= mask;
     b.lo &= mask;

@@ -16,7 +16,8 @@ its Unimplemented error, docs/mpi.md: counted apart, not a disagreement). Then t
 file (every rank must exit non-zero within seconds with the error), one rank fails during the run
 while the others wait in a collective (the job ends), ranks that reach different collectives or
 run a loop a different number of times or the program a different number of times (each an error
-at once), and one rank never reaches the collective the others wait in (--collective-timeout ends
+at once), ranks whose one collective differs in exactly one of kind, element type, shape or groups
+(seeded random cases, each an error at once), and one rank never reaches the collective the others wait in (--collective-timeout ends
 the job).
 
   mpi_cli_test.py XJIT [DIR...] [--np 2,4] [--timeout S] [--no-generated] [--no-faults]
