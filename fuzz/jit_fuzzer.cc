@@ -7,10 +7,28 @@
 // enough for the JIT's vector math (a few ulps) and reassociated sums.
 // Under XJIT_GUARD_PAGES=1 every kernel buffer also sits between
 // inaccessible pages (docs/limits.md), so an out-of-bounds kernel faults.
+//
+// Replica mode: a module with collectives (and otherwise as above) runs as
+// two replicas on both backends, in a child process whose address space is
+// limited to a little more than it already uses (how much is drawn from the
+// input), so that allocations fail at varying points on the replica threads.
+// Each run may end with any status; the child must not die of a signal (a
+// std::bad_alloc that left a replica thread aborted the process, issue 30)
+// nor hang. Sanitizer builds, which reserve terabytes of shadow memory, run
+// it in process without the limit.
+#include <malloc.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -22,6 +40,7 @@
 #include "ir/verifier.h"
 #include "jit/compile.h"
 #include "passes/rewrite_util.h"
+#include "runtime/collectives/replicated_run.h"
 
 namespace xjit::fuzz {
 namespace {
@@ -56,6 +75,123 @@ bool Runnable(const Module& module) {
     }
   }
   return true;
+}
+
+// Replica mode's modules: at least one collective, no other side effect,
+// no library call (OpenBLAS and the FFT library are not written for a
+// failing allocator), small values.
+bool ReplicaRunnable(const Module& module) {
+  SideEffectCache effects;
+  bool collective = false;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      const Opcode opcode = instruction->opcode();
+      if (IsCollective(opcode)) {
+        collective = true;
+      } else if (effects.HasSideEffectDeep(*instruction)) {
+        return false;
+      }
+      switch (opcode) {
+        case Opcode::kRng:
+        case Opcode::kRngBitGenerator:
+        case Opcode::kRngGetAndUpdateState:
+        case Opcode::kCustomCall:
+        case Opcode::kInfeed:
+        case Opcode::kOutfeed:
+        case Opcode::kWhile:
+        case Opcode::kDot:
+        case Opcode::kConvolution:
+        case Opcode::kFft:
+        case Opcode::kCholesky:
+        case Opcode::kTriangularSolve:
+          return false;
+        default:
+          break;
+      }
+      absl::StatusOr<int64_t> bytes = CheckedByteSize(instruction->shape());
+      if (!bytes.ok() || *bytes > kMaxValueBytes || instruction->shape().is_dynamic()) {
+        return false;
+      }
+    }
+  }
+  return collective;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+Literal Argument(const Shape& shape, uint64_t salt);
+
+// Both backends, two replicas; any status will do.
+void RunReplicas(const Module& module) {
+  constexpr int kReplicas = 2;
+  std::vector<std::vector<Literal>> arguments(kReplicas);
+  for (int r = 0; r < kReplicas; ++r) {
+    for (const Instruction* parameter : module.entry()->parameters()) {
+      arguments[r].push_back(Argument(parameter->shape(), 7 * r + arguments[r].size() + 1));
+    }
+  }
+  (void)RunModuleReplicated(module, arguments);
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(module, jit::CompileOptions());
+  if (executable.ok()) (void)collectives::RunReplicated(**executable, arguments);
+}
+
+// The process's address space in bytes (/proc/self/statm), 0 if unknown.
+int64_t AddressSpaceInUse() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0;
+  statm >> pages;
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
+// Replica mode for `module`; `draw` chooses the memory limit.
+void FuzzReplicas(const Module& module, uint64_t draw) {
+  if (kSanitized) {
+    RunReplicas(module);
+    return;
+  }
+  const pid_t child = fork();
+  if (child < 0) return;
+  if (child == 0) {
+    // 0 to 96 MiB beyond what the process holds: compiling, the replica
+    // threads' stacks and their values all compete for it.
+    const rlim_t limit = static_cast<rlim_t>(AddressSpaceInUse() + (draw % 97) * (1 << 20));
+    const rlimit as = {limit, limit};
+    setrlimit(RLIMIT_AS, &as);
+    // One malloc arena: glibc otherwise retries creating a 64 MiB arena per
+    // thread on every allocation once the limit refuses it, and serves each
+    // small allocation with an mmap of its own (a run of seconds then takes
+    // minutes; in the xjit command line the same limit does that too).
+    mallopt(M_ARENA_MAX, 1);
+    alarm(15);  // A hang ends in SIGALRM, reported below.
+    try {
+      RunReplicas(module);
+    } catch (const std::bad_alloc&) {
+      // On this (the calling) thread: the command line and the C API catch
+      // it there; only replica threads must turn it into a status.
+    }
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "two replicas under a memory limit (draw %llu) died of signal %d%s:\n%s\n",
+                 static_cast<unsigned long long>(draw), WTERMSIG(status),
+                 WTERMSIG(status) == SIGALRM ? " (did not finish in 15 s)" : "",
+                 PrintModule(module).c_str());
+    std::abort();
+  }
 }
 
 uint64_t Mix(uint64_t x) {
@@ -207,7 +343,26 @@ ENTRY main {
   ROOT t = (c64[3,7], c64[2,5], f32[2,8]) tuple(f, g, h)
 }
 )",
-          WideTupleSeed(400)};
+          WideTupleSeed(400),
+          // Replica mode (collectives): values of 64 and 128 KiB, small
+          // enough for sanitizer builds, large enough that the limit falls
+          // among them as well as among compiling and starting threads.
+          R"(HloModule replicas, replica_count=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[16384] parameter(0)
+  x = f32[16384] iota(), iota_dimension=0
+  y = f32[16384] add(p, x)
+  r = f32[16384] all-reduce(y), replica_groups={}, to_apply=sum
+  g = f32[32768] all-gather(r), replica_groups={}, dimensions={0}
+  c = f32[16384] collective-permute(y), source_target_pairs={{0,1},{1,0}}
+  ROOT t = (f32[32768], f32[16384]) tuple(g, c)
+}
+)"};
 }
 
 std::vector<std::string> XjitFuzzDictionary() {
@@ -255,7 +410,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace xjit;  // NOLINT
   const std::string text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "fuzz.hlo");
-  if (!module.ok() || !VerifyModule(**module).ok() || !fuzz::Runnable(**module)) return 0;
+  if (!module.ok() || !VerifyModule(**module).ok()) return 0;
+  if (fuzz::ReplicaRunnable(**module)) {
+    fuzz::XjitFuzzKeep();
+    uint64_t draw = size;
+    for (uint8_t byte : text) draw = draw * 131 + byte;
+    fuzz::FuzzReplicas(**module, fuzz::Mix(draw));
+    return 0;
+  }
+  if (!fuzz::Runnable(**module)) return 0;
   fuzz::XjitFuzzKeep();
   std::vector<Literal> arguments;
   for (const Instruction* parameter : (*module)->entry()->parameters()) {

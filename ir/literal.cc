@@ -322,7 +322,7 @@ Literal::Literal(const Shape& shape) : shape_(WithDefaultLayouts(shape)) {
   // A size that overflowed int64 (absurd dimensions) leaves the buffer empty;
   // every access is bounds-checked, so such a literal reads as zeros.
   const int64_t bytes = ByteSize(shape_);
-  data_.assign(bytes > 0 ? static_cast<size_t>(bytes) : 0, 0);
+  if (bytes > 0) data_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(bytes), 0);
   const Layout& layout = shape_.layout();
   if (!layout.padded_dimensions.empty() && layout.padding_value != PaddingValue::kZero) {
     const RawElement padding = PaddingRaw(shape_.element_type(), layout.padding_value);
@@ -333,33 +333,40 @@ Literal::Literal(const Shape& shape) : shape_(WithDefaultLayouts(shape)) {
   }
 }
 
+absl::Span<uint8_t> Literal::data() {
+  if (data_ == nullptr) return absl::Span<uint8_t>();
+  // Another literal holds these bytes: this one writes to a copy of its own.
+  if (data_.use_count() > 1) data_ = std::make_shared<std::vector<uint8_t>>(*data_);
+  return absl::MakeSpan(*data_);
+}
+
 uint64_t Literal::GetBits(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return ReadSlot(shape_, data_, SlotOf(shape_, index)).lo & TypeMask(shape_.element_type());
+  return ReadSlot(shape_, data(), SlotOf(shape_, index)).lo & TypeMask(shape_.element_type());
 }
 
 void Literal::SetBits(absl::Span<const int64_t> index, uint64_t bits) {
   if (!shape_.IsArray()) return;
   const int64_t slot = SlotOf(shape_, index);
-  RawElement raw = ReadSlot(shape_, data_, slot);  // Keeps c128's imaginary part.
+  RawElement raw = ReadSlot(shape_, data(), slot);  // Keeps c128's imaginary part.
   raw.lo = bits & TypeMask(shape_.element_type());
   WriteSlot(shape_, data(), slot, raw);
 }
 
 int64_t Literal::GetInt(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return RawToInt(shape_.element_type(), ReadSlot(shape_, data_, SlotOf(shape_, index)));
+  return RawToInt(shape_.element_type(), ReadSlot(shape_, data(), SlotOf(shape_, index)));
 }
 
 double Literal::GetDouble(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
-  return RawToDouble(shape_.element_type(), ReadSlot(shape_, data_, SlotOf(shape_, index)));
+  return RawToDouble(shape_.element_type(), ReadSlot(shape_, data(), SlotOf(shape_, index)));
 }
 
 std::complex<double> Literal::GetComplex(absl::Span<const int64_t> index) const {
   if (!shape_.IsArray()) return 0;
   const ElementType type = shape_.element_type();
-  const RawElement raw = ReadSlot(shape_, data_, SlotOf(shape_, index));
+  const RawElement raw = ReadSlot(shape_, data(), SlotOf(shape_, index));
   if (IsComplex(type)) return RawToComplex(type, raw);
   return {RawToDouble(type, raw), 0};
 }
@@ -384,13 +391,13 @@ void Literal::SetComplex(absl::Span<const int64_t> index, std::complex<double> v
 
 uint64_t Literal::GetBitsLinear(int64_t i) const {
   if (!shape_.IsArray()) return 0;
-  return ReadSlot(shape_, data_, SlotOfLinear(shape_, i)).lo & TypeMask(shape_.element_type());
+  return ReadSlot(shape_, data(), SlotOfLinear(shape_, i)).lo & TypeMask(shape_.element_type());
 }
 
 void Literal::SetBitsLinear(int64_t i, uint64_t bits) {
   if (!shape_.IsArray()) return;
   const int64_t slot = SlotOfLinear(shape_, i);
-  RawElement raw = ReadSlot(shape_, data_, slot);
+  RawElement raw = ReadSlot(shape_, data(), slot);
   raw.lo = bits & TypeMask(shape_.element_type());
   WriteSlot(shape_, data(), slot, raw);
 }
@@ -421,12 +428,13 @@ Literal Literal::Relayout(const Shape& layout_shape) const {
   for (int64_t i = 0; i < shape_.rank(); ++i) {
     target.set_dynamic_dimension(i, shape_.is_dynamic_dimension(i));
   }
+  if (target == shape_) return *this;  // Shares the bytes (copy on write).
   Literal result(target);
   if (HasEmptyDimension(shape_)) return result;
   std::vector<int64_t> index(shape_.rank(), 0);
   do {
     WriteSlot(result.shape_, result.data(), LinearIndex(result.shape_, index),
-              ReadSlot(shape_, data_, LinearIndex(shape_, index)));
+              ReadSlot(shape_, data(), LinearIndex(shape_, index)));
   } while (NextIndex(shape_.dimensions(), absl::MakeSpan(index)));
   return result;
 }
@@ -444,8 +452,8 @@ bool Literal::operator==(const Literal& other) const {
   const uint64_t mask = TypeMask(shape_.element_type());
   std::vector<int64_t> index(shape_.rank(), 0);
   do {
-    RawElement a = ReadSlot(shape_, data_, LinearIndex(shape_, index));
-    RawElement b = ReadSlot(other.shape_, other.data_, LinearIndex(other.shape_, index));
+    RawElement a = ReadSlot(shape_, data(), LinearIndex(shape_, index));
+    RawElement b = ReadSlot(other.shape_, other.data(), LinearIndex(other.shape_, index));
     a.lo &= mask;
     b.lo &= mask;
     if (!(a == b)) return false;

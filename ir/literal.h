@@ -12,6 +12,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,21 @@ class Literal {
   const Shape& shape() const { return shape_; }
 
   // ---- Arrays ----
-  // The physical bytes, ByteSize(shape) long.
-  absl::Span<uint8_t> data() { return absl::MakeSpan(data_); }
-  absl::Span<const uint8_t> data() const { return data_; }
+  // The physical bytes, ByteSize(shape) long. Copies of a literal share
+  // their bytes until one of them writes: the non-const accessors (data(),
+  // the setters) first copy bytes that another literal still holds. So
+  // cloning a module, a computation or an instruction does not copy its
+  // constants, and a constant of the documented 1 GiB cap compiles within
+  // about twice its size (docs/limits.md). A span from the non-const data()
+  // must not be written through after the literal has been copied.
+  absl::Span<uint8_t> data();
+  absl::Span<const uint8_t> data() const {
+    return data_ != nullptr ? absl::Span<const uint8_t>(*data_) : absl::Span<const uint8_t>();
+  }
+  // Whether this literal's bytes are held by another literal too (tests).
+  bool SharesDataWith(const Literal& other) const {
+    return data_ != nullptr && data_ == other.data_;
+  }
   int64_t element_count() const { return shape_.element_count(); }
 
   // Raw element bits at a logical index; the value is zero-extended from the
@@ -95,7 +108,9 @@ class Literal {
 
  private:
   Shape shape_;
-  std::vector<uint8_t> data_;
+  // Null for tuples, tokens and arrays of no bytes; shared between copies
+  // (copy on write, data()).
+  std::shared_ptr<std::vector<uint8_t>> data_;
   std::vector<Literal> elements_;
 };
 

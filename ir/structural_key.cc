@@ -34,7 +34,7 @@ static_assert(sizeof(Layout) == 200,
 static_assert(sizeof(Shape) == 304,
               "Shape changed: add the new field to AppendShape in ir/structural_key.cc, then "
               "update this size");
-static_assert(sizeof(Literal) == 352,
+static_assert(sizeof(Literal) == 344,
               "Literal changed: add the new field to AppendLiteral in ir/structural_key.cc, then "
               "update this size");
 // (An instruction's operand and user indexes and its position are derived

@@ -572,16 +572,23 @@ class Allocator {
       }
     }
     // Bytes live at each step (arena and result sets; parameters are added by
-    // the caller of the entry).
-    live_at_.assign(steps, 0);
+    // the caller of the entry): each interval adds its size where it starts
+    // and takes it away after it ends, then a running sum. Adding each size
+    // over its whole interval was quadratic for n results that all live to
+    // the end (a root tuple of 100,000 scalars, issue 30).
+    std::vector<int64_t> change(steps + 1, 0);
     for (const std::vector<Interval>* list : {&temps, &results}) {
       for (const Interval& interval : *list) {
-        for (int64_t t = std::max<int64_t>(interval.start, 0); t <= std::min(interval.end, steps - 1);
-             ++t) {
-          live_at_[t] += interval.size;
-        }
+        const int64_t first = std::max<int64_t>(interval.start, 0);
+        const int64_t last = std::min(interval.end, steps - 1);
+        if (first > last) continue;
+        change[first] += interval.size;
+        change[last + 1] -= interval.size;
       }
     }
+    live_at_.assign(steps, 0);
+    int64_t live = 0;
+    for (int64_t t = 0; t < steps; ++t) live_at_[t] = live += change[t];
     return absl::OkStatus();
   }
 
@@ -593,8 +600,14 @@ class Allocator {
       for (const LeafSlice& leaf : plan_.Slices(operand)) out.push_back(leaf.slice);
       return out;
     };
-    // live_at_ belongs to the caller; nested planning overwrites it.
-    std::vector<int64_t> saved = live_at_;
+    const Opcode opcode = instruction->opcode();
+    if (opcode != Opcode::kWhile && opcode != Opcode::kConditional && opcode != Opcode::kCall) {
+      return 0;
+    }
+    // live_at_ belongs to the caller; nested planning overwrites it. Moved,
+    // not copied: a copy per instruction made planning quadratic in the
+    // number of steps (a root tuple of 100,000 scalars, issue 30).
+    std::vector<int64_t> saved = std::move(live_at_);
     int64_t peak = 0;
     // A computation run from several places cannot take one caller's
     // slices: its parameters get storage of their own (copied in).
@@ -602,7 +615,7 @@ class Allocator {
       auto it = callers_.find(callee);
       return it != callers_.end() && it->second > 1;
     };
-    switch (instruction->opcode()) {
+    switch (opcode) {
       case Opcode::kWhile: {
         Context body;
         body.kind = Context::Kind::kWhileBody;

@@ -754,26 +754,27 @@ absl::StatusOr<Literal> LiteralFromArray(const Array& array, const Shape& shape)
   return literal;
 }
 
-absl::StatusOr<Array> ArrayFromLiteral(const Literal& literal) {
+namespace {
+
+// Elements [begin, end) of `literal` (an array of `dtype`), in logical C
+// order, written to `out` as .npy stores them.
+void ConvertElements(const Literal& literal, const Dtype& dtype, int64_t begin, int64_t end,
+                     uint8_t* out) {
+  if (begin >= end) return;  // Also keeps a zero dimension out of the divisions.
   const Shape& shape = literal.shape();
-  if (!shape.IsArray()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a value of shape ", shape.ToString(), " cannot be written as .npy"));
-  }
   const ElementType type = shape.element_type();
-  XJIT_ASSIGN_OR_RETURN(Dtype dtype, DtypeFor(type));
-  Array array;
-  array.dtype = dtype;
-  array.shape.assign(shape.dimensions().begin(), shape.dimensions().end());
-  const int64_t count = shape.element_count();
   const int item = dtype.item_size;
-  array.data.resize(static_cast<size_t>(count) * item);
   if (IsComplex(type)) {
-    std::vector<int64_t> index(array.shape.size(), 0);
+    // The multi-index of element `begin` in C order, then one step each.
+    std::vector<int64_t> index(shape.rank(), 0);
+    for (int64_t d = shape.rank() - 1, rest = begin; d >= 0; --d) {
+      index[d] = rest % shape.dimensions(d);
+      rest /= shape.dimensions(d);
+    }
     const int half = item / 2;
-    for (int64_t i = 0; i < count; ++i, Next(array.shape, index)) {
+    for (int64_t i = begin; i < end; ++i, Next(shape.dimensions(), index)) {
       std::complex<double> v = literal.GetComplex(index);
-      uint8_t* p = &array.data[i * item];
+      uint8_t* p = out + (i - begin) * item;
       if (half == 4) {
         float r = static_cast<float>(v.real()), m = static_cast<float>(v.imag());
         uint32_t r32, m32;
@@ -790,10 +791,10 @@ absl::StatusOr<Array> ArrayFromLiteral(const Literal& literal) {
         StoreLittle(p + 8, 8, m64);
       }
     }
-    return array;
+    return;
   }
   const int bits = BitWidth(type);
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = begin; i < end; ++i) {
     uint64_t v = literal.GetBitsLinear(i);
     if (IsSignedInteger(type) && bits < 8 * item) {
       // Sign-extend s1/s2/s4 into the int8 byte.
@@ -801,9 +802,61 @@ absl::StatusOr<Array> ArrayFromLiteral(const Literal& literal) {
       v &= (uint64_t{1} << bits) - 1;
       if (v & sign) v |= ~((uint64_t{1} << bits) - 1);
     }
-    StoreLittle(&array.data[i * item], item, v);
+    StoreLittle(out + (i - begin) * item, item, v);
   }
+}
+
+// The array's dtype and shape, without its data.
+absl::StatusOr<Array> EmptyArrayFor(const Literal& literal) {
+  const Shape& shape = literal.shape();
+  if (!shape.IsArray()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a value of shape ", shape.ToString(), " cannot be written as .npy"));
+  }
+  Array array;
+  XJIT_ASSIGN_OR_RETURN(array.dtype, DtypeFor(shape.element_type()));
+  array.shape.assign(shape.dimensions().begin(), shape.dimensions().end());
   return array;
+}
+
+}  // namespace
+
+absl::StatusOr<Array> ArrayFromLiteral(const Literal& literal) {
+  XJIT_ASSIGN_OR_RETURN(Array array, EmptyArrayFor(literal));
+  const int64_t count = literal.shape().element_count();
+  array.data.resize(static_cast<size_t>(count) * array.dtype.item_size);
+  ConvertElements(literal, array.dtype, 0, count, array.data.data());
+  return array;
+}
+
+absl::Status WriteNpyFile(const std::string& path, const Literal& literal) {
+  XJIT_ASSIGN_OR_RETURN(const Array array, EmptyArrayFor(literal));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  const std::string header = SerializeHeader(array);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  // About 1 MiB at a time: the file is written as it is converted, never
+  // held whole beside the literal (a 1 GiB result would need 2 GiB).
+  const int64_t count = literal.shape().element_count();
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / array.dtype.item_size);
+  std::vector<uint8_t> buffer(static_cast<size_t>(std::min(count, chunk)) * array.dtype.item_size);
+  for (int64_t begin = 0; begin < count && out; begin += chunk) {
+    const int64_t end = std::min(count, begin + chunk);
+    ConvertElements(literal, array.dtype, begin, end, buffer.data());
+    out.write(reinterpret_cast<const char*>(buffer.data()),
+              static_cast<std::streamsize>((end - begin) * array.dtype.item_size));
+  }
+  out.close();
+  if (!out) {
+    const int error = errno;
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);  // Never leave a partial file behind.
+    return absl::DataLossError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace xjit::npy

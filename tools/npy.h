@@ -63,6 +63,11 @@ std::string SerializeNpy(const Array& array);
 
 absl::StatusOr<Array> ReadNpyFile(const std::string& path);
 absl::Status WriteNpyFile(const std::string& path, const Array& array);
+// Writes `literal` (an array) as a .npy file in logical C order, converting
+// and writing about 1 MiB of elements at a time, so that writing needs no
+// second copy of the literal. A file that cannot be written in full is
+// removed, never left empty or short.
+absl::Status WriteNpyFile(const std::string& path, const Literal& literal);
 
 // The dtype an array of `type` travels as; an error for token, tuple, opaque.
 absl::StatusOr<Dtype> DtypeFor(ElementType type);

@@ -565,9 +565,8 @@ absl::Status WriteResults(const Literal& result, const std::string& dir) {
   std::vector<const Literal*> arrays;
   FlattenArrays(result, &arrays);
   for (size_t i = 0; i < arrays.size(); ++i) {
-    XJIT_ASSIGN_OR_RETURN(npy::Array array, npy::ArrayFromLiteral(*arrays[i]));
-    XJIT_RETURN_IF_ERROR(
-        npy::WriteNpyFile((std::filesystem::path(dir) / absl::StrCat(i, ".npy")).string(), array));
+    XJIT_RETURN_IF_ERROR(npy::WriteNpyFile(
+        (std::filesystem::path(dir) / absl::StrCat(i, ".npy")).string(), *arrays[i]));
   }
   return absl::OkStatus();
 }

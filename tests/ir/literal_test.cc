@@ -343,5 +343,40 @@ TEST(LiteralTest, OutOfRangeAccessDoesNotCrash) {
   EXPECT_EQ(tuple.GetInt({}), 0);
 }
 
+// Copies share their bytes until one writes (issue 30: compiling a 1 GiB
+// constant held about three copies of it, one per clone of the module or
+// the instruction). A write through any non-const accessor leaves the other
+// copies as they were.
+TEST(LiteralTest, CopiesShareTheirBytesUntilOneWrites) {
+  const Shape shape = Shape::Array(T::kF32, {3});
+  const Literal original = Literal::FromDoubles(shape, {1, 2, 3});
+  Literal copy = original;
+  EXPECT_TRUE(copy.SharesDataWith(original));
+  copy.SetDouble({1}, 5);
+  EXPECT_FALSE(copy.SharesDataWith(original));
+  EXPECT_EQ(original.GetDouble({1}), 2.0);
+  EXPECT_EQ(copy.GetDouble({1}), 5.0);
+
+  Literal raw = original;
+  raw.data()[0] = 0xff;  // The non-const span is this literal's own.
+  EXPECT_EQ(original.GetDouble({0}), 1.0);
+  Literal linear = original;
+  linear.SetBitsLinear(2, 0);
+  EXPECT_EQ(original.GetDouble({2}), 3.0);
+
+  // Tuples share their elements' bytes; a relayout to the same layout is a
+  // copy, to another layout new bytes.
+  const Literal tuple = Literal::MakeTuple({original, Literal::ScalarInt(T::kS32, 7)});
+  EXPECT_TRUE(tuple.element(0).SharesDataWith(original));
+  EXPECT_TRUE(original.Relayout(shape).SharesDataWith(original));
+  const Shape matrix = Shape::Array(T::kF32, {2, 2});
+  const Literal m = Literal::FromDoubles(matrix, {1, 2, 3, 4});
+  const Literal transposed = m.Relayout(
+      Shape::ArrayWithLayout(T::kF32, std::vector<int64_t>{2, 2}, std::vector<int64_t>{0, 1}));
+  EXPECT_FALSE(transposed.SharesDataWith(m));
+  EXPECT_EQ(transposed, m);
+  EXPECT_TRUE(Literal(Shape::Array(T::kF32, {0})).data().empty());
+}
+
 }  // namespace
 }  // namespace xjit

@@ -6,9 +6,12 @@
 // tests/passes/golden/allocate_buffers/<case>.hlo is run through the passes
 // of its CHECK-AFTER line, and its plan must equal <case>.plan next to it
 // (UPDATE_GOLDEN=1 rewrites the .plan files).
+#include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -499,6 +502,43 @@ TEST_P(GoldenPlanTest, Matches) {
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenPlanTest, ::testing::ValuesIn(PlanCases()));
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenPlanTest);
+
+double CpuSeconds(const std::function<void()>& body) {
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  body();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  return static_cast<double>(b.tv_sec - a.tv_sec) +
+         1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+}
+
+// Planning a root tuple of n scalars is linear in n (issue 30: compiling one
+// of 100,000 grew twice as fast per element as one of 5,000). Two steps were
+// quadratic: each step's callee planning copied the bytes-live-per-step
+// vector, and each result set added its size to every step it spans. The
+// test plans n and 8n in one run: linear work grows about 8-fold, quadratic
+// 64-fold (it measured about 40 here before), so the bound of 24 leaves room
+// for a loaded machine without letting a quadratic step through.
+TEST(BufferPlanScale, WideRootTuplesPlanInLinearTime) {
+  auto seconds = [](int n) {
+    std::string text = "HloModule wide\nENTRY main {\n  p = f32[] parameter(0)\n";
+    std::string types, names;
+    for (int i = 0; i < n; ++i) {
+      text += "  x" + std::to_string(i) + " = f32[] negate(p)\n";
+      types += (i > 0 ? ", " : "") + std::string("f32[]");
+      names += (i > 0 ? ", x" : "x") + std::to_string(i);
+    }
+    text += "  ROOT t = (" + types + ") tuple(" + names + ")\n}\n";
+    std::unique_ptr<Module> module = Parse(text);
+    if (module == nullptr) return 0.0;
+    double best = 1e9;
+    for (int k = 0; k < 2; ++k) best = std::min(best, CpuSeconds([&] { Plan(*module); }));
+    return best;
+  };
+  const double small = seconds(2000);
+  const double large = seconds(16000);
+  EXPECT_LT(large, 24 * std::max(small, 1e-3)) << "2000: " << small << " s, 16000: " << large;
+}
 
 }  // namespace
 }  // namespace xjit

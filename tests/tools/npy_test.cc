@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -380,6 +381,41 @@ TEST(NpyLiteral, LogicalOrderWhateverTheLayout) {
   auto back = ArrayFromLiteral(*literal);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->data, array.data);
+}
+
+// Writing a literal converts and writes about 1 MiB at a time (issue 30:
+// the whole array was converted first, a second copy of a large result).
+// The file equals the one-piece serialization, across chunk boundaries that
+// fall inside rows, for complex values (converted by multi-index), sub-byte
+// integers, a column-major layout and empty arrays.
+TEST(NpyLiteral, WrittenInChunksAsInOnePiece) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("npy_chunks_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<Literal> literals;
+  Literal complex(Shape::Array(ElementType::kC64, {3, 100001}));  // 3 chunks of 131072.
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 100001; j += 997) complex.SetComplex({i, j}, {1.0 * i + j, -1.0 * j});
+  }
+  literals.push_back(std::move(complex));
+  Literal s4(Shape::Array(ElementType::kS4, {2100000}));  // 3 chunks of 1 MiB.
+  for (int64_t i = 0; i < 2100000; i += 4099) s4.SetInt({i}, (i % 16) - 8);
+  literals.push_back(std::move(s4));
+  Literal f32(Shape::ArrayWithLayout(ElementType::kF32, {700, 900}, {0, 1}));
+  for (int64_t i = 0; i < 700; i += 7) f32.SetDouble({i, i % 900}, 0.5 * i);
+  literals.push_back(std::move(f32));
+  literals.push_back(Literal(Shape::Array(ElementType::kC128, {0, 4})));
+  for (size_t k = 0; k < literals.size(); ++k) {
+    SCOPED_TRACE(literals[k].shape().ToString());
+    const std::string path = (dir / (std::to_string(k) + ".npy")).string();
+    ASSERT_TRUE(WriteNpyFile(path, literals[k]).ok());
+    auto array = ArrayFromLiteral(literals[k]);
+    ASSERT_TRUE(array.ok());
+    std::ifstream in(path, std::ios::binary);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(written == SerializeNpy(*array));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(NpyLiteral, MismatchesNameBothSides) {

@@ -16,7 +16,8 @@ its Unimplemented error, docs/mpi.md: counted apart, not a disagreement). Then t
 file (every rank must exit non-zero within seconds with the error), one rank fails during the run
 while the others wait in a collective (the job ends), ranks that reach different collectives or
 run a loop a different number of times or the program a different number of times (each an error
-at once), and one rank never reaches the collective the others wait in (--collective-timeout ends
+at once), ranks whose one collective differs in exactly one of kind, element type, shape or groups
+(seeded random cases, each an error at once), and one rank never reaches the collective the others wait in (--collective-timeout ends
 the job).
 
   mpi_cli_test.py XJIT [DIR...] [--np 2,4] [--timeout S] [--no-generated] [--no-faults]
@@ -24,7 +25,7 @@ the job).
 Exits 1 on any disagreement, 77 (skip) when mpirun is absent or xjit was built without MPI.
 Sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) for its own mpirun runs only (Open MPI refuses root).
 """
-import argparse, os, re, shutil, struct, subprocess, sys, tempfile, time
+import argparse, os, random, re, shutil, struct, subprocess, sys, tempfile, time
 
 COLLECTIVE = re.compile(r'\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|'
                         r'collective-broadcast|replica-id|partition-id|cross-replica-sum)'
@@ -578,11 +579,58 @@ ENTRY e {
             expect('replica-dependent trip counts in a subgroup, np %d (%s)' % (n, backend), cmd,
                    ('finished its run of the program while replica', 'waits in a collective that'),
                    30)
+    # Seeded random mismatches: rank 0 and rank 1 run modules whose one
+    # collective has the same computation and instruction names but differs in
+    # exactly one of kind, element type, shape or replica groups. Each must be
+    # an error within seconds, never a hang or two different results (a name
+    # and a byte count were all the headers compared before, issue 30).
+    rng = random.Random(30)
+    for case in range(4):
+        fields = {'kind': 'all-reduce', 'type': 'f32', 'dims': '8', 'groups': '{}'}
+        other = dict(fields)
+        field = ('kind', 'type', 'dims', 'groups')[case]
+        other[field] = rng.choice({'kind': ['all-gather'], 'type': ['s32', 'f64'],
+                                   'dims': ['2,4', '4,2'], 'groups': ['{{0},{1}}']}[field])
+        if rng.random() < 0.5:
+            fields, other = other, fields
+        paths = []
+        for rank, f in enumerate((fields, other)):
+            paths.append(os.path.join(work, 'mismatch_%d_%d.hlo' % (case, rank)))
+            with open(paths[-1], 'w') as out:
+                out.write(mismatch_module(**f))
+        for backend in ('jit', 'interpreter'):
+            cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', paths[0], '--random-args',
+                   '--replicas', '2', '--backend=' + backend, '--collective-timeout', '60', ':',
+                   '-np', '1', xjit, 'run', paths[1], '--random-args', '--replicas', '2',
+                   '--backend=' + backend, '--collective-timeout', '60']
+            expect('random mismatch %d: %s %s vs %s (%s)' % (case, field, fields[field],
+                                                             other[field], backend), cmd,
+                   ('replicas disagree on their collectives', 'finished its run of the program',
+                    'waits in a collective that'), 30)
     # Rank 1 never reaches a collective: rank 0's timeout ends the job.
     cmd = [mpirun, '--oversubscribe', '-np', '1', xjit, 'run', module, good, '--replicas', '2',
            '--collective-timeout', '2', ':', '-np', '1', xjit, 'run', endless, '--replicas', '2']
     expect('collective timeout', cmd, 'waited more than 2 s', 30)
     return failures
+
+
+def mismatch_module(kind, type, dims, groups):
+    """A 2-replica module whose one collective `c` (in computation `main`) has the given kind,
+    element type, operand dimensions (8 elements) and replica groups."""
+    shape = '%s[%s]' % (type, dims)
+    if kind == 'all-reduce':
+        result = shape
+        attrs = 'to_apply=sum'
+    else:
+        first, *rest = dims.split(',')
+        result = '%s[%s]' % (type, ','.join([str(int(first) * 2)] + rest))
+        attrs = 'dimensions={0}'
+    if groups != '{}' and kind == 'all-gather':
+        result = shape  # Each replica alone in its group.
+    return ('HloModule mismatch, replica_count=2\n' + reducer('sum', type, 'add') +
+            'ENTRY main {\n  x = f32[8] parameter(0)\n  v = %s[8] convert(x)\n'
+            '  y = %s reshape(v)\n  ROOT c = %s %s(y), replica_groups=%s, %s\n}\n' %
+            (type, shape, result, kind, groups, attrs))
 
 
 if __name__ == '__main__':
