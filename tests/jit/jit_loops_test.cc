@@ -1009,9 +1009,14 @@ TEST_P(JitLoops, NativeFromAnyIteration) {
           // at the first iteration boundary where they reach `after` (the
           // 11th boundary of a 10-trip run is its last condition), and from
           // the start of every later run. A failed run (5 iterations under a
-          // bound of 5) does not keep its loop: each starts afresh.
-          const bool native = max_iterations == 5 ? after <= 5 : (round + 1) * 10 >= after;
-          EXPECT_EQ(run.native, native ? 1 : 0) << "round " << round;
+          // bound of 5) does not keep its loop: each starts afresh. A loop
+          // on leaves (in place) is kept only where the next run's result
+          // lands at the same address, which the allocator decides (never
+          // under ASan's quarantine): its count may restart every run.
+          const bool afresh = max_iterations == 5 ? after <= 5 : 10 >= after;
+          const bool carried = max_iterations == 5 ? after <= 5 : (round + 1) * 10 >= after;
+          if (in_place && run.native == (afresh ? 1 : 0)) continue;
+          EXPECT_EQ(run.native, carried ? 1 : 0) << "round " << round;
         }
       }
     }
