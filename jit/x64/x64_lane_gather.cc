@@ -22,6 +22,13 @@ bool KernelLowering::LaneGatherable(const KOp& op) const {
 }
 
 x86::Vec KernelLowering::LaneIndices(int id) {
+  if (auto it = lane_indices_.find(id); it != lane_indices_.end()) return it->second;
+  const x86::Vec d = ComputeLaneIndices(id);
+  lane_indices_[id] = d;
+  return d;
+}
+
+x86::Vec KernelLowering::ComputeLaneIndices(int id) {
   const KOp& op = program_.ops[id];
   // One dword per lane: 4, 8 or 16 of them.
   const int bytes = lanes_ * 4;

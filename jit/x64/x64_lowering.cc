@@ -148,7 +148,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides) &&
-        !(&strides == &strides_ && LaneGatherable(op))) {
+        !LaneGatherable(op)) {
       return false;
     }
     switch (op.kind) {
@@ -854,6 +854,7 @@ bool KernelLowering::Killable(int operand, int user) const {
 
 absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   mode_ = mode;
+  lane_indices_.clear();  // Computed anew in every body (LaneIndices).
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level) continue;
     if (mode == Mode::kVector && !hoisted_.empty() && hoisted_[id]) continue;

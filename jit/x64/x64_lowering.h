@@ -466,12 +466,18 @@ class KernelLowering {
   // Index operation `id`'s values in the current vector iteration, one
   // dword per lane (LaneIndexOps says which operations have them).
   asmjit::x86::Vec LaneIndices(int id);
+  asmjit::x86::Vec ComputeLaneIndices(int id);  // LaneIndices without the cache.
   // A gather of 32-bit (or, `wide`, 64-bit) elements at the VSIB address
   // `m`, every lane enabled (also the strided gathers of tiled loops).
   asmjit::x86::Vec GatherAll(const asmjit::x86::Mem& m, bool wide);
   // LaneIndexOps over strides_ while the inner-loop strategy is planned or
-  // chosen; empty otherwise (no lane gathers).
+  // chosen; empty otherwise (no lane gathers). (Only the plain inner-loop
+  // strategy of a program without reduction loops sets it, so the other
+  // strategies' VectorizableOps never accept a lane gather.)
   std::vector<bool> lane_index_;
+  // LaneIndices' values in the body being emitted, so that loads sharing a
+  // position chain compute it once (cleared by EmitOpsAtLevel).
+  absl::flat_hash_map<int, asmjit::x86::Vec> lane_indices_;
 
   // The outer loop of the tiled pair (-1: not tiled) and its block length.
   int tile_level_ = -1;
