@@ -910,11 +910,15 @@ class ExecutableBuilder {
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
     step.row_elements = RowElements(kernel->program);
     // A scatter's or dynamic-update-slice's kernel updates its outputs,
-    // which start as the operands (output k as operand k of a variadic
-    // scatter).
-    if (kernel->outputs_start_as_operands) {
+    // which start as operands (KernelSpec::start_operands).
+    if (!kernel->start_operands.empty()) {
+      if (kernel->start_operands.size() != outputs.size()) {
+        return absl::InternalError(absl::StrCat("kernel of ", instruction.name(),
+                                                " starts from the wrong number of operands"));
+      }
       for (size_t k = 0; k < outputs.size(); ++k) {
-        XJIT_ASSIGN_OR_RETURN(int operand, ArraySlot(*instruction.operand(k)));
+        XJIT_ASSIGN_OR_RETURN(int operand,
+                              ArraySlot(*instruction.operand(kernel->start_operands[k])));
         const BufferSlot& from = spec_->plan.slots[operand];
         const BufferSlot& to = spec_->plan.slots[outputs[k]];
         if (from.kind != to.kind || from.index != to.index || from.offset != to.offset) {

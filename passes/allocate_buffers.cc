@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -91,6 +92,26 @@ bool ReadsElementwise(const Computation& body, int64_t number) {
     reached.insert(instruction.get());
   }
   return true;
+}
+
+// For a fusion rooted at a one-operand scatter (passes/fuse.cc, rule 6): the
+// fusion operand its output starts from, when nothing else in the body reads
+// it, so that the scatter may update that operand's buffer in place (its
+// fused producers read other buffers only). nullopt otherwise.
+std::optional<int64_t> ScatterFusionStart(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kFusion || instruction.called_computations().empty() ||
+      !instruction.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const Instruction* root = instruction.called_computations()[0]->root();
+  if (root == nullptr || root->opcode() != Opcode::kScatter || root->operand_count() != 3) {
+    return std::nullopt;
+  }
+  const Instruction* start = root->operand(0);
+  if (start->opcode() != Opcode::kParameter || start->users().size() != 1) return std::nullopt;
+  const int64_t number = start->attrs().parameter_number;
+  if (number < 0 || number >= instruction.operand_count()) return std::nullopt;
+  return number;
 }
 
 enum class Origin : uint8_t { kNormal, kEntryParameter, kConstant, kBoundReadOnly, kBoundState };
@@ -363,6 +384,12 @@ class Allocator {
       }
     }
     if (!out.empty()) return out;
+    if (std::optional<int64_t> start = ScatterFusionStart(instruction)) {
+      if (SameStorage(instruction.operand(*start)->shape(), instruction.shape())) {
+        out.push_back({*start, {}, {}});
+      }
+      return out;
+    }
     if (IsElementwise(opcode) && instruction.shape().IsArray()) {
       for (int64_t i = 0; i < instruction.operand_count(); ++i) {
         if (SameStorage(instruction.operand(i)->shape(), instruction.shape())) out.push_back({i, {}, {}});
@@ -392,6 +419,7 @@ class Allocator {
     const auto& holds = state->Holds(instruction);
     const bool elementwise_reader = instruction->opcode() != Opcode::kDynamicUpdateSlice &&
                                     instruction->opcode() != Opcode::kScatter &&
+                                    !ScatterFusionStart(*instruction).has_value() &&
                                     instruction->opcode() != Opcode::kWhile &&
                                     instruction->opcode() != Opcode::kCustomCall;
     for (const auto& [operand_number, operand_index, result_index] : InPlaceCandidates(*instruction)) {

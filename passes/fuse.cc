@@ -74,6 +74,17 @@
 //    The reduce is never duplicated;
 //    the row's values (x, exp(x - max)) are recomputed in each pass, from
 //    cache.
+// 6. Scatter fusion: a scatter (one operand, one update) is a consumer, for
+//    the producers of its indices and updates only, by rule 2's tests: so
+//    gathered and scaled updates (an embedding bag's or a graph network's
+//    segment sum) are computed where they are added instead of written out
+//    and read back. Never the producer of its operand, which stays
+//    materialised (the output starts as those bytes, written over where the
+//    buffer plan allows, allocate_buffers.cc); the
+//    scatter fusion (kind=kLoop, root the scatter) iterates over the
+//    updates, so an expensive index producer read once per window element
+//    stays out. A scatter fusion is no producer, sibling or row fusion, and
+//    a scatter nothing takes stays a lone instruction.
 // Fusions never cross computations: the entry and every while / conditional
 // / call body are fused separately; reducers and comparators are untouched.
 //
@@ -166,9 +177,50 @@ const Instruction* FusedReduce(const Computation& body) {
   return nullptr;
 }
 
-// Dimensions of the loop an instruction or fusion runs: a reduce's input,
-// otherwise the (first) result.
+// The scatter a consumer runs (rule 6): a non-variadic scatter, or the root
+// of a fusion rooted at one; null for anything else.
+const Instruction* ScatterOf(const Instruction& instruction) {
+  const Instruction* scatter = &instruction;
+  if (instruction.opcode() == Opcode::kFusion) {
+    const Computation* body = FusedComputation(instruction);
+    if (body == nullptr || body->root() == nullptr) return nullptr;
+    scatter = body->root();
+  }
+  if (scatter->opcode() != Opcode::kScatter || scatter->operand_count() != 3 ||
+      !scatter->shape().IsArray()) {
+    return nullptr;
+  }
+  return scatter;
+}
+
+bool IsScatterFusion(const Instruction& instruction) {
+  return instruction.opcode() == Opcode::kFusion && ScatterOf(instruction) != nullptr;
+}
+
+// Whether `producer` is the operand a scatter consumer starts from (in a
+// scatter fusion, the operand its root's operand-0 parameter stands for).
+bool IsScatterStart(const Instruction& consumer, const Instruction& producer) {
+  const Instruction* scatter = ScatterOf(consumer);
+  if (scatter == &consumer) return consumer.operand(0) == &producer;
+  const Instruction* start = scatter->operand(0);
+  if (start->opcode() != Opcode::kParameter) return true;  // Never fused by this pass.
+  const int64_t number = start->attrs().parameter_number;
+  return number < 0 || number >= consumer.operand_count() || consumer.operand(number) == &producer;
+}
+
+// Whether `user` is a scatter consumer that starts from `producer` (and so
+// never fuses it).
+bool IsScatterStartOf(const Instruction& user, const Instruction& producer) {
+  return ScatterOf(user) != nullptr && IsScatterStart(user, producer);
+}
+
+// Dimensions of the loop an instruction or fusion runs: a scatter's updates,
+// a reduce's input, otherwise the (first) result.
 std::vector<int64_t> IterationDimensions(const Instruction& instruction) {
+  if (const Instruction* scatter = ScatterOf(instruction)) {
+    const Shape& updates = scatter->operand(scatter->operand_count() - 1)->shape();
+    return std::vector<int64_t>(updates.dimensions().begin(), updates.dimensions().end());
+  }
   const Instruction* reduce = nullptr;
   const Instruction* first = &instruction;
   if (instruction.opcode() == Opcode::kFusion) {
@@ -433,7 +485,7 @@ class Fuser {
     if (!IsPlainPure(producer)) return false;
     if (producer.opcode() == Opcode::kFusion) {
       return producer.attrs().fusion_kind == FusionKind::kLoop && !HasTupleRoot(producer) &&
-             FusedComputation(producer) != nullptr;
+             FusedComputation(producer) != nullptr && !IsScatterFusion(producer);
     }
     return IsLoopFusible(producer);
   }
@@ -446,6 +498,7 @@ class Fuser {
              consumer.attrs().fusion_kind != FusionKind::kCustom;
     }
     if (opcode == Opcode::kReduce) return consumer.operand_count() == 2;
+    if (opcode == Opcode::kScatter) return ScatterOf(consumer) != nullptr;
     return IsLoopFusible(consumer) && opcode != Opcode::kConstant && opcode != Opcode::kIota;
   }
 
@@ -482,6 +535,7 @@ class Fuser {
     const bool expensive = ContainsExpensive(producer);
     if (expensive && IterationElements(consumer) > producer.shape().element_count()) return false;
     const int64_t uses = static_cast<int64_t>(producer.users().size()) + (IsRoot(&producer) ? 1 : 0);
+    if (ScatterOf(consumer) != nullptr && IsScatterStart(consumer, producer)) return false;
     if (uses == 1) return true;
     if (!expensive) {
       if (!IsCheap(producer) || uses > options_.max_cheap_fanout) return false;
@@ -489,7 +543,7 @@ class Fuser {
     }
     if (IsRoot(&producer) || uses > options_.max_expensive_fanout) return false;
     for (const Instruction* user : producer.users()) {
-      if (!CanBeConsumer(*user)) return false;
+      if (!CanBeConsumer(*user) || IsScatterStartOf(*user, producer)) return false;
       for (int64_t i = 0; i < user->operand_count(); ++i) {
         if (user->operand(i) == &producer && FeedsContraction(*user, i)) return false;
       }
@@ -515,6 +569,7 @@ class Fuser {
     for (const Instruction* user : producer.users()) {
       if (user == &consumer) continue;
       if (finished_.contains(user)) return true;
+      if (IsScatterStartOf(*user, producer)) return true;
       if (expands) continue;
       if (!CanBeConsumer(*user)) return true;
       for (int64_t i = 0; i < user->operand_count(); ++i) {
@@ -983,6 +1038,7 @@ class Fuser {
         continue;
       }
       if (!CanBeConsumer(*instruction) && opcode != Opcode::kIota) continue;
+      if (opcode == Opcode::kScatter) continue;  // Rule 6: a lone scatter stays.
       if (!IsPlainPure(*instruction)) continue;
       if (instruction->users().empty() && !IsRoot(instruction)) continue;
       FuseInto(instruction, nullptr);
@@ -1022,6 +1078,7 @@ class Fuser {
     }
     const FusionKind kind = consumer.attrs().fusion_kind;
     if (kind != FusionKind::kLoop && !IsRowFusion(consumer)) return false;
+    if (IsScatterFusion(consumer)) return false;
     row->dims = DimsOf(consumer.shape());
     row->reduced.clear();
     for (const auto& inner : FusedComputation(consumer)->instructions()) {
@@ -1076,7 +1133,7 @@ class Fuser {
       return reduced == row->reduced;
     }
     if (producer.opcode() != Opcode::kFusion || producer.attrs().fusion_kind != FusionKind::kLoop ||
-        producer.shape().IsTuple()) {
+        producer.shape().IsTuple() || IsScatterFusion(producer)) {
       return false;
     }
     for (const Instruction* operand : producer.operands()) {
@@ -1167,6 +1224,7 @@ class Fuser {
     }
     const bool producer_rows = IsRowFusion(producer);
     if (producer.attrs().fusion_kind != FusionKind::kLoop && !producer_rows) return false;
+    if (IsScatterFusion(producer)) return false;
     RowShape probe = *row;
     if (producer_rows) {
       RowShape own;
@@ -1247,7 +1305,7 @@ class Fuser {
     }
     const FusionKind kind = instruction.attrs().fusion_kind;
     if (kind != FusionKind::kLoop && kind != FusionKind::kInput) return false;
-    if (IsRowFusion(instruction)) return false;
+    if (IsRowFusion(instruction) || IsScatterFusion(instruction)) return false;
     if (effects_.HasSideEffectDeep(instruction) || HasControlEdgesFast(instruction)) return false;
     if (instruction.shape().IsTuple()) {
       for (const Instruction* user : instruction.users()) {

@@ -219,7 +219,7 @@ class KernelAssembler {
     } else if (outputs[0].value->opcode() == Opcode::kScatter) {
       XJIT_RETURN_IF_ERROR(RunScatter(outputs));
     } else if (outputs[0].value->opcode() == Opcode::kDynamicUpdateSlice &&
-               spec_->outputs_start_as_operands) {
+               !spec_->start_operands.empty()) {
       XJIT_RETURN_IF_ERROR(RunDynamicUpdateSlice(*outputs[0].value));
     } else if (reduce == nullptr) {
       XJIT_RETURN_IF_ERROR(RunLoop(outputs));
@@ -1064,14 +1064,16 @@ absl::StatusOr<KernelSpec> EmitInstructionKernelWith(const Instruction& instruct
     } else {
       XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(instruction, &instruction));
     }
-    spec.outputs_start_as_operands = true;
+    for (int64_t k = 0; k < std::max<int64_t>(1, instruction.shape().tuple_size()); ++k) {
+      spec.start_operands.push_back(k);
+    }
   }
   if (instruction.opcode() == Opcode::kDynamicUpdateSlice && instruction.shape().IsArray() &&
       PackedBits(instruction.shape()) == 0 && instruction.operand_count() >= 2 &&
       instruction.operand(0)->shape() == instruction.shape() &&
       instruction.operand(1)->shape().has_layout() &&
       instruction.operand(1)->shape().rank() == instruction.shape().rank()) {
-    spec.outputs_start_as_operands = true;
+    spec.start_operands = {0};
   }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(instruction, instruction));
   assembler.set_merged_levels(merged_levels);
@@ -1099,6 +1101,22 @@ absl::Status AddFusionLeaves(const Instruction& fusion, const Computation& fused
   return absl::OkStatus();
 }
 
+// A fusion rooted at a scatter (passes/fuse.cc, rule 6) updates its output
+// where it stands, as a lone scatter does (RunScatter): the scatter reads its
+// current values from the fusion's own output, which starts as the operand
+// its operand-0 parameter stands for.
+absl::Status StartFromScatterOperand(const Instruction& fusion, const Instruction& scatter,
+                                     KernelAssembler& assembler, KernelSpec* spec) {
+  const Instruction& start = *scatter.operand(0);
+  if (scatter.operand_count() != 3 || !scatter.shape().IsArray() ||
+      start.opcode() != Opcode::kParameter) {
+    return Unsupported(fusion, "a fused scatter must be one scatter of a fusion parameter");
+  }
+  XJIT_RETURN_IF_ERROR(assembler.emitter().AddLeaf(scatter, &fusion));
+  spec->start_operands = {start.attrs().parameter_number};
+  return absl::OkStatus();
+}
+
 absl::StatusOr<KernelSpec> EmitFusionKernelWith(const Instruction& fusion, int only_output,
                                                  int64_t merged_levels, bool* ran_loop) {
   KernelSpec spec;
@@ -1114,6 +1132,9 @@ absl::StatusOr<KernelSpec> EmitFusionKernelWith(const Instruction& fusion, int o
   if (fused.root() == nullptr) return Unsupported(fusion, "empty fused computation");
   KernelAssembler assembler(&spec, fusion);
   XJIT_RETURN_IF_ERROR(AddFusionLeaves(fusion, fused, assembler));
+  if (fused.root()->opcode() == Opcode::kScatter) {
+    XJIT_RETURN_IF_ERROR(StartFromScatterOperand(fusion, *fused.root(), assembler, &spec));
+  }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
   if (only_output >= 0) {
     if (only_output >= static_cast<int>(outputs.size())) {
@@ -1174,6 +1195,9 @@ absl::StatusOr<KernelSpec> EmitConcatenatePart(const Instruction& fusion, int pa
   const Computation& fused = *fusion.called_computations()[0];
   KernelAssembler assembler(&spec, fusion);
   XJIT_RETURN_IF_ERROR(AddFusionLeaves(fusion, fused, assembler));
+  if (fused.root()->opcode() == Opcode::kScatter) {
+    XJIT_RETURN_IF_ERROR(StartFromScatterOperand(fusion, *fused.root(), assembler, &spec));
+  }
   XJIT_ASSIGN_OR_RETURN(std::vector<OutputPlan> outputs, PlanOutputs(fusion, *fused.root()));
   if (outputs.size() != 1 || !IsKernelCompatibleShape(outputs[0].shape)) {
     return Unsupported(fusion, "unsupported concatenate result");

@@ -56,11 +56,13 @@ struct KernelSpec {
   // Per input: -1 when it holds the whole (array) value, k when it holds
   // tuple element k of it (a variadic scatter reading its own outputs).
   std::vector<int> input_elements;
-  // The kernel writes only part of its outputs, and output k must hold
-  // operand k's bytes when it starts (a scatter, variadic too, and
-  // dynamic-update-slice): the driver copies them there unless the output is
-  // the operand's buffer.
-  bool outputs_start_as_operands = false;
+  // Empty: the kernel writes its outputs whole. Otherwise it writes only part
+  // of them, and output k must hold the bytes of operand start_operands[k]
+  // (of the computed instruction or fusion) when it starts: a scatter (output
+  // k from operand k, variadic too; a scatter fusion from the operand its
+  // scatter starts from) and a dynamic-update-slice. The driver copies them
+  // there unless the output is that operand's buffer.
+  std::vector<int64_t> start_operands;
 };
 
 // What the target lowering a kernel can do, for the emitter's choices.

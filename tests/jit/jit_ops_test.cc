@@ -449,6 +449,49 @@ TEST_P(JitOps, Scatter) {
   }
 }
 
+// A scatter fusion (passes/fuse.cc, rule 6): the updates are gathered rows
+// times broadcast weights, computed inside the scatter's kernel (one kernel
+// for the scatter, none for its updates); rows of every length around the
+// vector width (tails), an empty update, integer and f64 sums; indices rich
+// in repeats and out-of-bounds values. `start` is a computed value that dies
+// at the scatter, so the output is written over it (allocate_buffers.cc),
+// unless the gather reads `start` too: then the scatter must not update in
+// place what its own updates still read (`reads_start`).
+TEST_P(JitOps, ScatterFusion) {
+  for (const char* t : {"f32", "f64", "s32"}) {
+    for (int row : {1, 5, 16, 17, 0}) {
+      for (bool reads_start : {false, true}) {
+        const std::string r = absl::StrCat(row);
+        const std::string source = reads_start ? "start" : "p0";
+        const std::string hlo = absl::StrCat(
+            "HloModule m\nadd {\n  x = ", t, "[] parameter(0)\n  y = ", t, "[] parameter(1)\n",
+            "  ROOT s = ", t, "[] add(x, y)\n}\n",
+            "ENTRY e {\n  p0 = ", t, "[9,", r, "] parameter(0)\n  p1 = s32[7,1] parameter(1)\n",
+            "  p2 = ", t, "[7] parameter(2)\n  p3 = s32[7,1] parameter(3)\n",
+            "  p4 = ", t, "[9,", r, "] parameter(4)\n",
+            "  start = ", t, "[9,", r, "] add(p0, p4)\n",
+            "  rows = ", t, "[7,", r, "] gather(", source, ", p1), offset_dims={1}, ",
+            "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,", r,
+            "}\n  wb = ", t, "[7,", r, "] broadcast(p2), dimensions={0}\n",
+            "  scaled = ", t, "[7,", r, "] multiply(rows, wb)\n",
+            "  ROOT s = ", t, "[9,", r, "] scatter(start, p3, scaled), update_window_dims={1}, ",
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, ",
+            "to_apply=add\n}\n");
+        CompileReport report;
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+          CheckOptions options;
+          options.isa = GetParam();
+          options.seed = seed;
+          options.report = &report;
+          EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+        }
+        // start, then the scatter fusion (empty arrays need no kernel)
+        EXPECT_EQ(report.kernels.size(), row == 0 ? 0u : 2u) << hlo;
+      }
+    }
+  }
+}
+
 // Variadic scatter: N operands and N updates, one update computation over
 // all of them, a tuple of N results, as one kernel with N outputs. Windows
 // apply in order, out-of-bounds ones are skipped (the random indices are

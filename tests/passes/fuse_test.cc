@@ -260,5 +260,61 @@ ENTRY e {
   }
 }
 
+// Rule 6: a scatter takes the producers of its indices and updates (a
+// gather of embedding rows times per-row weights, the weights' broadcast
+// also read by a second scatter), never the producer of the operand it
+// starts from (that one would be recomputed where the output is updated in
+// place); a scatter fusion is no producer.
+TEST(FuseTest, ScatterTakesItsUpdatesNotItsStart) {
+  auto module = Parse(R"(
+HloModule segment_sums
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  table = f32[10,4] parameter(0)
+  ids = s32[6,1] parameter(1)
+  w = f32[6] parameter(2)
+  seg = s32[6,1] parameter(3)
+  rows = f32[6,4] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  wb = f32[6,4] broadcast(w), dimensions={0}
+  scaled = f32[6,4] multiply(rows, wb)
+  zero = f32[] constant(0)
+  start = f32[3,4] broadcast(zero), dimensions={}
+  bags = f32[3,4] scatter(start, seg, scaled), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  back = f32[10,4] broadcast(zero), dimensions={}
+  grad = f32[10,4] scatter(back, ids, wb), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  neg = f32[3,4] negate(bags)
+  ROOT t = (f32[3,4], f32[10,4]) tuple(neg, grad)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  int scatter_fusions = 0;
+  for (const auto& instruction : module->entry()->instructions()) {
+    if (instruction->opcode() != Opcode::kFusion) continue;
+    const Computation& body = *instruction->called_computations()[0];
+    absl::flat_hash_set<Opcode> opcodes;
+    for (const auto& inner : body.instructions()) opcodes.insert(inner->opcode());
+    if (body.root()->opcode() != Opcode::kScatter) {
+      EXPECT_FALSE(opcodes.contains(Opcode::kScatter)) << PrintModule(*module);
+      continue;
+    }
+    ++scatter_fusions;
+    EXPECT_EQ(body.root()->operand(0)->opcode(), Opcode::kParameter) << PrintModule(*module);
+    EXPECT_TRUE(opcodes.contains(Opcode::kBroadcast)) << PrintModule(*module);  // wb, twice
+    if (body.root()->shape().dimensions(0) == 3) {
+      EXPECT_TRUE(opcodes.contains(Opcode::kGather)) << PrintModule(*module);
+      EXPECT_TRUE(opcodes.contains(Opcode::kMultiply)) << PrintModule(*module);
+    }
+    EXPECT_EQ(instruction->attrs().fusion_kind, FusionKind::kLoop);
+  }
+  EXPECT_EQ(scatter_fusions, 2) << PrintModule(*module);
+}
+
 }  // namespace
 }  // namespace xjit
