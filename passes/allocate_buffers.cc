@@ -23,7 +23,9 @@
 //      updated in place and no copy-back is needed). A body planned on its
 //      own as an entry with state_in_place has the same rule for its
 //      parameter's leaves, except that values outside the result may use
-//      them too (the runtime then copies the root's leaf back at the end).
+//      them too (the runtime then copies the root's leaf back at the end),
+//      and a result leaf whose old state leaf is dead before it is written
+//      takes that leaf's bytes (JoinDeadStateLeaves).
 //   4. Placement. Sets holding an entry parameter or a constant keep that
 //      allocation; sets in the entry result get a result allocation; bound
 //      sets keep the caller's slice; every other set is a temp placed in the
@@ -271,6 +273,9 @@ class Allocator {
         TryInPlace(schedule[t], t, context, root_values, &state, &sets);
       }
     }
+    if (options_.in_place && options_.state_in_place && context.kind == Context::Kind::kEntry) {
+      JoinDeadStateLeaves(root_values, &state, &sets);
+    }
     // 4. Placement.
     XJIT_RETURN_IF_ERROR(Place(computation, context, schedule, plan_index, &state, &sets));
 
@@ -411,6 +416,37 @@ class Allocator {
       for (const ShapeIndex& index : ArrayLeafIndices(instruction.shape())) out.push_back({0, index, index});
     }
     return out;
+  }
+
+  // A body run over its state in place (state_in_place): a result value that
+  // becomes state leaf j, and is not there already, takes leaf j's bytes when
+  // the old leaf j is read for the last time before the value's set is first
+  // written and is not part of the result itself. The body then writes the
+  // new state where it lies, and the copy into the result at the end of each
+  // iteration disappears (the vectors a scan or a solver recomputes from
+  // other leaves: conjugate gradients' next iterate). Each leaf has its own
+  // parameter allocation here, so no other leaf shares the bytes.
+  void JoinDeadStateLeaves(const std::vector<int64_t>& root_values, State* state,
+                           std::vector<SetInfo>* sets) {
+    absl::flat_hash_map<int64_t, int64_t> leaf_value;  // State leaf ordinal -> its value.
+    for (size_t v = 0; v < state->values.size(); ++v) {
+      if (state->values[v].entry_state) leaf_value[state->values[v].state_index] = v;
+    }
+    for (size_t j = 0; j < root_values.size(); ++j) {
+      auto it = leaf_value.find(static_cast<int64_t>(j));
+      if (it == leaf_value.end()) continue;
+      const int64_t old_set = state->Find(it->second);
+      const int64_t new_set = state->Find(root_values[j]);
+      if (old_set == new_set || state->values[new_set].origin != Origin::kNormal) continue;
+      SetInfo& old_info = (*sets)[old_set];
+      const SetInfo& new_info = (*sets)[new_set];
+      if (old_info.live_out || old_info.end >= new_info.start || old_info.size < new_info.size) {
+        continue;
+      }
+      state->parent[new_set] = old_set;
+      old_info.end = std::max(old_info.end, new_info.end);
+      old_info.live_out = true;
+    }
   }
 
   void TryInPlace(const Instruction* instruction, int64_t t, const Context& context,

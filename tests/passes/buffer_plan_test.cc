@@ -382,6 +382,30 @@ ENTRY %body (s: (f32[16], f32[16])) -> (f32[16], f32[16]) {
   EXPECT_EQ(KindOf(plan, SliceOf(plan, *module, "nb")), BufferAllocation::Kind::kTemp);
 }
 
+// A result leaf whose old state leaf is read for the last time before the
+// new value is written takes that leaf's bytes, so no copy follows the body
+// (a never-read leaf a under n0; c, read by n1 before n2 is computed). n1
+// cannot go over b, which n2 still reads after n1 is written.
+TEST(BufferPlanTest, StateInPlaceWritesOverDeadLeaves) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY %body (s: (f32[16], f32[16], f32[16])) -> (f32[16], f32[16], f32[16]) {
+  %s = (f32[16]{0}, f32[16]{0}, f32[16]{0}) parameter(0)
+  %a = f32[16]{0} get-tuple-element(%s), index=0
+  %b = f32[16]{0} get-tuple-element(%s), index=1
+  %c = f32[16]{0} get-tuple-element(%s), index=2
+  %n0 = f32[16]{0} negate(%b)
+  %n1 = f32[16]{0} negate(%c)
+  %n2 = f32[16]{0} add(%b, %n1)
+  ROOT %t = (f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(%n0, %n1, %n2)
+})");
+  BufferPlan plan = Plan(*module, {.donate_parameters = false, .state_in_place = true});
+  EXPECT_EQ(SliceOf(plan, *module, "n0"), SliceOf(plan, *module, "a")) << plan.ToString();
+  EXPECT_EQ(SliceOf(plan, *module, "n2"), SliceOf(plan, *module, "c")) << plan.ToString();
+  EXPECT_NE(SliceOf(plan, *module, "n1"), SliceOf(plan, *module, "b")) << plan.ToString();
+  EXPECT_EQ(KindOf(plan, SliceOf(plan, *module, "n1")), BufferAllocation::Kind::kTemp);
+}
+
 TEST(BufferPlanTest, StateInPlaceNeedsOneParameterOfTheRootsShape) {
   auto module = Parse(kChain);
   auto bad = Parse(R"(
