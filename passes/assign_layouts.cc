@@ -350,8 +350,9 @@ class Assigner {
   }
 
   // A dot whose only user is a transpose: the result layout (still a
-  // GEMM's output: batch dimensions major, its two matrix dimensions minor
-  // in either order) under which that transpose, in the default layout,
+  // GEMM's output: batch dimensions major, its lhs-free and rhs-free
+  // dimension groups minor in either order; an outer product, with no
+  // contracting dimension, included) under which that transpose, in the default layout,
   // moves nothing. The GEMM then writes the transposed matrix itself (a
   // column-major C costs BLAS nothing), instead of a consumer reading the
   // row-major result down its columns (a gradient accumulated as
@@ -374,17 +375,26 @@ class Assigner {
     const int64_t rank = dot.shape().rank();
     const int64_t batch = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
     const std::vector<int64_t>& perm = user.attrs().dimensions;
-    if (rank != batch + 2 || static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
-    if (dot.operand(0)->shape().rank() != batch + 2 || dot.operand(1)->shape().rank() != batch + 2) {
-      return std::nullopt;  // One free dimension on each side.
-    }
+    if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+    // The dot's result dimensions are batch, then the lhs's free ones, then
+    // the rhs's (each group in operand order). The GEMM can write C
+    // column-major for free, which in general is the two free groups swapped
+    // with each group's order kept: [batch..., rhs free..., lhs free...]
+    // major to minor. Any other order would break a free group apart, so
+    // that the strided plan could not merge it into one matrix dimension.
+    const int64_t lhs_free = dot.operand(0)->shape().rank() - batch -
+                             static_cast<int64_t>(dn.lhs_contracting_dimensions.size());
+    const int64_t rhs_free = rank - batch - lhs_free;
+    if (lhs_free <= 0 || rhs_free <= 0) return std::nullopt;
     // Transpose result dimension j is dot dimension perm[j]; the default
-    // layout of the result is major-to-minor 0..rank-1.
-    std::vector<int64_t> m2m;
-    for (int64_t j = rank - 1; j >= 0; --j) m2m.push_back(perm[j]);
-    for (int64_t j = 0; j < batch; ++j) {
-      if (m2m[rank - 1 - j] != j) return std::nullopt;  // Batch dimensions stay major.
-    }
+    // layout of the result is major-to-minor 0..rank-1, so the dot's
+    // major-to-minor order must be perm itself.
+    std::vector<int64_t> wanted;
+    for (int64_t j = 0; j < batch; ++j) wanted.push_back(j);  // Batch dimensions stay major.
+    for (int64_t j = 0; j < rhs_free; ++j) wanted.push_back(batch + lhs_free + j);
+    for (int64_t j = 0; j < lhs_free; ++j) wanted.push_back(batch + j);
+    if (perm != wanted) return std::nullopt;
+    std::vector<int64_t> m2m(perm.rbegin(), perm.rend());
     Shape candidate = WithMinorToMajor(dot.shape(), std::move(m2m));
     if (candidate == dot.shape()) return std::nullopt;
     return candidate;

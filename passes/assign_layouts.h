@@ -33,9 +33,10 @@
 //     written (a bitcast's meaning depends on it). custom-call: its
 //     operand_layout_constraints, else the layouts written.
 //   - everything else: the default major-to-minor layout.
-// A dot whose only user is a transpose of its (batch-major) matrix
-// dimensions is laid out so that the transpose's default-layout result is
-// its bytes (the GEMM writes a column-major C, which costs BLAS nothing).
+// A dot whose only user is a transpose swapping its lhs-free and rhs-free
+// dimension groups (batch dimensions staying major; outer products too) is
+// laid out so that the transpose's default-layout result is its bytes (the
+// GEMM writes a column-major C, which costs BLAS nothing).
 // A transpose whose operand has a plain layout gets the permuted layout that
 // makes it move nothing (no-op-bitcast, which runs next, turns it into a
 // `bitcast`) when all its users accept that layout (e.g. it feeds a dot,
