@@ -24,7 +24,11 @@
 //   - convolution: the input with feature dimension minor and batch major
 //     (NHWC), the kernel with output feature minor, then input feature, then
 //     spatial dimensions (HWIO); the result is row-major in its own
-//     dimension order.
+//     dimension order. Except: an input already channels-major (NCHW, NCW)
+//     stays so when the convolution has fewer than 16 output features, no
+//     groups, no base dilation and a channels-major result (its per-image
+//     GEMM then has few rows and runs unpacked; assign_layouts.cc,
+//     KeepsChannelsMajorInput).
 //   - reduce: its inputs in any plain layout they share (the reduction walks
 //     storage order, so a reduction over a physically minor dimension stays
 //     one; no copy is spent to move the reduced dimension, since the copy

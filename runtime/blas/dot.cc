@@ -1046,7 +1046,7 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   constexpr int64_t kKLoopMaxResultBytes = 256 * 1024;
   constexpr int64_t kKLoopMinInnerK = 32;
   constexpr int64_t kKLoopMinCallProducts = int64_t{1} << 17;
-  const bool k_loop_allowed = !f32_images && mt > 1 && nt > 1 &&
+  const bool k_loop_allowed = p.allow_k_loop && !f32_images && mt > 1 && nt > 1 &&
                               mt * nt * ByteWidth(p.out_type) <= kKLoopMaxResultBytes;
   for (const auto& mo : m_orders) {
     for (const auto& no : n_orders) {
@@ -1282,6 +1282,7 @@ absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape&
   for (DotDim& d : p.batch) d.out_stride = os[pos++];
   for (DotDim& d : p.m) d.out_stride = os[pos++];
   for (DotDim& d : p.n) d.out_stride = os[pos++];
+  p.allow_k_loop = true;
   return PlanDotProblem(p);
 }
 

@@ -83,6 +83,11 @@ struct DotProblem {
   std::vector<DotDim> m;      // lhs and out strides
   std::vector<DotDim> n;      // rhs and out strides
   std::vector<DotDim> k;      // lhs and rhs strides
+  // Whether the plan may loop over the outer contracting dimensions instead
+  // of copying an operand (the K loop, above). PlanDot sets it for dots;
+  // convolutions leave it off (their images are built dense already; their
+  // GEMMs over strided kernel views were not measured with it).
+  bool allow_k_loop = false;
 };
 
 // A strided N-d copy between an operand and its dense image in scratch.

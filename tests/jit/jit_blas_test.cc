@@ -507,6 +507,45 @@ ENTRY e {
 }
 )";
 
+// Channels-major convolutions (NCW, NCHW) with fewer than 16 output
+// features keep their input's layout through the passes (assign_layouts.cc,
+// KeepsChannelsMajorInput): im2col along the spatial dimensions, then per
+// image a GEMM with as many rows as output features, which the few-row
+// kernels take when there are 64 or more output positions (small_gemm.h).
+// Odd widths (vector tails), dilation, stride, padding on either side,
+// size-1 batch and features, f64 (OpenBLAS), and 16 output features (the
+// input is copied to channels-minor as before), against the evaluator on
+// one and two threads.
+TEST(JitBlas, ChannelsMajorConvolutionsWithFewOutputFeatures) {
+  const std::vector<Case> cases = {
+      {"f32 NCW, 8 features, dilation 2 (few-row GEMM)",
+       Conv("f32[3,16,100]", "f32[8,16,3]", "f32[3,8,100]",
+            "window={size=3 pad=2_2 rhs_dilate=2}, dim_labels=bf0_oi0->bf0"), 48, -1},
+      {"f32 NCW, 5 features, stride 2, odd width",
+       Conv("f32[2,7,263]", "f32[5,7,5]", "f32[2,5,131]",
+            "window={size=5 stride=2 pad=2_1}, dim_labels=bf0_oi0->bf0"), 35, -1},
+      {"f32 NCW, one feature in, one out, batch 1",
+       Conv("f32[1,1,90]", "f32[1,1,2]", "f32[1,1,90]",
+            "window={size=2 pad=1_0}, dim_labels=bf0_oi0->bf0"), 2, -1},
+      {"f32 NCHW, 3 features, 3x3",
+       Conv("f32[2,4,12,13]", "f32[3,4,3,3]", "f32[2,3,12,13]",
+            "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"), 36, -1},
+      {"f32 NCHW, HWIO kernel, 15 features",
+       Conv("f32[1,6,9,9]", "f32[3,3,6,15]", "f32[1,15,7,7]",
+            "window={size=3x3}, dim_labels=bf01_01io->bf01"), 54, -1},
+      {"f64 NCW, 4 features",
+       Conv("f64[2,6,70]", "f64[4,6,3]", "f64[2,4,68]",
+            "window={size=3}, dim_labels=bf0_oi0->bf0"), 18, -1},
+      {"f32 NCW, 16 features (copied to channels-minor)",
+       Conv("f32[2,8,80]", "f32[16,8,3]", "f32[2,16,80]",
+            "window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0"), 24, -1},
+  };
+  for (const Case& c : cases) {
+    CheckCase(c, nullptr, /*run_passes=*/true);
+    CheckCase(c, nullptr, /*run_passes=*/true, /*threads=*/2);
+  }
+}
+
 TEST(JitBlas, KernelsAndLibraryCallsTogether) {
   // conv (K = 27) feeds a dot (K = 4): tolerance for K = 27 * 4.
   CompileReport report;
