@@ -122,6 +122,48 @@ bool IsPermutation(const std::vector<int64_t>& m2m, int64_t rank) {
   return true;
 }
 
+// Whether a convolution takes its input in the channels-major layout it has
+// (NCHW, NCW: batch major, the feature dimension major to every spatial
+// one) instead of a copy to channels-minor: no feature or batch groups, no
+// base dilation, fewer than 16 output features, and a default-layout result
+// that is channels-major too. Such a convolution runs as im2col + GEMM in
+// any layout (the direct kernel wants 16 or more output features), and
+// with the features minor its GEMM has so few columns that OpenBLAS spends
+// more time packing the im2col image than multiplying (equinox_conv1d, 8
+// output features: 39% of its time in sgemm_incopy, 21% in the input's
+// transpose). Channels-major, the image is built along the spatial
+// dimensions and each image's GEMM has as few rows as there are output
+// features, which the few-row kernels (runtime/blas/small_gemm.h) run
+// without packing, and nothing is transposed.
+bool KeepsChannelsMajorInput(const Instruction& convolution, const Shape& input) {
+  if (!IsPlainArray(input) || convolution.operand_count() != 2) return false;
+  const InstructionAttributes& attrs = convolution.attrs();
+  if (attrs.feature_group_count != 1 || attrs.batch_group_count != 1) return false;
+  for (const WindowDimension& w : attrs.window) {
+    if (w.base_dilation != 1) return false;
+  }
+  const ConvolutionDimensionNumbers& dn = attrs.convolution_dimension_numbers;
+  const Shape& kernel = convolution.operand(1)->shape();
+  if (!kernel.IsArray() || dn.kernel_output_feature_dimension >= kernel.rank() ||
+      kernel.dimensions(dn.kernel_output_feature_dimension) >= 16) {
+    return false;
+  }
+  // Position of each dimension from the minor end.
+  auto position = [](const Shape& shape, int64_t dimension) {
+    const std::vector<int64_t>& m2m = shape.layout().minor_to_major;
+    return std::find(m2m.begin(), m2m.end(), dimension) - m2m.begin();
+  };
+  if (position(input, dn.input_batch_dimension) != input.rank() - 1) return false;
+  for (int64_t d : dn.input_spatial_dimensions) {
+    if (position(input, dn.input_feature_dimension) < position(input, d)) return false;
+  }
+  // The result's default layout: dimension d is major to d + 1.
+  for (int64_t d : dn.output_spatial_dimensions) {
+    if (dn.output_feature_dimension > d) return false;
+  }
+  return dn.output_batch_dimension < dn.output_feature_dimension;
+}
+
 class Assigner {
  public:
   Assigner(Module* module, const AssignLayoutsOptions& options)
@@ -221,6 +263,7 @@ class Assigner {
       case Opcode::kDot:
         return RequiredDotOperand(user, i, current);
       case Opcode::kConvolution:
+        if (i == 0 && KeepsChannelsMajorInput(user, current)) return current;
         if (options_.canonical_convolution_layouts && current.IsArray()) {
           const auto& dn = user.attrs().convolution_dimension_numbers;
           std::vector<int64_t> m2m = i == 0 ? ConvolutionInputLayout(dn) : ConvolutionKernelLayout(dn);
@@ -350,8 +393,9 @@ class Assigner {
   }
 
   // A dot whose only user is a transpose: the result layout (still a
-  // GEMM's output: batch dimensions major, its two matrix dimensions minor
-  // in either order) under which that transpose, in the default layout,
+  // GEMM's output: batch dimensions major, its lhs-free and rhs-free
+  // dimension groups minor in either order; an outer product, with no
+  // contracting dimension, included) under which that transpose, in the default layout,
   // moves nothing. The GEMM then writes the transposed matrix itself (a
   // column-major C costs BLAS nothing), instead of a consumer reading the
   // row-major result down its columns (a gradient accumulated as
@@ -374,17 +418,26 @@ class Assigner {
     const int64_t rank = dot.shape().rank();
     const int64_t batch = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
     const std::vector<int64_t>& perm = user.attrs().dimensions;
-    if (rank != batch + 2 || static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
-    if (dot.operand(0)->shape().rank() != batch + 2 || dot.operand(1)->shape().rank() != batch + 2) {
-      return std::nullopt;  // One free dimension on each side.
-    }
+    if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+    // The dot's result dimensions are batch, then the lhs's free ones, then
+    // the rhs's (each group in operand order). The GEMM can write C
+    // column-major for free, which in general is the two free groups swapped
+    // with each group's order kept: [batch..., rhs free..., lhs free...]
+    // major to minor. Any other order would break a free group apart, so
+    // that the strided plan could not merge it into one matrix dimension.
+    const int64_t lhs_free = dot.operand(0)->shape().rank() - batch -
+                             static_cast<int64_t>(dn.lhs_contracting_dimensions.size());
+    const int64_t rhs_free = rank - batch - lhs_free;
+    if (lhs_free <= 0 || rhs_free <= 0) return std::nullopt;
     // Transpose result dimension j is dot dimension perm[j]; the default
-    // layout of the result is major-to-minor 0..rank-1.
-    std::vector<int64_t> m2m;
-    for (int64_t j = rank - 1; j >= 0; --j) m2m.push_back(perm[j]);
-    for (int64_t j = 0; j < batch; ++j) {
-      if (m2m[rank - 1 - j] != j) return std::nullopt;  // Batch dimensions stay major.
-    }
+    // layout of the result is major-to-minor 0..rank-1, so the dot's
+    // major-to-minor order must be perm itself.
+    std::vector<int64_t> wanted;
+    for (int64_t j = 0; j < batch; ++j) wanted.push_back(j);  // Batch dimensions stay major.
+    for (int64_t j = 0; j < rhs_free; ++j) wanted.push_back(batch + lhs_free + j);
+    for (int64_t j = 0; j < lhs_free; ++j) wanted.push_back(batch + j);
+    if (perm != wanted) return std::nullopt;
+    std::vector<int64_t> m2m(perm.rbegin(), perm.rend());
     Shape candidate = WithMinorToMajor(dot.shape(), std::move(m2m));
     if (candidate == dot.shape()) return std::nullopt;
     return candidate;

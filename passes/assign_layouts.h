@@ -24,7 +24,11 @@
 //   - convolution: the input with feature dimension minor and batch major
 //     (NHWC), the kernel with output feature minor, then input feature, then
 //     spatial dimensions (HWIO); the result is row-major in its own
-//     dimension order.
+//     dimension order. Except: an input already channels-major (NCHW, NCW)
+//     stays so when the convolution has fewer than 16 output features, no
+//     groups, no base dilation and a channels-major result (its per-image
+//     GEMM then has few rows and runs unpacked; assign_layouts.cc,
+//     KeepsChannelsMajorInput).
 //   - reduce: its inputs in any plain layout they share (the reduction walks
 //     storage order, so a reduction over a physically minor dimension stays
 //     one; no copy is spent to move the reduced dimension, since the copy
@@ -33,9 +37,10 @@
 //     written (a bitcast's meaning depends on it). custom-call: its
 //     operand_layout_constraints, else the layouts written.
 //   - everything else: the default major-to-minor layout.
-// A dot whose only user is a transpose of its (batch-major) matrix
-// dimensions is laid out so that the transpose's default-layout result is
-// its bytes (the GEMM writes a column-major C, which costs BLAS nothing).
+// A dot whose only user is a transpose swapping its lhs-free and rhs-free
+// dimension groups (batch dimensions staying major; outer products too) is
+// laid out so that the transpose's default-layout result is its bytes (the
+// GEMM writes a column-major C, which costs BLAS nothing).
 // A transpose whose operand has a plain layout gets the permuted layout that
 // makes it move nothing (no-op-bitcast, which runs next, turns it into a
 // `bitcast`) when all its users accept that layout (e.g. it feeds a dot,

@@ -739,6 +739,10 @@ absl::StatusOr<ConvolutionPlan> PlanStrided(const Shape& input, const Shape& ker
     plan.im2col = std::move(im2col);
   }
   XJIT_ASSIGN_OR_RETURN(plan.dot, PlanDotProblem(p));
+  // A GEMM with few rows (a channels-major convolution with few output
+  // features: C^T = W^T . image per image) runs on the few-row kernels
+  // where they are faster than OpenBLAS (small_gemm.h), as dots do.
+  plan.dot.small_gemm = true;
   if (plan.dot.kind == DotPlan::Kind::kNothing) {
     plan.uses_im2col = false;
     plan.im2col = Im2colPlan();

@@ -25,7 +25,11 @@
 // in a channels-minor layout with unit strides that is one plain GEMM.
 //
 // f32/f64/c64/c128 go to BLAS; other types run the dot's plain loop (exact
-// integers, f16/bf16 accumulated in f32 and rounded once).
+// integers, f16/bf16 accumulated in f32 and rounded once). An f32 GEMM with
+// few rows (a channels-major convolution with few output features: per
+// image, C^T = W^T . image with the image's rows along the spatial
+// positions) runs on small_gemm.h's kernels where PreferSmallGemm says they
+// beat OpenBLAS, which would pack the whole image first.
 //
 // A depthwise f32 or f64 convolution (feature groups of one input feature)
 // runs grouped_convolution.h's direct loop instead, with no scratch.

@@ -381,14 +381,17 @@ SmallGemmArgs SmallGemmForm(const DotPlan& p, int64_t rows_m, int64_t cols_n, co
 
 // C = op(A) op(B) with the plan's flags and leading dimensions, over rows_m
 // rows and cols_n columns of C (p.m, p.n, or a band of them).
+// With `accumulate`, C += op(A) op(B) (beta 1: a call of the K loop after
+// the first).
 void Gemm(ElementType t, const DotPlan& p, int64_t rows_m, int64_t cols_n, const void* a,
-          const void* b, void* c) {
+          const void* b, void* c, bool accumulate) {
   const int m = static_cast<int>(rows_m), n = static_cast<int>(cols_n), k = static_cast<int>(p.k);
   const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb),
             ldc = static_cast<int>(p.ldc);
+  const double beta = accumulate ? 1.0 : 0.0;
   switch (t) {
     case ElementType::kF32:
-      if (p.small_gemm) {
+      if (p.small_gemm && p.k_loop_sizes.empty()) {
         // A call that is one part of a split runs on its own thread.
         const int threads = p.split == DotPlan::Split::kNone ? p.threads : 1;
         const SmallGemmArgs g =
@@ -400,24 +403,24 @@ void Gemm(ElementType t, const DotPlan& p, int64_t rows_m, int64_t cols_n, const
         }
       }
       cblas_sgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, 1.0f,
-                  static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, 0.0f,
-                  static_cast<float*>(c), ldc);
+                  static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+                  static_cast<float>(beta), static_cast<float*>(c), ldc);
       return;
     case ElementType::kF64:
       cblas_dgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, 1.0,
-                  static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, 0.0,
+                  static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, beta,
                   static_cast<double*>(c), ldc);
       return;
     case ElementType::kC64: {
-      const std::complex<float> one(1), zero(0);
+      const std::complex<float> one(1), b0(static_cast<float>(beta));
       cblas_cgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, &one, a, lda,
-                  b, ldb, &zero, c, ldc);
+                  b, ldb, &b0, c, ldc);
       return;
     }
     default: {
-      const std::complex<double> one(1), zero(0);
+      const std::complex<double> one(1), b0(beta);
       cblas_zgemm(Order(p.row_major), Trans(p.trans_a), Trans(p.trans_b), m, n, k, &one, a, lda,
-                  b, ldb, &zero, c, ldc);
+                  b, ldb, &b0, c, ldc);
       return;
     }
   }
@@ -845,6 +848,11 @@ std::string DotPlan::ToString() const {
   if (kind != Kind::kLoop && kind != Kind::kNothing) {
     absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
   }
+  if (!k_loop_sizes.empty()) {
+    int64_t loop = 1;
+    for (int64_t size : k_loop_sizes) loop *= size;
+    absl::StrAppend(&s, " k_loop=", loop);
+  }
   absl::StrAppend(&s, " copies=", copies.size(), " copy_bytes=", copy_bytes,
                   " scratch=", scratch_bytes);
   switch (split) {
@@ -893,6 +901,7 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   // splits its columns over the threads itself, with the same bits on any
   // thread count.
   if (plan.small_gemm && plan.kind == DotPlan::Kind::kGemm && batch == 1 &&
+      plan.k_loop_sizes.empty() &&
       plan.compute_type == ElementType::kF32 &&
       PreferSmallGemm(SmallGemmForm(plan, plan.m, plan.n, nullptr, nullptr, nullptr),
                       plan.threads)) {
@@ -1027,8 +1036,18 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   const auto n_orders = candidates(p.n, Sel::kOut, Sel::kRhs);
   const auto k_orders = candidates(p.k, Sel::kRhs, Sel::kLhs);
   int64_t best_cost = INT64_MAX;
-  std::vector<DotDim> m, n, k;
+  std::vector<DotDim> m, n, k, k_outer;
   Fits fits;
+  // The K loop (dot.h) is considered for GEMMs whose result stays in cache
+  // between the loop's calls (it is reread and rewritten by each) and whose
+  // calls are large enough (an inner K of 32 or more, 2^17 multiply-adds or
+  // more) not to be mostly OpenBLAS's packing and fixed costs (about a
+  // microsecond a call); it only ever replaces an operand copy.
+  constexpr int64_t kKLoopMaxResultBytes = 256 * 1024;
+  constexpr int64_t kKLoopMinInnerK = 32;
+  constexpr int64_t kKLoopMinCallProducts = int64_t{1} << 17;
+  const bool k_loop_allowed = p.allow_k_loop && !f32_images && mt > 1 && nt > 1 &&
+                              mt * nt * ByteWidth(p.out_type) <= kKLoopMaxResultBytes;
   for (const auto& mo : m_orders) {
     for (const auto& no : n_orders) {
       for (const auto& ko : k_orders) {
@@ -1046,7 +1065,30 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
           m = mo;
           n = no;
           k = ko;
+          k_outer.clear();
           fits = f;
+        }
+        if (!k_loop_allowed || (f.lhs && f.rhs)) continue;
+        // The outer dimensions of K (the largest strides come first) as a
+        // loop, the rest as each call's K; the shallowest loop that lets
+        // both operands go to BLAS as they lie.
+        for (size_t split = 1; split < ko.size() && split <= kMaxLoopDims; ++split) {
+          const std::vector<DotDim> inner(ko.begin() + static_cast<std::ptrdiff_t>(split), ko.end());
+          if (Product(inner) < kKLoopMinInnerK || mt * nt * Product(inner) < kKLoopMinCallProducts) {
+            break;
+          }
+          const Fits g = Evaluate(mo, no, inner);
+          if (!g.lhs || !g.rhs) continue;
+          const int64_t loop_cost = g.out ? 0 : bt * mt * nt;
+          if (loop_cost < best_cost) {
+            best_cost = loop_cost;
+            m = mo;
+            n = no;
+            k = inner;
+            k_outer.assign(ko.begin(), ko.begin() + static_cast<std::ptrdiff_t>(split));
+            fits = g;
+          }
+          break;
         }
       }
     }
@@ -1114,10 +1156,18 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
   plan.m = mt;
   plan.n = nt;
   plan.k = kt;
+  if (!k_outer.empty()) {
+    plan.k = Product(k);
+    for (const DotDim& d : MergeAdjacent(k_outer, true, true, false)) {
+      plan.k_loop_sizes.push_back(d.size);
+      plan.lhs_k_loop_strides.push_back(d.lhs_stride);
+      plan.rhs_k_loop_strides.push_back(d.rhs_stride);
+    }
+  }
   if (mt > 1 && nt > 1) {
     plan.kind = DotPlan::Kind::kGemm;
-    const MatrixFit a = FitMatrix(mt, lm.stride, kt, lk.stride);
-    const MatrixFit b = FitMatrix(kt, rk.stride, nt, rn.stride);
+    const MatrixFit a = FitMatrix(mt, lm.stride, plan.k, lk.stride);
+    const MatrixFit b = FitMatrix(plan.k, rk.stride, nt, rn.stride);
     const MatrixFit c = FitMatrix(mt, om.stride, nt, on.stride);
     XJIT_CHECK(a.any() && b.any() && c.any());
     plan.row_major = c.row_ok;
@@ -1232,6 +1282,7 @@ absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape&
   for (DotDim& d : p.batch) d.out_stride = os[pos++];
   for (DotDim& d : p.m) d.out_stride = os[pos++];
   for (DotDim& d : p.n) d.out_stride = os[pos++];
+  p.allow_k_loop = true;
   return PlanDotProblem(p);
 }
 
@@ -1300,7 +1351,21 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
     const uint8_t* bp = b + ro * w;
     uint8_t* cp = c + oo * w;
     switch (plan.kind) {
-      case DotPlan::Kind::kGemm: Gemm(t, plan, rows_m, cols_n, ap, bp, cp); break;
+      case DotPlan::Kind::kGemm:
+        if (plan.k_loop_sizes.empty()) {
+          Gemm(t, plan, rows_m, cols_n, ap, bp, cp, /*accumulate=*/false);
+        } else {
+          bool accumulate = false;
+          const int64_t unused[kMaxLoopDims] = {};
+          internal::ForEachOffset(
+              static_cast<int>(plan.k_loop_sizes.size()), plan.k_loop_sizes.data(),
+              plan.lhs_k_loop_strides.data(), plan.rhs_k_loop_strides.data(), unused, 0, 0, 0,
+              [&](int64_t lk, int64_t rk, int64_t) {
+                Gemm(t, plan, rows_m, cols_n, ap + lk * w, bp + rk * w, cp, accumulate);
+                accumulate = true;
+              });
+        }
+        break;
       case DotPlan::Kind::kGemv:
         if (plan.gemv_lhs_is_matrix) {
           Gemv(t, plan, ap, bp, cp);

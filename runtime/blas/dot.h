@@ -16,6 +16,12 @@
 //     and copy_bytes counts the bytes;
 //   - batch dimensions are a loop of BLAS calls (no batched GEMM in OpenBLAS
 //     0.3.21);
+//   - a GEMM whose contracting dimensions do not merge into one strided
+//     dimension of both operands (einsum('bhqd,bhkd->qk'): K is (b, h, d)
+//     with the free dimension q between h and d) splits K instead of copying
+//     the operands, where the result stays in cache: the outer part of K is
+//     a loop of GEMMs over the inner part, accumulated into C (beta 1 after
+//     the first call);
 //   - bf16 and f16 (any mix of bf16, f16 and f32 operands and result, at
 //     least one bf16 or f16) go to sgemm/sgemv/sdot on f32 images: every
 //     narrow operand is widened (exactly) into a dense f32 image in scratch,
@@ -77,6 +83,11 @@ struct DotProblem {
   std::vector<DotDim> m;      // lhs and out strides
   std::vector<DotDim> n;      // rhs and out strides
   std::vector<DotDim> k;      // lhs and rhs strides
+  // Whether the plan may loop over the outer contracting dimensions instead
+  // of copying an operand (the K loop, above). PlanDot sets it for dots;
+  // convolutions leave it off (their images are built dense already; their
+  // GEMMs over strided kernel views were not measured with it).
+  bool allow_k_loop = false;
 };
 
 // A strided N-d copy between an operand and its dense image in scratch.
@@ -131,6 +142,12 @@ struct DotPlan {
   bool lhs_in_scratch = false;
   bool rhs_in_scratch = false;
   bool out_in_scratch = false;
+  // The K loop (merged, outer first; empty when K is one BLAS dimension):
+  // each index is one more call over the inner K (plan.k), accumulated into
+  // C. kGemm only.
+  std::vector<int64_t> k_loop_sizes;
+  std::vector<int64_t> lhs_k_loop_strides;
+  std::vector<int64_t> rhs_k_loop_strides;
   int64_t lhs_scratch_offset = 0;  // bytes; where the image starts
   int64_t rhs_scratch_offset = 0;
   int64_t out_scratch_offset = 0;

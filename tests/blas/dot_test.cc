@@ -189,6 +189,54 @@ TEST_F(DotTest, NonContiguousContractingDimsCopyOnce) {
   EXPECT_EQ(r.copies, 1) << r.plan;
 }
 
+// Contracting dims split by a free dim, with enough work per call and a
+// result that stays in cache (einsum('bhqd,bhkd->qk')): no copy, the outer
+// contracting dims are a loop of GEMMs accumulated into the result. Odd
+// sizes, f64 and c64, contracting dims listed out of order, a batch
+// dimension, a column-major result, and one side transposed.
+TEST_F(DotTest, ContractingDimsSplitByAFreeDimLoopOverK) {
+  struct Form {
+    std::string lhs, rhs, out, dims;
+    int64_t contraction;
+    std::string k_loop;
+  };
+  const std::vector<Form> forms = {
+      {"f32[3,2,64,32]", "f32[3,2,65,32]", "f32[64,65]",
+       "lhs_contracting_dims={0,1,3}, rhs_contracting_dims={0,1,3}", 192, "k_loop=6"},
+      {"f64[2,3,64,41]", "f64[2,3,70,41]", "f64[64,70]",
+       "lhs_contracting_dims={0,3,1}, rhs_contracting_dims={0,3,1}", 246, "k_loop=6"},
+      {"c64[2,64,40]", "c64[2,70,40]", "c64[64,70]{0,1}",
+       "lhs_contracting_dims={0,2}, rhs_contracting_dims={0,2}", 80, "k_loop=2"},
+      {"f32[4,2,64,36]", "f32[4,2,36,70]{3,2,1,0}", "f32[4,64,70]",
+       "lhs_batch_dims={0}, lhs_contracting_dims={1,3}, rhs_batch_dims={0}, "
+       "rhs_contracting_dims={1,2}", 72, "k_loop=2"},
+      {"f32[5,33,64]{2,1,0}", "f32[5,33,66]", "f32[64,66]",
+       "lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}", 165, ""},  // K merges
+  };
+  uint64_t seed = 30;
+  for (const Form& f : forms) {
+    SCOPED_TRACE(f.lhs + " x " + f.rhs + " -> " + f.out);
+    for (int threads : {1, 2}) {
+      auto r = RunCase(DotModule(f.lhs, f.rhs, f.out, f.dims), ++seed, f.contraction, threads);
+      EXPECT_TRUE(r.ok);
+      EXPECT_EQ(r.copies, 0) << r.plan;
+      EXPECT_EQ(r.kind, DotPlan::Kind::kGemm) << r.plan;
+      if (f.k_loop.empty()) {
+        EXPECT_EQ(r.plan.find("k_loop"), std::string::npos) << r.plan;
+      } else {
+        EXPECT_NE(r.plan.find(f.k_loop), std::string::npos) << r.plan;
+      }
+    }
+  }
+  // Too little work per call (4 x 6 x 5): the operand is copied as before
+  // (NonContiguousContractingDimsCopyOnce); a size-0 contracting dim: nothing
+  // to loop over, the result is zeros.
+  auto r = RunCase(DotModule("f32[0,2,64,32]", "f32[0,2,65,32]", "f32[64,65]",
+                             "lhs_contracting_dims={0,1,3}, rhs_contracting_dims={0,1,3}"),
+                   40, 1);
+  EXPECT_TRUE(r.ok);
+}
+
 // A result whose M dims are interleaved with N is computed in scratch and
 // copied out once.
 TEST_F(DotTest, InterleavedResultCopiesOnce) {
@@ -513,6 +561,9 @@ TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
       {"f32[20,30]", "f32[30,40]", "f32[20,40]", mk, ""},        // too small to split
       {"s32[40,50]", "s32[50,30]", "s32[40,30]", mk, ""},        // the strided loop
       {"f32[0,140]", "f32[140,120]", "f32[0,120]", mk, ""},      // no elements
+      // The K loop (contracting dims split by a free dim) in bands.
+      {"f32[2,2,130,160]", "f32[2,2,120,160]", "f32[130,120]",
+       "lhs_contracting_dims={0,1,3}, rhs_contracting_dims={0,1,3}", "split=rows bands=2"},
   };
   std::mt19937_64 rng(11);
   for (const Form& f : forms) {

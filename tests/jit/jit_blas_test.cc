@@ -233,6 +233,9 @@ TEST(JitBlas, DotForms) {
       {"f32 conflicting contracting orders (a copy)",
        Dot("f32[2,3,4]{0,2,1}", "f32[4,2,5]{0,1,2}", "f32[3,5]",
            "lhs_contracting_dims={0,2}, rhs_contracting_dims={1,0}"), 8},
+      {"f32 contracting dims split by a free dim (a K loop)",
+       Dot("f32[2,3,64,33]", "f32[2,3,65,33]", "f32[64,65]",
+           "lhs_contracting_dims={0,1,3}, rhs_contracting_dims={0,1,3}"), 198},
       {"f32 empty contraction", Dot("f32[3,0]", "f32[0,4]", "f32[3,4]",
                                     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), 1},
       {"f32 odd sizes", Dot("f32[17,33]", "f32[33,9]", "f32[17,9]",
@@ -346,6 +349,72 @@ TEST(JitBlas, DotFormsSplitOverThreads) {
   }
 }
 
+// A dot whose only user is a transpose swapping its lhs-free and rhs-free
+// dimension groups is laid out so that the GEMM writes the transpose's bytes
+// (assign_layouts.h): outer products (no contracting dimension) as the
+// per-example gradients of a vmapped grad lower, several free dimensions on
+// a side, size-0 and size-1 dimensions, batch dimensions. The transpose's
+// users read it as a default-layout value (an elementwise use, a reduction,
+// a reshape), and the result matches the evaluator.
+TEST(JitBlas, DotFeedingTransposeWritesItThroughThePasses) {
+  // `root`: "r" (the reduction of the transposed value squared) or "n" (the
+  // transposed value negated); CheckCase compares arrays, not tuples, so
+  // the two uses are checked one module at a time.
+  auto module = [](const std::string& root, const std::string& type, const std::string& a,
+                   const std::string& b, const std::string& d, const std::string& t,
+                   const std::string& dnums, const std::string& perm,
+                   const std::string& reduced, const std::string& reduce_dims) {
+    const std::string r = root == "r" ? "ROOT r" : "r";
+    const std::string n = root == "n" ? "ROOT n" : "n";
+    return absl::StrCat("HloModule m\nadd {\n  x = ", type, "[] parameter(0)\n  y = ", type,
+                        "[] parameter(1)\n  ROOT s = ", type, "[] add(x, y)\n}\n",
+                        "ENTRY e {\n  a = ", type, a, " parameter(0)\n  b = ", type, b,
+                        " parameter(1)\n  d = ", type, d, " dot(a, b), ", dnums,
+                        "\n  t = ", type, t, " transpose(d), dimensions=", perm,
+                        "\n  sq = ", type, t, " multiply(t, t)\n  z = ", type,
+                        "[] constant(0)\n  ", r, " = ", type, reduced,
+                        " reduce(sq, z), dimensions=", reduce_dims, ", to_apply=add\n  ", n,
+                        " = ", type, t, " negate(t)\n}\n");
+  };
+  const std::string outer =
+      "lhs_batch_dims={0}, lhs_contracting_dims={}, rhs_batch_dims={0}, rhs_contracting_dims={}";
+  for (const std::string root : {"r", "n"}) {
+    const std::vector<Case> cases = {
+        {"f32 batched outer product",
+         module(root, "f32", "[5,17]", "[5,9]", "[5,17,9]", "[5,9,17]", outer, "{0,2,1}",
+                "[9,17]", "{0}"), 1, -1},
+        {"f64 batched outer product, batch reduced",
+         module(root, "f64", "[7,3]", "[7,16]", "[7,3,16]", "[7,16,3]", outer, "{0,2,1}", "[7]",
+                "{1,2}"), 1, -1},
+        {"f32 outer product, size-1 dimensions",
+         module(root, "f32", "[1,1]", "[1,33]", "[1,1,33]", "[1,33,1]", outer, "{0,2,1}",
+                "[33,1]", "{0}"), 1, -1},
+        {"f32 outer product, size-0 batch",
+         module(root, "f32", "[0,4]", "[0,5]", "[0,4,5]", "[0,5,4]", outer, "{0,2,1}", "[5,4]",
+                "{0}"), 1, -1},
+        {"f32 two free dimensions a side, contracting",
+         module(root, "f32", "[3,4,6,5]", "[3,5,2,7]", "[3,4,6,2,7]", "[3,2,7,4,6]",
+                "lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, "
+                "rhs_contracting_dims={1}",
+                "{0,3,4,1,2}", "[2,7,4,6]", "{0}"), 5, -1},
+        {"f32 matrix, no batch",
+         module(root, "f32", "[31,20]", "[20,13]", "[31,13]", "[13,31]",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "{1,0}", "[31]", "{0}"),
+         20, -1},
+        // Not the two groups swapped (the lhs's free dimensions reordered):
+        // the dot stays row-major and the transpose moves the data.
+        {"f32 free group broken apart",
+         module(root, "f32", "[3,4,6]", "[3,5]", "[3,4,6,5]", "[3,5,6,4]", outer, "{0,3,2,1}",
+                "[5,6,4]", "{0}"), 1, -1},
+    };
+    for (Case c : cases) {
+      c.name += ", root " + root;
+      CheckCase(c, nullptr, /*run_passes=*/true);
+      CheckCase(c, nullptr, /*run_passes=*/true, /*threads=*/2);
+    }
+  }
+}
+
 TEST(JitBlas, ConvolutionForms) {
   const std::vector<Case> cases = {
       {"f32 NHWC same padding",
@@ -437,6 +506,45 @@ ENTRY e {
   ROOT relu = f32[36,5] maximum(s, zeros)
 }
 )";
+
+// Channels-major convolutions (NCW, NCHW) with fewer than 16 output
+// features keep their input's layout through the passes (assign_layouts.cc,
+// KeepsChannelsMajorInput): im2col along the spatial dimensions, then per
+// image a GEMM with as many rows as output features, which the few-row
+// kernels take when there are 64 or more output positions (small_gemm.h).
+// Odd widths (vector tails), dilation, stride, padding on either side,
+// size-1 batch and features, f64 (OpenBLAS), and 16 output features (the
+// input is copied to channels-minor as before), against the evaluator on
+// one and two threads.
+TEST(JitBlas, ChannelsMajorConvolutionsWithFewOutputFeatures) {
+  const std::vector<Case> cases = {
+      {"f32 NCW, 8 features, dilation 2 (few-row GEMM)",
+       Conv("f32[3,16,100]", "f32[8,16,3]", "f32[3,8,100]",
+            "window={size=3 pad=2_2 rhs_dilate=2}, dim_labels=bf0_oi0->bf0"), 48, -1},
+      {"f32 NCW, 5 features, stride 2, odd width",
+       Conv("f32[2,7,263]", "f32[5,7,5]", "f32[2,5,131]",
+            "window={size=5 stride=2 pad=2_1}, dim_labels=bf0_oi0->bf0"), 35, -1},
+      {"f32 NCW, one feature in, one out, batch 1",
+       Conv("f32[1,1,90]", "f32[1,1,2]", "f32[1,1,90]",
+            "window={size=2 pad=1_0}, dim_labels=bf0_oi0->bf0"), 2, -1},
+      {"f32 NCHW, 3 features, 3x3",
+       Conv("f32[2,4,12,13]", "f32[3,4,3,3]", "f32[2,3,12,13]",
+            "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"), 36, -1},
+      {"f32 NCHW, HWIO kernel, 15 features",
+       Conv("f32[1,6,9,9]", "f32[3,3,6,15]", "f32[1,15,7,7]",
+            "window={size=3x3}, dim_labels=bf01_01io->bf01"), 54, -1},
+      {"f64 NCW, 4 features",
+       Conv("f64[2,6,70]", "f64[4,6,3]", "f64[2,4,68]",
+            "window={size=3}, dim_labels=bf0_oi0->bf0"), 18, -1},
+      {"f32 NCW, 16 features (copied to channels-minor)",
+       Conv("f32[2,8,80]", "f32[16,8,3]", "f32[2,16,80]",
+            "window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0"), 24, -1},
+  };
+  for (const Case& c : cases) {
+    CheckCase(c, nullptr, /*run_passes=*/true);
+    CheckCase(c, nullptr, /*run_passes=*/true, /*threads=*/2);
+  }
+}
 
 TEST(JitBlas, KernelsAndLibraryCallsTogether) {
   // conv (K = 27) feeds a dot (K = 4): tolerance for K = 27 * 4.
