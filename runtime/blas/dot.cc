@@ -316,29 +316,25 @@ void RunLoop(const DotProblem& p, const void* lhs, const void* rhs, void* out) {
   auto l = static_cast<const uint8_t*>(lhs);
   auto r = static_cast<const uint8_t*>(rhs);
   auto o = static_cast<uint8_t*>(out);
-  const ElementType t = p.out_type;
-  if (t == ElementType::kC64) {
-    RunLoopAs<std::complex<float>>(p, l, r, o);
-  } else if (t == ElementType::kC128) {
-    RunLoopAs<std::complex<double>>(p, l, r, o);
-  } else if (t == ElementType::kF64) {
-    RunLoopAs<double>(p, l, r, o);
-  } else if (IsFloat(t)) {
-    RunLoopAs<float>(p, l, r, o);
-  } else if (p.lhs_type == t && p.rhs_type == t) {
-    switch (t) {
-      case ElementType::kS8: return RunLoopAs<uint64_t, TypedInt<int8_t>>(p, l, r, o);
-      case ElementType::kS16: return RunLoopAs<uint64_t, TypedInt<int16_t>>(p, l, r, o);
-      case ElementType::kS32: return RunLoopAs<uint64_t, TypedInt<int32_t>>(p, l, r, o);
-      case ElementType::kS64: return RunLoopAs<uint64_t, TypedInt<int64_t>>(p, l, r, o);
-      case ElementType::kU8: return RunLoopAs<uint64_t, TypedInt<uint8_t>>(p, l, r, o);
-      case ElementType::kU16: return RunLoopAs<uint64_t, TypedInt<uint16_t>>(p, l, r, o);
-      case ElementType::kU32: return RunLoopAs<uint64_t, TypedInt<uint32_t>>(p, l, r, o);
-      case ElementType::kU64: return RunLoopAs<uint64_t, TypedInt<uint64_t>>(p, l, r, o);
-      default: return RunLoopAs<uint64_t>(p, l, r, o);
-    }
-  } else {
-    RunLoopAs<uint64_t>(p, l, r, o);
+  switch (ChooseDotLoopCodec(p)) {
+    case DotLoopCodec::kComplex:
+      if (p.out_type == ElementType::kC64) return RunLoopAs<std::complex<float>>(p, l, r, o);
+      return RunLoopAs<std::complex<double>>(p, l, r, o);
+    case DotLoopCodec::kF64: return RunLoopAs<double>(p, l, r, o);
+    case DotLoopCodec::kF32: return RunLoopAs<float>(p, l, r, o);
+    case DotLoopCodec::kDecodedInt: return RunLoopAs<uint64_t>(p, l, r, o);
+    case DotLoopCodec::kTypedInt: break;
+  }
+  switch (p.out_type) {
+    case ElementType::kS8: return RunLoopAs<uint64_t, TypedInt<int8_t>>(p, l, r, o);
+    case ElementType::kS16: return RunLoopAs<uint64_t, TypedInt<int16_t>>(p, l, r, o);
+    case ElementType::kS32: return RunLoopAs<uint64_t, TypedInt<int32_t>>(p, l, r, o);
+    case ElementType::kS64: return RunLoopAs<uint64_t, TypedInt<int64_t>>(p, l, r, o);
+    case ElementType::kU8: return RunLoopAs<uint64_t, TypedInt<uint8_t>>(p, l, r, o);
+    case ElementType::kU16: return RunLoopAs<uint64_t, TypedInt<uint16_t>>(p, l, r, o);
+    case ElementType::kU32: return RunLoopAs<uint64_t, TypedInt<uint32_t>>(p, l, r, o);
+    case ElementType::kU64: return RunLoopAs<uint64_t, TypedInt<uint64_t>>(p, l, r, o);
+    default: return RunLoopAs<uint64_t>(p, l, r, o);  // Not reached (ChooseDotLoopCodec).
   }
 }
 
@@ -822,6 +818,27 @@ int64_t StridedCopy::bytes() const {
   return n;
 }
 
+DotLoopCodec ChooseDotLoopCodec(const DotProblem& problem) {
+  const ElementType t = problem.out_type;
+  if (t == ElementType::kC64 || t == ElementType::kC128) return DotLoopCodec::kComplex;
+  if (t == ElementType::kF64) return DotLoopCodec::kF64;
+  if (IsFloat(t)) return DotLoopCodec::kF32;
+  if (problem.lhs_type != t || problem.rhs_type != t) return DotLoopCodec::kDecodedInt;
+  switch (t) {
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+      return DotLoopCodec::kTypedInt;
+    default:
+      return DotLoopCodec::kDecodedInt;
+  }
+}
+
 std::string DotPlan::ToString() const {
   std::string kind_name;
   switch (kind) {
@@ -844,6 +861,13 @@ std::string DotPlan::ToString() const {
   }
   if (kind != Kind::kLoop && kind != Kind::kNothing) {
     absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
+  }
+  if (kind == Kind::kLoop) {
+    switch (ChooseDotLoopCodec(loop)) {
+      case DotLoopCodec::kTypedInt: absl::StrAppend(&s, " typed"); break;
+      case DotLoopCodec::kDecodedInt: absl::StrAppend(&s, " decoded"); break;
+      default: break;
+    }
   }
   absl::StrAppend(&s, " copies=", copies.size(), " copy_bytes=", copy_bytes,
                   " scratch=", scratch_bytes);

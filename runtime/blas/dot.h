@@ -175,6 +175,18 @@ struct DotPlan {
   std::string ToString() const;
 };
 
+// How the plain loop (DotPlan::Kind::kLoop) reads its operands and writes
+// its result, chosen from the element types alone; RunDot dispatches on it and
+// DotPlan::ToString names it, so tests can see which one a plan runs:
+//   kComplex, kF64, kF32: floats (narrow ones accumulated in f32);
+//   kTypedInt: one integer type for both operands and the result, loaded and
+//     stored as that C++ type;
+//   kDecodedInt: anything else (mixed integer types, PRED, packed sub-byte
+//     types), each element's type decoded as it is loaded or stored, which
+//     made s8 convolutions 25x slower than the evaluator (issue 30).
+enum class DotLoopCodec : uint8_t { kComplex, kF64, kF32, kTypedInt, kDecodedInt };
+DotLoopCodec ChooseDotLoopCodec(const DotProblem& problem);
+
 // Plans the dot of the strided problem (sizes and strides need not be merged
 // or ordered). InvalidArgument for negative sizes; Unimplemented beyond
 // kMaxLoopDims dimensions or for mixed type families the loop cannot do.
