@@ -41,6 +41,7 @@
 #include "jit/compile.h"
 #include "passes/rewrite_util.h"
 #include "runtime/collectives/replicated_run.h"
+#include "runtime/host/sanitizers.h"
 
 namespace xjit::fuzz {
 namespace {
@@ -116,18 +117,6 @@ bool ReplicaRunnable(const Module& module) {
   }
   return collective;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 Literal Argument(const Shape& shape, uint64_t salt);
 
