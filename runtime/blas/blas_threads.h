@@ -9,8 +9,17 @@
 namespace xjit::runtime::blas {
 
 // Sets OpenBLAS's thread count for the whole process, clamped to
-// [1, max(8, the number of hardware threads)].
+// [1, max(8, the number of hardware threads)] and to
+// BlasThreadsTheAddressSpaceAllows().
 void SetBlasThreads(int threads);
+
+// The most OpenBLAS threads the process's address-space limit (RLIMIT_AS)
+// leaves room for, at least 1; a large number without a limit. Each thread
+// maps a 128 MiB buffer on its first call (and gets a 64 MiB malloc arena),
+// and one whose buffer the limit refuses retries forever (OpenBLAS 0.3.21):
+// a thread too many hangs the process, at its exit at the latest (exit joins
+// the threads). Half of the room left when first asked goes to them.
+int BlasThreadsTheAddressSpaceAllows();
 // The current OpenBLAS thread count.
 int BlasThreads();
 
