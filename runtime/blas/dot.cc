@@ -823,20 +823,11 @@ DotLoopCodec ChooseDotLoopCodec(const DotProblem& problem) {
   if (t == ElementType::kC64 || t == ElementType::kC128) return DotLoopCodec::kComplex;
   if (t == ElementType::kF64) return DotLoopCodec::kF64;
   if (IsFloat(t)) return DotLoopCodec::kF32;
-  if (problem.lhs_type != t || problem.rhs_type != t) return DotLoopCodec::kDecodedInt;
-  switch (t) {
-    case ElementType::kS8:
-    case ElementType::kS16:
-    case ElementType::kS32:
-    case ElementType::kS64:
-    case ElementType::kU8:
-    case ElementType::kU16:
-    case ElementType::kU32:
-    case ElementType::kU64:
-      return DotLoopCodec::kTypedInt;
-    default:
-      return DotLoopCodec::kDecodedInt;
-  }
+  // Integers of 8, 16, 32 or 64 bits are C++ types; packed sub-byte ones
+  // (s4, u2, ...) and PRED are not.
+  const bool typed = problem.lhs_type == t && problem.rhs_type == t && IsInteger(t) &&
+                     BitWidth(t) >= 8;
+  return typed ? DotLoopCodec::kTypedInt : DotLoopCodec::kDecodedInt;
 }
 
 std::string DotPlan::ToString() const {
