@@ -1121,7 +1121,7 @@ int Main(int argc, char** argv) {
 // OpenBLAS reads when it is loaded; a value the user set is kept.
 void RunAgainWithTheBlasThreadsThatFit(char** argv) {
   if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
-  const int fit = runtime::blas::BlasThreadsTheAddressSpaceAllows();
+  const int fit = std::max(1, runtime::blas::BlasThreadsTheAddressSpaceAllows());
   if (runtime::blas::BlasThreads() <= fit) return;
   if (setenv("OPENBLAS_NUM_THREADS", std::to_string(fit).c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);  // Returns only when it fails: carry on as we are.

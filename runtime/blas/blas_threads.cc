@@ -53,7 +53,7 @@ int BlasThreadsTheAddressSpaceAllows() {
   const int64_t in_use = pages * sysconf(_SC_PAGESIZE);
   const int64_t room = static_cast<int64_t>(limit.rlim_cur) - in_use;
   constexpr int64_t kPerThread = int64_t{192} << 20;  // Buffer and arena.
-  return static_cast<int>(std::clamp<int64_t>(room / 2 / kPerThread, 1, INT_MAX));
+  return static_cast<int>(std::clamp<int64_t>(room / 2 / kPerThread, 0, INT_MAX));
 }
 
 void SetBlasThreads(int threads) { openblas_set_num_threads(Clamped(threads)); }

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/blas_threads.h"
 #include "runtime/blas/element_io_internal.h"
 #include "runtime/blas/small_gemm.h"
 #include "runtime/blas/strided_internal.h"
@@ -891,7 +892,8 @@ int64_t BandStart(int64_t size, int64_t band, int64_t bands) {
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   plan.split = DotPlan::Split::kNone;
   plan.bands = 1;
-  plan.threads = std::max(threads, 1);
+  // Each thread of a split calls OpenBLAS, which then wants a buffer for it.
+  plan.threads = std::max(std::min(threads, BlasThreadsTheAddressSpaceAllows()), 1);
   plan.blas_threads = 1;
   if (plan.threads == 1) return;
   if (plan.kind == DotPlan::Kind::kGemv && plan.m * plan.n >= (int64_t{1} << 20)) {
@@ -1001,7 +1003,10 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     return plan;
   }
 
-  const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax && kt <= kBlasIntMax;
+  // Under an address-space limit without room for OpenBLAS's buffer, BLAS
+  // would wait for it forever (blas_threads.h): the plain loop instead.
+  const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax &&
+                         kt <= kBlasIntMax && BlasThreadsTheAddressSpaceAllows() > 0;
   // bf16 and f16 run in f32 on images of their narrow operands (dot.h).
   auto narrow = [](ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; };
   auto narrow_or_f32 = [&](ElementType t) { return narrow(t) || t == ElementType::kF32; };

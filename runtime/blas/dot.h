@@ -29,7 +29,9 @@
 //     is built without bf16 kernels (no cblas_sbgemm) and has no f16 GEMM,
 //     so there is nothing faster to call;
 //   - every other case (f8, integers, PRED, mixed operand types,
-//     K = 0, sizes beyond BLAS's 32-bit ints) runs a plain strided loop:
+//     K = 0, sizes beyond BLAS's 32-bit ints, and any dot planned under an
+//     address-space limit that leaves no room for OpenBLAS's buffer,
+//     blas_threads.h) runs a plain strided loop:
 //     integers wrap at the result width (PRED: any true product), narrow
 //     floats accumulate in f32 and round once, f64 in f64, complex in
 //     complex of the result's component type.

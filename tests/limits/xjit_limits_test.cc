@@ -273,6 +273,18 @@ ENTRY main {
       }
     }
   }
+  // A dot OpenBLAS would run waited forever for its buffer on the calling
+  // thread (below about 250 MB); it runs the plain loop instead.
+  address_space_ = 150 * 1000 * 1000;
+  std::string dot = Write("dot.hlo", R"(HloModule dot
+ENTRY main {
+  a = f32[128,128] parameter(0)
+  b = f32[128,128] parameter(1)
+  ROOT d = f32[128,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  Result r = Run({"run", dot, "--random-args", "--out", Path("d")}, 20);
+  ExpectSuccess(r);
 }
 
 // ---- 2. Nested conditionals: each computation compiled once ----
