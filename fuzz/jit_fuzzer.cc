@@ -41,6 +41,7 @@
 #include "jit/compile.h"
 #include "passes/rewrite_util.h"
 #include "runtime/collectives/replicated_run.h"
+#include "runtime/host/sanitizers.h"
 
 namespace xjit::fuzz {
 namespace {
@@ -117,18 +118,6 @@ bool ReplicaRunnable(const Module& module) {
   return collective;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 Literal Argument(const Shape& shape, uint64_t salt);
 
 // Both backends, two replicas; any status will do.
@@ -171,7 +160,9 @@ void FuzzReplicas(const Module& module, uint64_t draw) {
     // One malloc arena: glibc otherwise retries creating a 64 MiB arena per
     // thread on every allocation once the limit refuses it, and serves each
     // small allocation with an mmap of its own (a run of seconds then takes
-    // minutes; in the xjit command line the same limit does that too).
+    // minutes). The forked child has no OpenBLAS threads to hang in (the
+    // command line's stall under such limits, docs/limits.md), and replica
+    // mode runs no library call.
     mallopt(M_ARENA_MAX, 1);
     alarm(15);  // A hang ends in SIGALRM, reported below.
     try {

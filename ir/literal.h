@@ -44,6 +44,12 @@ class Literal {
   absl::Span<const uint8_t> data() const {
     return data_ != nullptr ? absl::Span<const uint8_t>(*data_) : absl::Span<const uint8_t>();
   }
+  // The bytes for a holder that keeps them past this literal's life (an
+  // executable's constants) without a copy: while the holder has them, this
+  // literal and its copies write to copies of their own (data()), so the
+  // holder's bytes never change. Null for tuples, tokens and arrays of no
+  // bytes.
+  std::shared_ptr<const std::vector<uint8_t>> SharedData() const { return data_; }
   // Whether this literal's bytes are held by another literal too (tests).
   bool SharesDataWith(const Literal& other) const {
     return data_ != nullptr && data_ == other.data_;

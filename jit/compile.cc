@@ -281,25 +281,40 @@ class ExecutableBuilder {
     }
   }
 
-  // Each leaf of a constant becomes a constant of the executable.
+  // Each leaf of a constant becomes a constant of the executable: an array
+  // constant's bytes are its literal's, shared (a 1 GiB constant compiles
+  // in one copy, docs/limits.md); a tuple's leaves are copied out.
   void AddConstantSlots(const Instruction& constant) {
-    std::vector<uint8_t> flat = runtime::FlattenLiteral(constant.literal());
+    const Literal& literal = constant.literal();
+    std::vector<uint8_t> flat;  // A tuple's leaves, flattened when first needed.
     for (const LeafSlice& leaf : plan_->Slices(&constant)) {
       if (home_.contains(leaf.slice.allocation)) continue;
       const int64_t begin = flat_offsets_.Of(constant.shape(), leaf.index);
+      if (constant.shape().IsArray() && begin == 0 &&
+          leaf.slice.size == static_cast<int64_t>(literal.data().size())) {
+        home_[leaf.slice.allocation] = AddConstant(literal);
+        continue;
+      }
+      if (flat.empty()) flat = runtime::FlattenLiteral(literal);
       Home home;
       home.kind = BufferSlot::Kind::kConstant;
       home.index = static_cast<int64_t>(spec_->constants.size());
-      if (begin == 0 && leaf.slice.size == static_cast<int64_t>(flat.size())) {
-        // An array constant's one leaf: its bytes move, no second copy (a
-        // 1 GiB constant must compile within 4 GB).
-        spec_->constants.push_back(std::move(flat));
-        home_[leaf.slice.allocation] = home;
-        break;
-      }
-      spec_->constants.emplace_back(flat.begin() + begin, flat.begin() + begin + leaf.slice.size);
+      spec_->constants.push_back(std::make_shared<const std::vector<uint8_t>>(
+          flat.begin() + begin, flat.begin() + begin + leaf.slice.size));
       home_[leaf.slice.allocation] = home;
     }
+  }
+
+  // A constant of the executable holding an array literal's bytes, shared
+  // with it.
+  Home AddConstant(const Literal& array) {
+    Home home;
+    home.kind = BufferSlot::Kind::kConstant;
+    home.index = static_cast<int64_t>(spec_->constants.size());
+    std::shared_ptr<const std::vector<uint8_t>> bytes = array.SharedData();
+    if (bytes == nullptr) bytes = std::make_shared<const std::vector<uint8_t>>();
+    spec_->constants.push_back(std::move(bytes));
+    return home;
   }
 
   // The slots of `instruction`'s array leaves, in leaf order.
@@ -338,9 +353,14 @@ class ExecutableBuilder {
     auto it = fused_constant_slot_.find(&constant);
     if (it != fused_constant_slot_.end()) return it->second;
     Home home;
-    home.kind = BufferSlot::Kind::kConstant;
-    home.index = static_cast<int64_t>(spec_->constants.size());
-    spec_->constants.push_back(runtime::FlattenLiteral(constant.literal()));
+    if (constant.shape().IsArray()) {
+      home = AddConstant(constant.literal());
+    } else {
+      home.kind = BufferSlot::Kind::kConstant;
+      home.index = static_cast<int64_t>(spec_->constants.size());
+      spec_->constants.push_back(std::make_shared<const std::vector<uint8_t>>(
+          runtime::FlattenLiteral(constant.literal())));
+    }
     const int id = SlotAt(home, 0, constant.shape());
     fused_constant_slot_[&constant] = id;
     return id;

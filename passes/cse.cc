@@ -1,10 +1,12 @@
 #include "passes/cse.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ir/hlo_text/printer.h"
@@ -20,12 +22,14 @@ namespace {
 // uses, so the key covers them whatever fields InstructionAttributes gains.
 std::string Key(const Instruction& instruction) {
   if (instruction.opcode() == Opcode::kConstant) {
-    // By bits, not text: printing a large literal is slow, and its text may
-    // not distinguish NaN payloads.
+    // By a hash of the bits, not text: printing a large literal is slow, and
+    // its text may not distinguish NaN payloads; the bits themselves made a
+    // key as large as the constant (a second GiB for a 1 GiB constant).
+    // SameConstant compares the bits of constants whose keys match.
     const auto data = instruction.literal().data();
     return absl::StrCat("constant|", instruction.shape().ToString(), "|",
-                        absl::string_view(reinterpret_cast<const char*>(data.data()),
-                                          data.size()));
+                        absl::Hash<absl::string_view>{}(absl::string_view(
+                            reinterpret_cast<const char*>(data.data()), data.size())));
   }
   std::string text = PrintInstruction(instruction);
   const size_t eq = text.find(" = ");
@@ -36,6 +40,14 @@ std::string Key(const Instruction& instruction) {
     if (absl::EndsWith(key, suffix)) key.resize(key.size() - suffix.size());
   }
   return key;
+}
+
+// Whether constants with equal keys hold the same bits (not a hash
+// collision).
+bool SameConstant(const Instruction& a, const Instruction& b) {
+  const auto x = a.literal().data(), y = b.literal().data();
+  return a.literal().SharesDataWith(b.literal()) ||
+         (x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin()));
 }
 
 bool Eligible(const Instruction& instruction,
@@ -62,6 +74,9 @@ bool RunOnComputation(Computation* computation, SideEffectCache* effects) {
     auto [it, inserted] = first.try_emplace(Key(*instruction), instruction);
     if (inserted) continue;
     Instruction* earlier = it->second;
+    if (instruction->opcode() == Opcode::kConstant && !SameConstant(*instruction, *earlier)) {
+      continue;
+    }
     // Redirect uses only; removal waits until the walk is done so that no
     // instruction in `first` is deleted under it.
     std::vector<Instruction*> users = instruction->users();

@@ -178,8 +178,10 @@ struct ExecutableSpec {
   Shape result_shape;
   BufferPlan plan;
   std::vector<Step> steps;
-  // Constant data, flattened like any value, indexed by BufferSlot::index.
-  std::vector<std::vector<uint8_t>> constants;
+  // Constant data, flattened like any value, indexed by BufferSlot::index;
+  // never null. An array constant shares its literal's bytes (ir/literal.h:
+  // copy on write, so they never change while the executable holds them).
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> constants;
   // Keeps emitted code alive for as long as the Executable exists.
   std::shared_ptr<const void> code_owner;
   // Threads a kernel step may use (the caller's plus threads - 1 workers of

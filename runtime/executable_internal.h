@@ -22,7 +22,7 @@ struct RunPlaces {
   absl::Span<const void* const> parameters;
   uint8_t* temp = nullptr;  // The arena, aligned (AlignArena).
   uint8_t* result = nullptr;
-  const std::vector<std::vector<uint8_t>>* constants = nullptr;
+  const std::vector<std::shared_ptr<const std::vector<uint8_t>>>* constants = nullptr;
   // Non-null when parameter 0 comes leaf by leaf (Executable::ExecuteOnLeaves):
   // the leaves' addresses, and where each slot lies among them.
   void* const* leaves = nullptr;
@@ -43,7 +43,7 @@ inline uint8_t* SlotAddress(int number, const RunPlaces& places) {
     case BufferSlot::Kind::kTemp:
       return places.temp + slot.offset;
     case BufferSlot::Kind::kConstant:
-      return const_cast<uint8_t*>((*places.constants)[slot.index].data()) + slot.offset;
+      return const_cast<uint8_t*>((*places.constants)[slot.index]->data()) + slot.offset;
     case BufferSlot::Kind::kResult:
       return places.result + slot.offset;
   }

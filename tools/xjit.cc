@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -59,6 +60,7 @@
 #include "runtime/collectives/mpi_communicator.h"
 #include "runtime/collectives/mpi_process.h"
 #include "runtime/collectives/replicated_run.h"
+#include "runtime/blas/blas_threads.h"
 #include "runtime/executable.h"
 #include "runtime/host/interrupt.h"
 #include "tools/npy.h"
@@ -1111,10 +1113,25 @@ int Main(int argc, char** argv) {
   return 1;
 }
 
+// OpenBLAS starts its threads when it is loaded, before main, one per core;
+// under an address-space limit without room for their buffers (`prlimit
+// --as=150000000 xjit run ... --replicas 4`) a thread's buffer is refused,
+// the thread retries forever and the process hangs at its exit (issue 30).
+// So xjit runs itself again with as many as fit, through the variable
+// OpenBLAS reads when it is loaded; a value the user set is kept.
+void RunAgainWithTheBlasThreadsThatFit(char** argv) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  const int fit = std::max(1, runtime::blas::BlasThreadsTheAddressSpaceAllows());
+  if (runtime::blas::BlasThreads() <= fit) return;
+  if (setenv("OPENBLAS_NUM_THREADS", std::to_string(fit).c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);  // Returns only when it fails: carry on as we are.
+}
+
 }  // namespace
 }  // namespace xjit
 
 int main(int argc, char** argv) {
+  xjit::RunAgainWithTheBlasThreadsThatFit(argv);
   try {
     return xjit::Main(argc, argv);
   } catch (const std::bad_alloc&) {

@@ -20,7 +20,11 @@
 //     two rows); BM_ConvGemmThreads the same for im2col + GEMM;
 //   - BM_ConvModel: the cnn_forward / cnn_train models' convolutions
 //     (forward, input and kernel gradients), the planner's choice and both
-//     paths, on 1 and 2 threads.
+//     paths, on 1 and 2 threads;
+//   - BM_ConvElementType: one 3x3 NHWC layer in f32 (im2col + sgemm, the
+//     baseline) and in s8, s16, s32 and u8 (im2col + the dot's typed integer
+//     loop; issue 30: on the loop that decoded each element's type, s8 was
+//     25-30x slower than the evaluator).
 // Except the *Threads and BM_ConvModel rows, every side runs on one thread: OpenBLAS through
 // SetBlasThreads(1), oneDNN (OpenMP build) through omp_set_num_threads(1). GFLOP/s is reported as
 // the `flops` rate counter, over CPU time (the machine is shared; compare only rows of one run).
@@ -416,6 +420,59 @@ BENCHMARK(BM_ConvModel)
       }
     })
     ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// range(0): the element type (of input, kernel and output alike). Integer
+// data are random bytes of 0-6 (wider types get larger values; products
+// wrap at the type's width, as the evaluator's do).
+void BM_ConvElementType(benchmark::State& state) {
+  SetBlasThreads(1);
+  const ElementType type = static_cast<ElementType>(state.range(0));
+  auto module = ParseHloModule(absl::StrCat(
+      "HloModule m\nENTRY e {\n  a = ", ElementTypeName(type), "[1,32,32,32] parameter(0)\n",
+      "  b = ", ElementTypeName(type), "[3,3,32,32] parameter(1)\n", "  ROOT c = ",
+      ElementTypeName(type), "[1,32,32,32] convolution(a, b), window={size=3x3 pad=1_1x1_1}, ",
+      "dim_labels=b01f_01io->b01f\n}\n"));
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  const Instruction& root = *(*module)->entry()->root();
+  auto plan = PlanConvolution(root, 1);
+  if (!plan.ok()) {
+    state.SkipWithError(std::string(plan.status().message()).c_str());
+    return;
+  }
+  plan->use_direct = false;  // The same im2col + GEMM path for every type.
+  state.SetLabel(absl::StrCat(ElementTypeName(type), "; ", plan->ToString()));
+  const int64_t width = ByteWidth(type);
+  std::mt19937_64 rng(3);
+  auto fill = [&](const Shape& shape) {
+    std::vector<uint8_t> bytes(shape.element_count() * width);
+    if (type == ElementType::kF32) {
+      std::vector<float> v = RandomFloats(shape.element_count(), rng());
+      std::memcpy(bytes.data(), v.data(), bytes.size());
+    } else {
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng() % 7);
+    }
+    return bytes;
+  };
+  std::vector<uint8_t> x = fill(root.operand(0)->shape()), f = fill(root.operand(1)->shape()),
+                       y(root.shape().element_count() * width);
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  for (auto _ : state) {
+    RunConvolution(*plan, x.data(), f.data(), y.data(), scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, 2.0 * 32 * 32 * 32 * 9 * 32);
+}
+
+BENCHMARK(BM_ConvElementType)
+    ->Arg(static_cast<int64_t>(ElementType::kF32))
+    ->Arg(static_cast<int64_t>(ElementType::kS8))
+    ->Arg(static_cast<int64_t>(ElementType::kS16))
+    ->Arg(static_cast<int64_t>(ElementType::kS32))
+    ->Arg(static_cast<int64_t>(ElementType::kU8))
     ->Unit(benchmark::kMillisecond);
 
 #if XJIT_BENCHMARK_DNNL

@@ -3,9 +3,14 @@
 #include "runtime/blas/blas_threads.h"
 
 #include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <condition_variable>
+#include <cstdint>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -27,8 +32,10 @@ struct Scopes {
 // once: hardware_concurrency() opens and parses a sysfs file on every call,
 // which cost ~5 us per dot inside solver loops.
 int Clamped(int threads) {
-  static const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(threads, 1, std::max(cores, 8));
+  static const int most =
+      std::max(1, std::min(std::max(static_cast<int>(std::thread::hardware_concurrency()), 8),
+                           BlasThreadsTheAddressSpaceAllows()));
+  return std::clamp(threads, 1, most);
 }
 
 Scopes& GlobalScopes() {
@@ -37,6 +44,17 @@ Scopes& GlobalScopes() {
 }
 
 }  // namespace
+
+int BlasThreadsTheAddressSpaceAllows() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return INT_MAX;
+  int64_t pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const int64_t in_use = pages * sysconf(_SC_PAGESIZE);
+  const int64_t room = static_cast<int64_t>(limit.rlim_cur) - in_use;
+  constexpr int64_t kPerThread = int64_t{192} << 20;  // Buffer and arena.
+  return static_cast<int>(std::clamp<int64_t>(room / 2 / kPerThread, 0, INT_MAX));
+}
 
 void SetBlasThreads(int threads) { openblas_set_num_threads(Clamped(threads)); }
 

@@ -9,8 +9,18 @@
 namespace xjit::runtime::blas {
 
 // Sets OpenBLAS's thread count for the whole process, clamped to
-// [1, max(8, the number of hardware threads)].
+// [1, max(8, the number of hardware threads)] and to
+// BlasThreadsTheAddressSpaceAllows().
 void SetBlasThreads(int threads);
+
+// The most threads that may call OpenBLAS under the process's address-space
+// limit (RLIMIT_AS) now: half the room left, at 192 MiB a thread; a large
+// number without a limit; 0 when not even one fits. Each thread maps a 128
+// MiB buffer on its first call (and gets a 64 MiB malloc arena), and one
+// whose buffer the limit refuses retries forever (OpenBLAS 0.3.21): a thread
+// too many hangs the process, at its exit at the latest (exit joins the
+// threads); with none, the first BLAS call hangs. Reads /proc/self/statm.
+int BlasThreadsTheAddressSpaceAllows();
 // The current OpenBLAS thread count.
 int BlasThreads();
 

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/blas_threads.h"
 #include "runtime/blas/element_io_internal.h"
 #include "runtime/blas/small_gemm.h"
 #include "runtime/blas/strided_internal.h"
@@ -316,29 +317,25 @@ void RunLoop(const DotProblem& p, const void* lhs, const void* rhs, void* out) {
   auto l = static_cast<const uint8_t*>(lhs);
   auto r = static_cast<const uint8_t*>(rhs);
   auto o = static_cast<uint8_t*>(out);
-  const ElementType t = p.out_type;
-  if (t == ElementType::kC64) {
-    RunLoopAs<std::complex<float>>(p, l, r, o);
-  } else if (t == ElementType::kC128) {
-    RunLoopAs<std::complex<double>>(p, l, r, o);
-  } else if (t == ElementType::kF64) {
-    RunLoopAs<double>(p, l, r, o);
-  } else if (IsFloat(t)) {
-    RunLoopAs<float>(p, l, r, o);
-  } else if (p.lhs_type == t && p.rhs_type == t) {
-    switch (t) {
-      case ElementType::kS8: return RunLoopAs<uint64_t, TypedInt<int8_t>>(p, l, r, o);
-      case ElementType::kS16: return RunLoopAs<uint64_t, TypedInt<int16_t>>(p, l, r, o);
-      case ElementType::kS32: return RunLoopAs<uint64_t, TypedInt<int32_t>>(p, l, r, o);
-      case ElementType::kS64: return RunLoopAs<uint64_t, TypedInt<int64_t>>(p, l, r, o);
-      case ElementType::kU8: return RunLoopAs<uint64_t, TypedInt<uint8_t>>(p, l, r, o);
-      case ElementType::kU16: return RunLoopAs<uint64_t, TypedInt<uint16_t>>(p, l, r, o);
-      case ElementType::kU32: return RunLoopAs<uint64_t, TypedInt<uint32_t>>(p, l, r, o);
-      case ElementType::kU64: return RunLoopAs<uint64_t, TypedInt<uint64_t>>(p, l, r, o);
-      default: return RunLoopAs<uint64_t>(p, l, r, o);
-    }
-  } else {
-    RunLoopAs<uint64_t>(p, l, r, o);
+  switch (ChooseDotLoopCodec(p)) {
+    case DotLoopCodec::kComplex:
+      if (p.out_type == ElementType::kC64) return RunLoopAs<std::complex<float>>(p, l, r, o);
+      return RunLoopAs<std::complex<double>>(p, l, r, o);
+    case DotLoopCodec::kF64: return RunLoopAs<double>(p, l, r, o);
+    case DotLoopCodec::kF32: return RunLoopAs<float>(p, l, r, o);
+    case DotLoopCodec::kDecodedInt: return RunLoopAs<uint64_t>(p, l, r, o);
+    case DotLoopCodec::kTypedInt: break;
+  }
+  switch (p.out_type) {
+    case ElementType::kS8: return RunLoopAs<uint64_t, TypedInt<int8_t>>(p, l, r, o);
+    case ElementType::kS16: return RunLoopAs<uint64_t, TypedInt<int16_t>>(p, l, r, o);
+    case ElementType::kS32: return RunLoopAs<uint64_t, TypedInt<int32_t>>(p, l, r, o);
+    case ElementType::kS64: return RunLoopAs<uint64_t, TypedInt<int64_t>>(p, l, r, o);
+    case ElementType::kU8: return RunLoopAs<uint64_t, TypedInt<uint8_t>>(p, l, r, o);
+    case ElementType::kU16: return RunLoopAs<uint64_t, TypedInt<uint16_t>>(p, l, r, o);
+    case ElementType::kU32: return RunLoopAs<uint64_t, TypedInt<uint32_t>>(p, l, r, o);
+    case ElementType::kU64: return RunLoopAs<uint64_t, TypedInt<uint64_t>>(p, l, r, o);
+    default: return RunLoopAs<uint64_t>(p, l, r, o);  // Not reached (ChooseDotLoopCodec).
   }
 }
 
@@ -825,6 +822,18 @@ int64_t StridedCopy::bytes() const {
   return n;
 }
 
+DotLoopCodec ChooseDotLoopCodec(const DotProblem& problem) {
+  const ElementType t = problem.out_type;
+  if (t == ElementType::kC64 || t == ElementType::kC128) return DotLoopCodec::kComplex;
+  if (t == ElementType::kF64) return DotLoopCodec::kF64;
+  if (IsFloat(t)) return DotLoopCodec::kF32;
+  // Integers of 8, 16, 32 or 64 bits are C++ types; packed sub-byte ones
+  // (s4, u2, ...) and PRED are not.
+  const bool typed = problem.lhs_type == t && problem.rhs_type == t && IsInteger(t) &&
+                     BitWidth(t) >= 8;
+  return typed ? DotLoopCodec::kTypedInt : DotLoopCodec::kDecodedInt;
+}
+
 std::string DotPlan::ToString() const {
   std::string kind_name;
   switch (kind) {
@@ -849,9 +858,16 @@ std::string DotPlan::ToString() const {
     absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
   }
   if (!k_loop_sizes.empty()) {
-    int64_t loop = 1;
-    for (int64_t size : k_loop_sizes) loop *= size;
-    absl::StrAppend(&s, " k_loop=", loop);
+    int64_t steps = 1;
+    for (int64_t size : k_loop_sizes) steps *= size;
+    absl::StrAppend(&s, " k_loop=", steps);
+  }
+  if (kind == Kind::kLoop) {
+    switch (ChooseDotLoopCodec(loop)) {
+      case DotLoopCodec::kTypedInt: absl::StrAppend(&s, " typed"); break;
+      case DotLoopCodec::kDecodedInt: absl::StrAppend(&s, " decoded"); break;
+      default: break;
+    }
   }
   absl::StrAppend(&s, " copies=", copies.size(), " copy_bytes=", copy_bytes,
                   " scratch=", scratch_bytes);
@@ -884,7 +900,8 @@ int64_t BandStart(int64_t size, int64_t band, int64_t bands) {
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   plan.split = DotPlan::Split::kNone;
   plan.bands = 1;
-  plan.threads = std::max(threads, 1);
+  // Each thread of a split calls OpenBLAS, which then wants a buffer for it.
+  plan.threads = std::max(std::min(threads, BlasThreadsTheAddressSpaceAllows()), 1);
   plan.blas_threads = 1;
   if (plan.threads == 1) return;
   if (plan.kind == DotPlan::Kind::kGemv && plan.m * plan.n >= (int64_t{1} << 20)) {
@@ -995,7 +1012,10 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     return plan;
   }
 
-  const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax && kt <= kBlasIntMax;
+  // Under an address-space limit without room for OpenBLAS's buffer, BLAS
+  // would wait for it forever (blas_threads.h): the plain loop instead.
+  const bool sizes_fit = kt > 0 && mt <= kBlasIntMax && nt <= kBlasIntMax &&
+                         kt <= kBlasIntMax && BlasThreadsTheAddressSpaceAllows() > 0;
   // bf16 and f16 run in f32 on images of their narrow operands (dot.h).
   auto narrow = [](ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; };
   auto narrow_or_f32 = [&](ElementType t) { return narrow(t) || t == ElementType::kF32; };

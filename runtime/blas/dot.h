@@ -35,7 +35,9 @@
 //     is built without bf16 kernels (no cblas_sbgemm) and has no f16 GEMM,
 //     so there is nothing faster to call;
 //   - every other case (f8, integers, PRED, mixed operand types,
-//     K = 0, sizes beyond BLAS's 32-bit ints) runs a plain strided loop:
+//     K = 0, sizes beyond BLAS's 32-bit ints, and any dot planned under an
+//     address-space limit that leaves no room for OpenBLAS's buffer,
+//     blas_threads.h) runs a plain strided loop:
 //     integers wrap at the result width (PRED: any true product), narrow
 //     floats accumulate in f32 and round once, f64 in f64, complex in
 //     complex of the result's component type.
@@ -191,6 +193,18 @@ struct DotPlan {
   // One line for dumps and tests: "gemm row_major N T m=.. n=.. k=.. batch=.. copies=..".
   std::string ToString() const;
 };
+
+// How the plain loop (DotPlan::Kind::kLoop) reads its operands and writes
+// its result, chosen from the element types alone; RunDot dispatches on it and
+// DotPlan::ToString names it, so tests can see which one a plan runs:
+//   kComplex, kF64, kF32: floats (narrow ones accumulated in f32);
+//   kTypedInt: one integer type for both operands and the result, loaded and
+//     stored as that C++ type;
+//   kDecodedInt: anything else (mixed integer types, PRED, packed sub-byte
+//     types), each element's type decoded as it is loaded or stored, which
+//     made s8 convolutions 25x slower than the evaluator (issue 30).
+enum class DotLoopCodec : uint8_t { kComplex, kF64, kF32, kTypedInt, kDecodedInt };
+DotLoopCodec ChooseDotLoopCodec(const DotProblem& problem);
 
 // Plans the dot of the strided problem (sizes and strides need not be merged
 // or ordered). InvalidArgument for negative sizes; Unimplemented beyond
