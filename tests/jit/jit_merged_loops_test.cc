@@ -180,20 +180,20 @@ TEST_P(JitMergedLoops, AccessesThatKeepLoopsApart) {
 // where a broadcast along it makes positions non-affine: a per-row key
 // broadcast along [rows, 2] (dimensions={0}: position m / 2) or a per-column
 // one (dimensions={1}: m % 2), their lanes gathered at positions computed
-// lane by lane (jit/kernel/lane_positions.h). Widths whose division is not
-// a power of two, and SSE4.1 (no gathers), keep the loops apart; both must
-// still match the evaluator.
+// lane by lane (jit/kernel/lane_positions.h; a width that is not a power of
+// two divides by a multiply-high). SSE4.1 (no gathers) keeps the loops
+// apart; both must still match the evaluator.
 TEST_P(JitMergedLoops, BroadcastsAlongShortRowsGather) {
   const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
   for (const std::string type : {"u32", "f32", "s64", "f64"}) {
-    for (int64_t cols : {2, 3, 4}) {
+    for (int64_t cols : {2, 3, 4, 5, 7}) {
       for (int64_t rows : {0, 1, 5, 37, 300}) {
         for (int dim : {0, 1}) {
           SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " dimensions={", dim, "}"));
           const std::string s = type + Dims(rows, cols);
           const std::string key = absl::StrCat(type, "[", dim == 0 ? rows : cols, "]");
           const std::string op = type[0] == 'f' ? "multiply" : "xor";
-          const bool vector = gathers && (cols & (cols - 1)) == 0 && rows * cols >= 64;
+          const bool vector = gathers && rows * cols >= 64;
           Check(ModuleText({s, key}, {absl::StrCat("b = ", s, " broadcast(p1), dimensions={", dim,
                                                    "}"),
                                       absl::StrCat("x = ", s, " ", op, "(p0, b)"),
@@ -202,6 +202,80 @@ TEST_P(JitMergedLoops, BroadcastsAlongShortRowsGather) {
         }
       }
     }
+  }
+}
+
+// The division by a multiply-high is exact over the whole range it is used
+// for: merged loops of up to 2^31 elements would need inputs too large for a
+// test, so the rows' count varies the quotient's range as far as a test
+// affords, and the divisors cover each shift (3: 33, 5 and 7: 34, 6).
+TEST_P(JitMergedLoops, NonPowerOfTwoRowsEveryTail) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (int64_t cols : {3, 5, 6, 7}) {
+    for (int64_t rows = 1; rows <= 40; rows += 3) {
+      SCOPED_TRACE(Dims(rows, cols));
+      const std::string s = "f32" + Dims(rows, cols);
+      Check(ModuleText({s, absl::StrCat("f32[", rows, "]"), absl::StrCat("f32[", cols, "]")},
+                       {absl::StrCat("a = ", s, " broadcast(p1), dimensions={0}"),
+                        absl::StrCat("b = ", s, " broadcast(p2), dimensions={1}"),
+                        absl::StrCat("x = ", s, " multiply(p0, a)"),
+                        absl::StrCat("r = ", s, " subtract(x, b)")}),
+            gathers && rows * cols >= 64);
+    }
+  }
+}
+
+// An iota along the merged dimensions is the merged position's quotient or
+// remainder itself, as a 32-bit integer (JAX's categorical over 5 classes
+// compares an s32[n, 5] iota); a pred broadcast along a short row, or read
+// at a stride, is a byte gathered within its aligned dword (a sampler's
+// per-chain acceptance selecting along [n, 2]). Other lane widths (f64
+// beside a gathered pred, u8 lanes) keep scalar code; all must match the
+// evaluator.
+TEST_P(JitMergedLoops, IotasAndPredsAlongShortRowsGather) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (int64_t cols : {2, 5}) {
+    for (int64_t rows : {0, 1, 13, 300}) {
+      const bool vector = gathers && rows * cols >= 64;
+      for (const std::string type : {"s32", "u32"}) {
+        for (int dim : {0, 1}) {
+          SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " iota ", dim));
+          const std::string s = type + Dims(rows, cols);
+          Check(ModuleText({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=", dim),
+                                 absl::StrCat("r = ", s, " multiply(p0, i)")}),
+                vector);
+        }
+      }
+      for (const std::string type : {"f32", "s32", "f64"}) {
+        for (int dim : {0, 1}) {
+          SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " pred along ", dim));
+          const std::string s = type + Dims(rows, cols);
+          const std::string p = "pred" + Dims(rows, cols);
+          const std::string key = absl::StrCat("pred[", dim == 0 ? rows : cols, "]");
+          Check(ModuleText({s, s, key},
+                           {absl::StrCat("c = ", p, " broadcast(p2), dimensions={", dim, "}"),
+                            absl::StrCat("r = ", s, " select(c, p0, p1)")}),
+                vector && type != "f64");
+        }
+      }
+    }
+  }
+  // Strided pred reads (a column of a [n, 3] mask), every tail length, and
+  // a pred result (u8 lanes: scalar).
+  for (int64_t n : {0, 1, 15, 16, 17, 100}) {
+    SCOPED_TRACE(absl::StrCat("pred[", n, "] stride 3"));
+    const std::string f = absl::StrCat("f32[", n, "]");
+    const std::string p = absl::StrCat("pred[", n, "]");
+    const std::string mask = absl::StrCat("pred[", 3 * n + 2, "]");
+    Check(ModuleText({mask, f},
+                     {absl::StrCat("c = ", p, " slice(p0), slice={[1:", 3 * n + 1, ":3]}"),
+                      "z = f32[] constant(0)", absl::StrCat("zb = ", f, " broadcast(z), dimensions={}"),
+                      absl::StrCat("r = ", f, " select(c, p1, zb)")}),
+          gathers && n >= 16);
+    Check(ModuleText({mask, p},
+                     {absl::StrCat("c = ", p, " slice(p0), slice={[2:", 3 * n + 2, ":3]}"),
+                      absl::StrCat("r = ", p, " xor(c, p1)")}),
+          false);
   }
 }
 
