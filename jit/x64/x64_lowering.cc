@@ -900,6 +900,23 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
   const KOp& op = program_.ops[id];
   const bool wide = lane_bits_ == 64;
   const x86::Gp position = vals_[op.a].gp;
+  const int64_t count = program_.buffers[op.imm].element_count;
+  const int bytes = lane_bits_ / 8;
+  const x86::Mem m =
+      x86::Mem(Address(static_cast<int>(op.imm), op.a, bytes)).cloneResized(VecBytes());
+  x86::Vec v = NewVec();
+  Label masked = cc_.newLabel(), done = cc_.newLabel();
+  if (count >= lanes_) {
+    // All lanes inside (position in [0, count - lanes], one unsigned
+    // compare): the plain load, as in the rows' interiors.
+    x86::Gp limit = NewGp();
+    cc_.mov(limit, count - lanes_);
+    cc_.cmp(position, limit);
+    cc_.ja(masked);
+    cc_.emit(wide ? Inst::kIdVmovupd : Inst::kIdVmovups, v, m);
+    cc_.jmp(done);
+  }
+  cc_.bind(masked);
   // Lanes [lo, hi) lie in the buffer: lo = clamp(-position, 0, lanes),
   // hi = clamp(count - position, 0, lanes).
   x86::Gp lo = NewGp(), hi = NewGp(), bound = NewGp();
@@ -908,7 +925,7 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
   cc_.neg(lo);
   cc_.cmp(lo, bound);
   cc_.cmovl(lo, bound);
-  cc_.mov(hi, program_.buffers[op.imm].element_count);
+  cc_.mov(hi, count);
   cc_.sub(hi, position);
   cc_.cmp(hi, bound);
   cc_.cmovl(hi, bound);
@@ -929,10 +946,6 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
       cc_.newConst(ConstPoolScope::kLocal, numbers.data(), numbers.size() * 4)
           .cloneResized(static_cast<uint32_t>(dword_bytes));
   x86::Vec lane = dword_vec(), lo_v = dword_vec(), hi_v = dword_vec();
-  const int bytes = lane_bits_ / 8;
-  const x86::Mem m =
-      x86::Mem(Address(static_cast<int>(op.imm), op.a, bytes)).cloneResized(VecBytes());
-  x86::Vec v = NewVec();
   if (zmm_) {
     cc_.vpbroadcastd(lo_v, lo.r32());
     cc_.vpbroadcastd(hi_v, hi.r32());
@@ -959,6 +972,7 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
     }
     cc_.emit(wide ? Inst::kIdVmaskmovpd : Inst::kIdVmaskmovps, v, mask, m);
   }
+  cc_.bind(done);
   SetVec(id, v);
   return absl::OkStatus();
 }
