@@ -10,11 +10,13 @@
 // counters whose arithmetic would wrap (left to the value code), and, with
 // gathers, broadcasts along a row shorter than a vector and strided loads. On
 // x86-64 the merged forms must vectorise.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "jit/kernel/lane_positions.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {
@@ -303,6 +305,35 @@ TEST_P(JitMergedLoops, StridedLoadsGather) {
             gathers && n >= 16);
     }
   }
+}
+
+// The multiply-high form of a division by a constant (LaneDivisor) against
+// `/` for every divisor below 2^16 that is not a power of two and a few up
+// to 2^31 - 1: dividends at each multiple's edges near 0 and near 2^31 - 1,
+// and spread between.
+TEST(LaneDivisor, ExactBelow2To31) {
+  std::vector<int64_t> divisors;
+  for (int64_t d = 3; d < (1 << 16); ++d) {
+    if ((d & (d - 1)) != 0) divisors.push_back(d);
+  }
+  for (int64_t d : {100003, 1 << 20 | 1, 123456789, 0x7ffffffe, 0x7fffffff}) divisors.push_back(d);
+  constexpr int64_t kMax = 0x7fffffff;
+  int wrong = 0;
+  for (int64_t d : divisors) {
+    const LaneDivisor div = LaneDivisorFor(d);
+    auto check = [&](int64_t x) {
+      if (x < 0 || x > kMax) return;
+      const uint64_t q = (static_cast<uint64_t>(x) * div.multiplier) >> div.shift;
+      if (static_cast<int64_t>(q) != x / d && ++wrong <= 5) {
+        ADD_FAILURE() << x << " / " << d << ": " << q << ", expected " << x / d;
+      }
+    };
+    for (int64_t x : {int64_t{0}, d - 1, d, d + 1, 2 * d - 1, kMax, kMax - 1}) check(x);
+    const int64_t top = kMax / d * d;  // The last multiple of d.
+    for (int64_t x : {top - d - 1, top - d, top - 1, top, top + d - 1}) check(x);
+    for (int64_t x = 12345; x <= kMax; x += 99991 * 31) check(x);
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitMergedLoops, ::testing::ValuesIn(HostIsas()),
