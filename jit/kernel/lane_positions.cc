@@ -126,13 +126,32 @@ std::vector<bool> LaneIndexOps(const KernelProgram& program,
         lane[i] = lane[op.a] && lane[op.b];
         break;
       case KOpKind::kIDiv: case KOpKind::kIRem:
-        lane[i] = lane[op.a] && IsPowerOfTwo(op.imm);
+        // Other divisors by a multiply-high (LaneDivisor), exact for
+        // dividends in [0, 2^31): a merged row of 5 (a categorical over 5
+        // classes, a vmapped [n, 5] draw) reads position m / 5 or m % 5.
+        lane[i] = lane[op.a] && op.imm > 0 &&
+                  (IsPowerOfTwo(op.imm) ||
+                   (op.imm <= std::numeric_limits<int32_t>::max() && range[op.a] &&
+                    range[op.a]->lo >= 0));
         break;
       default:
         break;
     }
   }
   return lane;
+}
+
+LaneDivisor LaneDivisorFor(int64_t d) {
+  int log2_ceil = 0;
+  while ((int64_t{1} << log2_ceil) < d) ++log2_ceil;
+  LaneDivisor r;
+  r.shift = 31 + log2_ceil;
+  // ceil(2^shift / d); below 2^32 since d > 2^(log2_ceil - 1).
+  // (shift <= 62, so the sum fits in 64 bits.)
+  const uint64_t numerator = uint64_t{1} << r.shift;
+  r.multiplier = static_cast<uint32_t>((numerator + static_cast<uint64_t>(d) - 1) /
+                                       static_cast<uint64_t>(d));
+  return r;
 }
 
 bool GatherableAlongInnermost(const KernelProgram& program) {
@@ -154,8 +173,14 @@ bool GatherableAlongInnermost(const KernelProgram& program) {
       const int bits = BitWidth(op.type);
       const bool lane_type = IsInteger(op.type) || op.type == ElementType::kF32 ||
                              op.type == ElementType::kF64;
-      const bool gather = op.kind == KOpKind::kLoad && operand == op.a && op.b != operand &&
-                          op.c != operand && lane_type && (bits == 32 || bits == 64);
+      const bool only_a = operand == op.a && op.b != operand && op.c != operand;
+      // A load of 4- or 8-byte elements, a pred load (a byte gathered
+      // within its aligned dword) or the index itself as a 32-bit integer
+      // (an iota along the merged dimensions).
+      const bool gather =
+          only_a && ((op.kind == KOpKind::kLoad &&
+                      ((lane_type && (bits == 32 || bits == 64)) || op.type == ElementType::kPred)) ||
+                     (op.kind == KOpKind::kFromIndex && IsInteger(op.type) && bits == 32));
       if (!gather) return false;
       gathers = true;
     }

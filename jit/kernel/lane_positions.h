@@ -9,7 +9,7 @@
 // sampler) ran one element at a time. A target with gathers can still run it
 // as vector code: it computes the position of every lane with 32-bit integer
 // vector arithmetic — the loop index plus 0..W-1, then the same additions,
-// multiplications, power-of-two divisions and remainders, min and max as
+// multiplications, divisions and remainders by constants, min and max as
 // the scalar code — and gathers the elements there. Every lane reads the
 // element the scalar code would, so results do not change.
 #ifndef XJIT_JIT_KERNEL_LANE_POSITIONS_H_
@@ -41,16 +41,29 @@ std::vector<std::optional<IndexRange>> IndexRanges(const KernelProgram& program)
 // 32-bit lanes: every value it and its operands take fits in 32 bits, and
 // it is either affine along the loop (`strides`: InnerStrides; lane k is
 // lane 0 plus k strides) or an addition, subtraction, multiplication, min,
-// max, or a division or remainder by a power of two of such operations.
+// max, or a division or remainder of such operations by a power of two, or
+// by any positive constant when the dividend is never negative.
 std::vector<bool> LaneIndexOps(const KernelProgram& program,
                                const std::vector<std::optional<int64_t>>& strides);
+
+// Division by a constant d (not a power of two, 2 < d < 2^31) for
+// dividends x in [0, 2^31), as a target's 32x32->64-bit lane multiplies
+// compute it: x / d == (x * multiplier) >> shift, multiplier < 2^32,
+// 33 <= shift <= 62 (the round-up method: multiplier = ceil(2^shift / d),
+// shift = 31 + ceil(log2 d); exact for every such x).
+struct LaneDivisor {
+  uint32_t multiplier = 0;
+  int shift = 0;
+};
+LaneDivisor LaneDivisorFor(int64_t d);
 
 // Whether a loop program (no reduction loops) whose positions are not all
 // affine along its innermost loop can still vectorise there with gathers:
 // every index operation that is not affine is lane-computable
-// (LaneIndexOps) and read only by other index operations or as the
-// position of a load of 4- or 8-byte elements (not f16/bf16, whose lanes
-// are widened). False when every position is affine (nothing to gather).
+// (LaneIndexOps) and read only by other index operations, as the position
+// of a load of 4- or 8-byte elements (not f16/bf16, whose lanes are
+// widened) or of a pred, or converted to a 32-bit integer (an iota). False
+// when every position is affine (nothing to gather).
 bool GatherableAlongInnermost(const KernelProgram& program);
 
 }  // namespace xjit::jit

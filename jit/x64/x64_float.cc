@@ -1013,6 +1013,7 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       if (tile_level_ < 0 && strides_[op.a] != 0 && strides_[op.a] != 1) {
         return EmitLaneGather(id);
       }
+      if (MaskedGuardedLoad(id)) return EmitMaskedGuardedLoad(id);
       const bool uniform = strides_[op.a] == 0;
       if (!uniform && strides_[op.a] != 1) return EmitGather(id);  // Tiled loops.
       if (IsHalf(op.type)) {  // Widened into f32 lanes (x64_half.cc).
@@ -1173,6 +1174,10 @@ absl::Status KernelLowering::EmitVectorValueOp(int id) {
       return absl::OkStatus();
     }
     case KOpKind::kFromIndex: {
+      if (tile_level_ < 0 && !strides_[op.a].has_value()) {  // Computed per lane.
+        SetVec(id, LaneIndexValue(id));
+        return absl::OkStatus();
+      }
       // The index is the same in every lane (or moves by a constant): the
       // scalar conversion, broadcast, plus the lane offsets. With zmm, the
       // scalar code runs in scalar mode (xmm), as it does in the tail.

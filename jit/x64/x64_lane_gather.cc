@@ -1,21 +1,31 @@
 // KernelLowering: loads whose position is not affine along the vector loop
 // (a broadcast along a merged minor dimension reads position m / 2), as
 // gathers at positions computed lane by lane in dword vectors
-// (jit/kernel/lane_positions.h says which index operations can be).
+// (jit/kernel/lane_positions.h says which index operations can be); pred
+// loads there as bytes gathered within their aligned dwords, and indices
+// converted to 32-bit integers as the dword positions themselves.
 #include <cstdint>
 #include <vector>
 
 #include "ir/status_macros.h"
+#include "jit/kernel/lane_positions.h"
 #include "jit/x64/x64_lowering.h"
 
 namespace xjit::jit::x64 {
 
 using namespace asmjit;  // NOLINT: asmjit's API is designed for this.
+namespace Inst = x86::Inst;
 
 bool KernelLowering::LaneGatherable(const KOp& op) const {
   if (lane_index_.empty() || tile_level_ >= 0 || !features_.avx2) return false;
-  if (op.kind != KOpKind::kLoad || !lane_index_[op.a]) return false;
+  if (op.a < 0 || !lane_index_[op.a]) return false;
   const int bits = BitWidth(op.type);
+  // The positions themselves as 32-bit integers (an iota along merged
+  // dimensions: m % 5 of a merged [n, 5]).
+  if (op.kind == KOpKind::kFromIndex) return IsInteger(op.type) && bits == 32;
+  if (op.kind != KOpKind::kLoad) return false;
+  // A pred byte within its aligned dword; 32-bit lanes only (VectorizableOps).
+  if (op.type == ElementType::kPred) return true;
   const bool lane_type =
       IsInteger(op.type) || op.type == ElementType::kF32 || op.type == ElementType::kF64;
   return lane_type && (bits == 32 || bits == 64);
@@ -59,6 +69,36 @@ x86::Vec KernelLowering::ComputeLaneIndices(int id) {
     return d;
   }
   const x86::Vec a = LaneIndices(op.a);
+  const bool power_of_two = op.imm > 0 && (op.imm & (op.imm - 1)) == 0;
+  if ((op.kind == KOpKind::kIDiv || op.kind == KOpKind::kIRem) && !power_of_two) {
+    // a in [0, 2^31), d < 2^31 (LaneIndexOps): the quotient by a
+    // multiply-high (LaneDivisor). vpmuludq multiplies the even dwords into
+    // qwords; the odd ones are shifted down first. Each quotient lands in
+    // the low dword of its qword, whose high dword the shift clears, so
+    // the odd quotients moved up combine with an or.
+    const LaneDivisor div = LaneDivisorFor(op.imm);
+    const x86::Mem multiplier = lane_constant([&](int) { return div.multiplier; });
+    x86::Vec even = new_vec(), odd = new_vec();
+    cc_.vpmuludq(even, a, multiplier);
+    cc_.vpsrlq(even, even, div.shift);
+    cc_.vpsrlq(odd, a, 32);
+    cc_.vpmuludq(odd, odd, multiplier);
+    cc_.vpsrlq(odd, odd, div.shift);
+    cc_.vpsllq(odd, odd, 32);
+    if (zmm) {
+      cc_.vpord(d, even, odd);
+    } else {
+      cc_.vpor(d, even, odd);
+    }
+    if (op.kind == KOpKind::kIRem) {  // a - (a / d) * d
+      x86::Vec product = new_vec();
+      cc_.vpmulld(product, d, lane_constant([&](int) { return op.imm; }));
+      x86::Vec r = new_vec();
+      cc_.vpsubd(r, a, product);
+      return r;
+    }
+    return d;
+  }
   switch (op.kind) {
     case KOpKind::kIDiv:  // a >= 0, a power of two (LaneIndexOps).
       cc_.vpsrld(d, a, __builtin_ctzll(static_cast<uint64_t>(op.imm)));
@@ -90,10 +130,79 @@ absl::Status KernelLowering::EmitLaneGather(int id) {
   if (!LaneGatherable(op)) {
     return absl::InternalError("a load with no vector form reached vector code");
   }
+  if (op.type == ElementType::kPred) return EmitLanePredGather(id);
   const bool wide = BitWidth(op.type) == 64;
   const x86::Vec indices = LaneIndices(op.a);
   SetVec(id, GatherAll(x86::ptr(buffers_[op.imm], indices, wide ? 3 : 2), wide));
   return absl::OkStatus();
+}
+
+absl::Status KernelLowering::EmitLanePredGather(int id) {
+  const KOp& op = program_.ops[id];
+  if (lane_bits_ != 32) return absl::InternalError("a pred gather into lanes but 32-bit ones");
+  // There is no byte gather: each lane gathers the 4-byte-aligned dword
+  // holding its byte and shifts the byte down. An aligned dword never
+  // crosses a page, so the bytes read past the buffer's end (at most 3)
+  // lie in the page of a byte the scalar code reads: no fault, and the
+  // extra bytes are masked off. Alignment is of the address, so the
+  // buffer's own offset from 4 is added to every position first.
+  const x86::Gp base = buffers_[op.imm];
+  x86::Gp aligned_base = NewGp(), misalignment = NewGp();
+  cc_.mov(aligned_base, base);
+  cc_.and_(aligned_base, -4);
+  cc_.mov(misalignment, base);
+  cc_.and_(misalignment, 3);
+  const x86::Vec indices = LaneIndices(op.a);
+  x86::Vec offset = NewVec();
+  if (zmm_) {
+    cc_.vpbroadcastd(offset, misalignment.r32());
+  } else {
+    x86::Xmm low = cc_.newXmm();
+    cc_.vmovd(low, misalignment.r32());
+    cc_.vpbroadcastd(offset, low);
+  }
+  x86::Vec address = NewVec(), dword = NewVec(), shift = NewVec();
+  cc_.vpaddd(address, indices, offset);
+  const int32_t low_bits[1] = {3};
+  const x86::Mem three = cc_.newConst(ConstPoolScope::kLocal, low_bits, 4);
+  x86::Vec threes = NewVec();
+  cc_.vpbroadcastd(threes, three);
+  if (zmm_) {
+    cc_.vpandd(shift, address, threes);
+    cc_.vpandnd(dword, threes, address);
+  } else {
+    cc_.vpand(shift, address, threes);
+    cc_.vpandn(dword, threes, address);
+  }
+  cc_.vpslld(shift, shift, 3);
+  const x86::Vec gathered = GatherAll(x86::ptr(aligned_base, dword, 0), /*wide=*/false);
+  x86::Vec byte = NewVec();
+  cc_.vpsrlvd(byte, gathered, shift);
+  const int32_t byte_mask[1] = {0xff};
+  x86::Vec ff = NewVec();
+  cc_.vpbroadcastd(ff, cc_.newConst(ConstPoolScope::kLocal, byte_mask, 4));
+  if (zmm_) {
+    cc_.vpandd(byte, byte, ff);
+  } else {
+    cc_.vpand(byte, byte, ff);
+  }
+  // mask = (byte != 0) = not (lane == 0), as a consecutive pred load.
+  x86::Vec is_zero = IntOp(Inst::kIdPcmpeqd, Inst::kIdVpcmpeqd, byte, Zero());
+  SetVec(id, IntOp(Inst::kIdPxor, Inst::kIdVpxor, is_zero, AllOnes()));
+  return absl::OkStatus();
+}
+
+x86::Vec KernelLowering::LaneIndexValue(int id) {
+  const KOp& op = program_.ops[id];
+  // The dword positions are the 32-bit integer values (LaneGatherable).
+  const x86::Vec positions = LaneIndices(op.a);
+  x86::Vec v = NewVec();
+  if (zmm_) {
+    cc_.vmovdqa32(v, positions);
+  } else {
+    cc_.vmovdqa(v, positions);
+  }
+  return v;
 }
 
 }  // namespace xjit::jit::x64

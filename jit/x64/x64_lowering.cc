@@ -137,6 +137,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
   // VecQuantize), so they count as f32 here.
   LaneType lane_type(/*widen_16bit_floats=*/true);
   bool any_value = false;
+  bool lane_pred_gather = false;  // 32-bit lanes only (EmitLanePredGather).
   auto is_float = [](ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; };
   auto is_narrow = [](ElementType t) { return t == ElementType::kF16 || t == ElementType::kBF16; };
   for (size_t i = 0; i < program_.ops.size(); ++i) {
@@ -151,6 +152,9 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
         !LaneGatherable(op)) {
       return false;
     }
+    lane_pred_gather = lane_pred_gather || (op.kind == KOpKind::kLoad &&
+                                            op.type == ElementType::kPred &&
+                                            !HasVectorAccess(op, strides));
     switch (op.kind) {
       case KOpKind::kAccInit: case KOpKind::kAccRead: case KOpKind::kAccWrite:
       case KOpKind::kAccResult: case KOpKind::kLoad: case KOpKind::kSelect:
@@ -240,6 +244,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
   }
   if (!any_value) return false;
   const int w = lane_type.width();
+  if (lane_pred_gather && w != 32) return false;
   if (zmm_ && !ZmmVectorizable(include, w)) return false;
   const int vector_bytes = zmm_ ? 64 : features_.avx2 ? 32 : 16;
   *type = lane_type.type();
@@ -396,16 +401,24 @@ absl::Status KernelLowering::Emit(int* lanes) {
   };
   PlanTiling();
   if (program_.reduction_loops == 0) {
-    if (tile_level_ < 0) lane_index_ = LaneIndexOps(program_, strides_);
-    vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
-    if (!vectorize_) lane_index_.clear();
-    if (!vectorize_ && PlanGuardedLoads()) {
+    // Guarded loads first: a position that only a guard keeps from moving
+    // by one element per lane (max(j - 1, 0) in jnp.roll / jnp.pad "edge")
+    // is then an ordinary stride-1 load checked in bounds, where the lane
+    // gathers below would gather it (vgatherdps: about one element a cycle;
+    // a 5-point roll stencil ran 2x slower that way). Without gathers here,
+    // so a kernel that also needs one takes the gathers' plan as before.
+    if (PlanGuardedLoads()) {
       vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
       if (!vectorize_) {
         strides_ = InnerStrides(program_);
         guarded_load_.clear();
         identity_guard_.clear();
       }
+    }
+    if (!vectorize_) {
+      if (tile_level_ < 0) lane_index_ = LaneIndexOps(program_, strides_);
+      vectorize_ = fits([&] { return Vectorizable(&vector_type_, &lanes_); });
+      if (!vectorize_) lane_index_.clear();
     }
     strategy_ = vectorize_ ? Strategy::kInner : Strategy::kNone;
   } else if (phases_.count == 1 &&
@@ -858,7 +871,8 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level) continue;
     if (mode == Mode::kVector && !hoisted_.empty() && hoisted_[id]) continue;
-    if (mode == Mode::kVector && !guarded_load_.empty() && guarded_load_[id]) {
+    if (mode == Mode::kVector && !guarded_load_.empty() && guarded_load_[id] &&
+        !MaskedGuardedLoad(static_cast<int>(id))) {
       // All lanes [p, p + lanes) in the buffer, else the scalar iterations.
       const KOp& op = program_.ops[id];
       const x86::Gp position = vals_[op.a].gp;
@@ -871,6 +885,95 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
     }
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
   }
+  return absl::OkStatus();
+}
+
+bool KernelLowering::MaskedGuardedLoad(int id) const {
+  if (guarded_load_.empty() || !guarded_load_[id] || !features_.avx2) return false;
+  const KOp& op = program_.ops[id];
+  const ElementType t = op.type;
+  if (t == ElementType::kPred || t == ElementType::kF16 || t == ElementType::kBF16) return false;
+  return (lane_bits_ == 32 || lane_bits_ == 64) && BitWidth(t) == lane_bits_;
+}
+
+absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
+  const KOp& op = program_.ops[id];
+  const bool wide = lane_bits_ == 64;
+  const x86::Gp position = vals_[op.a].gp;
+  const int64_t count = program_.buffers[op.imm].element_count;
+  const int bytes = lane_bits_ / 8;
+  const x86::Mem m =
+      x86::Mem(Address(static_cast<int>(op.imm), op.a, bytes)).cloneResized(VecBytes());
+  x86::Vec v = NewVec();
+  Label masked = cc_.newLabel(), done = cc_.newLabel();
+  if (count >= lanes_) {
+    // All lanes inside (position in [0, count - lanes], one unsigned
+    // compare): the plain load, as in the rows' interiors.
+    x86::Gp limit = NewGp();
+    cc_.mov(limit, count - lanes_);
+    cc_.cmp(position, limit);
+    cc_.ja(masked);
+    cc_.emit(wide ? Inst::kIdVmovupd : Inst::kIdVmovups, v, m);
+    cc_.jmp(done);
+  }
+  cc_.bind(masked);
+  // Lanes [lo, hi) lie in the buffer: lo = clamp(-position, 0, lanes),
+  // hi = clamp(count - position, 0, lanes).
+  x86::Gp lo = NewGp(), hi = NewGp(), bound = NewGp();
+  cc_.xor_(bound.r32(), bound.r32());
+  cc_.mov(lo, position);
+  cc_.neg(lo);
+  cc_.cmp(lo, bound);
+  cc_.cmovl(lo, bound);
+  cc_.mov(hi, count);
+  cc_.sub(hi, position);
+  cc_.cmp(hi, bound);
+  cc_.cmovl(hi, bound);
+  cc_.mov(bound, lanes_);
+  cc_.cmp(lo, bound);
+  cc_.cmovg(lo, bound);
+  cc_.cmp(hi, bound);
+  cc_.cmovg(hi, bound);
+  // The lane numbers 0..lanes-1 and the bounds as dwords.
+  const int dword_bytes = lanes_ * 4;
+  auto dword_vec = [&]() -> x86::Vec {
+    return dword_bytes == 64 ? x86::Vec(cc_.newZmm())
+                             : dword_bytes == 32 ? x86::Vec(cc_.newYmm()) : x86::Vec(cc_.newXmm());
+  };
+  std::vector<int32_t> numbers(static_cast<size_t>(lanes_));
+  for (int k = 0; k < lanes_; ++k) numbers[k] = k;
+  const x86::Mem lane_numbers =
+      cc_.newConst(ConstPoolScope::kLocal, numbers.data(), numbers.size() * 4)
+          .cloneResized(static_cast<uint32_t>(dword_bytes));
+  x86::Vec lane = dword_vec(), lo_v = dword_vec(), hi_v = dword_vec();
+  if (zmm_) {
+    cc_.vpbroadcastd(lo_v, lo.r32());
+    cc_.vpbroadcastd(hi_v, hi.r32());
+    cc_.vmovdqu32(lane, lane_numbers);
+    x86::KReg k = cc_.newKq();
+    cc_.vpcmpd(k, lane, hi_v, imm(1));  // lane < hi
+    cc_.k(k).vpcmpd(k, lane, lo_v, imm(5));  // and lane >= lo
+    cc_.k(k).z().emit(wide ? Inst::kIdVmovupd : Inst::kIdVmovups, v, m);
+  } else {
+    x86::Xmm low = cc_.newXmm();
+    cc_.vmovd(low, lo.r32());
+    cc_.vpbroadcastd(lo_v, low);
+    cc_.vmovd(low, hi.r32());
+    cc_.vpbroadcastd(hi_v, low);
+    cc_.vmovdqu(lane, lane_numbers);
+    x86::Vec below_hi = dword_vec(), below_lo = dword_vec(), mask = dword_vec();
+    cc_.vpcmpgtd(below_hi, hi_v, lane);  // hi > lane
+    cc_.vpcmpgtd(below_lo, lo_v, lane);  // lo > lane: before the buffer
+    cc_.vpandn(mask, below_lo, below_hi);
+    if (wide) {  // Each dword's sign into its qword lane.
+      x86::Vec qmask = NewVec();
+      cc_.vpmovsxdq(qmask, mask.xmm());
+      mask = qmask;
+    }
+    cc_.emit(wide ? Inst::kIdVmaskmovpd : Inst::kIdVmaskmovps, v, mask, m);
+  }
+  cc_.bind(done);
+  SetVec(id, v);
   return absl::OkStatus();
 }
 

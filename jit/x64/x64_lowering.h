@@ -190,8 +190,18 @@ class KernelLowering {
   // value (a lane compare). If so sets strides_ to those strides and
   // guarded_load_; the vector loop then checks before each such load that
   // all its lanes are in the buffer, and runs an iteration that is not as
-  // `lanes_` scalar iterations (EmitVectorLoop).
+  // `lanes_` scalar iterations (EmitVectorLoop) — except loads that
+  // MaskedGuardedLoad takes.
   bool PlanGuardedLoads();
+  // Whether guarded load `id` runs in vector code as a masked load (AVX2's
+  // vmaskmov, AVX-512's {k}{z}): its lanes outside the buffer read nothing
+  // (no fault) and give 0, which the guard's contract leaves unused, so no
+  // iteration falls back to scalar code for it. 32- and 64-bit elements in
+  // lanes of their width (not pred, f16 or bf16); SSE4.1 keeps the check.
+  // Where pieces narrower than a vector are concatenated (four gate biases
+  // of 16 in an LSTM's [n, 64] epilogue) nearly every iteration fell back.
+  bool MaskedGuardedLoad(int id) const;
+  absl::Status EmitMaskedGuardedLoad(int id);
   // Whether the operations with `include[i]`, which VectorizableOps accepts
   // with lanes of `width` bits, all have zmm code: W of 32 or 64 bits and
   // only the operations listed there. Anything else (8/16-bit lanes, preds
@@ -461,8 +471,14 @@ class KernelLowering {
   // loop, has vector code as a gather at positions computed lane by lane
   // (jit/kernel/lane_positions.h): AVX2 or AVX-512, 32- or 64-bit lanes,
   // the plain inner-loop strategy (lane_index_ set), no tiling.
+  // Also a pred load (a byte within its aligned dword; 32-bit lanes only)
+  // and an index converted to a 32-bit integer (the dword positions
+  // themselves: an iota along merged dimensions).
   bool LaneGatherable(const KOp& op) const;
   absl::Status EmitLaneGather(int id);
+  absl::Status EmitLanePredGather(int id);
+  // kFromIndex `id` of a lane-computed index: its 32-bit values.
+  asmjit::x86::Vec LaneIndexValue(int id);
   // Index operation `id`'s values in the current vector iteration, one
   // dword per lane (LaneIndexOps says which operations have them).
   asmjit::x86::Vec LaneIndices(int id);

@@ -283,6 +283,31 @@ TEST_F(DotTest, MatrixVectorAndVectorVector) {
   EXPECT_EQ(r.kind, DotPlan::Kind::kDot) << r.plan;
 }
 
+// Gemv clears its result before OpenBLAS's beta = 0 call (one memset when
+// the result is contiguous): stale NaNs in the output buffer must not come
+// through. Small integers, so every sum is exact in any order.
+TEST_F(DotTest, GemvIgnoresStaleNaNsInItsResult) {
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {1};
+  d.rhs_contracting_dimensions = {0};
+  const int64_t m = 203, k = 37;
+  absl::StatusOr<DotPlan> plan =
+      PlanDot(Shape::Array(ElementType::kF32, {m, k}), Shape::Array(ElementType::kF32, {k}),
+              Shape::Array(ElementType::kF32, {m}), d);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kind, DotPlan::Kind::kGemv) << plan->ToString();
+  std::vector<float> a(m * k), x(k), y(m, std::nanf(""));
+  for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 7 - 3);
+  for (int64_t j = 0; j < k; ++j) x[j] = static_cast<float>(j % 5 - 2);
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  RunDot(*plan, a.data(), x.data(), y.data(), scratch.data());
+  for (int64_t i = 0; i < m; ++i) {
+    float expected = 0;
+    for (int64_t j = 0; j < k; ++j) expected += a[i * k + j] * x[j];
+    EXPECT_EQ(y[i], expected) << "row " << i;
+  }
+}
+
 TEST_F(DotTest, MixedAndNarrowTypesUseTheLoop) {
   for (const char* t : {"s32", "u16", "pred", "s4"}) {
     auto r = RunCase(DotModule(absl::StrCat(t, "[2,5,3]{1,2,0}"), absl::StrCat(t, "[2,3,4]{2,1,0}"),

@@ -1024,14 +1024,15 @@ TEST_P(JitLoops, NativeFromAnyIteration) {
 }
 
 // MoveBytes (the copies of bound loops) is memmove: every size around its
-// word boundaries, ranges apart and overlapping either way.
+// word and 16-byte piece boundaries up to past the inline limit (128),
+// ranges apart and overlapping either way.
 TEST(MoveBytes, IsMemmove) {
-  for (size_t bytes = 0; bytes <= 40; ++bytes) {
-    for (int shift = -5; shift <= 5; ++shift) {
-      uint8_t expected[64], actual[64];
-      for (int i = 0; i < 64; ++i) expected[i] = actual[i] = static_cast<uint8_t>(i * 7 + 1);
-      std::memmove(expected + 12 + shift, expected + 12, bytes);
-      runtime::MoveBytes(actual + 12 + shift, actual + 12, bytes);
+  for (size_t bytes = 0; bytes <= 140; ++bytes) {
+    for (int shift : {-40, -17, -16, -5, -1, 0, 1, 5, 15, 16, 33}) {
+      uint8_t expected[256], actual[256];
+      for (int i = 0; i < 256; ++i) expected[i] = actual[i] = static_cast<uint8_t>(i * 7 + 1);
+      std::memmove(expected + 48 + shift, expected + 48, bytes);
+      runtime::MoveBytes(actual + 48 + shift, actual + 48, bytes);
       EXPECT_EQ(std::memcmp(expected, actual, sizeof(actual)), 0)
           << bytes << " bytes shifted by " << shift;
     }

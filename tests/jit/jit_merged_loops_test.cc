@@ -10,11 +10,13 @@
 // counters whose arithmetic would wrap (left to the value code), and, with
 // gathers, broadcasts along a row shorter than a vector and strided loads. On
 // x86-64 the merged forms must vectorise.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "jit/kernel/lane_positions.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace xjit::jit::testing {
@@ -180,20 +182,20 @@ TEST_P(JitMergedLoops, AccessesThatKeepLoopsApart) {
 // where a broadcast along it makes positions non-affine: a per-row key
 // broadcast along [rows, 2] (dimensions={0}: position m / 2) or a per-column
 // one (dimensions={1}: m % 2), their lanes gathered at positions computed
-// lane by lane (jit/kernel/lane_positions.h). Widths whose division is not
-// a power of two, and SSE4.1 (no gathers), keep the loops apart; both must
-// still match the evaluator.
+// lane by lane (jit/kernel/lane_positions.h; a width that is not a power of
+// two divides by a multiply-high). SSE4.1 (no gathers) keeps the loops
+// apart; both must still match the evaluator.
 TEST_P(JitMergedLoops, BroadcastsAlongShortRowsGather) {
   const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
   for (const std::string type : {"u32", "f32", "s64", "f64"}) {
-    for (int64_t cols : {2, 3, 4}) {
+    for (int64_t cols : {2, 3, 4, 5, 7}) {
       for (int64_t rows : {0, 1, 5, 37, 300}) {
         for (int dim : {0, 1}) {
           SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " dimensions={", dim, "}"));
           const std::string s = type + Dims(rows, cols);
           const std::string key = absl::StrCat(type, "[", dim == 0 ? rows : cols, "]");
           const std::string op = type[0] == 'f' ? "multiply" : "xor";
-          const bool vector = gathers && (cols & (cols - 1)) == 0 && rows * cols >= 64;
+          const bool vector = gathers && rows * cols >= 64;
           Check(ModuleText({s, key}, {absl::StrCat("b = ", s, " broadcast(p1), dimensions={", dim,
                                                    "}"),
                                       absl::StrCat("x = ", s, " ", op, "(p0, b)"),
@@ -202,6 +204,80 @@ TEST_P(JitMergedLoops, BroadcastsAlongShortRowsGather) {
         }
       }
     }
+  }
+}
+
+// The division by a multiply-high is exact over the whole range it is used
+// for: merged loops of up to 2^31 elements would need inputs too large for a
+// test, so the rows' count varies the quotient's range as far as a test
+// affords, and the divisors cover each shift (3: 33, 5 and 7: 34, 6).
+TEST_P(JitMergedLoops, NonPowerOfTwoRowsEveryTail) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (int64_t cols : {3, 5, 6, 7}) {
+    for (int64_t rows = 1; rows <= 40; rows += 3) {
+      SCOPED_TRACE(Dims(rows, cols));
+      const std::string s = "f32" + Dims(rows, cols);
+      Check(ModuleText({s, absl::StrCat("f32[", rows, "]"), absl::StrCat("f32[", cols, "]")},
+                       {absl::StrCat("a = ", s, " broadcast(p1), dimensions={0}"),
+                        absl::StrCat("b = ", s, " broadcast(p2), dimensions={1}"),
+                        absl::StrCat("x = ", s, " multiply(p0, a)"),
+                        absl::StrCat("r = ", s, " subtract(x, b)")}),
+            gathers && rows * cols >= 64);
+    }
+  }
+}
+
+// An iota along the merged dimensions is the merged position's quotient or
+// remainder itself, as a 32-bit integer (JAX's categorical over 5 classes
+// compares an s32[n, 5] iota); a pred broadcast along a short row, or read
+// at a stride, is a byte gathered within its aligned dword (a sampler's
+// per-chain acceptance selecting along [n, 2]). Other lane widths (f64
+// beside a gathered pred, u8 lanes) keep scalar code; all must match the
+// evaluator.
+TEST_P(JitMergedLoops, IotasAndPredsAlongShortRowsGather) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (int64_t cols : {2, 5}) {
+    for (int64_t rows : {0, 1, 13, 300}) {
+      const bool vector = gathers && rows * cols >= 64;
+      for (const std::string type : {"s32", "u32"}) {
+        for (int dim : {0, 1}) {
+          SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " iota ", dim));
+          const std::string s = type + Dims(rows, cols);
+          Check(ModuleText({s}, {absl::StrCat("i = ", s, " iota(), iota_dimension=", dim),
+                                 absl::StrCat("r = ", s, " multiply(p0, i)")}),
+                vector);
+        }
+      }
+      for (const std::string type : {"f32", "s32", "f64"}) {
+        for (int dim : {0, 1}) {
+          SCOPED_TRACE(absl::StrCat(type, Dims(rows, cols), " pred along ", dim));
+          const std::string s = type + Dims(rows, cols);
+          const std::string p = "pred" + Dims(rows, cols);
+          const std::string key = absl::StrCat("pred[", dim == 0 ? rows : cols, "]");
+          Check(ModuleText({s, s, key},
+                           {absl::StrCat("c = ", p, " broadcast(p2), dimensions={", dim, "}"),
+                            absl::StrCat("r = ", s, " select(c, p0, p1)")}),
+                vector && type != "f64");
+        }
+      }
+    }
+  }
+  // Strided pred reads (a column of a [n, 3] mask), every tail length, and
+  // a pred result (u8 lanes: scalar).
+  for (int64_t n : {0, 1, 15, 16, 17, 100}) {
+    SCOPED_TRACE(absl::StrCat("pred[", n, "] stride 3"));
+    const std::string f = absl::StrCat("f32[", n, "]");
+    const std::string p = absl::StrCat("pred[", n, "]");
+    const std::string mask = absl::StrCat("pred[", 3 * n + 2, "]");
+    Check(ModuleText({mask, f},
+                     {absl::StrCat("c = ", p, " slice(p0), slice={[1:", 3 * n + 1, ":3]}"),
+                      "z = f32[] constant(0)", absl::StrCat("zb = ", f, " broadcast(z), dimensions={}"),
+                      absl::StrCat("r = ", f, " select(c, p1, zb)")}),
+          gathers && n >= 16);
+    Check(ModuleText({mask, p},
+                     {absl::StrCat("c = ", p, " slice(p0), slice={[2:", 3 * n + 2, ":3]}"),
+                      absl::StrCat("r = ", p, " xor(c, p1)")}),
+          false);
   }
 }
 
@@ -229,6 +305,35 @@ TEST_P(JitMergedLoops, StridedLoadsGather) {
             gathers && n >= 16);
     }
   }
+}
+
+// The multiply-high form of a division by a constant (LaneDivisor) against
+// `/` for every divisor below 2^16 that is not a power of two and a few up
+// to 2^31 - 1: dividends at each multiple's edges near 0 and near 2^31 - 1,
+// and spread between.
+TEST(LaneDivisor, ExactBelow2To31) {
+  std::vector<int64_t> divisors;
+  for (int64_t d = 3; d < (1 << 16); ++d) {
+    if ((d & (d - 1)) != 0) divisors.push_back(d);
+  }
+  for (int64_t d : {100003, 1 << 20 | 1, 123456789, 0x7ffffffe, 0x7fffffff}) divisors.push_back(d);
+  constexpr int64_t kMax = 0x7fffffff;
+  int wrong = 0;
+  for (int64_t d : divisors) {
+    const LaneDivisor div = LaneDivisorFor(d);
+    auto check = [&](int64_t x) {
+      if (x < 0 || x > kMax) return;
+      const uint64_t q = (static_cast<uint64_t>(x) * div.multiplier) >> div.shift;
+      if (static_cast<int64_t>(q) != x / d && ++wrong <= 5) {
+        ADD_FAILURE() << x << " / " << d << ": " << q << ", expected " << x / d;
+      }
+    };
+    for (int64_t x : {int64_t{0}, d - 1, d, d + 1, 2 * d - 1, kMax, kMax - 1}) check(x);
+    const int64_t top = kMax / d * d;  // The last multiple of d.
+    for (int64_t x : {top - d - 1, top - d, top - 1, top, top + d - 1}) check(x);
+    for (int64_t x = 12345; x <= kMax; x += 99991 * 31) check(x);
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, JitMergedLoops, ::testing::ValuesIn(HostIsas()),
