@@ -1208,6 +1208,65 @@ ENTRY e {
 }
 )";
 
+// Every compare direction on each type at its equality point: counters that
+// step exactly through the constants compared with, each direction's
+// outcome summed with its own weight.
+constexpr char kScalarCompares[] = R"(
+HloModule scalar_compares
+
+cond {
+  s = (f32[], f64[], u32[], s64[], s32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(c, f32[] constant(12)), direction=LT
+}
+
+body {
+  s = (f32[], f64[], u32[], s64[], s32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  d = f64[] get-tuple-element(s), index=1
+  m = u32[] get-tuple-element(s), index=2
+  l = s64[] get-tuple-element(s), index=3
+  k = s32[] get-tuple-element(s), index=4
+  c1 = f32[] add(c, f32[] constant(1))
+  d1 = f64[] add(d, f64[] constant(0.5))
+  m1 = u32[] add(m, u32[] constant(1))
+  l1 = s64[] subtract(l, s64[] constant(1))
+  p0 = pred[] compare(c1, f32[] constant(6)), direction=LE
+  p1 = pred[] compare(d1, f64[] constant(3)), direction=GE
+  p2 = pred[] compare(c1, f32[] constant(9)), direction=GT
+  p3 = pred[] compare(d1, f64[] constant(4)), direction=EQ
+  p4 = pred[] compare(c1, f32[] constant(7)), direction=NE
+  p5 = pred[] compare(d1, f64[] constant(2)), direction=LT
+  p6 = pred[] compare(m1, u32[] constant(5)), direction=LE
+  p7 = pred[] compare(m1, u32[] constant(8)), direction=GE
+  p8 = pred[] compare(l1, s64[] constant(-4)), direction=LT
+  p9 = pred[] compare(l1, s64[] constant(-6)), direction=GT
+  pa = pred[] compare(l1, s64[] constant(-3)), direction=EQ
+  pb = pred[] compare(m1, u32[] constant(4294967295)), direction=LT
+  w0 = s32[] select(p0, s32[] constant(1), s32[] constant(0))
+  w1 = s32[] select(p1, s32[] constant(2), s32[] constant(0))
+  w2 = s32[] select(p2, s32[] constant(4), s32[] constant(0))
+  w3 = s32[] select(p3, s32[] constant(8), s32[] constant(0))
+  w4 = s32[] select(p4, s32[] constant(16), s32[] constant(0))
+  w5 = s32[] select(p5, s32[] constant(32), s32[] constant(0))
+  w6 = s32[] select(p6, s32[] constant(64), s32[] constant(0))
+  w7 = s32[] select(p7, s32[] constant(128), s32[] constant(0))
+  w8 = s32[] select(p8, s32[] constant(256), s32[] constant(0))
+  w9 = s32[] select(p9, s32[] constant(512), s32[] constant(0))
+  wa = s32[] select(pa, s32[] constant(1024), s32[] constant(0))
+  wb = s32[] select(pb, s32[] constant(2048), s32[] constant(0))
+  t0 = s32[] add(add(add(w0, w1), add(w2, w3)), add(add(w4, w5), add(w6, w7)))
+  t1 = s32[] add(add(w8, w9), add(wa, wb))
+  k1 = s32[] add(multiply(k, s32[] constant(3)), add(t0, t1))
+  ROOT next = (f32[], f64[], u32[], s64[], s32[]) tuple(c1, d1, m1, l1, k1)
+}
+
+ENTRY e {
+  init = (f32[], f64[], u32[], s64[], s32[]) tuple(f32[] constant(0), f64[] constant(0), u32[] constant(0), s64[] constant(0), s32[] constant(0))
+  ROOT w = (f32[], f64[], u32[], s64[], s32[]) while(init), condition=cond, body=body
+}
+)";
+
 // Checks `hlo` natively from the first iteration, state in place and in two
 // phases, against the evaluator: with inline_loop_kernels the loop must run
 // with kernels inline (LoopCounts::native_inlined), without it must not.
@@ -1251,6 +1310,7 @@ TEST_P(JitLoops, InlinedScalarState) {
   if (runtime::internal::GuardPagesRequested()) GTEST_SKIP() << "loops step in guard-page mode";
   CheckInlined(kScalarTypes, GetParam());
   CheckInlined(kScalarSpecials, GetParam());
+  CheckInlined(kScalarCompares, GetParam());
   CheckInlined(kScalarsReadByCalls, GetParam());
   CheckInlined(kScalarConditional, GetParam());
   // ResourceExhausted from the register path: 9 iterations needed, 8 and 9
