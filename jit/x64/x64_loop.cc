@@ -250,9 +250,10 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
   LoopKernels kernels;
   if (LoopKernels::HostSupported()) {
     for (const runtime::BoundPhase& phase : phases) {
-      kernels.Plan(*phase.condition);
-      kernels.Plan(*phase.body);
+      kernels.Collect(*phase.condition);
+      kernels.Collect(*phase.body);
     }
+    kernels.Plan();
   }
   LoopEmitter emitter(a, kernels);
   const x86::Gp frame = x86::rbx, iteration = x86::r12, flag = x86::r13, bound = x86::r15;

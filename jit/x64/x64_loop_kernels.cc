@@ -136,38 +136,49 @@ bool LoopKernels::HostSupported() {
   return host.hasAVX() && host.hasSSE4_1() && host.hasSSE4_2();
 }
 
-void LoopKernels::Plan(const runtime::BoundSteps& steps) {
+void LoopKernels::Collect(const runtime::BoundSteps& steps) {
   for (const Op& op : steps.ops()) {
     if (op.kind == Op::Kind::kKernel && op.inline_program != nullptr) {
-      PlanKernel(op);
+      candidates_.push_back(&op);
     } else if (op.kind == Op::Kind::kConditional) {
-      for (const runtime::BoundSteps& branch : op.conditional->branches) Plan(branch);
+      for (const runtime::BoundSteps& branch : op.conditional->branches) Collect(branch);
     }
   }
+}
+
+void LoopKernels::Plan() {
+  for (const Op* op : candidates_) {
+    const auto& program = *static_cast<const KernelProgram*>(op->inline_program);
+    if (program.ops.size() > kMaxInlineOps) continue;
+    Kernel kernel;
+    if (!EvaluateIndices(program, &kernel)) continue;
+    for (size_t i = 0; i < program.ops.size(); ++i) {
+      const KOp& k = program.ops[i];
+      if (k.kind != KOpKind::kStore || k.a < 0 || !kernel.known[k.a] || k.imm < 0 ||
+          k.imm >= program.output_count) {
+        continue;
+      }
+      const int buffer = program.output_buffer(static_cast<int>(k.imm));
+      const ElementType type = program.buffers[buffer].type;
+      stored_.insert({reinterpret_cast<uintptr_t>(op->addresses[buffer]) +
+                          static_cast<uintptr_t>(kernel.index[k.a] * ByteWidth(type)),
+                      type});
+    }
+  }
+  for (const Op* op : candidates_) PlanKernel(*op);
   valid_.assign(locations_.size(), true);
 }
 
-bool LoopKernels::PlanKernel(const Op& op) {
-  if (kernels_.contains(&op)) return true;
-  const auto& program = *static_cast<const KernelProgram*>(op.inline_program);
-  if (program.reduction_loops != 0 || program.ops.size() > kMaxInlineOps ||
-      program.element_count() != 1) {
-    return false;
-  }
+bool LoopKernels::EvaluateIndices(const KernelProgram& program, Kernel* kernel) {
   const size_t n = program.ops.size();
-  Kernel kernel;
-  kernel.program = &program;
-  kernel.location.assign(n, -1);
-  kernel.temporary.assign(n, -1);
-  kernel.index.assign(n, 0);
-  std::vector<bool> known(n, false);
-  // Index operations, evaluated here: every loop index is 0.
+  kernel->index.assign(n, 0);
+  kernel->known.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
     const KOp& k = program.ops[i];
     if (!IsIndexOp(k.kind)) continue;
     const auto operand = [&](int id) -> std::optional<int64_t> {
-      if (id < 0 || static_cast<size_t>(id) >= i || !known[id]) return std::nullopt;
-      return kernel.index[id];
+      if (id < 0 || static_cast<size_t>(id) >= i || !kernel->known[id]) return std::nullopt;
+      return kernel->index[id];
     };
     std::optional<int64_t> x = operand(k.a), y = operand(k.b);
     int64_t v = 0;
@@ -186,9 +197,27 @@ bool LoopKernels::PlanKernel(const Op& op) {
       case KOpKind::kIAnd: if (!x || !y) return false; v = (*x != 0 && *y != 0) ? 1 : 0; break;
       default: return false;
     }
-    known[i] = true;
-    kernel.index[i] = v;
+    kernel->known[i] = true;
+    kernel->index[i] = v;
   }
+  return true;
+}
+
+bool LoopKernels::PlanKernel(const Op& op) {
+  if (kernels_.contains(&op)) return true;
+  const auto& program = *static_cast<const KernelProgram*>(op.inline_program);
+  if (program.reduction_loops != 0 || program.ops.size() > kMaxInlineOps ||
+      program.element_count() != 1) {
+    return false;
+  }
+  const size_t n = program.ops.size();
+  Kernel kernel;
+  kernel.program = &program;
+  kernel.location.assign(n, -1);
+  kernel.temporary.assign(n, -1);
+  kernel.address.assign(n, 0);
+  if (!EvaluateIndices(program, &kernel)) return false;
+  const std::vector<bool>& known = kernel.known;
   // Value operations: supported, operands value operations (an index for
   // kFromIndex and positions), locations in bounds and not overlapping any
   // other location but exactly.
@@ -226,11 +255,23 @@ bool LoopKernels::PlanKernel(const Op& op) {
     if (!Lowered(k)) return false;
     last_use[i] = i;
     switch (k.kind) {
-      case KOpKind::kLoad:
+      case KOpKind::kLoad: {
         if (k.a < 0 || !known[k.a]) return false;
-        kernel.location[i] = location_of(static_cast<int>(k.imm), kernel.index[k.a], k.type);
-        if (kernel.location[i] < 0) return false;
+        const int buffer = static_cast<int>(k.imm);
+        if (buffer < 0 || buffer >= static_cast<int>(program.buffers.size())) return false;
+        const KernelBuffer& b = program.buffers[buffer];
+        const int64_t position = kernel.index[k.a];
+        if (b.type != k.type || position < 0 || position >= b.element_count) return false;
+        const uintptr_t address = reinterpret_cast<uintptr_t>(op.addresses[buffer]) +
+                                  static_cast<uintptr_t>(position * ByteWidth(k.type));
+        if (stored_.contains({address, k.type})) {
+          kernel.location[i] = location_of(buffer, position, k.type);
+          if (kernel.location[i] < 0) return false;
+        } else {
+          kernel.address[i] = address;  // Read from memory into a temporary.
+        }
         break;
+      }
       case KOpKind::kStore: {
         if (k.a < 0 || !known[k.a] || !value(k.b, i) || k.imm < 0 || k.imm >= program.output_count) {
           return false;
@@ -270,7 +311,8 @@ bool LoopKernels::PlanKernel(const Op& op) {
   int temporaries = 0;
   for (size_t i = 0; i < n; ++i) {
     const KOp& k = program.ops[i];
-    if (IsIndexOp(k.kind) || k.kind == KOpKind::kLoad || k.kind == KOpKind::kStore) continue;
+    if (IsIndexOp(k.kind) || k.kind == KOpKind::kStore) continue;
+    if (k.kind == KOpKind::kLoad && kernel.location[i] >= 0) continue;
     int t = 0;
     while (t < static_cast<int>(busy.size()) && busy[t]) ++t;
     if (t == static_cast<int>(busy.size())) busy.push_back(false);
@@ -278,7 +320,7 @@ bool LoopKernels::PlanKernel(const Op& op) {
     kernel.temporary[i] = t;
     temporaries = std::max(temporaries, t + 1);
     for (int id : {k.a, k.b, k.c}) {
-      if (k.kind == KOpKind::kFromIndex) break;
+      if (k.kind == KOpKind::kFromIndex || k.kind == KOpKind::kLoad) break;
       if (id >= 0 && kernel.temporary[id] >= 0 && last_use[id] == i) busy[kernel.temporary[id]] = false;
     }
     if (last_use[i] == i) busy[t] = false;
@@ -298,9 +340,14 @@ x86::Xmm LoopKernels::Value(const Kernel& kernel, int id) const {
 
 void LoopKernels::Load(x86::Assembler& a, int location) {
   const Location& l = locations_[location];
-  const x86::Xmm to = x86::xmm(static_cast<uint32_t>(location));
-  a.mov(x86::rax, Imm(static_cast<uint64_t>(l.address)));
-  switch (l.type) {
+  LoadMemory(a, l.address, l.type, x86::xmm(static_cast<uint32_t>(location)));
+  valid_[location] = true;
+}
+
+void LoopKernels::LoadMemory(x86::Assembler& a, uintptr_t address, ElementType type,
+                             const x86::Xmm& to) {
+  a.mov(x86::rax, Imm(static_cast<uint64_t>(address)));
+  switch (type) {
     case ElementType::kF32: a.vmovss(to, x86::dword_ptr(x86::rax)); break;
     case ElementType::kF64: a.vmovsd(to, x86::qword_ptr(x86::rax)); break;
     case ElementType::kS32:
@@ -311,7 +358,6 @@ void LoopKernels::Load(x86::Assembler& a, int location) {
       break;
     default: a.vmovq(to, x86::qword_ptr(x86::rax)); break;
   }
-  valid_[location] = true;
 }
 
 void LoopKernels::LoadAll(x86::Assembler& a) {
@@ -343,13 +389,18 @@ void LoopKernels::Emit(x86::Assembler& a, const Op& op) {
   const KernelProgram& program = *kernel.program;
   const size_t n = program.ops.size();
   for (size_t i = 0; i < n; ++i) {
-    if (program.ops[i].kind == KOpKind::kLoad && !valid_[kernel.location[i]]) {
+    if (program.ops[i].kind == KOpKind::kLoad && kernel.location[i] >= 0 &&
+        !valid_[kernel.location[i]]) {
       Load(a, kernel.location[i]);
     }
   }
   for (size_t i = 0; i < n; ++i) {
     const KOp& k = program.ops[i];
-    if (IsIndexOp(k.kind) || k.kind == KOpKind::kLoad || k.kind == KOpKind::kStore) continue;
+    if (IsIndexOp(k.kind) || k.kind == KOpKind::kStore) continue;
+    if (k.kind == KOpKind::kLoad) {
+      if (kernel.location[i] < 0) LoadMemory(a, kernel.address[i], k.type, Value(kernel, i));
+      continue;
+    }
     EmitOperation(a, kernel, static_cast<int>(i));
   }
   // The stores: memory first, from registers no store has changed yet

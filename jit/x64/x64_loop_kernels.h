@@ -12,10 +12,10 @@
 // type) lives in one xmm register for the whole loop function.
 //
 // Contract with the loop emitter:
-//   - Plan every BoundSteps the function will emit (conditions, bodies,
-//     conditionals' branches) before emitting anything; kernels are taken
-//     greedily in that order while their locations and temporaries fit in
-//     xmm0-xmm13 (xmm14 and xmm15 are scratch).
+//   - Collect every BoundSteps the function will emit (conditions, bodies,
+//     conditionals' branches), then Plan, before emitting anything; kernels
+//     are taken greedily in that order while their locations and
+//     temporaries fit in xmm0-xmm13 (xmm14 and xmm15 are scratch).
 //   - Memory is always current (write-through): an inlined store writes the
 //     register and the memory, so whatever is not inlined — a call, a copy,
 //     a library routine, a nested loop, the predicate test, the exits — sees
@@ -40,9 +40,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "ir/element_type.h"
 #include "jit/kernel/kernel_program.h"
 #include "runtime/bound_steps.h"
@@ -57,10 +59,14 @@ class LoopKernels {
   // integer operations). Without it nothing is planned.
   static bool HostSupported();
 
-  // Takes the kernels of `steps` that can be inlined (recursing into
+  // Collects the kernels of `steps` that have a program (recursing into
   // conditionals' branches, not into nested loops, which have code of their
-  // own) while registers last.
-  void Plan(const runtime::BoundSteps& steps);
+  // own); then Plan takes those that can be inlined, in order, while
+  // registers last. Only elements that some collected kernel stores get a
+  // register: one that inlined kernels only read (a constant, a value a call
+  // writes) is loaded from memory where it is read, which is always current.
+  void Collect(const runtime::BoundSteps& steps);
+  void Plan();
   bool Inlined(const Op& op) const { return kernels_.contains(&op); }
   int inlined_count() const { return static_cast<int>(kernels_.size()); }
 
@@ -87,21 +93,33 @@ class LoopKernels {
     ElementType type = ElementType::kF32;
     int64_t bytes = 0;
   };
-  // One inlined kernel: per operation, its location (loads and stores) or
-  // temporary (other value operations), -1 where none, and its constant
-  // index value (index operations).
+  // One inlined kernel: per operation, its location (stores, and loads of
+  // stored elements) or temporary (other value operations, loads from
+  // memory), -1 where none, and its constant index value (index
+  // operations; `known` where that was computed).
   struct Kernel {
     const KernelProgram* program = nullptr;
     std::vector<int> location;
     std::vector<int> temporary;
     std::vector<int64_t> index;
+    std::vector<bool> known;
+    // Loads from memory: their addresses, by operation.
+    std::vector<uintptr_t> address;
   };
+  // Evaluates `program`'s index operations (every loop index 0) into
+  // kernel->index and kernel->known; false when one is not a constant.
+  static bool EvaluateIndices(const KernelProgram& program, Kernel* kernel);
   // Plans one kernel op; false (nothing changed) when it cannot be inlined.
   bool PlanKernel(const Op& op);
   void Load(asmjit::x86::Assembler& a, int location);
+  static void LoadMemory(asmjit::x86::Assembler& a, uintptr_t address, ElementType type,
+                         const asmjit::x86::Xmm& to);
   asmjit::x86::Xmm Value(const Kernel& kernel, int id) const;
   void EmitOperation(asmjit::x86::Assembler& a, const Kernel& kernel, int id);
 
+  std::vector<const Op*> candidates_;
+  // Elements (address, type) that a candidate kernel stores.
+  absl::flat_hash_set<std::pair<uintptr_t, ElementType>> stored_;
   std::vector<Location> locations_;
   int temporaries_ = 0;
   absl::flat_hash_map<const Op*, Kernel> kernels_;
