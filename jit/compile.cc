@@ -906,7 +906,7 @@ class ExecutableBuilder {
     step.function = lowered.function;
     // A one-element kernel's program, kept for a loop emitter that inlines
     // it (Step::inline_program); checked in full there.
-    if (options_.inline_loop_kernels && options_.native_loops &&
+    if (options_.inline_loop_kernels && options_.native_loops && HostLoopEmitter() != nullptr &&
         kernel->program.reduction_loops == 0 && kernel->program.ops.size() <= kInlineProgramOps &&
         kernel->program.element_count() == 1) {
       step.inline_program = std::make_shared<const KernelProgram>(kernel->program);

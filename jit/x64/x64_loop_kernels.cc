@@ -183,19 +183,54 @@ bool LoopKernels::EvaluateIndices(const KernelProgram& program, Kernel* kernel) 
     std::optional<int64_t> x = operand(k.a), y = operand(k.b);
     int64_t v = 0;
     switch (k.kind) {
-      case KOpKind::kLoopIndex: v = 0; break;
-      case KOpKind::kIConst: v = k.imm; break;
-      case KOpKind::kIAdd: if (!x || !y) return false; v = *x + *y; break;
-      case KOpKind::kISub: if (!x || !y) return false; v = *x - *y; break;
-      case KOpKind::kIMul: if (!x || !y) return false; v = *x * *y; break;
-      case KOpKind::kIMin: if (!x || !y) return false; v = std::min(*x, *y); break;
-      case KOpKind::kIMax: if (!x || !y) return false; v = std::max(*x, *y); break;
-      case KOpKind::kIDiv: if (!x || k.imm <= 0 || *x < 0) return false; v = *x / k.imm; break;
-      case KOpKind::kIRem: if (!x || k.imm <= 0 || *x < 0) return false; v = *x % k.imm; break;
-      case KOpKind::kILt: if (!x || !y) return false; v = *x < *y ? 1 : 0; break;
-      case KOpKind::kIEq: if (!x || !y) return false; v = *x == *y ? 1 : 0; break;
-      case KOpKind::kIAnd: if (!x || !y) return false; v = (*x != 0 && *y != 0) ? 1 : 0; break;
-      default: return false;
+      case KOpKind::kLoopIndex:
+        v = 0;
+        break;
+      case KOpKind::kIConst:
+        v = k.imm;
+        break;
+      case KOpKind::kIAdd:
+        if (!x || !y) return false;
+        v = *x + *y;
+        break;
+      case KOpKind::kISub:
+        if (!x || !y) return false;
+        v = *x - *y;
+        break;
+      case KOpKind::kIMul:
+        if (!x || !y) return false;
+        v = *x * *y;
+        break;
+      case KOpKind::kIMin:
+        if (!x || !y) return false;
+        v = std::min(*x, *y);
+        break;
+      case KOpKind::kIMax:
+        if (!x || !y) return false;
+        v = std::max(*x, *y);
+        break;
+      case KOpKind::kIDiv:
+        if (!x || k.imm <= 0 || *x < 0) return false;
+        v = *x / k.imm;
+        break;
+      case KOpKind::kIRem:
+        if (!x || k.imm <= 0 || *x < 0) return false;
+        v = *x % k.imm;
+        break;
+      case KOpKind::kILt:
+        if (!x || !y) return false;
+        v = *x < *y ? 1 : 0;
+        break;
+      case KOpKind::kIEq:
+        if (!x || !y) return false;
+        v = *x == *y ? 1 : 0;
+        break;
+      case KOpKind::kIAnd:
+        if (!x || !y) return false;
+        v = (*x != 0 && *y != 0) ? 1 : 0;
+        break;
+      default:
+        return false;
     }
     kernel->known[i] = true;
     kernel->index[i] = v;
@@ -227,8 +262,8 @@ bool LoopKernels::PlanKernel(const Op& op) {
     const KernelBuffer& b = program.buffers[buffer];
     if (b.type != type || position < 0 || position >= b.element_count) return -1;
     const int64_t bytes = ByteWidth(type);
-    const uintptr_t address =
-        reinterpret_cast<uintptr_t>(op.addresses[buffer]) + static_cast<uintptr_t>(position * bytes);
+    const uintptr_t address = reinterpret_cast<uintptr_t>(op.addresses[buffer]) +
+                              static_cast<uintptr_t>(position * bytes);
     const auto find = [&](const std::vector<Location>& in, int base) -> int {
       for (size_t k = 0; k < in.size(); ++k) {
         const Location& l = in[k];
@@ -273,7 +308,8 @@ bool LoopKernels::PlanKernel(const Op& op) {
         break;
       }
       case KOpKind::kStore: {
-        if (k.a < 0 || !known[k.a] || !value(k.b, i) || k.imm < 0 || k.imm >= program.output_count) {
+        if (k.a < 0 || !known[k.a] || !value(k.b, i) || k.imm < 0 ||
+            k.imm >= program.output_count) {
           return false;
         }
         const int buffer = program.output_buffer(static_cast<int>(k.imm));
@@ -292,10 +328,9 @@ bool LoopKernels::PlanKernel(const Op& op) {
         break;
       default: {
         const int operands[] = {k.a, k.b, k.c};
-        const int count = k.kind == KOpKind::kSelect ? 3 : k.kind == KOpKind::kBinary ||
-                                                                   k.kind == KOpKind::kCompare
-                                                               ? 2
-                                                               : 1;
+        const int count = k.kind == KOpKind::kSelect                                  ? 3
+                          : k.kind == KOpKind::kBinary || k.kind == KOpKind::kCompare ? 2
+                                                                                      : 1;
         for (int j = 0; j < count; ++j) {
           if (!value(operands[j], i)) return false;
           last_use[operands[j]] = std::max(last_use[operands[j]], i);
@@ -321,7 +356,8 @@ bool LoopKernels::PlanKernel(const Op& op) {
     temporaries = std::max(temporaries, t + 1);
     for (int id : {k.a, k.b, k.c}) {
       if (k.kind == KOpKind::kFromIndex || k.kind == KOpKind::kLoad) break;
-      if (id >= 0 && kernel.temporary[id] >= 0 && last_use[id] == i) busy[kernel.temporary[id]] = false;
+      if (id >= 0 && kernel.temporary[id] >= 0 && last_use[id] == i)
+        busy[kernel.temporary[id]] = false;
     }
     if (last_use[i] == i) busy[t] = false;
   }
@@ -348,15 +384,23 @@ void LoopKernels::LoadMemory(x86::Assembler& a, uintptr_t address, ElementType t
                              const x86::Xmm& to) {
   a.mov(x86::rax, Imm(static_cast<uint64_t>(address)));
   switch (type) {
-    case ElementType::kF32: a.vmovss(to, x86::dword_ptr(x86::rax)); break;
-    case ElementType::kF64: a.vmovsd(to, x86::qword_ptr(x86::rax)); break;
+    case ElementType::kF32:
+      a.vmovss(to, x86::dword_ptr(x86::rax));
+      break;
+    case ElementType::kF64:
+      a.vmovsd(to, x86::qword_ptr(x86::rax));
+      break;
     case ElementType::kS32:
-    case ElementType::kU32: a.vmovd(to, x86::dword_ptr(x86::rax)); break;
+    case ElementType::kU32:
+      a.vmovd(to, x86::dword_ptr(x86::rax));
+      break;
     case ElementType::kPred:
       a.movzx(x86::eax, x86::byte_ptr(x86::rax));
       a.vmovd(to, x86::eax);
       break;
-    default: a.vmovq(to, x86::qword_ptr(x86::rax)); break;
+    default:
+      a.vmovq(to, x86::qword_ptr(x86::rax));
+      break;
   }
 }
 
@@ -413,12 +457,22 @@ void LoopKernels::Emit(x86::Assembler& a, const Op& op) {
     const x86::Xmm from = Value(kernel, k.b);
     a.mov(x86::rax, Imm(static_cast<uint64_t>(l.address)));
     switch (l.type) {
-      case ElementType::kF32: a.vmovss(x86::dword_ptr(x86::rax), from); break;
-      case ElementType::kF64: a.vmovsd(x86::qword_ptr(x86::rax), from); break;
+      case ElementType::kF32:
+        a.vmovss(x86::dword_ptr(x86::rax), from);
+        break;
+      case ElementType::kF64:
+        a.vmovsd(x86::qword_ptr(x86::rax), from);
+        break;
       case ElementType::kS32:
-      case ElementType::kU32: a.vmovd(x86::dword_ptr(x86::rax), from); break;
-      case ElementType::kPred: a.vpextrb(x86::byte_ptr(x86::rax), from, 0); break;
-      default: a.vmovq(x86::qword_ptr(x86::rax), from); break;
+      case ElementType::kU32:
+        a.vmovd(x86::dword_ptr(x86::rax), from);
+        break;
+      case ElementType::kPred:
+        a.vpextrb(x86::byte_ptr(x86::rax), from, 0);
+        break;
+      default:
+        a.vmovq(x86::qword_ptr(x86::rax), from);
+        break;
     }
   }
   for (size_t i = 0; i < n; ++i) {
@@ -522,10 +576,18 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
       const x86::Xmm p = x(), q = y();
       if (IsF(type)) {
         switch (k.opcode) {
-          case Opcode::kAdd: f64 ? a.vaddsd(d, p, q) : a.vaddss(d, p, q); return;
-          case Opcode::kSubtract: f64 ? a.vsubsd(d, p, q) : a.vsubss(d, p, q); return;
-          case Opcode::kMultiply: f64 ? a.vmulsd(d, p, q) : a.vmulss(d, p, q); return;
-          case Opcode::kDivide: f64 ? a.vdivsd(d, p, q) : a.vdivss(d, p, q); return;
+          case Opcode::kAdd:
+            f64 ? a.vaddsd(d, p, q) : a.vaddss(d, p, q);
+            return;
+          case Opcode::kSubtract:
+            f64 ? a.vsubsd(d, p, q) : a.vsubss(d, p, q);
+            return;
+          case Opcode::kMultiply:
+            f64 ? a.vmulsd(d, p, q) : a.vmulss(d, p, q);
+            return;
+          case Opcode::kDivide:
+            f64 ? a.vdivsd(d, p, q) : a.vdivss(d, p, q);
+            return;
           default: {
             // max/minss return their second operand when the operands are
             // equal or either is NaN: both orders, combined (and for max, or
@@ -554,14 +616,30 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
       }
       const bool is_signed = type == ElementType::kS32 || type == ElementType::kS64;
       switch (k.opcode) {
-        case Opcode::kAdd: Is64(type) ? a.vpaddq(d, p, q) : a.vpaddd(d, p, q); return;
-        case Opcode::kSubtract: Is64(type) ? a.vpsubq(d, p, q) : a.vpsubd(d, p, q); return;
-        case Opcode::kMultiply: a.vpmulld(d, p, q); return;
-        case Opcode::kMaximum: is_signed ? a.vpmaxsd(d, p, q) : a.vpmaxud(d, p, q); return;
-        case Opcode::kMinimum: is_signed ? a.vpminsd(d, p, q) : a.vpminud(d, p, q); return;
-        case Opcode::kAnd: a.vpand(d, p, q); return;
-        case Opcode::kOr: a.vpor(d, p, q); return;
-        default: a.vpxor(d, p, q); return;  // kXor.
+        case Opcode::kAdd:
+          Is64(type) ? a.vpaddq(d, p, q) : a.vpaddd(d, p, q);
+          return;
+        case Opcode::kSubtract:
+          Is64(type) ? a.vpsubq(d, p, q) : a.vpsubd(d, p, q);
+          return;
+        case Opcode::kMultiply:
+          a.vpmulld(d, p, q);
+          return;
+        case Opcode::kMaximum:
+          is_signed ? a.vpmaxsd(d, p, q) : a.vpmaxud(d, p, q);
+          return;
+        case Opcode::kMinimum:
+          is_signed ? a.vpminsd(d, p, q) : a.vpminud(d, p, q);
+          return;
+        case Opcode::kAnd:
+          a.vpand(d, p, q);
+          return;
+        case Opcode::kOr:
+          a.vpor(d, p, q);
+          return;
+        default:
+          a.vpxor(d, p, q);
+          return;  // kXor.
       }
     }
     case KOpKind::kCompare: {
@@ -572,12 +650,24 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
         // vcmpss predicates, all quiet: NE is true on NaN, the others false.
         int predicate = 0;
         switch (k.direction) {
-          case ComparisonDirection::kEq: predicate = 0x00; break;
-          case ComparisonDirection::kNe: predicate = 0x04; break;
-          case ComparisonDirection::kLt: predicate = 0x11; break;
-          case ComparisonDirection::kLe: predicate = 0x12; break;
-          case ComparisonDirection::kGt: predicate = 0x1E; break;
-          case ComparisonDirection::kGe: predicate = 0x1D; break;
+          case ComparisonDirection::kEq:
+            predicate = 0x00;
+            break;
+          case ComparisonDirection::kNe:
+            predicate = 0x04;
+            break;
+          case ComparisonDirection::kLt:
+            predicate = 0x11;
+            break;
+          case ComparisonDirection::kLe:
+            predicate = 0x12;
+            break;
+          case ComparisonDirection::kGt:
+            predicate = 0x1E;
+            break;
+          case ComparisonDirection::kGe:
+            predicate = 0x1D;
+            break;
         }
         t == ElementType::kF64 ? a.vcmpsd(d, p, q, Imm(predicate))
                                : a.vcmpss(d, p, q, Imm(predicate));
@@ -596,15 +686,27 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
           wide ? a.vpcmpgtq(d, l, r) : a.vpcmpgtd(d, l, r);
         };
         switch (k.direction) {
-          case ComparisonDirection::kEq: wide ? a.vpcmpeqq(d, p, q) : a.vpcmpeqd(d, p, q); break;
+          case ComparisonDirection::kEq:
+            wide ? a.vpcmpeqq(d, p, q) : a.vpcmpeqd(d, p, q);
+            break;
           case ComparisonDirection::kNe:
             wide ? a.vpcmpeqq(d, p, q) : a.vpcmpeqd(d, p, q);
             invert = true;
             break;
-          case ComparisonDirection::kLt: gt(q, p); break;
-          case ComparisonDirection::kGe: gt(q, p); invert = true; break;
-          case ComparisonDirection::kGt: gt(p, q); break;
-          case ComparisonDirection::kLe: gt(p, q); invert = true; break;
+          case ComparisonDirection::kLt:
+            gt(q, p);
+            break;
+          case ComparisonDirection::kGe:
+            gt(q, p);
+            invert = true;
+            break;
+          case ComparisonDirection::kGt:
+            gt(p, q);
+            break;
+          case ComparisonDirection::kLe:
+            gt(p, q);
+            invert = true;
+            break;
         }
       }
       // The mask's bit 0 as the pred's 0/1 qword.
