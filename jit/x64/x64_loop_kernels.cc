@@ -8,9 +8,10 @@
 // VEX-encoded scalar and lane-0 integer instructions that compute the
 // evaluator's element semantics exactly (the kernels' own choices: IEEE
 // arithmetic under the default rounding, wrapping integers, maximum and
-// minimum that order -0 below +0 and propagate NaN); anything else — float
-// to integer conversions, divisions of integers, shifts, math functions,
-// total-order compares, clamps — leaves the kernel a call.
+// minimum that order -0 below +0 and propagate NaN, shifts whose counts of
+// the width or more give 0 or the sign); anything else — float to integer
+// conversions, divisions of integers, math functions, total-order compares,
+// clamps — leaves the kernel a call.
 #include "jit/x64/x64_loop_kernels.h"
 
 #include <algorithm>
@@ -65,6 +66,11 @@ bool Lowered(const KOp& op) {
         case Opcode::kOr:
         case Opcode::kXor:
           return Is32(op.type) || Is64(op.type) || op.type == ElementType::kPred;
+        case Opcode::kShiftLeft:
+        case Opcode::kShiftRightLogical:
+          return Is32(op.type) || Is64(op.type);
+        case Opcode::kShiftRightArithmetic:
+          return Is32(op.type);
         default:
           return false;
       }
@@ -154,15 +160,20 @@ void LoopKernels::Plan() {
     if (!EvaluateIndices(program, &kernel)) continue;
     for (size_t i = 0; i < program.ops.size(); ++i) {
       const KOp& k = program.ops[i];
-      if (k.kind != KOpKind::kStore || k.a < 0 || !kernel.known[k.a] || k.imm < 0 ||
-          k.imm >= program.output_count) {
-        continue;
+      if (k.a < 0 || !kernel.known[k.a]) continue;
+      int buffer = -1;
+      if (k.kind == KOpKind::kStore && k.imm >= 0 && k.imm < program.output_count) {
+        buffer = program.output_buffer(static_cast<int>(k.imm));
+      } else if (k.kind == KOpKind::kLoad && k.imm >= 0 &&
+                 k.imm < static_cast<int64_t>(program.buffers.size())) {
+        buffer = static_cast<int>(k.imm);
       }
-      const int buffer = program.output_buffer(static_cast<int>(k.imm));
+      if (buffer < 0) continue;
       const ElementType type = program.buffers[buffer].type;
-      stored_.insert({reinterpret_cast<uintptr_t>(op->addresses[buffer]) +
-                          static_cast<uintptr_t>(kernel.index[k.a] * ByteWidth(type)),
-                      type});
+      (k.kind == KOpKind::kStore ? stored_ : loaded_)
+          .insert({reinterpret_cast<uintptr_t>(op->addresses[buffer]) +
+                       static_cast<uintptr_t>(kernel.index[k.a] * ByteWidth(type)),
+                   type});
     }
   }
   for (const Op* op : candidates_) PlanKernel(*op);
@@ -299,7 +310,7 @@ bool LoopKernels::PlanKernel(const Op& op) {
         if (b.type != k.type || position < 0 || position >= b.element_count) return false;
         const uintptr_t address = reinterpret_cast<uintptr_t>(op.addresses[buffer]) +
                                   static_cast<uintptr_t>(position * ByteWidth(k.type));
-        if (stored_.contains({address, k.type})) {
+        if (stored_.contains({address, k.type}) && loaded_.contains({address, k.type})) {
           kernel.location[i] = location_of(buffer, position, k.type);
           if (kernel.location[i] < 0) return false;
         } else {
@@ -313,9 +324,18 @@ bool LoopKernels::PlanKernel(const Op& op) {
           return false;
         }
         const int buffer = program.output_buffer(static_cast<int>(k.imm));
-        kernel.location[i] = location_of(buffer, kernel.index[k.a], program.buffers[buffer].type);
-        if (kernel.location[i] < 0 || program.ops[k.b].type != program.buffers[buffer].type) {
+        const KernelBuffer& b = program.buffers[buffer];
+        const int64_t position = kernel.index[k.a];
+        if (program.ops[k.b].type != b.type || position < 0 || position >= b.element_count) {
           return false;
+        }
+        const uintptr_t address = reinterpret_cast<uintptr_t>(op.addresses[buffer]) +
+                                  static_cast<uintptr_t>(position * ByteWidth(b.type));
+        if (loaded_.contains({address, b.type})) {
+          kernel.location[i] = location_of(buffer, position, b.type);
+          if (kernel.location[i] < 0) return false;
+        } else {
+          kernel.address[i] = address;  // Written to memory only.
         }
         // Stores are emitted after every other operation.
         last_use[k.b] = n;
@@ -453,10 +473,13 @@ void LoopKernels::Emit(x86::Assembler& a, const Op& op) {
   for (size_t i = 0; i < n; ++i) {
     const KOp& k = program.ops[i];
     if (k.kind != KOpKind::kStore) continue;
-    const Location& l = locations_[kernel.location[i]];
+    const int to = kernel.location[i];
+    const uintptr_t address = to >= 0 ? locations_[to].address : kernel.address[i];
+    const ElementType type =
+        kernel.program->buffers[program.output_buffer(static_cast<int>(k.imm))].type;
     const x86::Xmm from = Value(kernel, k.b);
-    a.mov(x86::rax, Imm(static_cast<uint64_t>(l.address)));
-    switch (l.type) {
+    a.mov(x86::rax, Imm(static_cast<uint64_t>(address)));
+    switch (type) {
       case ElementType::kF32:
         a.vmovss(x86::dword_ptr(x86::rax), from);
         break;
@@ -479,7 +502,12 @@ void LoopKernels::Emit(x86::Assembler& a, const Op& op) {
     const KOp& k = program.ops[i];
     if (k.kind != KOpKind::kStore) continue;
     const int to = kernel.location[i];
-    if (kernel.temporary[k.b] >= 0) {
+    if (to < 0) {
+      // Memory only: a register of another type over the same bytes is
+      // stale now.
+      const int64_t bytes = ByteWidth(program.ops[k.b].type);
+      Written(reinterpret_cast<const uint8_t*>(kernel.address[i]), static_cast<size_t>(bytes));
+    } else if (kernel.temporary[k.b] >= 0) {
       a.vmovaps(x86::xmm(static_cast<uint32_t>(to)), Value(kernel, k.b));
       valid_[to] = true;
     } else if (kernel.location[k.b] != to) {
@@ -637,6 +665,28 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
         case Opcode::kOr:
           a.vpor(d, p, q);
           return;
+        case Opcode::kShiftLeft:
+        case Opcode::kShiftRightLogical:
+        case Opcode::kShiftRightArithmetic: {
+          // The count is the low qword of its register: a 32-bit count
+          // zero-extended first, so that a count of the type's width or
+          // more (a negative one too, as unsigned) gives 0, or the sign
+          // for arithmetic: the evaluator's rule.
+          const bool left = k.opcode == Opcode::kShiftLeft;
+          if (Is64(type)) {
+            left ? a.vpsllq(d, p, q) : a.vpsrlq(d, p, q);
+          } else {
+            a.vpmovzxdq(kScratch0, q);
+            if (left) {
+              a.vpslld(d, p, kScratch0);
+            } else if (k.opcode == Opcode::kShiftRightLogical) {
+              a.vpsrld(d, p, kScratch0);
+            } else {
+              a.vpsrad(d, p, kScratch0);
+            }
+          }
+          return;
+        }
         default:
           a.vpxor(d, p, q);
           return;  // kXor.

@@ -62,9 +62,10 @@ class LoopKernels {
   // Collects the kernels of `steps` that have a program (recursing into
   // conditionals' branches, not into nested loops, which have code of their
   // own); then Plan takes those that can be inlined, in order, while
-  // registers last. Only elements that some collected kernel stores get a
-  // register: one that inlined kernels only read (a constant, a value a call
-  // writes) is loaded from memory where it is read, which is always current.
+  // registers last. Only elements that collected kernels both store and
+  // load get a register: one they only read (a constant, a value a call
+  // writes) is loaded from memory where it is read, which is always current,
+  // and one they only write (read by calls and copies) is stored to memory.
   void Collect(const runtime::BoundSteps& steps);
   void Plan();
   bool Inlined(const Op& op) const { return kernels_.contains(&op); }
@@ -118,8 +119,10 @@ class LoopKernels {
   void EmitOperation(asmjit::x86::Assembler& a, const Kernel& kernel, int id);
 
   std::vector<const Op*> candidates_;
-  // Elements (address, type) that a candidate kernel stores.
+  // Elements (address, type) that a candidate kernel stores, and loads:
+  // those in both get registers.
   absl::flat_hash_set<std::pair<uintptr_t, ElementType>> stored_;
+  absl::flat_hash_set<std::pair<uintptr_t, ElementType>> loaded_;
   std::vector<Location> locations_;
   int temporaries_ = 0;
   absl::flat_hash_map<const Op*, Kernel> kernels_;

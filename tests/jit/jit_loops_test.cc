@@ -1068,11 +1068,18 @@ body {
   q1 = u64[] xor(q0, u64[] convert(u2))
   qle = pred[] compare(q1, q), direction=LE
   q2 = u64[] select(qle, q1, not(q1))
+  i3 = s32[] multiply(i, s32[] constant(3))
+  u3 = u32[] shift-left(u2, u32[] convert(i3))
+  u4 = u32[] xor(u3, shift-right-logical(u2, u32[] convert(i)))
+  sa = s32[] shift-right-arithmetic(multiply(i1, s32[] constant(-77777)), i3)
+  sl = s32[] shift-left(i1, subtract(s32[] constant(20), i))
+  l3 = s64[] shift-right-logical(l2, s64[] convert(i3))
+  l4 = s64[] add(xor(l3, shift-left(l2, s64[] convert(i))), s64[] convert(add(sa, sl)))
   pf = pred[] compare(f3, f32[] convert(d2)), direction=NE
   pi = pred[] compare(i, s32[] convert(l2)), direction=GE
   pu = pred[] compare(q2, u64[] convert(u2)), direction=GT
   p1 = pred[] xor(and(p, pf), or(pi, not(pu)))
-  ROOT next = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) tuple(i1, f3, d2, u2, l2, q2, p1)
+  ROOT next = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) tuple(i1, f3, d2, u4, l4, q2, p1)
 }
 
 ENTRY e {
