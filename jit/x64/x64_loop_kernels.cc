@@ -9,9 +9,10 @@
 // evaluator's element semantics exactly (the kernels' own choices: IEEE
 // arithmetic under the default rounding, wrapping integers, maximum and
 // minimum that order -0 below +0 and propagate NaN, shifts whose counts of
-// the width or more give 0 or the sign); anything else — float to integer
-// conversions, divisions of integers, math functions, total-order compares,
-// clamps — leaves the kernel a call.
+// the width or more give 0 or the sign, sqrt and the rounding modes the
+// kernels use); anything else — float to integer conversions, divisions of
+// integers, other math functions, total-order compares, clamps — leaves the
+// kernel a call.
 #include "jit/x64/x64_loop_kernels.h"
 
 #include <algorithm>
@@ -80,6 +81,11 @@ bool Lowered(const KOp& op) {
           return IsF(op.type) || Is32(op.type) || Is64(op.type);
         case Opcode::kAbs:
           return IsF(op.type) || op.type == ElementType::kS32;
+        case Opcode::kSqrt:
+        case Opcode::kFloor:
+        case Opcode::kCeil:
+        case Opcode::kRoundNearestEven:
+          return IsF(op.type);
         case Opcode::kNot:
           return Is32(op.type) || Is64(op.type) || op.type == ElementType::kPred;
         default:
@@ -591,6 +597,17 @@ void LoopKernels::EmitOperation(x86::Assembler& a, const Kernel& kernel, int id)
             a.vpabsd(d, x());
           }
           return;
+        case Opcode::kSqrt:
+          f64 ? a.vsqrtsd(d, x(), x()) : a.vsqrtss(d, x(), x());
+          return;
+        case Opcode::kFloor:
+        case Opcode::kCeil:
+        case Opcode::kRoundNearestEven: {
+          // The kernels' rounding modes, precision exception suppressed.
+          const int mode = k.opcode == Opcode::kFloor ? 0x9 : k.opcode == Opcode::kCeil ? 0xA : 0x8;
+          f64 ? a.vroundsd(d, x(), x(), Imm(mode)) : a.vroundss(d, x(), x(), Imm(mode));
+          return;
+        }
         default:  // kNot.
           if (type == ElementType::kPred) {
             Constant(a, kScratch0, 1);

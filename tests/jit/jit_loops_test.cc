@@ -1051,11 +1051,15 @@ body {
   f0 = f32[] multiply(f, f32[] constant(-0.75))
   f1 = f32[] subtract(f0, fi)
   f2 = f32[] maximum(f1, f32[] divide(f, f32[] constant(3)))
-  f3 = f32[] select(p, f2, f32[] minimum(f2, negate(f)))
+  f4 = f32[] select(p, f2, f32[] minimum(f2, negate(f)))
+  f5 = f32[] add(sqrt(abs(f4)), round-nearest-even(multiply(f4, f32[] constant(0.5))))
+  f3 = f32[] subtract(add(f4, floor(f5)), ceil(multiply(f5, f32[] constant(0.25))))
   d0 = f64[] divide(d, f64[] constant(1.25))
   d1 = f64[] add(d0, f64[] convert(f3))
   dge = pred[] compare(d1, d), direction=GE
-  d2 = f64[] select(dge, abs(d1), negate(d1))
+  d3 = f64[] select(dge, abs(d1), negate(d1))
+  d4 = f64[] add(sqrt(abs(d3)), round-nearest-even(multiply(d3, f64[] constant(1.5))))
+  d2 = f64[] add(d3, subtract(floor(d4), ceil(multiply(d4, f64[] constant(-0.75)))))
   u0 = u32[] multiply(u, u32[] constant(2654435761))
   u1 = u32[] xor(u0, u32[] convert(i))
   ult = pred[] compare(u1, u), direction=LT
