@@ -25,7 +25,10 @@
 //                           baseline), run over bound steps (bound:1,
 //                           runtime/bound_steps.h) or step by step (bound:0,
 //                           CompileOptions::bind_loops off); bound and
-//                           native:1, as emitted code (runtime/native_loop.h).
+//                           native:1, as emitted code (runtime/native_loop.h)
+//                           calling its kernels; native:2, with one-element
+//                           kernels inline, the state in registers
+//                           (jit/x64/x64_loop_kernels.h).
 //   NativeLoopEmit/native   a 1-trip ScalarWhile bound afresh per run, its
 //                           loop emitted as native code per run or not: the
 //                           emitter's cost, what native_loop_after weighs.
@@ -332,7 +335,8 @@ ENTRY e {
 }
 
 // range(0): the loop's trip count; range(1): CompileOptions::bind_loops;
-// range(2): CompileOptions::native_loops.
+// range(2): CompileOptions::native_loops (1: kernels called, 2: one-element
+// kernels inline, inline_loop_kernels).
 void BM_ScalarWhile(benchmark::State& state) {
   const int64_t trips = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ScalarWhileModule(trips));
@@ -340,6 +344,7 @@ void BM_ScalarWhile(benchmark::State& state) {
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
   options.native_loops = state.range(2) != 0;
+  options.inline_loop_kernels = state.range(2) == 2;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options, &report);
   if (!executable.ok()) {
@@ -420,13 +425,14 @@ ENTRY e {
 }
 
 // range(0): the state array's elements; range(1): CompileOptions::bind_loops;
-// range(2): CompileOptions::native_loops.
+// range(2): CompileOptions::native_loops (2: and inline_loop_kernels).
 void BM_ArrayWhile(benchmark::State& state) {
   const int64_t n = state.range(0);
   std::unique_ptr<Module> module = ParseOrDie(ArrayWhileModule(n));
   jit::CompileOptions options;
   options.bind_loops = state.range(1) != 0;
   options.native_loops = state.range(2) != 0;
+  options.inline_loop_kernels = state.range(2) == 2;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       jit::Compile(*module, options);
   if (!executable.ok()) {
@@ -596,6 +602,7 @@ void LoopArgs(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> 
     b->Args({size, 0, 0});
     b->Args({size, 1, 0});
     b->Args({size, 1, 1});
+    b->Args({size, 1, 2});
   }
 }
 BENCHMARK(BM_ScalarWhile)

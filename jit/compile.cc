@@ -44,6 +44,10 @@
 namespace xjit::jit {
 namespace {
 
+// One-element kernels up to this many operations keep their program for the
+// loop emitter (which takes at most 48 value and index operations).
+constexpr size_t kInlineProgramOps = 64;
+
 using runtime::BufferSlot;
 using xjit::BufferPlan;
 
@@ -920,6 +924,13 @@ class ExecutableBuilder {
     ExpandMath(&kernel->program, math);
     XJIT_ASSIGN_OR_RETURN(LoweredKernel lowered, target_->Lower(kernel->program));
     step.function = lowered.function;
+    // A one-element kernel's program, kept for a loop emitter that inlines
+    // it (Step::inline_program); checked in full there.
+    if (options_.inline_loop_kernels && options_.native_loops && HostLoopEmitter() != nullptr &&
+        kernel->program.reduction_loops == 0 && kernel->program.ops.size() <= kInlineProgramOps &&
+        kernel->program.element_count() == 1) {
+      step.inline_program = std::make_shared<const KernelProgram>(kernel->program);
+    }
     // A rank-1 kernel's only loop is also its vectorised inner loop: ranges
     // split at multiples of 64 elements (a multiple of every vector width),
     // so each range but the last has no scalar tail and starts at the

@@ -72,7 +72,8 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
       " math=", static_cast<int>(options.math), " row_groups=", options.row_groups,
       " row_fusion=", options.row_fusion, " while_state_in_place=", options.while_state_in_place,
       " bind_loops=", options.bind_loops, " native_loops=", options.native_loops, " after=",
-      options.native_loop_after, " max_while=", options.max_while_iterations, "\n");
+      options.native_loop_after, " inline_loop_kernels=", options.inline_loop_kernels,
+      " max_while=", options.max_while_iterations, "\n");
   AppendStructuralKey(module, &key);
   return key;
 }

@@ -104,6 +104,11 @@ struct CompileOptions {
   // gains, hence the threshold.
   bool native_loops = true;
   int64_t native_loop_after = 2048;
+  // Keep the programs of one-element kernels (runtime::Step::inline_program)
+  // so that a native loop emits them inline, its scalar state in registers
+  // (jit/x64/x64_loop_kernels.h). Off, native loops call every kernel (a
+  // baseline); the same bits either way.
+  bool inline_loop_kernels = true;
   // Fuse a reduce whose result is broadcast back along its reduced
   // dimensions with the loop that reads it (softmax, layer norm): one row
   // program per chain (passes/fuse.h, FuseOptions::row_fusion). Only on a

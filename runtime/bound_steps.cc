@@ -77,6 +77,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         op.kind = Op::Kind::kKernel;
         op.kernel = step.function;
         op.extent = step.outer_extent;
+        op.inline_program = step.inline_program.get();
         for (int slot : step.inputs) {
           addresses_.push_back(SlotAddress(slot, places));
           bytes_touched_ += slots[slot].size;

@@ -139,6 +139,8 @@ class BoundSteps {
     size_t first_address = 0;
     KernelFunction kernel = nullptr;
     int64_t extent = 1;
+    // kKernel: Step::inline_program (owned by the executable), or null.
+    const void* inline_program = nullptr;
     LibraryFunction library = nullptr;
     const void* plan = nullptr;
     void* scratch = nullptr;

@@ -70,6 +70,8 @@ class BoundFlatWhile {
   uint8_t* final_state() const { return final_state_; }
   // Whether the last Run ran natively (at least in part).
   bool ran_native() const { return native_.last_native; }
+  // Whether that native code has kernels inline (NativeLoop::inlined_kernels).
+  bool ran_inlined() const { return native_.last_native && native_.loop.inlined_kernels > 0; }
 
  private:
   std::unique_ptr<uint8_t[]> buffers_[2];

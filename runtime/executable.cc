@@ -433,6 +433,9 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
         RunBoundWhile({&phase, 1}, max_iterations, step.name, &iterations, &loop.native);
     if (loop.native.last_native && context.loop_counts != nullptr) {
       context.loop_counts->native.fetch_add(1, std::memory_order_relaxed);
+      if (loop.native.loop.inlined_kernels > 0) {
+        context.loop_counts->native_inlined.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     XJIT_RETURN_IF_ERROR(status);
   } else {
@@ -499,6 +502,9 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
       const absl::Status status = bound.Run(max_iterations, step.name);
       if (bound.ran_native() && context.loop_counts != nullptr) {
         context.loop_counts->native.fetch_add(1, std::memory_order_relaxed);
+        if (bound.ran_inlined()) {
+          context.loop_counts->native_inlined.fetch_add(1, std::memory_order_relaxed);
+        }
       }
       XJIT_RETURN_IF_ERROR(status);
       CopyLeaves(step.outputs, slots, places, bound.final_state(), /*from_flat=*/true);

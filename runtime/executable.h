@@ -161,6 +161,10 @@ struct Step {
   // kWhile and kConditional.
   std::vector<std::shared_ptr<const Executable>> subprograms;
   std::vector<int> operand_leaves;
+  // kKernel, optional: the target's description of a small kernel's code (in
+  // jit/, its KernelProgram) that a loop emitter may emit inline in a native
+  // loop (native_loop.h) instead of calling `function`; null for most.
+  std::shared_ptr<const void> inline_program;
 };
 
 // Everything an Executable is made of; the compile driver fills it in.

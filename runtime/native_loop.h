@@ -62,6 +62,8 @@ struct NativeLoop {
   NativeLoopFunction function = nullptr;
   // Owns the code's pages (unmapped with the last reference).
   std::shared_ptr<const void> code;
+  // Kernels emitted inline (Step::inline_program) rather than called.
+  int inlined_kernels = 0;
 };
 
 // A target's loop emitter: the loop over `phases` (pointing into bound steps

@@ -34,6 +34,9 @@ struct LoopCounts {
   std::atomic<int64_t> bound{0};
   std::atomic<int64_t> stepped{0};
   std::atomic<int64_t> native{0};
+  // Of the native ones, those whose code has kernels inline (their scalar
+  // state in registers: Step::inline_program).
+  std::atomic<int64_t> native_inlined{0};
 };
 
 struct RunContext {

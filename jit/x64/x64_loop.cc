@@ -23,8 +23,14 @@
 // a conditional as a compare of its selector and a jump to the branch's ops,
 // emitted inline; a nested loop as a call of BoundSteps::RunCompound (which
 // runs it with its own native code), a non-null result jumping to `failed`.
-// Nothing is held in a caller-saved register across a call, and the stack
-// stays 16-byte aligned at every call (four pushes and 8 bytes).
+// A kernel whose program the compile driver kept (a one-element kernel,
+// runtime::Step::inline_program) is emitted inline instead, its state in xmm
+// registers loaded at entry and written through to memory (LoopKernels,
+// x64_loop_kernels.h): the loop-carried chain of a scalar loop then runs from
+// register to register. Nothing else is held in a caller-saved register
+// across a call (registers stale after one are reloaded when next read, and
+// before the jump back to the top), and the stack stays 16-byte aligned at
+// every call (four pushes and 8 bytes).
 #include "jit/x64/x64_loop.h"
 
 #include <asmjit/x86.h>
@@ -40,6 +46,7 @@
 #include "jit/code/code_install.h"
 #include "jit/code/code_memory.h"
 #include "jit/code/perf_map.h"
+#include "jit/x64/x64_loop_kernels.h"
 #include "runtime/bound_steps.h"
 #include "runtime/host/interrupt.h"
 
@@ -69,7 +76,8 @@ Imm Address(const void* pointer) { return Imm(reinterpret_cast<uint64_t>(pointer
 
 class LoopEmitter {
  public:
-  explicit LoopEmitter(x86::Assembler& a) : a_(a), failed_(a.newLabel()) {}
+  LoopEmitter(x86::Assembler& a, LoopKernels& kernels)
+      : a_(a), kernels_(kernels), failed_(a.newLabel()) {}
 
   // False when the loop has grown past kMaxEmittedOps.
   bool Steps(const BoundSteps& steps) {
@@ -85,6 +93,10 @@ class LoopEmitter {
   bool One(const Op& op) {
     switch (op.kind) {
       case Op::Kind::kKernel:
+        if (kernels_.Inlined(op)) {
+          kernels_.Emit(a_, op);
+          return true;
+        }
         a_.mov(x86::rdi, Address(op.addresses));
         a_.xor_(x86::esi, x86::esi);
         a_.mov(x86::rdx, Imm(op.extent));
@@ -111,9 +123,11 @@ class LoopEmitter {
     return false;
   }
 
+  // Every call clobbers the xmm registers that hold inlined kernels' state.
   void Call(const void* function) {
     a_.mov(x86::rax, Address(function));
     a_.call(x86::rax);
+    kernels_.Clobbered();
   }
 
   void Copy(uint8_t* destination, const uint8_t* source, size_t bytes) {
@@ -132,6 +146,7 @@ class LoopEmitter {
       offsets.push_back(static_cast<int32_t>(offset));
     }
     offsets.push_back(static_cast<int32_t>(bytes - width));
+    kernels_.Written(destination, bytes);
     const x86::Gp words[] = {x86::rax, x86::rcx, x86::rdx, x86::r8, x86::r9, x86::r10, x86::r11};
     a_.mov(x86::rsi, Address(source));
     a_.mov(x86::rdi, Address(destination));
@@ -189,16 +204,29 @@ class LoopEmitter {
       }
       a_.jmp(branches[n - 1]);
     }
+    // Inlined kernels' registers: each branch starts from what was valid
+    // before it, and after the conditional what every branch left valid is.
+    const std::vector<bool> before = kernels_.valid();
+    std::vector<bool> after = before;
     for (size_t k = 0; k < n; ++k) {
       a_.bind(branches[k]);
+      kernels_.set_valid(before);
       if (!Steps(conditional.branches[k])) return false;
+      if (k == 0) {
+        after = kernels_.valid();
+      } else {
+        kernels_.Meet(after);
+        after = kernels_.valid();
+      }
       if (k + 1 < n) a_.jmp(end);
     }
+    kernels_.set_valid(after);
     a_.bind(end);
     return true;
   }
 
   x86::Assembler& a_;
+  LoopKernels& kernels_;
   Label failed_;
   int ops_ = 0;
 };
@@ -219,7 +247,15 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
   }
   code.setErrorHandler(&errors);
   x86::Assembler a(&code);
-  LoopEmitter emitter(a);
+  LoopKernels kernels;
+  if (LoopKernels::HostSupported()) {
+    for (const runtime::BoundPhase& phase : phases) {
+      kernels.Collect(*phase.condition);
+      kernels.Collect(*phase.body);
+    }
+    kernels.Plan();
+  }
+  LoopEmitter emitter(a, kernels);
   const x86::Gp frame = x86::rbx, iteration = x86::r12, flag = x86::r13, bound = x86::r15;
   const x86::Gp saved[] = {x86::rbx, x86::r12, x86::r13, x86::r15};
   for (const x86::Gp& reg : saved) a.push(reg);
@@ -228,6 +264,7 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
   a.mov(iteration, x86::qword_ptr(frame, kIterationOffset));
   a.mov(flag, Address(InterruptFlagAddress()));
   if (max_iterations >= 0) a.mov(bound, Imm(max_iterations));
+  kernels.LoadAll(a);
   const Label tops[2] = {a.newLabel(), a.newLabel()};
   const Label done = a.newLabel(), interrupted = a.newLabel(), too_many = a.newLabel();
   const Label out = a.newLabel();
@@ -248,6 +285,8 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
       a.jge(too_many);
     }
     if (!emitter.Steps(*phases[p].body)) return runtime::NativeLoop{};
+    // The next top expects every register valid.
+    kernels.ReloadStale(a);
     a.add(iteration, 1);
     if (p + 1 == phases.size()) a.jmp(tops[0]);
   }
@@ -281,6 +320,7 @@ absl::StatusOr<runtime::NativeLoop> EmitX64Loop(absl::Span<const runtime::BoundP
   runtime::NativeLoop loop;
   loop.function = reinterpret_cast<runtime::NativeLoopFunction>(const_cast<void*>(address));
   loop.code = std::move(memory);
+  loop.inlined_kernels = kernels.inlined_count();
   return loop;
 }
 

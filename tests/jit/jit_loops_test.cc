@@ -601,6 +601,7 @@ struct JitRun {
   int64_t bound = 0;
   int64_t stepped = 0;
   int64_t native = 0;
+  int64_t native_inlined = 0;
 };
 
 // Whether bound loops run as emitted code on this host (x86-64).
@@ -616,6 +617,7 @@ JitRun RunCounted(const runtime::Executable& executable, absl::Span<const Litera
   run.bound = counts.bound.load();
   run.stepped = counts.stepped.load();
   run.native = counts.native.load();
+  run.native_inlined = counts.native_inlined.load();
   return run;
 }
 
@@ -1021,6 +1023,337 @@ TEST_P(JitLoops, NativeFromAnyIteration) {
       }
     }
   }
+}
+
+// Scalar state held in registers (jit/x64/x64_loop_kernels.h): one-element
+// kernels emitted inline in the native loop. Every element type they take,
+// and the operations they lower, over 23 iterations.
+constexpr char kScalarTypes[] = R"(
+HloModule scalar_types
+
+cond {
+  s = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(23)), direction=LT
+}
+
+body {
+  s = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  d = f64[] get-tuple-element(s), index=2
+  u = u32[] get-tuple-element(s), index=3
+  l = s64[] get-tuple-element(s), index=4
+  q = u64[] get-tuple-element(s), index=5
+  p = pred[] get-tuple-element(s), index=6
+  i1 = s32[] add(i, s32[] constant(1))
+  fi = f32[] convert(i)
+  f0 = f32[] multiply(f, f32[] constant(-0.75))
+  f1 = f32[] subtract(f0, fi)
+  f2 = f32[] maximum(f1, f32[] divide(f, f32[] constant(3)))
+  f4 = f32[] select(p, f2, f32[] minimum(f2, negate(f)))
+  f5 = f32[] add(sqrt(abs(f4)), round-nearest-even(multiply(f4, f32[] constant(0.5))))
+  f3 = f32[] subtract(add(f4, floor(f5)), ceil(multiply(f5, f32[] constant(0.25))))
+  d0 = f64[] divide(d, f64[] constant(1.25))
+  d1 = f64[] add(d0, f64[] convert(f3))
+  dge = pred[] compare(d1, d), direction=GE
+  d3 = f64[] select(dge, abs(d1), negate(d1))
+  d4 = f64[] add(sqrt(abs(d3)), round-nearest-even(multiply(d3, f64[] constant(1.5))))
+  d2 = f64[] add(d3, subtract(floor(d4), ceil(multiply(d4, f64[] constant(-0.75)))))
+  u0 = u32[] multiply(u, u32[] constant(2654435761))
+  u1 = u32[] xor(u0, u32[] convert(i))
+  ult = pred[] compare(u1, u), direction=LT
+  u2 = u32[] select(ult, maximum(u1, u), minimum(u1, not(u)))
+  l0 = s64[] subtract(l, s64[] convert(i))
+  l1 = s64[] add(l0, s64[] convert(u2))
+  lgt = pred[] compare(l1, l), direction=GT
+  l2 = s64[] select(lgt, l1, negate(l1))
+  q0 = u64[] add(q, q)
+  q1 = u64[] xor(q0, u64[] convert(u2))
+  qle = pred[] compare(q1, q), direction=LE
+  q2 = u64[] select(qle, q1, not(q1))
+  i3 = s32[] multiply(i, s32[] constant(3))
+  u3 = u32[] shift-left(u2, u32[] convert(i3))
+  u4 = u32[] xor(u3, shift-right-logical(u2, u32[] convert(i)))
+  sa = s32[] shift-right-arithmetic(multiply(i1, s32[] constant(-77777)), i3)
+  sl = s32[] shift-left(i1, subtract(s32[] constant(20), i))
+  l3 = s64[] shift-right-logical(l2, s64[] convert(i3))
+  l4 = s64[] add(xor(l3, shift-left(l2, s64[] convert(i))), s64[] convert(add(sa, sl)))
+  pf = pred[] compare(f3, f32[] convert(d2)), direction=NE
+  pi = pred[] compare(i, s32[] convert(l2)), direction=GE
+  pu = pred[] compare(q2, u64[] convert(u2)), direction=GT
+  p1 = pred[] xor(and(p, pf), or(pi, not(pu)))
+  ROOT next = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) tuple(i1, f3, d2, u4, l4, q2, p1)
+}
+
+ENTRY e {
+  f = f32[] parameter(0)
+  d = f64[] parameter(1)
+  u = u32[] parameter(2)
+  l = s64[] parameter(3)
+  q = u64[] parameter(4)
+  p = pred[] parameter(5)
+  init = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) tuple(s32[] constant(0), f, d, u, l, q, p)
+  ROOT w = (s32[], f32[], f64[], u32[], s64[], u64[], pred[]) while(init), condition=cond, body=body
+}
+)";
+
+// NaN, infinities and signed zeros through maximum, minimum, compares and
+// selects (the state starts from them whatever the arguments).
+constexpr char kScalarSpecials[] = R"(
+HloModule scalar_specials
+
+cond {
+  s = (s32[], f32[], f32[], f64[], f64[], pred[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(6)), direction=LT
+}
+
+body {
+  s = (s32[], f32[], f32[], f64[], f64[], pred[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[] get-tuple-element(s), index=1
+  b = f32[] get-tuple-element(s), index=2
+  c = f64[] get-tuple-element(s), index=3
+  e = f64[] get-tuple-element(s), index=4
+  p = pred[] get-tuple-element(s), index=5
+  a1 = f32[] maximum(b, a)
+  b1 = f32[] minimum(a, negate(b))
+  c1 = f64[] maximum(e, c)
+  e1 = f64[] minimum(negate(c), multiply(e, f64[] constant(-0)))
+  lt = pred[] compare(a, b), direction=LT
+  ne = pred[] compare(c, e), direction=NE
+  eq = pred[] compare(a1, a1), direction=EQ
+  p1 = pred[] or(xor(p, lt), and(ne, eq))
+  a2 = f32[] select(p1, b1, a1)
+  ROOT next = (s32[], f32[], f32[], f64[], f64[], pred[]) tuple(add(i, s32[] constant(1)), a2, a1, e1, c1, p1)
+}
+
+ENTRY e {
+  x = f32[] parameter(0)
+  init = (s32[], f32[], f32[], f64[], f64[], pred[]) tuple(s32[] constant(0), f32[] constant(nan), f32[] constant(-0), f64[] constant(inf), f64[] constant(-0), pred[] constant(false))
+  w = (s32[], f32[], f32[], f64[], f64[], pred[]) while(init), condition=cond, body=body
+  k = f32[] get-tuple-element(w), index=1
+  init2 = (s32[], f32[], f32[], f64[], f64[], pred[]) tuple(s32[] constant(0), f32[] constant(-inf), k, f64[] constant(nan), f64[] constant(0), pred[] constant(true))
+  ROOT w2 = (s32[], f32[], f32[], f64[], f64[], pred[]) while(init2), condition=cond, body=body
+}
+)";
+
+// Scalars and arrays in one state: the counter's new value is read by a
+// broadcast kernel and a reduction (calls) in the same body, and the
+// reduction's result by an inlined kernel after them. A trip count from the
+// argument (zero trips when it is negative).
+constexpr char kScalarsReadByCalls[] = R"(
+HloModule scalars_read_by_calls
+
+cond {
+  s = (s32[], f32[16], f32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=3
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT r = f32[] add(x, y)
+}
+
+body {
+  s = (s32[], f32[16], f32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[16] get-tuple-element(s), index=1
+  acc = f32[] get-tuple-element(s), index=2
+  n = s32[] get-tuple-element(s), index=3
+  i1 = s32[] add(i, s32[] constant(1))
+  c = f32[] convert(i1)
+  vc = f32[16] broadcast(c), dimensions={}
+  v1 = f32[16] add(v, vc)
+  r = f32[] reduce(v1, f32[] constant(0)), dimensions={0}, to_apply=add
+  acc1 = f32[] add(multiply(acc, f32[] constant(0.5)), r)
+  ROOT next = (s32[], f32[16], f32[], s32[]) tuple(i1, v1, acc1, n)
+}
+
+ENTRY e {
+  v = f32[16] parameter(0)
+  m = s32[] parameter(1)
+  n = s32[] remainder(m, s32[] constant(40))
+  init = (s32[], f32[16], f32[], s32[]) tuple(s32[] constant(0), v, f32[] constant(0), n)
+  ROOT w = (s32[], f32[16], f32[], s32[]) while(init), condition=cond, body=body
+}
+)";
+
+// Inlined kernels in both branches of a conditional and after it.
+constexpr char kScalarConditional[] = R"(
+HloModule scalar_conditional
+
+cond {
+  s = (s32[], f64[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(9)), direction=LT
+}
+
+halve {
+  p = f64[] parameter(0)
+  ROOT r = f64[] multiply(p, f64[] constant(0.5))
+}
+
+grow {
+  p = f64[] parameter(0)
+  ROOT r = f64[] add(multiply(p, f64[] constant(3)), f64[] constant(1))
+}
+
+body {
+  s = (s32[], f64[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f64[] get-tuple-element(s), index=1
+  big = pred[] compare(x, f64[] constant(10)), direction=GT
+  x1 = f64[] conditional(big, x, x), true_computation=halve, false_computation=grow
+  ROOT next = (s32[], f64[]) tuple(add(i, s32[] constant(1)), subtract(x1, f64[] constant(0.25)))
+}
+
+ENTRY e {
+  x = f64[] parameter(0)
+  init = (s32[], f64[]) tuple(s32[] constant(0), x)
+  ROOT w = (s32[], f64[]) while(init), condition=cond, body=body
+}
+)";
+
+// Every compare direction on each type at its equality point: counters that
+// step exactly through the constants compared with, each direction's
+// outcome summed with its own weight.
+constexpr char kScalarCompares[] = R"(
+HloModule scalar_compares
+
+cond {
+  s = (f32[], f64[], u32[], s64[], s32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(c, f32[] constant(12)), direction=LT
+}
+
+body {
+  s = (f32[], f64[], u32[], s64[], s32[]) parameter(0)
+  c = f32[] get-tuple-element(s), index=0
+  d = f64[] get-tuple-element(s), index=1
+  m = u32[] get-tuple-element(s), index=2
+  l = s64[] get-tuple-element(s), index=3
+  k = s32[] get-tuple-element(s), index=4
+  c1 = f32[] add(c, f32[] constant(1))
+  d1 = f64[] add(d, f64[] constant(0.5))
+  m1 = u32[] add(m, u32[] constant(1))
+  l1 = s64[] subtract(l, s64[] constant(1))
+  p0 = pred[] compare(c1, f32[] constant(6)), direction=LE
+  p1 = pred[] compare(d1, f64[] constant(3)), direction=GE
+  p2 = pred[] compare(c1, f32[] constant(9)), direction=GT
+  p3 = pred[] compare(d1, f64[] constant(4)), direction=EQ
+  p4 = pred[] compare(c1, f32[] constant(7)), direction=NE
+  p5 = pred[] compare(d1, f64[] constant(2)), direction=LT
+  p6 = pred[] compare(m1, u32[] constant(5)), direction=LE
+  p7 = pred[] compare(m1, u32[] constant(8)), direction=GE
+  p8 = pred[] compare(l1, s64[] constant(-4)), direction=LT
+  p9 = pred[] compare(l1, s64[] constant(-6)), direction=GT
+  pa = pred[] compare(l1, s64[] constant(-3)), direction=EQ
+  pb = pred[] compare(m1, u32[] constant(4294967295)), direction=LT
+  w0 = s32[] select(p0, s32[] constant(1), s32[] constant(0))
+  w1 = s32[] select(p1, s32[] constant(2), s32[] constant(0))
+  w2 = s32[] select(p2, s32[] constant(4), s32[] constant(0))
+  w3 = s32[] select(p3, s32[] constant(8), s32[] constant(0))
+  w4 = s32[] select(p4, s32[] constant(16), s32[] constant(0))
+  w5 = s32[] select(p5, s32[] constant(32), s32[] constant(0))
+  w6 = s32[] select(p6, s32[] constant(64), s32[] constant(0))
+  w7 = s32[] select(p7, s32[] constant(128), s32[] constant(0))
+  w8 = s32[] select(p8, s32[] constant(256), s32[] constant(0))
+  w9 = s32[] select(p9, s32[] constant(512), s32[] constant(0))
+  wa = s32[] select(pa, s32[] constant(1024), s32[] constant(0))
+  wb = s32[] select(pb, s32[] constant(2048), s32[] constant(0))
+  t0 = s32[] add(add(add(w0, w1), add(w2, w3)), add(add(w4, w5), add(w6, w7)))
+  t1 = s32[] add(add(w8, w9), add(wa, wb))
+  k1 = s32[] add(multiply(k, s32[] constant(3)), add(t0, t1))
+  ROOT next = (f32[], f64[], u32[], s64[], s32[]) tuple(c1, d1, m1, l1, k1)
+}
+
+ENTRY e {
+  init = (f32[], f64[], u32[], s64[], s32[]) tuple(f32[] constant(0), f64[] constant(0), u32[] constant(0), s64[] constant(0), s32[] constant(0))
+  ROOT w = (f32[], f64[], u32[], s64[], s32[]) while(init), condition=cond, body=body
+}
+)";
+
+// Checks `hlo` natively from the first iteration, state in place and in two
+// phases, against the evaluator: with inline_loop_kernels the loop must run
+// with kernels inline (LoopCounts::native_inlined), without it must not.
+void CheckInlined(absl::string_view hlo, Isa isa, int64_t max_iterations = -1) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Literal> arguments;
+    for (const Instruction* parameter : (*module)->entry()->parameters()) {
+      arguments.push_back(RandomLiteral(parameter->shape(), rng));
+    }
+    EvaluatorOptions evaluator_options;
+    evaluator_options.max_while_iterations = max_iterations;
+    absl::StatusOr<Literal> reference = EvaluateModule(**module, arguments, evaluator_options);
+    for (bool inline_kernels : {true, false}) {
+      for (bool in_place : {true, false}) {
+        SCOPED_TRACE(absl::StrCat("seed ", seed, " inline ", inline_kernels, " in place ",
+                                  in_place));
+        CompileOptions options;
+        options.isa = isa;
+        options.native_loop_after = 0;
+        options.inline_loop_kernels = inline_kernels;
+        options.while_state_in_place = in_place;
+        options.max_while_iterations = max_iterations;
+        JitRun run = RunJit(**module, arguments, options);
+        ASSERT_EQ(run.result.status().code(), reference.status().code())
+            << "jit: " << run.result.status() << "\nevaluator: " << reference.status();
+        if (reference.ok()) {
+          EXPECT_EQ(Difference(*reference, *run.result), "");
+        }
+        EXPECT_GT(run.native, 0);
+        EXPECT_EQ(run.native_inlined > 0, inline_kernels) << run.native_inlined;
+      }
+    }
+  }
+}
+
+TEST_P(JitLoops, InlinedScalarState) {
+  if (!HostEmitsLoops()) GTEST_SKIP() << "no loop emitter on this target";
+  if (runtime::internal::GuardPagesRequested()) GTEST_SKIP() << "loops step in guard-page mode";
+  CheckInlined(kScalarTypes, GetParam());
+  CheckInlined(kScalarSpecials, GetParam());
+  CheckInlined(kScalarCompares, GetParam());
+  CheckInlined(kScalarsReadByCalls, GetParam());
+  CheckInlined(kScalarConditional, GetParam());
+  // ResourceExhausted from the register path: 9 iterations needed, 8 and 9
+  // allowed.
+  CheckInlined(kScalarConditional, GetParam(), 8);
+  CheckInlined(kScalarConditional, GetParam(), 9);
+}
+
+// An interrupt stops a loop whose state is in registers.
+TEST_P(JitLoops, InterruptStopsInlinedLoop) {
+  if (!HostEmitsLoops()) GTEST_SKIP() << "no loop emitter on this target";
+  if (runtime::internal::GuardPagesRequested()) GTEST_SKIP() << "loops step in guard-page mode";
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseVerified(CountedLoop(int64_t{1} << 40));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  std::mt19937_64 rng(1);
+  arguments.push_back(RandomLiteral((*module)->entry()->parameters()[0]->shape(), rng));
+  CompileOptions options;
+  options.isa = GetParam();
+  options.native_loop_after = 0;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, options);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    RequestInterrupt();
+  });
+  JitRun run = RunCounted(**executable, arguments);
+  interrupter.join();
+  ClearInterrupt();
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+  EXPECT_EQ(run.native_inlined, 1);
 }
 
 // MoveBytes (the copies of bound loops) is memmove: every size around its
