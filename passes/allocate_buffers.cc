@@ -101,14 +101,9 @@ bool ReadsElementwise(const Computation& body, int64_t number) {
 // it, so that the scatter may update that operand's buffer in place (its
 // fused producers read other buffers only). nullopt otherwise.
 std::optional<int64_t> ScatterFusionStart(const Instruction& instruction) {
-  if (instruction.opcode() != Opcode::kFusion || instruction.called_computations().empty() ||
-      !instruction.shape().IsArray()) {
-    return std::nullopt;
-  }
-  const Instruction* root = instruction.called_computations()[0]->root();
-  if (root == nullptr || root->opcode() != Opcode::kScatter || root->operand_count() != 3) {
-    return std::nullopt;
-  }
+  if (instruction.opcode() != Opcode::kFusion) return std::nullopt;
+  const Instruction* root = ScatterOf(instruction);
+  if (root == nullptr) return std::nullopt;
   const Instruction* start = root->operand(0);
   if (start->opcode() != Opcode::kParameter || start->users().size() != 1) return std::nullopt;
   const int64_t number = start->attrs().parameter_number;

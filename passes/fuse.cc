@@ -177,22 +177,6 @@ const Instruction* FusedReduce(const Computation& body) {
   return nullptr;
 }
 
-// The scatter a consumer runs (rule 6): a non-variadic scatter, or the root
-// of a fusion rooted at one; null for anything else.
-const Instruction* ScatterOf(const Instruction& instruction) {
-  const Instruction* scatter = &instruction;
-  if (instruction.opcode() == Opcode::kFusion) {
-    const Computation* body = FusedComputation(instruction);
-    if (body == nullptr || body->root() == nullptr) return nullptr;
-    scatter = body->root();
-  }
-  if (scatter->opcode() != Opcode::kScatter || scatter->operand_count() != 3 ||
-      !scatter->shape().IsArray()) {
-    return nullptr;
-  }
-  return scatter;
-}
-
 bool IsScatterFusion(const Instruction& instruction) {
   return instruction.opcode() == Opcode::kFusion && ScatterOf(instruction) != nullptr;
 }
@@ -300,6 +284,20 @@ const Instruction* SingleReduceRoot(const Instruction& instruction) {
 bool IsLoopFusible(const Instruction& instruction) {
   const Opcode opcode = instruction.opcode();
   return IsElementwise(opcode) || IsDataMovement(opcode) || opcode == Opcode::kConstant;
+}
+
+const Instruction* ScatterOf(const Instruction& instruction) {
+  const Instruction* scatter = &instruction;
+  if (instruction.opcode() == Opcode::kFusion) {
+    const Computation* body = FusedComputation(instruction);
+    if (body == nullptr || body->root() == nullptr) return nullptr;
+    scatter = body->root();
+  }
+  if (scatter->opcode() != Opcode::kScatter || scatter->operand_count() != 3 ||
+      !scatter->shape().IsArray()) {
+    return nullptr;
+  }
+  return scatter;
 }
 
 const Instruction* FusedContraction(const Computation& fused) {

@@ -89,6 +89,9 @@ bool IsLoopFusible(const Instruction& instruction);
 // table (ir/opcode.h).
 // The dot or convolution of a kOutput fusion's computation (null if none).
 const Instruction* FusedContraction(const Computation& fused);
+// The scatter a consumer runs (rule 6): a one-operand scatter itself, or
+// the root of a fusion rooted at one; null for anything else.
+const Instruction* ScatterOf(const Instruction& instruction);
 
 }  // namespace xjit
 
