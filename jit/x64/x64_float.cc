@@ -834,16 +834,37 @@ absl::Status KernelLowering::IntShift(Opcode opcode, int width, x86::Vec x, x86:
     const bool left = opcode == Opcode::kShiftLeft;
     const uint32_t sse = left ? Inst::kIdPsllw : Inst::kIdPsrlw;
     const uint32_t vex = left ? Inst::kIdVpsllw : Inst::kIdVpsrlw;
-    x86::Vec shifted = IntOp(sse, vex, x, count);
-    x86::Vec byte_mask = IntOp(sse, vex, IntConst(16, 0x00FF), count);
+    x86::Vec shifted = ShiftByCount(sse, vex, x, count);
+    x86::Vec byte_mask = ShiftByCount(sse, vex, IntConst(16, 0x00FF), count);
     *out = IntOp(Inst::kIdPand, Inst::kIdVpand, shifted, BroadcastLane0(byte_mask, 8));
     return absl::OkStatus();
   }
   const ByWidth& table = opcode == Opcode::kShiftLeft            ? kPsll
                          : opcode == Opcode::kShiftRightLogical ? kPsrl
                                                                  : kPsra;
-  *out = IntOp(table.sse[w], table.avx[w], x, count);
+  *out = ShiftByCount(table.sse[w], table.avx[w], x, count);
   return absl::OkStatus();
+}
+
+x86::Vec KernelLowering::ShiftByCount(uint32_t sse, uint32_t avx, const x86::Vec& x,
+                                      const x86::Xmm& count) {
+  // The value is copied into the result first and shifted there. asmjit may
+  // put a spilled virtual register's stack slot in place of a source that
+  // has a memory form in any of the instruction's encodings; psrl/psll/psra
+  // have one only with an immediate count, so a spilled value shifted by a
+  // register count failed to assemble ("invalid memory operand": hoisted
+  // loop invariants under register pressure, jit_random_test seeds 632 and
+  // 765 on AVX2). A move may read the slot.
+  x86::Vec d = NewVec();
+  V2(Inst::kIdMovdqa, Inst::kIdVmovdqa, d, x);
+  if (d.isZmm()) {
+    EmitZmm(avx, d, d, count, -1);
+  } else if (features_.avx2) {
+    cc_.emit(avx, d, d, count);
+  } else {
+    cc_.emit(sse, d, count);
+  }
+  return d;
 }
 
 absl::Status KernelLowering::IntBinary(Opcode opcode, ElementType type, x86::Vec a, x86::Vec b,

@@ -759,8 +759,9 @@ void KernelLowering::PlanVectorLoop() {
   const int budget = features_.avx512 ? kHoistBudgetAvx512
                      : features_.avx2  ? kHoistBudgetAvx
                                        : kHoistBudgetSse;
-  int hoisted = 0;
+  int hoisted = PlanDerivedInvariants(uses, budget);
   for (int id : invariant) {
+    if (hoisted_[id]) continue;  // Read by a hoisted derived value.
     // A constant read once by an instruction that takes a memory operand
     // costs no register and no extra instruction. With AVX-512's 32
     // registers such constants take the registers left over instead of a
@@ -779,6 +780,113 @@ void KernelLowering::PlanVectorLoop() {
   for (size_t id = 0; id < n; ++id) {
     fresh_[id] = !hoisted_[id] && plain_users[id] && FreshVectorResult(program_.ops[id]);
   }
+}
+
+int KernelLowering::PlanDerivedInvariants(const std::vector<int>& uses, int budget) {
+  // Recomputing such a value costs several instructions per vector
+  // iteration (a pred broadcast: compare, set, negate, move, broadcast; a
+  // select of two broadcasts: a blend), where a plain broadcast reloads in
+  // one; so they take the registers first, and the plain invariants the
+  // rest (PlanVectorLoop). Tiled loops keep their own rule.
+  if (tile_level_ >= 0) return 0;
+  const size_t n = program_.ops.size();
+  const int inner = static_cast<int>(program_.loop_extents.size()) - 1;
+  auto outer_invariant_index = [&](int index) {
+    return ScalarOnly(index) && strides_[index].has_value() && *strides_[index] == 0 &&
+           levels_[index] < inner;
+  };
+  std::vector<bool> invariant(n, false);
+  std::vector<bool> derived(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (ScalarOnly(static_cast<int>(id))) continue;
+    if (!guarded_load_.empty() && guarded_load_[id]) continue;
+    const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
+    switch (op.kind) {
+      case KOpKind::kConst:
+        invariant[id] = true;
+        break;
+      case KOpKind::kLoad:
+        invariant[id] = outer_invariant_index(op.a);
+        derived[id] = invariant[id] && !is_float;
+        break;
+      case KOpKind::kFromIndex:
+        invariant[id] = derived[id] = outer_invariant_index(op.a);
+        break;
+      case KOpKind::kUnary: case KOpKind::kBinary: case KOpKind::kCompare:
+      case KOpKind::kSelect: case KOpKind::kClamp: case KOpKind::kConvert:
+      case KOpKind::kBitcast: case KOpKind::kFma: case KOpKind::kBits:
+      case KOpKind::kBitShift: case KOpKind::kScale: {
+        if ((op.kind == KOpKind::kUnary || op.kind == KOpKind::kBinary) && is_float &&
+            IsExpandedMathOp(op)) {
+          break;  // A routine call: left in the loop.
+        }
+        bool all = true;
+        for (int operand : {op.a, op.b, op.c}) {
+          if (operand >= 0) all = all && !ScalarOnly(operand) && invariant[operand];
+        }
+        invariant[id] = derived[id] = all;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  // A value read by scalar code (an index value) stays where it is, and
+  // so do the values computed from it (operands come before users).
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (!ScalarOnly(static_cast<int>(id))) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0) invariant[operand] = false;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (ScalarOnly(static_cast<int>(id))) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && !ScalarOnly(operand) && !invariant[operand]) invariant[id] = false;
+    }
+  }
+  // Roots: invariant values read inside the loop.
+  std::vector<bool> root(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (ScalarOnly(static_cast<int>(id)) || invariant[id]) continue;
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && invariant[operand]) root[operand] = true;
+    }
+  }
+  std::vector<int> candidates;
+  for (size_t id = 0; id < n; ++id) {
+    if (root[id] && derived[id] && uses[id] > 0) candidates.push_back(static_cast<int>(id));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int x, int y) { return uses[x] > uses[y]; });
+  int live = 0;
+  std::vector<int> closure;
+  for (int candidate : candidates) {
+    if (hoisted_[candidate]) continue;
+    closure.clear();
+    closure.push_back(candidate);
+    std::vector<bool> seen(n, false);
+    seen[candidate] = true;
+    int added = 0;
+    for (size_t k = 0; k < closure.size(); ++k) {
+      const KOp& op = program_.ops[closure[k]];
+      if (root[closure[k]]) ++added;
+      for (int operand : {op.a, op.b, op.c}) {
+        if (operand >= 0 && invariant[operand] && !hoisted_[operand] && !seen[operand]) {
+          seen[operand] = true;
+          closure.push_back(operand);
+        }
+      }
+    }
+    if (live + added > budget) continue;
+    live += added;
+    for (int id : closure) hoisted_[id] = true;
+  }
+  return live;
 }
 
 void KernelLowering::PlanMasks() {
@@ -801,7 +909,10 @@ void KernelLowering::PlanMasks() {
     }
   }
   for (size_t id = 0; id < n; ++id) {
-    mask_in_k_[id] = program_.ops[id].kind == KOpKind::kCompare && uses[id] > 0 &&
+    // A hoisted compare stays a lane mask: it lives across the loop, where
+    // masked loads and blends take k registers of their own.
+    const bool hoisted = !hoisted_.empty() && hoisted_[id];
+    mask_in_k_[id] = program_.ops[id].kind == KOpKind::kCompare && uses[id] > 0 && !hoisted &&
                      only_select_predicate[id] && !IsIndexValue(static_cast<int>(id)) &&
                      (strategy_ != Strategy::kRow || sections_[id] == KSection::kBody);
   }
@@ -1931,10 +2042,30 @@ absl::Status KernelLowering::EmitMathRoutine(int vector_bytes) {
   return absl::OkStatus();
 }
 
+std::optional<int32_t> KernelLowering::IndexImmediate(int id) const {
+  const KOp& op = program_.ops[id];
+  if (op.kind != KOpKind::kIConst || op.imm < INT32_MIN || op.imm > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(op.imm);
+}
+
 void KernelLowering::EmitIndexOp(int id) {
   const KOp& op = program_.ops[id];
-  auto a = [&] { return vals_[op.a].gp; };
-  auto b = [&] { return vals_[op.b].gp; };
+  // A constant operand that fits in 32 bits is the instruction's immediate:
+  // index constants are computed at the outermost level and would otherwise
+  // hold a register across the whole loop nest, which in kernels with many
+  // of them (a stencil's row bounds, a scatter's clamps) pushed buffer
+  // pointers and constants to the stack.
+  int first = op.a;
+  int second = op.b;
+  const bool commutes =
+      op.kind == KOpKind::kIAdd || op.kind == KOpKind::kIMul || op.kind == KOpKind::kIAnd;
+  if (commutes && IndexImmediate(first) && !IndexImmediate(second)) std::swap(first, second);
+  auto a = [&] { return vals_[first].gp; };
+  auto b = [&] { return vals_[second].gp; };
+  const std::optional<int32_t> second_imm =
+      second >= 0 ? IndexImmediate(second) : std::nullopt;
+  const bool b_imm = second_imm.has_value();
+  const int32_t b_value = second_imm.value_or(0);
   x86::Gp d = NewGp();
   switch (op.kind) {
     case KOpKind::kLoopIndex:
@@ -1945,13 +2076,17 @@ void KernelLowering::EmitIndexOp(int id) {
       break;
     case KOpKind::kIAdd:
       cc_.mov(d, a());
-      cc_.add(d, b());
+      b_imm ? cc_.add(d, b_value) : cc_.add(d, b());
       break;
     case KOpKind::kISub:
       cc_.mov(d, a());
-      cc_.sub(d, b());
+      b_imm ? cc_.sub(d, b_value) : cc_.sub(d, b());
       break;
     case KOpKind::kIMul:
+      if (b_imm) {
+        cc_.imul(d, a(), b_value);
+        break;
+      }
       cc_.mov(d, a());
       cc_.imul(d, b());
       break;
@@ -1996,7 +2131,7 @@ void KernelLowering::EmitIndexOp(int id) {
     case KOpKind::kILt:
     case KOpKind::kIEq:
       cc_.xor_(d.r32(), d.r32());
-      cc_.cmp(a(), b());
+      b_imm ? cc_.cmp(a(), b_value) : cc_.cmp(a(), b());
       if (op.kind == KOpKind::kILt) {
         cc_.setl(d.r8());
       } else {
@@ -2005,7 +2140,7 @@ void KernelLowering::EmitIndexOp(int id) {
       break;
     case KOpKind::kIAnd:
       cc_.mov(d, a());
-      cc_.and_(d, b());
+      b_imm ? cc_.and_(d, b_value) : cc_.and_(d, b());
       break;
     default:
       XJIT_CHECK(false);

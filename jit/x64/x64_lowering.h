@@ -259,6 +259,13 @@ class KernelLowering {
   // which constants stay in the constant pool as instruction memory
   // operands (deferred_); computes each value's last user.
   void PlanVectorLoop();
+  // Part of PlanVectorLoop: values computed from loop invariants only
+  // (lane masks of outer-index conditions, selects between broadcasts,
+  // pred and integer broadcasts, index constants as lanes) are hoisted_
+  // with the invariants they read, up to `budget` values live across the
+  // loop; `uses` counts each op's vector users. Returns how many registers
+  // the hoisted values hold across the loop.
+  int PlanDerivedInvariants(const std::vector<int>& uses, int budget);
   // Emits the hoisted values (vector mode), before the vector loop.
   absl::Status EmitHoisted();
   // The vector loop over [i, vector_end) (a multiple of lanes_ long):
@@ -289,6 +296,9 @@ class KernelLowering {
   // same for every lane.
   bool ScalarOnly(int id) const { return IsIndexOp(program_.ops[id].kind) || IsIndexValue(id); }
   void EmitIndexOp(int id);
+  // The value of index constant `id` where it fits an instruction's 32-bit
+  // immediate (sign-extended), else nullopt.
+  std::optional<int32_t> IndexImmediate(int id) const;
   // An f32/f64 math operation left by ExpandMath for a routine call (see
   // MathOptions::out_of_line): calls the routine of the current mode's
   // width.
@@ -440,6 +450,9 @@ class KernelLowering {
   asmjit::x86::Vec SignMask(int width, asmjit::x86::Vec x);  // x < 0 as a mask.
   // `x` shifted per XLA (amounts >= width: 0 or sign fill); `uniform`: every
   // lane of `amount` is the same.
+  // x shifted by the 64-bit count in `count`'s low lane (psll/psrl/psra).
+  asmjit::x86::Vec ShiftByCount(uint32_t sse, uint32_t avx, const asmjit::x86::Vec& x,
+                                const asmjit::x86::Xmm& count);
   absl::Status IntShift(Opcode opcode, int width, asmjit::x86::Vec x, asmjit::x86::Vec amount,
                         bool uniform, asmjit::x86::Vec* out);
   absl::Status IntBinary(Opcode opcode, ElementType type, asmjit::x86::Vec a, asmjit::x86::Vec b,

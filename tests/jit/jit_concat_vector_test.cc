@@ -322,6 +322,69 @@ TEST_P(JitConcatVector, NarrowPiecesAreMaskedLoads) {
   }
 }
 
+// jnp.pad(x, 1, mode="edge") along both dimensions, then a 3x3 weighted
+// stencil (the zoo's pad_stencil): along the major dimension every element
+// of a row selects the same operand, so the lane masks of those conditions,
+// and the selects between values broadcast along the row, are loop
+// invariants the vector loop computes once per row (PlanDerivedInvariants).
+// Beside it, a pred and an integer broadcast along the rows feeding a
+// compare and a select. Heights and widths of 1 and odd sizes leave tails.
+std::string EdgeStencil2d(const std::string& type, int64_t rows, int64_t cols) {
+  const std::string padded_rows = Shape(type, rows + 2, cols);
+  const std::string padded = Shape(type, rows + 2, cols + 2);
+  const std::string out = Shape(type, rows, cols);
+  std::vector<std::string> body = {
+      absl::StrCat("top = ", Shape(type, 1, cols), " slice(p0), slice={[0:1], [0:", cols, "]}"),
+      absl::StrCat("bottom = ", Shape(type, 1, cols), " slice(p0), slice={[", rows - 1, ":", rows,
+                   "], [0:", cols, "]}"),
+      absl::StrCat("v = ", padded_rows, " concatenate(top, p0, bottom), dimensions={0}"),
+      absl::StrCat("left = ", Shape(type, rows + 2, 1), " slice(v), slice={[0:", rows + 2,
+                   "], [0:1]}"),
+      absl::StrCat("right = ", Shape(type, rows + 2, 1), " slice(v), slice={[0:", rows + 2, "], [",
+                   cols - 1, ":", cols, "]}"),
+      absl::StrCat("c = ", padded, " concatenate(left, v, right), dimensions={1}")};
+  std::string sum;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      const std::string name = absl::StrCat("s", i, j);
+      body.push_back(absl::StrCat(name, " = ", out, " slice(c), slice={[", i, ":", i + rows,
+                                  "], [", j, ":", j + cols, "]}"));
+      if (i == 1 && j == 1) {
+        body.push_back(absl::StrCat("d", name, " = ", out, " add(", name, ", ", name, ")"));
+      } else {
+        body.push_back(absl::StrCat("d", name, " = ", out, " add(", name, ", p1)"));
+      }
+      if (sum.empty()) {
+        sum = "d" + name;
+      } else {
+        body.push_back(absl::StrCat("a", name, " = ", out, " add(", sum, ", d", name, ")"));
+        sum = "a" + name;
+      }
+    }
+  }
+  const std::string pred = Shape("pred", rows, cols);
+  body.push_back(absl::StrCat("pb = ", pred, " broadcast(p2), dimensions={0}"));
+  body.push_back(absl::StrCat("kb = ", Shape("s32", rows, cols), " broadcast(p3), dimensions={0}"));
+  body.push_back(absl::StrCat("zero = s32[] constant(0)"));
+  body.push_back(absl::StrCat("zb = ", Shape("s32", rows, cols), " broadcast(zero), dimensions={}"));
+  body.push_back(absl::StrCat("kp = ", pred, " compare(kb, zb), direction=GT"));
+  body.push_back(absl::StrCat("both = ", pred, " and(pb, kp)"));
+  body.push_back(absl::StrCat("r = ", out, " select(both, ", sum, ", p1)"));
+  return ModuleText({out, out, absl::StrCat("pred[", rows, "]"), absl::StrCat("s32[", rows, "]")},
+                    body);
+}
+
+TEST_P(JitConcatVector, LoopInvariantLaneMasks) {
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (int64_t cols : {67, 64, 9, 1}) {
+      for (int64_t rows : {1, 2, 5}) {
+        SCOPED_TRACE(absl::StrCat(t, "[", rows, ",", cols, "]"));
+        CheckLanes(EdgeStencil2d(t, rows, cols), t, cols >= 64 && std::string(t) != "f64");
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, JitConcatVector, ::testing::ValuesIn(HostIsas()),
                          [](const ::testing::TestParamInfo<Isa>& info) {
                            return std::string(IsaName(info.param));

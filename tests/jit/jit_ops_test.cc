@@ -492,6 +492,43 @@ TEST_P(JitOps, ScatterFusion) {
   }
 }
 
+// An embedding bag's scatter fusion: rows gathered by index, masked by a
+// per-row pred (ids in range) and scaled by a per-row weight, added at
+// another index. The mask and weight are the same along a row, so the x86-64
+// vector loop computes their lanes once per row (PlanDerivedInvariants);
+// duplicate and out-of-range indices (the random s32 data is rich in 0, 1,
+// -1 and extremes) and NaN/Inf/-0 rows and weights as the evaluator.
+TEST_P(JitOps, ScatterFusionMaskedRows) {
+  for (const char* t : {"f32", "f64", "s32"}) {
+    for (int row : {1, 5, 17, 64, 67, 0}) {
+      const std::string r = absl::StrCat(row);
+      const std::string fill = std::string(t) == "s32" ? "7" : "nan";
+      const std::string hlo = absl::StrCat(
+          "HloModule m\nadd {\n  x = ", t, "[] parameter(0)\n  y = ", t, "[] parameter(1)\n",
+          "  ROOT s = ", t, "[] add(x, y)\n}\n",
+          "ENTRY e {\n  p0 = ", t, "[9,", r, "] parameter(0)\n  p1 = s32[7,1] parameter(1)\n",
+          "  p2 = ", t, "[7] parameter(2)\n  p3 = s32[7,1] parameter(3)\n",
+          "  p4 = ", t, "[5,", r, "] parameter(4)\n  valid = pred[7] parameter(5)\n",
+          "  rows = ", t, "[7,", r, "] gather(p4, p1), offset_dims={1}, ",
+          "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,", r,
+          "}\n  vb = pred[7,", r, "] broadcast(valid), dimensions={0}\n",
+          "  c = ", t, "[] constant(", fill, ")\n  cb = ", t, "[7,", r, "] broadcast(c), dimensions={}\n",
+          "  masked = ", t, "[7,", r, "] select(vb, rows, cb)\n",
+          "  wb = ", t, "[7,", r, "] broadcast(p2), dimensions={0}\n",
+          "  scaled = ", t, "[7,", r, "] multiply(masked, wb)\n",
+          "  ROOT s = ", t, "[9,", r, "] scatter(p0, p3, scaled), update_window_dims={1}, ",
+          "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, ",
+          "to_apply=add\n}\n");
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        CheckOptions options;
+        options.isa = GetParam();
+        options.seed = seed;
+        EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+      }
+    }
+  }
+}
+
 // Variadic scatter: N operands and N updates, one update computation over
 // all of them, a tuple of N results, as one kernel with N outputs. Windows
 // apply in order, out-of-bounds ones are skipped (the random indices are
