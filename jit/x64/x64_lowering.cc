@@ -69,6 +69,13 @@ void KernelLowering::SetVec(int id, x86::Vec v) {
 }
 
 x86::Mem KernelLowering::Address(int buffer, int offset_op, int element_bytes) {
+  // A constant position is a displacement (see EmitIndexOp).
+  if (const std::optional<int32_t> k = IndexImmediate(offset_op)) {
+    const int64_t displacement = int64_t{*k} * element_bytes;
+    if (displacement >= INT32_MIN && displacement <= INT32_MAX) {
+      return x86::ptr(buffers_[buffer], static_cast<int32_t>(displacement));
+    }
+  }
   uint32_t shift = 0;
   while ((1 << shift) < element_bytes) ++shift;
   return x86::ptr(buffers_[buffer], vals_[offset_op].gp, shift);
@@ -2050,18 +2057,27 @@ std::optional<int32_t> KernelLowering::IndexImmediate(int id) const {
 
 void KernelLowering::EmitIndexOp(int id) {
   const KOp& op = program_.ops[id];
-  // A constant operand that fits in 32 bits is the instruction's immediate:
-  // index constants are computed at the outermost level and would otherwise
-  // hold a register across the whole loop nest, which in kernels with many
-  // of them (a stencil's row bounds, a scatter's clamps) pushed buffer
-  // pointers and constants to the stack.
+  // A constant operand that fits in 32 bits is the instruction's immediate,
+  // or is moved into a register where it is used (cmov has no immediate
+  // form): index constants are computed at the outermost level and would
+  // otherwise hold a register across the whole loop nest, which in kernels
+  // with many of them (a stencil's row bounds, a scatter's clamps) pushed
+  // buffer pointers and constants to the stack.
   int first = op.a;
   int second = op.b;
   const bool commutes =
       op.kind == KOpKind::kIAdd || op.kind == KOpKind::kIMul || op.kind == KOpKind::kIAnd;
   if (commutes && IndexImmediate(first) && !IndexImmediate(second)) std::swap(first, second);
-  auto a = [&] { return vals_[first].gp; };
-  auto b = [&] { return vals_[second].gp; };
+  // Operand x as a register: a constant one in a register of its own here.
+  auto reg = [&](int x) {
+    const std::optional<int32_t> value = IndexImmediate(x);
+    if (!value) return vals_[x].gp;
+    x86::Gp t = NewGp();
+    cc_.mov(t, *value);
+    return t;
+  };
+  auto a = [&] { return reg(first); };
+  auto b = [&] { return reg(second); };
   const std::optional<int32_t> second_imm =
       second >= 0 ? IndexImmediate(second) : std::nullopt;
   const bool b_imm = second_imm.has_value();
@@ -2095,11 +2111,14 @@ void KernelLowering::EmitIndexOp(int id) {
       cc_.mov(d, a());
       // A guard in a guarded vector loop is its operand (PlanGuardedLoads).
       if (mode_ == Mode::kVector && !identity_guard_.empty() && identity_guard_[id]) break;
-      cc_.cmp(d, b());
-      if (op.kind == KOpKind::kIMin) {
-        cc_.cmovg(d, b());
-      } else {
-        cc_.cmovl(d, b());
+      {
+        const x86::Gp bound = b();
+        cc_.cmp(d, bound);
+        if (op.kind == KOpKind::kIMin) {
+          cc_.cmovg(d, bound);
+        } else {
+          cc_.cmovl(d, bound);
+        }
       }
       break;
     case KOpKind::kIDiv:
