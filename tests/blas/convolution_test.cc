@@ -612,6 +612,36 @@ TEST_F(ConvolutionTest, TransposedConvolutionPhases2D) {
   EXPECT_GE(col2im, 4);
 }
 
+// GEMM + col2im for every output feature count its scatter adds with the
+// count known at compile time (1, 2, 3, 4, 8, 16, contiguous) and beside
+// them (5, 17, and NCHW's strided features): the same result as the
+// evaluator, f32 and f64, odd sizes, overlapping taps (stride 2, 3x3).
+TEST_F(ConvolutionTest, TransposedCol2imEveryFeatureCount) {
+  uint64_t seed = 300;
+  for (int64_t features : {1, 2, 3, 4, 5, 8, 16, 17}) {
+    for (bool nchw : {false, true}) {
+      ConvSpec s;
+      s.type = nchw ? ElementType::kF64 : ElementType::kF32;
+      s.batch = 2;
+      s.input_features = 24;
+      s.output_features = features;
+      s.input_spatial = {3, 5};
+      s.kernel_spatial = {3, 3};
+      s.window = {Win(1, 2, 2, 2), Win(1, 1, 2, 2)};
+      if (nchw) {
+        s.input_labels = "bf01";
+        s.kernel_labels = "oi01";
+        s.output_labels = "bf01";
+      }
+      const std::string plan = Run(s, ++seed).plan;
+      // 16 contiguous features and more take the direct kernel's phases.
+      if (features < 16 || nchw) {
+        EXPECT_EQ(plan.rfind("col2im", 0), 0u) << plan << " features " << features;
+      }
+    }
+  }
+}
+
 // The dilation's holes are not input: a tap on one multiplies nothing, as
 // in the evaluator (im2col over the dilated input multiplied the holes'
 // zeros, so an infinite weight made NaN there). Input [x0, x1] dilated by
