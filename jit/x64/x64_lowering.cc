@@ -39,6 +39,8 @@ constexpr int64_t kMaxCarryBytes = int64_t{48} << 10;
 // Row programs: inputs at least this large are prefetched a row ahead
 // (PlanRowPrefetches); smaller ones stay in L2 between rows anyway.
 constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
+// Gather prefetches (PlanGatherPrefetches): how many rows ahead.
+constexpr int kGatherPrefetchRows = 16;
 // Row programs: outputs at least this large are written with non-temporal
 // stores where aligned (PlanRowStreaming): larger than the caches a next
 // kernel could read them from (2 MiB of L2 per core, a share of L3).
@@ -450,6 +452,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanSelectFolds();
   PlanCarries();
   PlanRowStreaming();
+  PlanGatherPrefetches();
 
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
@@ -502,6 +505,9 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
     cc_.xor_(i.r32(), i.r32());
   }
   cc_.bind(head);
+  if (static_cast<int>(level) == gather_level_) {
+    XJIT_RETURN_IF_ERROR(EmitGatherPrefetches(static_cast<int>(level), i));
+  }
   XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
   XJIT_RETURN_IF_ERROR(EmitLoops(level + 1));
   cc_.inc(i);
@@ -511,6 +517,100 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
     cc_.cmp(i, program_.loop_extents[level]);
   }
   cc_.jl(head);
+  return absl::OkStatus();
+}
+
+void KernelLowering::PlanGatherPrefetches() {
+  gather_prefetches_.clear();
+  gather_chain_.clear();
+  gather_level_ = -1;
+  const int levels = static_cast<int>(program_.loop_extents.size());
+  if (levels < 2 || program_.reduction_loops > 0 || tile_level_ >= 0 ||
+      strategy_ == Strategy::kRow || strategy_ == Strategy::kColumn) {
+    return;
+  }
+  const int inner = levels - 1;
+  const int row = inner - 1;
+  const size_t n = program_.ops.size();
+  // Index operations whose value depends on a value loaded from a buffer.
+  std::vector<bool> dynamic(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    if (!ScalarOnly(static_cast<int>(id))) continue;
+    const KOp& op = program_.ops[id];
+    dynamic[id] = IsIndexValue(static_cast<int>(id));
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && dynamic[operand]) dynamic[id] = true;
+    }
+  }
+  std::vector<bool> needed(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const KOp& op = program_.ops[id];
+    if (op.kind != KOpKind::kLoad || ScalarOnly(static_cast<int>(id)) ||
+        levels_[id] != inner) {
+      continue;
+    }
+    const KOp& position = program_.ops[op.a];
+    if (position.kind != KOpKind::kIAdd) continue;
+    int base = -1;
+    for (auto [x, y] : {std::pair{position.a, position.b}, std::pair{position.b, position.a}}) {
+      if (levels_[x] == row && dynamic[x] && levels_[y] == inner &&
+          program_.ops[y].kind == KOpKind::kLoopIndex) {
+        base = x;
+      }
+    }
+    if (base < 0) continue;
+    const KernelBuffer& buffer = program_.buffers[op.imm];
+    const int element_bytes = static_cast<int>(ByteWidth(buffer.type));
+    if (element_bytes <= 0 || buffer.element_count * element_bytes < PrefetchMinBytes()) continue;
+    GatherPrefetch prefetch;
+    prefetch.buffer = static_cast<int>(op.imm);
+    prefetch.base = base;
+    prefetch.element_bytes = element_bytes;
+    // At most 8 lines a row: longer rows are streamed by the hardware
+    // prefetcher once their first lines are read.
+    prefetch.bytes = std::min<int64_t>(program_.loop_extents[inner] * element_bytes, 512);
+    gather_prefetches_.push_back(prefetch);
+    needed[base] = true;
+  }
+  if (gather_prefetches_.empty()) return;
+  // The loop's own operations the bases read (operands come first).
+  for (size_t id = n; id-- > 0;) {
+    if (!needed[id]) continue;
+    const KOp& op = program_.ops[id];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand >= 0 && levels_[operand] == row) needed[operand] = true;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (needed[id]) gather_chain_.push_back(static_cast<int>(id));
+  }
+  gather_level_ = row;
+}
+
+absl::Status KernelLowering::EmitGatherPrefetches(int level, x86::Gp i) {
+  // Row i + kGatherPrefetchRows, or the last row: every position the bases'
+  // operations read there is one the kernel reads in that row.
+  x86::Gp ahead = NewGp();
+  cc_.lea(ahead, x86::ptr(i, kGatherPrefetchRows));
+  x86::Gp last = NewGp();
+  cc_.mov(last, program_.loop_extents[level] - 1);
+  cc_.cmp(ahead, last);
+  cc_.cmovg(ahead, last);
+  const x86::Gp row = loop_vars_[level];
+  loop_vars_[level] = ahead;
+  const Mode saved_mode = mode_;
+  mode_ = Mode::kScalar;
+  for (int id : gather_chain_) XJIT_RETURN_IF_ERROR(EmitOp(id, Mode::kScalar));
+  for (const GatherPrefetch& prefetch : gather_prefetches_) {
+    uint32_t shift = 0;
+    while ((1 << shift) < prefetch.element_bytes) ++shift;
+    for (int64_t offset = 0; offset < prefetch.bytes; offset += 64) {
+      cc_.prefetcht0(x86::ptr(buffers_[prefetch.buffer], vals_[prefetch.base].gp, shift,
+                              static_cast<int32_t>(offset)));
+    }
+  }
+  loop_vars_[level] = row;
+  mode_ = saved_mode;
   return absl::OkStatus();
 }
 

@@ -560,6 +560,25 @@ class KernelLowering {
   asmjit::x86::Gp head_;
   void PlanRowStreaming();
   void EmitRowPrefetches();
+  // Rows read at data-dependent positions (an embedding bag's table rows,
+  // a scatter's target rows: the position of a load in the innermost loop
+  // is a row base loaded from an index buffer in the loop outside it plus
+  // the innermost index): the loop outside computes the bases of the row
+  // kGatherPrefetchRows ahead with its own index operations and prefetches
+  // those rows, so that cache misses of several rows overlap where the
+  // out-of-order window covers about one. Only for buffers of at least
+  // PrefetchMinBytes (smaller ones stay cached).
+  void PlanGatherPrefetches();
+  absl::Status EmitGatherPrefetches(int level, asmjit::x86::Gp i);
+  struct GatherPrefetch {
+    int buffer = 0;
+    int base = 0;         // The row base's index op (elements).
+    int element_bytes = 0;
+    int64_t bytes = 0;    // Bytes of the row to prefetch.
+  };
+  std::vector<GatherPrefetch> gather_prefetches_;
+  std::vector<int> gather_chain_;  // Ops of that loop the bases need, in order.
+  int gather_level_ = -1;
   // A register that is zero when the row about to run can take a
   // streaming version: every streamed store starts at a vector-aligned
   // address or, with peel_, they all reach one after the same number of

@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "tests/jit/jit_test_util.h"
+#if defined(__x86_64__)
+#include "jit/x64/x64_lowering.h"
+#endif
 
 namespace xjit::jit::testing {
 namespace {
@@ -528,6 +532,66 @@ TEST_P(JitOps, ScatterFusionMaskedRows) {
     }
   }
 }
+
+#if defined(__x86_64__)
+// Rows read at positions loaded from an index buffer (an embedding bag's
+// gathered rows, a scatter's target rows) are prefetched rows ahead
+// (PlanGatherPrefetches): the loop over rows computes the row bases of a
+// later row with its own index operations, clamped to the last row. Forced
+// here for buffers of any size (StreamAllRowsForTesting), so the evaluator
+// checks the kernels that carry them: gathers and scatters of rows of 1 to
+// 67 elements, 1 to 40 rows (fewer and more rows than the distance),
+// duplicate and out-of-range indices, f32/f64/s32, on every instruction
+// set; on each the assembly must contain the prefetches.
+TEST_P(JitOps, GatherAndScatterRowsPrefetched) {
+  x64::StreamAllRowsForTesting(true);
+  for (const char* t : {"f32", "f64", "s32"}) {
+    for (int row : {1, 16, 67}) {
+      for (int rows : {1, 7, 40}) {
+        const std::string r = absl::StrCat(row);
+        const std::string n = absl::StrCat(rows);
+        const std::string gather = absl::StrCat(
+            "HloModule m\nENTRY e {\n  p0 = ", t, "[11,", r, "] parameter(0)\n",
+            "  p1 = s32[", n, ",1] parameter(1)\n  p2 = ", t, "[", n, ",", r, "] parameter(2)\n",
+            "  g = ", t, "[", n, ",", r, "] gather(p0, p1), offset_dims={1}, ",
+            "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,", r,
+            "}\n  ROOT s = ", t, "[", n, ",", r, "] add(g, p2)\n}\n");
+        const std::string scatter = absl::StrCat(
+            "HloModule m\nadd {\n  x = ", t, "[] parameter(0)\n  y = ", t, "[] parameter(1)\n",
+            "  ROOT s = ", t, "[] add(x, y)\n}\n",
+            "ENTRY e {\n  p0 = ", t, "[9,", r, "] parameter(0)\n  p1 = s32[", n, ",1] parameter(1)\n",
+            "  p2 = ", t, "[11,", r, "] parameter(2)\n  p3 = s32[", n, ",1] parameter(3)\n",
+            "  rows = ", t, "[", n, ",", r, "] gather(p2, p1), offset_dims={1}, ",
+            "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,", r,
+            "}\n  ROOT s = ", t, "[9,", r, "] scatter(p0, p3, rows), update_window_dims={1}, ",
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, ",
+            "to_apply=add\n}\n");
+        for (const std::string& hlo : {gather, scatter}) {
+          CompileReport report;
+          for (uint64_t seed = 1; seed <= 2; ++seed) {
+            CheckOptions options;
+            options.isa = GetParam();
+            options.seed = seed;
+            options.cache = false;
+            options.collect_asm = true;
+            options.report = &report;
+            EXPECT_TRUE(MatchesEvaluator(hlo, options)) << hlo;
+          }
+          bool prefetched = false;
+          for (const KernelInfo& kernel : report.kernels) {
+            prefetched = prefetched || absl::StrContains(kernel.asm_text, "prefetcht0");
+          }
+          // Rows of one element, or one row, leave no loop over rows.
+          if (row > 1 && rows > 1) {
+            EXPECT_TRUE(prefetched) << hlo;
+          }
+        }
+      }
+    }
+  }
+  x64::StreamAllRowsForTesting(false);
+}
+#endif
 
 // Variadic scatter: N operands and N updates, one update computation over
 // all of them, a tuple of N results, as one kernel with N outputs. Windows

@@ -314,6 +314,8 @@ std::string NormDifference(const Literal& expected, const Literal& actual, doubl
   compile_options.isa = options.isa;
   compile_options.run_passes = options.run_passes;
   compile_options.only_passes = options.only_passes;
+  compile_options.cache = options.cache;
+  compile_options.collect_asm = options.collect_asm;
   CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
       Compile(module, compile_options, &report);

@@ -86,6 +86,11 @@ struct CheckOptions {
   bool require_vectorized = false;
   // If set, receives the compile report.
   CompileReport* report = nullptr;
+  // CompileOptions::cache and collect_asm (off: kernels compiled under a
+  // testing switch such as x64::StreamAllRowsForTesting must not come from,
+  // or go to, the compile cache).
+  bool cache = true;
+  bool collect_asm = false;
   // Float results may differ from the evaluator's by this many ulp (for
   // modules whose root is a math function; see MathUlpTolerance).
   int ulp_tolerance = 0;
