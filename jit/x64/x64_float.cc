@@ -848,13 +848,12 @@ absl::Status KernelLowering::IntShift(Opcode opcode, int width, x86::Vec x, x86:
 
 x86::Vec KernelLowering::ShiftByCount(uint32_t sse, uint32_t avx, const x86::Vec& x,
                                       const x86::Xmm& count) {
-  // The value is copied into the result first and shifted there. asmjit may
-  // put a spilled virtual register's stack slot in place of a source that
-  // has a memory form in any of the instruction's encodings; psrl/psll/psra
-  // have one only with an immediate count, so a spilled value shifted by a
-  // register count failed to assemble ("invalid memory operand": hoisted
-  // loop invariants under register pressure, jit_random_test seeds 632 and
-  // 765 on AVX2). A move may read the slot.
+  // The value is copied into the result first and shifted there: with a
+  // spilled value as the first source, asmjit emitted its stack slot there
+  // (`vpsrld ymm, m256, xmm`, a form that exists only with an immediate
+  // count) and failed with "invalid memory operand" in an earlier attempt
+  // to hoist loop invariants (jit_random_test seeds 632 and 765, AVX2). A
+  // move may read the slot.
   x86::Vec d = NewVec();
   V2(Inst::kIdMovdqa, Inst::kIdVmovdqa, d, x);
   if (d.isZmm()) {
