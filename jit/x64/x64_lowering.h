@@ -470,11 +470,18 @@ class KernelLowering {
   // Whether the load `op`, whose position is not affine along the innermost
   // loop, has vector code as a gather at positions computed lane by lane
   // (jit/kernel/lane_positions.h): AVX2 or AVX-512, 32- or 64-bit lanes,
-  // the plain inner-loop strategy (lane_index_ set), no tiling.
+  // the plain inner-loop strategy or a reduction's column strategy
+  // (lane_index_ set), no tiling.
   // Also a pred load (a byte within its aligned dword; 32-bit lanes only)
   // and an index converted to a 32-bit integer (the dword positions
   // themselves: an iota along merged dimensions).
   bool LaneGatherable(const KOp& op) const;
+  // The column strategy of a reduction with lane gathers (loads whose
+  // position moves by a constant other than 0 or 1 per output, or is
+  // computed per lane): sets strides_, lane_index_, vector_type_, lanes_
+  // and zmm_ and returns true where every operation then has vector code;
+  // otherwise leaves lane_index_ empty and strides_ as InnerStrides.
+  bool PlanColumnGathers();
   absl::Status EmitLaneGather(int id);
   absl::Status EmitLanePredGather(int id);
   // kFromIndex `id` of a lane-computed index: its 32-bit values.
@@ -486,10 +493,10 @@ class KernelLowering {
   // A gather of 32-bit (or, `wide`, 64-bit) elements at the VSIB address
   // `m`, every lane enabled (also the strided gathers of tiled loops).
   asmjit::x86::Vec GatherAll(const asmjit::x86::Mem& m, bool wide);
-  // LaneIndexOps over strides_ while the inner-loop strategy is planned or
-  // chosen; empty otherwise (no lane gathers). (Only the plain inner-loop
-  // strategy of a program without reduction loops sets it, so the other
-  // strategies' VectorizableOps never accept a lane gather.)
+  // LaneIndexOps over strides_ while the inner-loop strategy, or the column
+  // strategy with gathers (PlanColumnGathers), is planned or chosen; empty
+  // otherwise (no lane gathers), so the row strategy's VectorizableOps
+  // never accepts a lane gather.
   std::vector<bool> lane_index_;
   // LaneIndices' values in the body being emitted, so that loads sharing a
   // position chain compute it once (cleared by EmitOpsAtLevel).
