@@ -149,7 +149,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides) &&
-        !LaneGatherable(op)) {
+        !LaneGatherable(op) && !ColumnScatterable(op, strides)) {
       return false;
     }
     lane_pred_gather = lane_pred_gather || (op.kind == KOpKind::kLoad &&
@@ -349,7 +349,8 @@ bool KernelLowering::PlanColumnGathers() {
   lane_index_ = LaneIndexOps(program_, strides_);
   bool gathers = false;
   for (const KOp& op : program_.ops) {
-    gathers = gathers || (op.kind == KOpKind::kLoad && strides_[op.a] != 0 && strides_[op.a] != 1);
+    gathers = gathers || ((op.kind == KOpKind::kLoad || op.kind == KOpKind::kStore) &&
+                         strides_[op.a] != 0 && strides_[op.a] != 1);
   }
   if (gathers && features_.avx2) {
     auto fits = [&] { return ColumnVectorizable(&vector_type_, &lanes_); };
@@ -472,6 +473,15 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanCarries();
   PlanRowStreaming();
 
+  if (strategy_ == Strategy::kColumn && !lane_index_.empty()) {
+    // Scatters' lane offsets (ColumnScatterable), before the loops as in
+    // tiled loops (StrideOffsets).
+    for (const KOp& op : program_.ops) {
+      if (op.kind == KOpKind::kStore && strides_[op.a] != 1 && !UsesLaneMoves(op)) {
+        StrideOffsets(*strides_[op.a]);
+      }
+    }
+  }
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
   if (!empty) {

@@ -482,6 +482,13 @@ class KernelLowering {
   // and zmm_ and returns true where every operation then has vector code;
   // otherwise leaves lane_index_ empty and strides_ as InnerStrides.
   bool PlanColumnGathers();
+  // Whether the store `op` of that strategy, whose position moves by a
+  // constant other than 0 or 1 per output (a kInput fusion's output of the
+  // reduce input's dimensions: element 2i + r of a [n, 2] row), has vector
+  // code as a scatter (EmitScatter: vscatter on AVX-512, lane by lane on
+  // AVX2).
+  bool ColumnScatterable(const KOp& op,
+                         const std::vector<std::optional<int64_t>>& strides) const;
   absl::Status EmitLaneGather(int id);
   absl::Status EmitLanePredGather(int id);
   // kFromIndex `id` of a lane-computed index: its 32-bit values.

@@ -540,6 +540,38 @@ ENTRY e {
       }
     }
   }
+  // A multi-output kInput fusion: an output of the reduce input's
+  // dimensions beside the row sums, stored at stride r per output (a
+  // scatter on AVX-512, lane by lane on AVX2); 32- and 64-bit lanes.
+  for (const char* type : {"f32", "f64", "s32"}) {
+    for (int64_t r : {2, 3}) {
+      for (int64_t n : {0, 1, 19, 100}) {
+        const std::string s = absl::StrCat(type, "[", n, ",", r, "]");
+        const std::string o = absl::StrCat(type, "[", n, "]");
+        const std::string hlo = absl::StrCat("HloModule m\n", Add(type), R"(fused {
+  x = )", s, R"( parameter(0)
+  y = )", s, R"( parameter(1)
+  m = )", s, R"( multiply(x, y)
+  d = )", s, R"( subtract(x, y)
+  z = )", type, R"([] constant(0)
+  sum = )", o, R"( reduce(m, z), dimensions={1}, to_apply=add
+  ROOT t = ()", s, ", ", o, R"() tuple(d, sum)
+}
+ENTRY e {
+  p0 = )", s, R"( parameter(0)
+  p1 = )", s, R"( parameter(1)
+  ROOT f = ()", s, ", ", o, R"() fusion(p0, p1), kind=kInput, calls=fused
+})");
+        for (Data data : {Data::kSmall, Data::kEdge}) {
+          CheckResult result;
+          EXPECT_TRUE(RunKernel(hlo, GetParam(), data, 5, &result)) << hlo;
+          if (gathers && n == 100) {
+            EXPECT_GT(result.lanes, 1) << result.program;
+          }
+        }
+      }
+    }
+  }
   for (int64_t n : {1, 17, 100}) {
     const std::string s = absl::StrCat("[", n, ",5]");
     const std::string o = absl::StrCat("[", n, "]");
