@@ -97,7 +97,7 @@
 // per output element, the kPre operations (accumulators initialised in
 // registers), the reduction loops with the kBody operations (accumulator
 // writes deferred to the end of each iteration, as one parallel copy), then
-// the kPost operations and stores. Two ways to vectorise, tried in order:
+// the kPost operations and stores. Three ways to vectorise, tried in order:
 //   - across outputs ("column"): when every operation has vector code along
 //     the innermost output loop, `lanes` output elements run together, each
 //     lane an accumulator visiting its reduced elements in program order
@@ -108,7 +108,12 @@
 //     with its own previous value, the body runs in vector mode on up to 4 independent
 //     vector accumulators starting at the operation's identity, which are
 //     combined and folded into the scalar accumulator before the scalar
-//     tail (a reassociation XLA allows for reductions).
+//     tail (a reassociation XLA allows for reductions);
+//   - across outputs with gathers (AVX2, AVX-512; PlanColumnGathers): the
+//     column form again where a row is too short for the row form and the
+//     reduce input moves by a constant other than 0 or 1 per output (rows
+//     of 2 or 5): loads gather each lane's row, outputs of the reduce
+//     input's dimensions scatter; results identical to the scalar code's.
 // Row programs with several passes (ProgramPhases) run, per output element,
 // the kPre operations, then each pass's reduction loops (only the body
 // operations and accumulator writes of that pass) followed by the kPost
