@@ -158,7 +158,7 @@ bool KernelLowering::VectorizableOps(const std::vector<std::optional<int64_t>>& 
     if (ScalarOnly(static_cast<int>(i))) continue;
     any_value = true;
     if (!HasVectorAccess(op, strides) && !StridedAccessVectorizable(op, strides) &&
-        !LaneGatherable(op)) {
+        !LaneGatherable(op) && !ColumnScatterable(op, strides)) {
       return false;
     }
     lane_pred_gather = lane_pred_gather || (op.kind == KOpKind::kLoad &&
@@ -348,6 +348,33 @@ bool KernelLowering::RowVectorizable(ElementType* type, int* lanes) const {
   return program_.loop_extents[inner] >= *lanes;
 }
 
+bool KernelLowering::PlanColumnGathers() {
+  // After the row strategy, so a row that fills vectors keeps its stride-1
+  // loads: only rows shorter than a vector (or a reducer the row strategy
+  // cannot reassociate) gather, e.g. a sum over the 2 coordinates of each
+  // of 256 particles, reading element 2i + r in lane i.
+  const int level = program_.output_loops() - 1;
+  strides_ = StridesAlong(program_, level);
+  lane_index_ = LaneIndexOps(program_, strides_);
+  bool gathers = false;
+  for (const KOp& op : program_.ops) {
+    gathers = gathers || ((op.kind == KOpKind::kLoad || op.kind == KOpKind::kStore) &&
+                         strides_[op.a] != 0 && strides_[op.a] != 1);
+  }
+  if (gathers && features_.avx2) {
+    auto fits = [&] { return ColumnVectorizable(&vector_type_, &lanes_); };
+    if (features_.avx512) {
+      zmm_ = true;
+      if (fits()) return true;
+    }
+    zmm_ = false;
+    if (fits()) return true;
+  }
+  lane_index_.clear();
+  strides_ = InnerStrides(program_);
+  return false;
+}
+
 bool KernelLowering::ColumnVectorizable(ElementType* type, int* lanes) const {
   const int level = program_.output_loops() - 1;
   const std::vector<bool> include(program_.ops.size(), true);
@@ -437,6 +464,8 @@ absl::Status KernelLowering::Emit(int* lanes) {
   } else if (fits([&] { return RowVectorizable(&vector_type_, &lanes_); })) {
     strategy_ = Strategy::kRow;
     strides_ = StridesAlong(program_, static_cast<int>(program_.loop_extents.size()) - 1);
+  } else if (phases_.count == 1 && PlanColumnGathers()) {
+    strategy_ = Strategy::kColumn;
   } else {
     strategy_ = Strategy::kNone;
   }
@@ -454,6 +483,15 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanRowStreaming();
   PlanGatherPrefetches();
 
+  if (strategy_ == Strategy::kColumn && !lane_index_.empty()) {
+    // Scatters' lane offsets (ColumnScatterable), before the loops as in
+    // tiled loops (StrideOffsets).
+    for (const KOp& op : program_.ops) {
+      if (op.kind == KOpKind::kStore && strides_[op.a] != 1 && !UsesLaneMoves(op)) {
+        StrideOffsets(*strides_[op.a]);
+      }
+    }
+  }
   bool empty = false;
   for (int64_t extent : program_.loop_extents) empty = empty || extent == 0;
   if (!empty) {
@@ -1197,6 +1235,9 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
 
 absl::Status KernelLowering::EmitSectionAtLevel(int level, Mode mode, KSection section) {
   mode_ = mode;
+  // Lane positions come from this copy's loop index (ForEachCopy): never
+  // reuse another section's or copy's.
+  lane_indices_.clear();
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level || sections_[id] != section) continue;
     if (program_.ops[id].kind == KOpKind::kAccWrite) continue;

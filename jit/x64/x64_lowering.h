@@ -97,7 +97,7 @@
 // per output element, the kPre operations (accumulators initialised in
 // registers), the reduction loops with the kBody operations (accumulator
 // writes deferred to the end of each iteration, as one parallel copy), then
-// the kPost operations and stores. Two ways to vectorise, tried in order:
+// the kPost operations and stores. Three ways to vectorise, tried in order:
 //   - across outputs ("column"): when every operation has vector code along
 //     the innermost output loop, `lanes` output elements run together, each
 //     lane an accumulator visiting its reduced elements in program order
@@ -108,7 +108,12 @@
 //     with its own previous value, the body runs in vector mode on up to 4 independent
 //     vector accumulators starting at the operation's identity, which are
 //     combined and folded into the scalar accumulator before the scalar
-//     tail (a reassociation XLA allows for reductions).
+//     tail (a reassociation XLA allows for reductions);
+//   - across outputs with gathers (AVX2, AVX-512; PlanColumnGathers): the
+//     column form again where a row is too short for the row form and the
+//     reduce input moves by a constant other than 0 or 1 per output (rows
+//     of 2 or 5): loads gather each lane's row, outputs of the reduce
+//     input's dimensions scatter; results identical to the scalar code's.
 // Row programs with several passes (ProgramPhases) run, per output element,
 // the kPre operations, then each pass's reduction loops (only the body
 // operations and accumulator writes of that pass) followed by the kPost
@@ -483,11 +488,25 @@ class KernelLowering {
   // Whether the load `op`, whose position is not affine along the innermost
   // loop, has vector code as a gather at positions computed lane by lane
   // (jit/kernel/lane_positions.h): AVX2 or AVX-512, 32- or 64-bit lanes,
-  // the plain inner-loop strategy (lane_index_ set), no tiling.
+  // the plain inner-loop strategy or a reduction's column strategy
+  // (lane_index_ set), no tiling.
   // Also a pred load (a byte within its aligned dword; 32-bit lanes only)
   // and an index converted to a 32-bit integer (the dword positions
   // themselves: an iota along merged dimensions).
   bool LaneGatherable(const KOp& op) const;
+  // The column strategy of a reduction with lane gathers (loads whose
+  // position moves by a constant other than 0 or 1 per output, or is
+  // computed per lane): sets strides_, lane_index_, vector_type_, lanes_
+  // and zmm_ and returns true where every operation then has vector code;
+  // otherwise leaves lane_index_ empty and strides_ as InnerStrides.
+  bool PlanColumnGathers();
+  // Whether the store `op` of that strategy, whose position moves by a
+  // constant other than 0 or 1 per output (a kInput fusion's output of the
+  // reduce input's dimensions: element 2i + r of a [n, 2] row), has vector
+  // code as a scatter (EmitScatter: vscatter on AVX-512, lane by lane on
+  // AVX2).
+  bool ColumnScatterable(const KOp& op,
+                         const std::vector<std::optional<int64_t>>& strides) const;
   absl::Status EmitLaneGather(int id);
   absl::Status EmitLanePredGather(int id);
   // kFromIndex `id` of a lane-computed index: its 32-bit values.
@@ -499,10 +518,10 @@ class KernelLowering {
   // A gather of 32-bit (or, `wide`, 64-bit) elements at the VSIB address
   // `m`, every lane enabled (also the strided gathers of tiled loops).
   asmjit::x86::Vec GatherAll(const asmjit::x86::Mem& m, bool wide);
-  // LaneIndexOps over strides_ while the inner-loop strategy is planned or
-  // chosen; empty otherwise (no lane gathers). (Only the plain inner-loop
-  // strategy of a program without reduction loops sets it, so the other
-  // strategies' VectorizableOps never accept a lane gather.)
+  // LaneIndexOps over strides_ while the inner-loop strategy, or the column
+  // strategy with gathers (PlanColumnGathers), is planned or chosen; empty
+  // otherwise (no lane gathers), so the row strategy's VectorizableOps
+  // never accepts a lane gather.
   std::vector<bool> lane_index_;
   // LaneIndices' values in the body being emitted, so that loads sharing a
   // position chain compute it once (cleared by EmitOpsAtLevel).

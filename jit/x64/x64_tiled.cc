@@ -87,6 +87,25 @@ bool KernelLowering::StridedAccessVectorizable(
   return jump <= (int64_t{1} << 31) / 16 - 1;
 }
 
+bool KernelLowering::ColumnScatterable(const KOp& op,
+                                       const std::vector<std::optional<int64_t>>& strides) const {
+  // lane_index_ is set only while the column strategy with gathers is
+  // planned or chosen in a reduction (PlanColumnGathers).
+  if (lane_index_.empty() || program_.reduction_loops == 0 || op.kind != KOpKind::kStore) {
+    return false;
+  }
+  if (op.operand_type == ElementType::kPred || IsHalf(op.operand_type)) return false;
+  const std::optional<int64_t> stride = strides[op.a];
+  if (!stride.has_value() || *stride == 0) return false;
+  const int64_t bytes = AccessBytes(op);
+  const int64_t jump = *stride < 0 ? -*stride : *stride;
+  if (bytes != 4 && bytes != 8) return false;
+  // As StridedAccessVectorizable: lane k at k * stride (k < 16) as dword
+  // indices, or (lane moves) at the displacement k * stride * bytes.
+  if (UsesLaneMoves(op)) return jump <= ((int64_t{1} << 31) - 1) / (7 * bytes);
+  return jump <= (int64_t{1} << 31) / 16 - 1;
+}
+
 bool KernelLowering::UsesLaneMoves(const KOp& op) const {
   if (AccessBytes(op) == 2) return true;  // No 16-bit gathers.
   return op.kind == KOpKind::kStore ? !features_.avx512 : !features_.avx2;

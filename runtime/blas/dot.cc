@@ -25,6 +25,7 @@
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/element_io_internal.h"
 #include "runtime/blas/small_gemm.h"
+#include "runtime/blas/small_gemv.h"
 #include "runtime/blas/strided_internal.h"
 #include "runtime/thread_pool.h"
 
@@ -448,6 +449,25 @@ void TinyGemv(const DotPlan& p, const T* a, const T* x, T* y) {
   }
 }
 
+// f32 y = op(A) x by small_gemv.h's kernels where PreferSmallGemv says they
+// beat cblas_sgemv; false (nothing written) otherwise. The matrix is taken
+// by its contiguous rows: A itself when row-major, A^T when column-major.
+bool SmallGemvWhereFaster(const DotPlan& p, const void* a, const void* x, void* y) {
+  SmallGemvArgs g;
+  g.rows = p.row_major ? p.m : p.n;
+  g.cols = p.row_major ? p.n : p.m;
+  g.p = static_cast<const float*>(a);
+  g.ldp = p.lda;
+  g.transposed = p.row_major == p.trans_a;
+  g.x = static_cast<const float*>(x);
+  g.incx = p.incx;
+  g.y = static_cast<float*>(y);
+  g.incy = p.incy;
+  if (!PreferSmallGemv(g)) return false;
+  SmallGemv(g);
+  return true;
+}
+
 void Gemv(ElementType t, const DotPlan& p, const void* a, const void* x, void* y) {
   if (IsTinyBlasCall(p) && p.incx > 0 && p.incy > 0) {
     if (t == ElementType::kF32) {
@@ -459,6 +479,7 @@ void Gemv(ElementType t, const DotPlan& p, const void* a, const void* x, void* y
                       static_cast<double*>(y));
     }
   }
+  if (t == ElementType::kF32 && SmallGemvWhereFaster(p, a, x, y)) return;
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
   const int lda = static_cast<int>(p.lda), incx = static_cast<int>(p.incx),
             incy = static_cast<int>(p.incy);

@@ -485,6 +485,132 @@ TEST_P(JitReduce, SumWithinTolerance) {
   }
 }
 
+// Rows shorter than a vector (a sampler's 2 coordinates per particle, 5
+// classes per draw): lanes across the kept dimension, each lane gathering
+// its row at stride r (AVX2 and AVX-512; the row strategy where a row fills
+// a vector). Row lengths 1..17 cover every gather stride and the switch to
+// the row strategy; outer sizes every tail; max/min on NaN, infinities and
+// -0 (each lane reduces in the scalar order, so results are bit exact).
+TEST_P(JitReduce, ShortRowsGatherAcrossOutputs) {
+  const bool gathers = GetParam() == Isa::kAvx2 || GetParam() == Isa::kAvx512;
+  for (int64_t r = 1; r <= 17; ++r) {
+    for (int64_t n : {0, 1, 7, 37}) {
+      const std::string in = absl::StrCat("[", n, ",", r, "]");
+      const std::string out = absl::StrCat("[", n, "]");
+      SCOPED_TRACE(in);
+      for (const char* type : {"f32", "f64", "s32"}) {
+        for (const char* op : {"add", "maximum", "minimum"}) {
+          const Data data = std::string(op) == "add" ? Data::kSmall : Data::kEdge;
+          CheckResult result;
+          EXPECT_TRUE(RunKernel(ReduceModule(type, in, out, "1", op), GetParam(), data, 3,
+                                &result));
+          if (gathers && n == 37) {
+            EXPECT_GT(result.lanes, 1) << type << " " << op << "\n" << result.program;
+          }
+        }
+      }
+    }
+  }
+  // A kInput fusion of the kind the samplers reduce (an elementwise chain
+  // with a select on a pred over [n, 2], squared and summed per row) and an
+  // argmax over 5 classes: both vectorised where gathers exist.
+  for (int64_t n : {0, 1, 19, 256}) {
+    const std::string s = absl::StrCat("[", n, ",2]");
+    const std::string hlo = absl::StrCat("HloModule m\n", Add("f32"), R"(fused {
+  x = f32)", s, R"( parameter(0)
+  y = f32)", s, R"( parameter(1)
+  c = pred)", s, R"( parameter(2)
+  a = f32)", s, R"( abs(x)
+  t = f32)", s, R"( select(c, a, y)
+  m = f32)", s, R"( multiply(t, t)
+  z = f32[] constant(0)
+  ROOT r = f32[)", n, R"(] reduce(m, z), dimensions={1}, to_apply=add
+}
+ENTRY e {
+  p0 = f32)", s, R"( parameter(0)
+  p1 = f32)", s, R"( parameter(1)
+  p2 = pred)", s, R"( parameter(2)
+  ROOT f = f32[)", n, R"(] fusion(p0, p1, p2), kind=kInput, calls=fused
+})");
+    for (Data data : {Data::kSmall, Data::kEdge}) {
+      CheckResult result;
+      EXPECT_TRUE(RunKernel(hlo, GetParam(), data, 5, &result)) << hlo;
+      if (gathers && n == 256) {
+        EXPECT_GT(result.lanes, 1) << result.program;
+      }
+    }
+  }
+  // A multi-output kInput fusion: an output of the reduce input's
+  // dimensions beside the row sums, stored at stride r per output (a
+  // scatter on AVX-512, lane by lane on AVX2); 32- and 64-bit lanes.
+  for (const char* type : {"f32", "f64", "s32"}) {
+    for (int64_t r : {2, 3}) {
+      for (int64_t n : {0, 1, 19, 100}) {
+        const std::string s = absl::StrCat(type, "[", n, ",", r, "]");
+        const std::string o = absl::StrCat(type, "[", n, "]");
+        const std::string hlo = absl::StrCat("HloModule m\n", Add(type), R"(fused {
+  x = )", s, R"( parameter(0)
+  y = )", s, R"( parameter(1)
+  m = )", s, R"( multiply(x, y)
+  d = )", s, R"( subtract(x, y)
+  z = )", type, R"([] constant(0)
+  sum = )", o, R"( reduce(m, z), dimensions={1}, to_apply=add
+  ROOT t = ()", s, ", ", o, R"() tuple(d, sum)
+}
+ENTRY e {
+  p0 = )", s, R"( parameter(0)
+  p1 = )", s, R"( parameter(1)
+  ROOT f = ()", s, ", ", o, R"() fusion(p0, p1), kind=kInput, calls=fused
+})");
+        for (Data data : {Data::kSmall, Data::kEdge}) {
+          CheckResult result;
+          EXPECT_TRUE(RunKernel(hlo, GetParam(), data, 5, &result)) << hlo;
+          if (gathers && n == 100) {
+            EXPECT_GT(result.lanes, 1) << result.program;
+          }
+        }
+      }
+    }
+  }
+  for (int64_t n : {1, 17, 100}) {
+    const std::string s = absl::StrCat("[", n, ",5]");
+    const std::string o = absl::StrCat("[", n, "]");
+    const std::string hlo = absl::StrCat(R"(HloModule m
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  take_a = pred[] or(gt, tie)
+  v = f32[] select(take_a, av, bv)
+  i = s32[] select(take_a, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+fused {
+  x = f32)", s, R"( parameter(0)
+  io = s32)", s, R"( iota(), iota_dimension=1
+  c0 = f32[] constant(-inf)
+  c1 = s32[] constant(-1)
+  ROOT r = (f32)", o, ", s32", o, R"() reduce(x, io, c0, c1), dimensions={1}, to_apply=argmax
+}
+ENTRY e {
+  p0 = f32)", s, R"( parameter(0)
+  ROOT f = (f32)", o, ", s32", o, R"() fusion(p0), kind=kInput, calls=fused
+})");
+    for (Data data : {Data::kSmall, Data::kEdge}) {
+      CheckResult result;
+      EXPECT_TRUE(RunKernel(hlo, GetParam(), data, 5, &result)) << hlo;
+      if (gathers && n == 100) {
+        EXPECT_GT(result.lanes, 1) << result.program;
+      }
+    }
+  }
+}
+
 // Layer norm's statistics: a tuple of two reduces over the same dimensions
 // (sum and sum of squares), plus an output of the input's dimensions stored
 // from the loop body and one of the result's dimensions.
