@@ -1,6 +1,8 @@
 // The driver's glue for jaxlib's LAPACK custom calls (see lapack_call.h).
 #include "jit/calls/lapack_call.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -40,7 +42,18 @@ absl::StatusOr<runtime::LibraryCall> PlanLapackCall(const Instruction& instructi
                                                     std::string* description) {
   auto call = std::make_shared<LapackCall>();
   XJIT_ASSIGN_OR_RETURN(call->plan, runtime::host::PlanJaxlibLapack(instruction));
-  call->threads = threads;
+  // Multiply-adds per matrix, about: the largest operand's or result's
+  // elements times the largest of their shorter sides (geqrf m x n: m n n;
+  // potrf, getrf, eigen and singular value routines n x n: n^3; trsm and
+  // ormqr: the right-hand sides' elements times the order of A).
+  int64_t elements = 0, side = 0;
+  for (const auto* arrays : {&call->plan.operands, &call->plan.results}) {
+    for (const runtime::host::LapackArray& array : *arrays) {
+      elements = std::max(elements, array.Elements());
+      side = std::max(side, std::min(array.rows, array.cols));
+    }
+  }
+  call->threads = runtime::blas::BlasThreadsForWork(threads, elements * side);
   runtime::LibraryCall library_call;
   library_call.routine = absl::StrCat("lapack ", call->plan.target);
   library_call.function = &RunLapackCall;
