@@ -27,16 +27,17 @@
 //     buffers (BoundFlatWhile, bound_while.h; RunWhile's flat arrangement),
 //     the operand's leaves copied in and the final state copied out, under
 //     the executable's max_while_iterations.
-// Any other step (interpreted, kRowGroup, a context routine) makes Bind return false, and the caller runs the executable step
+// Any other step (interpreted, kRowGroup, a context routine) makes Bind
+// return false, and the caller runs the executable step
 // by step. Guard-page mode (XJIT_GUARD_PAGES) is the caller's to check:
 // there every kernel must run on guarded copies.
 // After a successful Bind, Run() does what RunFrame does for those buffers
 // — the same calls with the same addresses in the same order; a nested
 // loop's state in flat buffers where RunFrame may keep it in the loop's
-// output slots, the same bytes either way — with no status, allocation (a split kernel's fork-join aside),
-// lookup or dispatch beyond one switch per step (a nested loop makes one
-// status per run of that loop, and is not counted in RunContext::
-// loop_counts: it runs with the loop that bound it). The addresses stay
+// output slots, the same bytes either way — with no status, allocation (but
+// a split kernel's fork-join), lookup or dispatch beyond one switch per step
+// (a nested loop makes one status per run of that loop, and is not counted
+// in RunContext::loop_counts: it runs with the loop that bound it). The addresses stay
 // valid while the executable and the buffers given to Bind live and stay
 // where they are.
 #ifndef XJIT_RUNTIME_BOUND_STEPS_H_

@@ -26,13 +26,13 @@ int BlasThreadsTheAddressSpaceAllows();
 // The current OpenBLAS thread count.
 int BlasThreads();
 
-// The OpenBLAS thread count for one library call (a LAPACK routine, a
-// convolution's GEMM) of about `multiply_adds` multiply-adds per BLAS-level
-// call, in an executable compiled for `threads`: 1 below
-// kBlasThreadedMinWork, `threads` from there. OpenBLAS forks small calls
-// too, and its workers then spin in sched_yield for a while, taking the
-// core the pool's next kernel needs: a least-squares solver's 4100x4 QR
-// calls (65,600 multiply-adds each) ran 3x slower at 2 threads than at 1.
+// The OpenBLAS thread count for one library call (a LAPACK routine) of
+// about `multiply_adds` multiply-adds per matrix, in an executable compiled
+// for `threads`: 1 below kBlasThreadedMinWork, `threads` from there.
+// OpenBLAS forks small calls too, and its workers then spin in sched_yield
+// for a while, taking the core the pool's next kernel needs: a
+// least-squares solver's 4100x4 QR calls (65,600 multiply-adds each) put a
+// quarter of its 2-thread profile in those workers' sched_yield.
 // The bound is that of the dot split (kDotSplitLimits: bands of more than
 // 10^6 multiply-adds), which measured where a second thread pays for its
 // wake-up (tens of microseconds) on this work.
