@@ -346,6 +346,22 @@ TEST(BlasThreadsForWork, CompiledPlans) {
       {"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n"
        "  ROOT c = f32[256,256] cholesky(a), lower=true\n}\n",
        "potrf", "threads=2"},
+      // jaxlib's LAPACK calls: 512 reflectors applied to one column
+      // (524,288 multiply-adds) single-threaded, their 1024x512
+      // factorization threaded.
+      {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
+       "  t = f32[512] parameter(1)\n  c = f32[1024,1]{0,1} parameter(2)\n"
+       "  ROOT q = f32[1024,1]{0,1} custom-call(a, t, c), custom_call_target=\"lapack_sormqr_ffi\", "
+       "operand_layout_constraints={f32[1024,512]{0,1}, f32[512]{0}, f32[1024,1]{0,1}}, "
+       "output_to_operand_aliasing={{}: (2, {})}, api_version=API_VERSION_TYPED_FFI, "
+       "backend_config={left = true, transpose = true}\n}\n",
+       "ormqr", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
+       "  ROOT q = (f32[1024,512]{0,1}, f32[512]{0}) custom-call(a), "
+       "custom_call_target=\"lapack_sgeqrf_ffi\", "
+       "operand_layout_constraints={f32[1024,512]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, "
+       "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n",
+       "geqrf", "threads=2"},
   };
   for (const Form& form : forms) {
     SCOPED_TRACE(form.hlo);
