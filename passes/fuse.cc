@@ -38,6 +38,12 @@
 //    An expensive producer is never fused into a consumer that iterates over
 //    more elements than the producer has (a broadcast would recompute it per
 //    copy).
+//    A body never computes one value twice: after each step (and each
+//    sibling merge, rule 4), an instruction identical to an earlier one of
+//    the body is replaced by it (MergeDuplicatesInBody). Duplicating a
+//    producer into several consumers that later fuse into one would
+//    otherwise leave one copy per path to it, and max_fusion_size would
+//    count copies, not values (threefry's rounds split into seven kernels).
 // 3. Elementwise, data-movement and reduce instructions still alone become
 //    single-instruction fusions (option), so the JIT sees only fusions.
 // 4. Multi-output (sibling) fusion: two kLoop/kInput fusions that read the
@@ -161,8 +167,10 @@ int64_t FusedSize(const Instruction& instruction) {
 // operands, called computations and typed attributes (and, for constants,
 // literal). Attributes that do not change semantics (metadata) are ignored.
 bool SameComputation(const Instruction& a, const Instruction& b) {
-  if (a.opcode() != b.opcode() || !(a.shape() == b.shape()) || a.operands() != b.operands() ||
-      a.called_computations() != b.called_computations() || !(a.attrs() == b.attrs())) {
+  // Cheapest tests first: most pairs differ in opcode or operands.
+  if (a.opcode() != b.opcode() || a.operands() != b.operands() || !(a.shape() == b.shape()) ||
+      a.called_computations() != b.called_computations() ||
+      ((a.has_attrs() || b.has_attrs()) && !(a.attrs() == b.attrs()))) {
     return false;
   }
   return a.opcode() != Opcode::kConstant || a.literal() == b.literal();
@@ -183,7 +191,28 @@ bool SameComputation(const Instruction& a, const Instruction& b) {
 // Merged, the body is the DAG (its size counts distinct values) and the
 // group is one or two kernels, as in XLA:CPU.
 void MergeDuplicatesInBody(Computation* body) {
+  // Most steps make no copy: a scan without allocation finds that first
+  // (a duplicate is another user of the same first operand, or another
+  // leaf), and only a body with copies pays for the ordered walk.
+  bool any = false;
+  std::vector<const Instruction*> leaf_list;
+  for (const auto& owned : body->instructions()) {
+    const Instruction& instruction = *owned;
+    const Opcode opcode = instruction.opcode();
+    if (opcode == Opcode::kParameter || opcode == Opcode::kTuple) continue;
+    if (instruction.operand_count() == 0) {
+      for (const Instruction* leaf : leaf_list) any = any || SameComputation(*leaf, instruction);
+      leaf_list.push_back(&instruction);
+    } else {
+      for (const Instruction* other : instruction.operand(0)->users()) {
+        any = any || (other != &instruction && SameComputation(*other, instruction));
+      }
+    }
+    if (any) break;
+  }
+  if (!any) return;
   absl::flat_hash_set<const Instruction*> kept;
+  kept.reserve(body->instruction_count());
   std::vector<Instruction*> leaves;  // Kept instructions without operands.
   std::vector<Instruction*> merged;
   for (Instruction* instruction : InstructionsOf(*body)) {
@@ -764,6 +793,8 @@ class Fuser {
   // also computes `producer` (one of its operands; null: just wrap).
   // The body then has no two instructions computing the same value
   // (MergeDuplicatesInBody), whichever way it was made.
+  // (Any step may make a copy: a producer with one user left may already
+  // have a copy in the body, inside an earlier producer that took it.)
   Instruction* FuseInto(Instruction* consumer, Instruction* producer) {
     Instruction* fusion = FuseIntoWithCopies(consumer, producer);
     if (producer != nullptr) MergeDuplicatesInBody(FusedComputation(*fusion));
