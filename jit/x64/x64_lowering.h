@@ -264,6 +264,9 @@ class KernelLowering {
   // which constants stay in the constant pool as instruction memory
   // operands (deferred_); computes each value's last user.
   void PlanVectorLoop();
+  // Part of PlanVectorLoop: integer arithmetic on hoisted values is hoisted
+  // too, up to `budget` registers.
+  void HoistInvariantArithmetic(const std::vector<int>& uses, int budget);
   // Emits the hoisted values (vector mode), before the vector loop.
   absl::Status EmitHoisted();
   // The vector loop over [i, vector_end) (a multiple of lanes_ long):
