@@ -42,6 +42,14 @@
 //                           (isa 0 sse4, 1 avx2).
 //   IntAddLoop/width        the s32 (s8) add as a hand-written O3 loop: the
 //                           baseline for IntKernel (same bytes moved).
+//   ThreefryRounds/isa      four threefry2x32 rounds and a key injection as
+//                           JAX writes them (rotates as two shifts and an or,
+//                           amounts read from a u32[4] table, every value
+//                           with two or three users) over u32[8192,64], one
+//                           thread (isa 0 sse4, 1 avx2, 2 avx512); the two
+//                           words xored into one result.
+//   ThreefryLoop            the same rounds as a hand-written O3 loop: the
+//                           baseline.
 //
 // Counters: `kernels` and `interpreted` say what the JIT made of the module
 // (a chain whose fusion has an interpreted step is not measuring emitted
@@ -546,6 +554,115 @@ void BM_IntAddLoop(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * 3 * n * bytes);
 }
+
+constexpr int64_t kThreefryRows = 8192;
+constexpr int64_t kThreefryColumns = 64;
+constexpr uint32_t kThreefryRotations[4] = {13, 15, 26, 6};
+
+std::string ThreefryModule() {
+  const std::string s = absl::StrCat("u32[", kThreefryRows, ",", kThreefryColumns, "]{1,0}");
+  std::string text = absl::StrCat("HloModule threefry_rounds\nENTRY e {\n  x0 = ", s,
+                                  " parameter(0)\n  x1 = ", s,
+                                  " parameter(1)\n  rot = u32[4]{0} parameter(2)\n"
+                                  "  ks = u32[2]{0} parameter(3)\n  k = u32[] constant(32)\n");
+  std::string a = "x0", y = "x1";
+  for (int i = 0; i < 4; ++i) {
+    absl::StrAppendFormat(&text,
+                          "  s%d = u32[1]{0} slice(rot), slice={[%d:%d]}\n"
+                          "  r%d = u32[] reshape(s%d)\n  m%d = u32[] subtract(k, r%d)\n"
+                          "  rb%d = %s broadcast(r%d), dimensions={}\n"
+                          "  mb%d = %s broadcast(m%d), dimensions={}\n"
+                          "  a%d = %s add(%s, %s)\n  l%d = %s shift-left(%s, rb%d)\n"
+                          "  h%d = %s shift-right-logical(%s, mb%d)\n  o%d = %s or(l%d, h%d)\n"
+                          "  y%d = %s xor(a%d, o%d)\n",
+                          i, i, i + 1, i, i, i, i, i, s, i, i, s, i, i, s, a, y, i, s, y, i, i,
+                          s, y, i, i, s, i, i, i, s, i, i);
+    a = absl::StrCat("a", i);
+    y = absl::StrCat("y", i);
+  }
+  absl::StrAppend(&text, "  k0 = u32[1]{0} slice(ks), slice={[0:1]}\n  k0s = u32[] reshape(k0)\n",
+                  "  k1 = u32[1]{0} slice(ks), slice={[1:2]}\n  k1s = u32[] reshape(k1)\n",
+                  "  kb0 = ", s, " broadcast(k0s), dimensions={}\n  kb1 = ", s,
+                  " broadcast(k1s), dimensions={}\n  z0 = ", s, " add(", a, ", kb0)\n  z1 = ", s,
+                  " add(", y, ", kb1)\n  ROOT r = ", s, " xor(z0, z1)\n}\n");
+  return text;
+}
+
+__attribute__((noinline)) void ThreefryLoop(uint32_t* out, const uint32_t* x0, const uint32_t* x1,
+                                            const uint32_t* rot, const uint32_t* ks, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t a = x0[i], y = x1[i];
+    for (int r = 0; r < 4; ++r) {
+      a += y;
+      y = ((y << rot[r]) | (y >> (32 - rot[r]))) ^ a;
+    }
+    out[i] = (a + ks[0]) ^ (y + ks[1]);
+  }
+}
+
+struct ThreefryData {
+  std::vector<uint32_t> x0, x1, out;
+  uint32_t rot[4];
+  uint32_t ks[2] = {0x1BD11BDA, 42};
+  ThreefryData() : x0(kThreefryRows * kThreefryColumns), x1(x0.size()), out(x0.size()) {
+    std::mt19937 rng(11);
+    for (size_t i = 0; i < x0.size(); ++i) {
+      x0[i] = rng();
+      x1[i] = rng();
+    }
+    std::memcpy(rot, kThreefryRotations, sizeof(rot));
+  }
+};
+
+// range(0): 0 sse4, 1 avx2, 2 avx512.
+void BM_ThreefryRounds(benchmark::State& state) {
+  std::unique_ptr<Module> module = ParseOrDie(ThreefryModule());
+  jit::CompileReport report;
+  jit::CompileOptions options;
+  options.isa = state.range(0) == 0   ? jit::Isa::kSse4
+                : state.range(0) == 1 ? jit::Isa::kAvx2
+                                      : jit::Isa::kAvx512;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      jit::Compile(*module, options, &report);
+  if (!executable.ok()) {
+    state.SkipWithError(std::string(executable.status().message()).c_str());
+    return;
+  }
+  ThreefryData d;
+  const void* parameters[] = {d.x0.data(), d.x1.data(), d.rot, d.ks};
+  absl::Status status = (*executable)->Execute(parameters, d.out.data());
+  std::vector<uint32_t> expected(d.out.size());
+  ThreefryLoop(expected.data(), d.x0.data(), d.x1.data(), d.rot, d.ks,
+               static_cast<int64_t>(expected.size()));
+  if (status.ok() && expected != d.out) status = absl::InternalError("wrong result");
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    absl::Status s = (*executable)->Execute(parameters, d.out.data());
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(d.out.size()));
+  state.counters["kernels"] = static_cast<double>(report.kernels.size());
+  state.counters["lanes"] =
+      report.kernels.empty() ? 0.0 : static_cast<double>(report.kernels[0].vector_lanes);
+}
+
+void BM_ThreefryLoop(benchmark::State& state) {
+  ThreefryData d;
+  for (auto _ : state) {
+    ThreefryLoop(d.out.data(), d.x0.data(), d.x1.data(), d.rot, d.ks,
+                 static_cast<int64_t>(d.out.size()));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(d.out.size()));
+}
+
+BENCHMARK(BM_ThreefryRounds)->ArgName("isa")->Arg(0)->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ThreefryLoop)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK(BM_IntKernel)
     ->ArgNames({"kind", "isa"})

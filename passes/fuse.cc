@@ -38,6 +38,12 @@
 //    An expensive producer is never fused into a consumer that iterates over
 //    more elements than the producer has (a broadcast would recompute it per
 //    copy).
+//    A body never computes one value twice: after each step (and each
+//    sibling merge, rule 4), an instruction identical to an earlier one of
+//    the body is replaced by it (MergeDuplicatesInBody). Duplicating a
+//    producer into several consumers that later fuse into one would
+//    otherwise leave one copy per path to it, and max_fusion_size would
+//    count copies, not values (threefry's rounds split into seven kernels).
 // 3. Elementwise, data-movement and reduce instructions still alone become
 //    single-instruction fusions (option), so the JIT sees only fusions.
 // 4. Multi-output (sibling) fusion: two kLoop/kInput fusions that read the
@@ -155,6 +161,90 @@ int64_t FusedSize(const Instruction& instruction) {
   if (instruction.opcode() != Opcode::kFusion) return 1;
   const Computation* body = FusedComputation(instruction);
   return body == nullptr ? 1 : body->instruction_count() - body->parameter_count();
+}
+
+// Whether `a` and `b` compute the same value: the same opcode, shape,
+// operands, called computations and typed attributes (and, for constants,
+// literal). Attributes that do not change semantics (metadata) are ignored.
+bool SameComputation(const Instruction& a, const Instruction& b) {
+  // Cheapest tests first: most pairs differ in opcode or operands.
+  if (a.opcode() != b.opcode() || a.operands() != b.operands() || !(a.shape() == b.shape()) ||
+      a.called_computations() != b.called_computations() ||
+      ((a.has_attrs() || b.has_attrs()) && !(a.attrs() == b.attrs()))) {
+    return false;
+  }
+  return a.opcode() != Opcode::kConstant || a.literal() == b.literal();
+}
+
+// Merges the instructions of a fused body that compute the same value as an
+// earlier one: their users read the earlier one. Parameters are never merged
+// (each stands for a distinct operand), so the fusion's operands and their
+// numbering stay as they are; only the body shrinks.
+//
+// Why: a producer with several users is duplicated into each consumer, and
+// a consumer that later takes two producers holding copies of one shared
+// value holds both copies. In a chain where every value has two or three
+// users (threefry's rounds: x0 += x1; x1 = rotl(x1, r) ^ x0, the rotate
+// reading x1 twice) the copies double with each value, so the body grew as
+// a tree, hit max_fusion_size after a round or two and split one round group
+// into seven kernels that wrote their values out and read them back.
+// Merged, the body is the DAG (its size counts distinct values) and the
+// group is one or two kernels, as in XLA:CPU.
+void MergeDuplicatesInBody(Computation* body) {
+  // Most steps make no copy: a scan without allocation finds that first
+  // (a duplicate is another user of the same first operand, or another
+  // leaf), and only a body with copies pays for the ordered walk.
+  bool any = false;
+  std::vector<const Instruction*> leaf_list;
+  for (const auto& owned : body->instructions()) {
+    const Instruction& instruction = *owned;
+    const Opcode opcode = instruction.opcode();
+    if (opcode == Opcode::kParameter || opcode == Opcode::kTuple) continue;
+    if (instruction.operand_count() == 0) {
+      for (const Instruction* leaf : leaf_list) any = any || SameComputation(*leaf, instruction);
+      leaf_list.push_back(&instruction);
+    } else {
+      for (const Instruction* other : instruction.operand(0)->users()) {
+        any = any || (other != &instruction && SameComputation(*other, instruction));
+      }
+    }
+    if (any) break;
+  }
+  if (!any) return;
+  absl::flat_hash_set<const Instruction*> kept;
+  kept.reserve(body->instruction_count());
+  std::vector<Instruction*> leaves;  // Kept instructions without operands.
+  std::vector<Instruction*> merged;
+  for (Instruction* instruction : InstructionsOf(*body)) {
+    const Opcode opcode = instruction->opcode();
+    if (opcode == Opcode::kParameter || opcode == Opcode::kTuple) continue;
+    Instruction* earlier = nullptr;
+    if (instruction->operand_count() == 0) {
+      for (Instruction* leaf : leaves) {
+        if (SameComputation(*leaf, *instruction)) {
+          earlier = leaf;
+          break;
+        }
+      }
+      if (earlier == nullptr) leaves.push_back(instruction);
+    } else {
+      for (Instruction* candidate : instruction->operand(0)->users()) {
+        if (candidate != instruction && kept.contains(candidate) &&
+            SameComputation(*candidate, *instruction)) {
+          earlier = candidate;
+          break;
+        }
+      }
+    }
+    if (earlier == nullptr) {
+      kept.insert(instruction);
+      continue;
+    }
+    instruction->ReplaceAllUsesWith(earlier);
+    if (body->root() == instruction) body->set_root(earlier);
+    merged.push_back(instruction);
+  }
+  for (auto it = merged.rbegin(); it != merged.rend(); ++it) body->RemoveInstruction(*it);
 }
 
 bool ContainsExpensive(const Instruction& instruction) {
@@ -701,7 +791,17 @@ class Fuser {
 
   // Makes `consumer` (a fusion or a plain instruction) into a fusion that
   // also computes `producer` (one of its operands; null: just wrap).
+  // The body then has no two instructions computing the same value
+  // (MergeDuplicatesInBody), whichever way it was made.
+  // (Any step may make a copy: a producer with one user left may already
+  // have a copy in the body, inside an earlier producer that took it.)
   Instruction* FuseInto(Instruction* consumer, Instruction* producer) {
+    Instruction* fusion = FuseIntoWithCopies(consumer, producer);
+    if (producer != nullptr) MergeDuplicatesInBody(FusedComputation(*fusion));
+    return fusion;
+  }
+
+  Instruction* FuseIntoWithCopies(Instruction* consumer, Instruction* producer) {
     changed_ = true;
     if (producer != nullptr) {
       if (consumer->opcode() == Opcode::kFusion && IsLatestBody(FusedComputation(*consumer))) {
@@ -1379,6 +1479,9 @@ class Fuser {
     for (Instruction* value : values) root->AppendOperand(value);
     changed_ = true;
     Instruction* fusion = Install(parent, std::move(builder), root, shape, "", "");
+    // Siblings often compute shared values (threefry's two words from one
+    // round chain): computed once.
+    MergeDuplicatesInBody(FusedComputation(*fusion));
     const Instruction* siblings[2] = {a, b};
     for (int s = 0; s < 2; ++s) {
       Instruction* sibling = const_cast<Instruction*>(siblings[s]);

@@ -29,6 +29,23 @@ struct BoundSteps::NestedLoop {
   absl::Status status;
 };
 
+// A kernel that RunKernel splits between threads: bound as a library call
+// (a plan and the buffers' addresses), so that everything that runs bound
+// ops — Run, and native loops (native_loop.h), which call routines they do
+// not emit — runs it with RunKernel's chunks.
+struct BoundSteps::SplitKernel {
+  KernelFunction function;
+  int64_t extent;
+  int64_t alignment;
+  int threads;
+};
+
+void BoundSteps::RunSplitKernel(const void* plan, void* const* buffers, void* /*scratch*/) {
+  const SplitKernel& kernel = *static_cast<const SplitKernel*>(plan);
+  internal::RunKernelSplit(kernel.function, buffers, kernel.extent, kernel.alignment,
+                           kernel.threads);
+}
+
 BoundSteps::BoundSteps() = default;
 BoundSteps::~BoundSteps() = default;
 BoundSteps::BoundSteps(BoundSteps&&) noexcept = default;
@@ -40,6 +57,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
   conditionals_.clear();
   loops_.clear();
   staging_.clear();
+  split_kernels_.clear();
   bytes_touched_ = 0;
   has_unbounded_step_ = false;
   const ExecutableSpec& spec = *executable.shared_spec();
@@ -61,6 +79,7 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
     conditionals_.clear();
     loops_.clear();
     staging_.clear();
+    split_kernels_.clear();
     return false;
   };
   for (const Step& step : spec.steps) {
@@ -72,7 +91,19 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         for (int slot : step.outputs) output_bytes += slots[slot].size;
         if (!internal::KernelRunsUnsplit(step, output_bytes, spec.threads,
                                          spec.parallel_min_bytes)) {
-          return refuse();
+          // Split as RunKernel splits it, called as a routine is.
+          split_kernels_.push_back(std::make_unique<SplitKernel>(
+              SplitKernel{step.function, step.outer_extent, step.outer_alignment, spec.threads}));
+          op.kind = Op::Kind::kLibraryCall;
+          op.library = &RunSplitKernel;
+          op.plan = split_kernels_.back().get();
+          for (int slot : step.inputs) {
+            addresses_.push_back(SlotAddress(slot, places));
+            bytes_touched_ += slots[slot].size;
+          }
+          for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
+          bytes_touched_ += output_bytes;
+          break;
         }
         op.kind = Op::Kind::kKernel;
         op.kernel = step.function;
@@ -173,8 +204,9 @@ void BoundSteps::AddCopy(uint8_t* destination, const uint8_t* source, int64_t by
 }
 
 // Each branch runs over buffers of its own, as RunConditional's are: the
-// flat argument (the selected operand's leaves, copied in), the flat result
-// (copied out to the step's outputs) and the branch's arena.
+// operand's leaves where they lie (a branch that runs on leaves) or a flat
+// argument they are copied into, the flat result (copied out to the step's
+// outputs) and the branch's arena.
 bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
                                  const internal::RunPlaces& places) {
   const std::vector<BufferSlot>& slots = executable.plan().slots;
@@ -195,26 +227,38 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
     const absl::Span<const int> operand =
         absl::MakeConstSpan(step.inputs).subspan(first, step.operand_leaves[k]);
     first += operand.size();
+    // A branch that runs on leaves reads the operand where it lies; another
+    // gets a flat argument, its leaves copied in before the branch's steps.
+    const bool on_leaves = branch.runs_on_leaves() && !branch.state_in_place();
     int64_t argument_bytes = 0;
     for (int leaf : operand) argument_bytes += slots[leaf].size;
-    uint8_t* argument = allocate(argument_bytes);
+    uint8_t* argument = on_leaves ? nullptr : allocate(argument_bytes);
     uint8_t* result = allocate(result_bytes);
     uint8_t* arena = allocate(branch.arena_bytes());
-    if (argument == nullptr || result == nullptr || arena == nullptr) return false;
+    if ((!on_leaves && argument == nullptr) || result == nullptr || arena == nullptr) {
+      return false;
+    }
     const void* parameter = argument;
+    std::vector<void*> leaves;
     BindBuffers buffers;
-    buffers.parameters = {&parameter, 1};
+    if (on_leaves) {
+      for (int leaf : operand) leaves.push_back(SlotAddress(leaf, places));
+      buffers.leaves = leaves;
+    } else {
+      buffers.parameters = {&parameter, 1};
+    }
     buffers.result = result;
     buffers.arena = arena;
     BoundSteps bound;
     if (!bound.Bind(branch, buffers)) return false;
-    // The copies in go before the branch's steps, the copies out after.
-    BoundSteps copies;
-    for (int leaf : operand) {
-      copies.AddCopy(argument, SlotAddress(leaf, places), slots[leaf].size);
-      argument += slots[leaf].size;
+    if (!on_leaves) {
+      BoundSteps copies;
+      for (int leaf : operand) {
+        copies.AddCopy(argument, SlotAddress(leaf, places), slots[leaf].size);
+        argument += slots[leaf].size;
+      }
+      bound.ops_.insert(bound.ops_.begin(), copies.ops_.begin(), copies.ops_.end());
     }
-    bound.ops_.insert(bound.ops_.begin(), copies.ops_.begin(), copies.ops_.end());
     for (int leaf : step.outputs) {
       bound.AddCopy(SlotAddress(leaf, places), result, slots[leaf].size);
       result += slots[leaf].size;

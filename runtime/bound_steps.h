@@ -4,33 +4,40 @@
 // and constants do not move from one iteration to the next.
 //
 // Contract. Bind succeeds only when no step needs a decision at run time:
-//   - a kKernel step that RunKernel would run on the calling thread as one
-//     call (internal::KernelRunsUnsplit, decided here from the executable's
-//     threads and parallel_min_bytes, exactly as RunKernel decides it);
+//   - a kKernel step: one that RunKernel would run on the calling thread as
+//     one call (internal::KernelRunsUnsplit, decided here from the
+//     executable's threads and parallel_min_bytes, exactly as RunKernel
+//     decides it) as a kernel op; one it would split between threads as a
+//     library-call op that splits it the same way (RunKernelSplit). A split
+//     kernel used to refuse the binding, so a loop with one large kernel
+//     ran step by step at 2 threads and bound at 1 (a least-squares
+//     solver's loop ran 30% slower at 2 threads than at 1);
 //   - a kCopy step;
 //   - a kLibraryCall step whose routine needs no RunContext (no status, no
 //     collectives); a buffer not aligned to its elements (a packed tuple
 //     leaf) goes through an aligned buffer owned here, copied in before the
 //     call and out after it, as RunFrame stages it per call;
 //   - a kConditional step whose every branch binds: each branch gets its
-//     own argument, result and arena buffers (owned here), and runs as
-//     RunConditional runs it — the selected operand's leaves copied into
-//     the argument, the branch's steps, the result copied to the outputs;
+//     own result and arena buffers (owned here), and runs as RunConditional
+//     runs it — on the selected operand's leaves where they lie (a branch
+//     that runs on leaves; otherwise they are copied into an argument
+//     buffer owned here), the branch's steps, the result copied to the
+//     outputs;
 //   - a kWhile step whose condition and body bind: a loop over flat state
 //     buffers (BoundFlatWhile, bound_while.h; RunWhile's flat arrangement),
 //     the operand's leaves copied in and the final state copied out, under
 //     the executable's max_while_iterations.
-// Any other step (interpreted, kRowGroup, a threaded kernel, a context
-// routine) makes Bind return false, and the caller runs the executable step
+// Any other step (interpreted, kRowGroup, a context routine) makes Bind
+// return false, and the caller runs the executable step
 // by step. Guard-page mode (XJIT_GUARD_PAGES) is the caller's to check:
 // there every kernel must run on guarded copies.
 // After a successful Bind, Run() does what RunFrame does for those buffers
 // — the same calls with the same addresses in the same order; a nested
 // loop's state in flat buffers where RunFrame may keep it in the loop's
-// output slots, the same bytes either way — with no status, allocation,
-// lookup or dispatch beyond one switch per step (a nested loop makes one
-// status per run of that loop, and is not counted in RunContext::
-// loop_counts: it runs with the loop that bound it). The addresses stay
+// output slots, the same bytes either way — with no status, allocation (but
+// a split kernel's fork-join), lookup or dispatch beyond one switch per step
+// (a nested loop makes one status per run of that loop, and is not counted
+// in RunContext::loop_counts: it runs with the loop that bound it). The addresses stay
 // valid while the executable and the buffers given to Bind live and stay
 // where they are.
 #ifndef XJIT_RUNTIME_BOUND_STEPS_H_
@@ -166,6 +173,8 @@ class BoundSteps {
   bool BindWhile(const Executable& executable, const Step& step,
                  const internal::RunPlaces& places);
   void AddCopy(uint8_t* destination, const uint8_t* source, int64_t bytes);
+  struct SplitKernel;
+  static void RunSplitKernel(const void* plan, void* const* buffers, void* scratch);
 
   std::vector<Op> ops_;
   std::vector<void*> addresses_;
@@ -173,6 +182,7 @@ class BoundSteps {
   std::vector<std::unique_ptr<NestedLoop>> loops_;
   // Aligned copies of misaligned library-call buffers.
   std::vector<std::unique_ptr<uint8_t[]>> staging_;
+  std::vector<std::unique_ptr<SplitKernel>> split_kernels_;
   int64_t bytes_touched_ = 0;
   bool has_unbounded_step_ = false;
 };

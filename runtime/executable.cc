@@ -38,6 +38,20 @@ bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int6
   return threads <= 1 || output_bytes < min_bytes || std::min<int64_t>(threads, units) <= 1;
 }
 
+// Chunk k covers units [k*units/chunks, (k+1)*units/chunks) of `alignment`
+// iterations, so only the last chunk can end off the alignment.
+void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
+                    int64_t alignment, int threads) {
+  alignment = std::max<int64_t>(alignment, 1);
+  const int64_t units = (extent + alignment - 1) / alignment;
+  const int64_t chunks = std::min<int64_t>(threads, units);
+  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
+    const int64_t begin = k * units / chunks * alignment;
+    const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
+    if (begin < end) function(addresses, begin, end);
+  });
+}
+
 uintptr_t ElementAlignment(const Shape& shape) {
   if (!shape.IsArray()) return 1;
   const ElementType type = shape.element_type();
@@ -132,24 +146,15 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
 }
 
 // Runs a kernel step whose buffer addresses are `addresses`, split between
-// up to `threads` threads when its output is large enough. Chunk k covers
-// units [k*units/chunks, (k+1)*units/chunks) of outer_alignment iterations,
-// so only the last chunk can end off the alignment.
+// up to `threads` threads when its output is large enough (RunKernelSplit).
 void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, int threads,
                int64_t min_bytes) {
-  const int64_t extent = step.outer_extent;
-  const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
-  const int64_t units = (extent + alignment - 1) / alignment;
-  const int64_t chunks = std::min<int64_t>(threads, units);
   if (KernelRunsUnsplit(step, output_bytes, threads, min_bytes)) {
-    step.function(addresses, 0, extent);
+    step.function(addresses, 0, step.outer_extent);
     return;
   }
-  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
-    const int64_t begin = k * units / chunks * alignment;
-    const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
-    if (begin < end) step.function(addresses, begin, end);
-  });
+  internal::RunKernelSplit(step.function, addresses, step.outer_extent, step.outer_alignment,
+                           threads);
 }
 
 // Runs a kRowGroup step: chunk after chunk of rows, every member on the chunk
@@ -542,8 +547,19 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
   return absl::OkStatus();
 }
 
+// Runs the branch the selector picks. A branch that runs on leaves (every
+// branch has one parameter; Executable::ExecuteOnLeaves) reads the
+// operand's leaves where they lie; another gets them copied into one flat
+// argument. The result goes into a flat buffer, `kept_result`, allocated on
+// the step's first run and kept by the executable for its next ones (not
+// zero-filled: the branch writes every byte), then out to the outputs. A
+// zero-filled argument and result allocated per run were a quarter of a
+// solver's run at 2 threads (page faults and memsets when malloc gave the
+// pages back between runs), and the operand copy was 256 KB per iteration
+// of a CG loop.
 absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slots,
-                            const RunPlaces& places, const RunContext& context) {
+                            const RunPlaces& places, const RunContext& context,
+                            std::unique_ptr<uint8_t[]>& kept_result) {
   const BufferSlot& selector = slots[step.inputs[0]];
   const uint8_t* selector_address = SlotAddress(step.inputs[0], places);
   const int64_t n = static_cast<int64_t>(step.subprograms.size());
@@ -559,12 +575,33 @@ absl::Status RunConditional(const Step& step, const std::vector<BufferSlot>& slo
   for (int64_t k = 0; k < branch; ++k) first += step.operand_leaves[k];
   const absl::Span<const int> operand =
       absl::MakeConstSpan(step.inputs).subspan(first, step.operand_leaves[branch]);
-  std::vector<uint8_t> argument_bytes(static_cast<size_t>(LeafBytes(operand, slots)));
-  CopyLeaves(operand, slots, places, argument_bytes.data(), /*from_flat=*/false);
-  std::vector<uint8_t> result(static_cast<size_t>(LeafBytes(step.outputs, slots)));
-  const void* argument = argument_bytes.data();
-  XJIT_RETURN_IF_ERROR(step.subprograms[branch]->Execute({&argument, 1}, result.data(), context));
-  CopyLeaves(step.outputs, slots, places, result.data(), /*from_flat=*/true);
+  const int64_t result_bytes = LeafBytes(step.outputs, slots);
+  if (kept_result == nullptr) {
+    kept_result.reset(new (std::nothrow) uint8_t[std::max<int64_t>(result_bytes, 1)]);
+    if (kept_result == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "out of memory: conditional ", step.name, " needs ", result_bytes, " bytes of result"));
+    }
+  }
+  const Executable& chosen = *step.subprograms[branch];
+  if (chosen.runs_on_leaves() && !chosen.state_in_place()) {
+    absl::InlinedVector<void*, 16> leaves;
+    for (int leaf : operand) leaves.push_back(SlotAddress(leaf, places));
+    XJIT_RETURN_IF_ERROR(chosen.ExecuteOnLeaves(leaves, kept_result.get(), nullptr, context));
+  } else {
+    const int64_t argument_bytes = LeafBytes(operand, slots);
+    std::unique_ptr<uint8_t[]> argument_bytes_buffer(
+        new (std::nothrow) uint8_t[std::max<int64_t>(argument_bytes, 1)]);
+    if (argument_bytes_buffer == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat("out of memory: conditional ", step.name,
+                                                       " needs ", argument_bytes,
+                                                       " bytes of operand"));
+    }
+    CopyLeaves(operand, slots, places, argument_bytes_buffer.get(), /*from_flat=*/false);
+    const void* argument = argument_bytes_buffer.get();
+    XJIT_RETURN_IF_ERROR(chosen.Execute({&argument, 1}, kept_result.get(), context));
+  }
+  CopyLeaves(step.outputs, slots, places, kept_result.get(), /*from_flat=*/true);
   return absl::OkStatus();
 }
 
@@ -631,6 +668,7 @@ Executable::~Executable() = default;
 
 Executable::Executable(std::shared_ptr<const ExecutableSpec> spec) : spec_(std::move(spec)) {
   kept_loops_.resize(spec_->steps.size());
+  kept_results_.resize(spec_->steps.size());
   for (const Step& step : spec_->steps) {
     if (step.kind != Step::Kind::kLibraryCall) continue;
     XJIT_CHECK((step.library_call.function != nullptr) !=
@@ -805,6 +843,16 @@ void Executable::KeepLoop(size_t step, std::unique_ptr<KeptLoop> loop) const {
   if (kept_loops_[step] == nullptr) kept_loops_[step] = std::move(loop);
 }
 
+std::unique_ptr<uint8_t[]> Executable::TakeKeptResult(size_t step) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  return std::move(kept_results_[step]);
+}
+
+void Executable::KeepResult(size_t step, std::unique_ptr<uint8_t[]> result) const {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (kept_results_[step] == nullptr) kept_results_[step] = std::move(result);
+}
+
 absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context) const {
   if (deep_ && !OnLargeStack()) {
     absl::Status status;
@@ -931,9 +979,14 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
         KeepLoop(index, std::move(kept));
         break;
       }
-      case Step::Kind::kConditional:
-        XJIT_RETURN_IF_ERROR(RunConditional(step, slots, places, context));
+      case Step::Kind::kConditional: {
+        const size_t index = static_cast<size_t>(&step - spec_->steps.data());
+        std::unique_ptr<uint8_t[]> kept = TakeKeptResult(index);
+        const absl::Status status = RunConditional(step, slots, places, context, kept);
+        KeepResult(index, std::move(kept));
+        XJIT_RETURN_IF_ERROR(status);
         break;
+      }
     }
   }
   return absl::OkStatus();

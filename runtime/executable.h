@@ -301,9 +301,15 @@ class Executable {
   // null; as with arenas, runs at once each take their own.
   std::unique_ptr<KeptLoop> TakeKeptLoop(size_t step) const;
   void KeepLoop(size_t step, std::unique_ptr<KeptLoop> loop) const;
-  mutable std::mutex arena_mutex_;  // Guards kept_arena_ and kept_loops_.
+  // The flat result buffer a finished run used for conditional step `step`
+  // (its outputs' bytes), or null; as with arenas.
+  std::unique_ptr<uint8_t[]> TakeKeptResult(size_t step) const;
+  void KeepResult(size_t step, std::unique_ptr<uint8_t[]> result) const;
+  // Guards kept_arena_, kept_loops_ and kept_results_.
+  mutable std::mutex arena_mutex_;
   mutable std::unique_ptr<uint8_t[]> kept_arena_;
   mutable std::vector<std::unique_ptr<KeptLoop>> kept_loops_;  // By step.
+  mutable std::vector<std::unique_ptr<uint8_t[]>> kept_results_;  // By step.
 
   std::shared_ptr<const ExecutableSpec> spec_;
   // By slot number (runs_on_leaves_ only).

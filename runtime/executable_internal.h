@@ -64,6 +64,13 @@ inline uint8_t* AlignArena(uint8_t* arena) {
 // not of the run, so it may be decided once.
 bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int64_t min_bytes);
 
+// Runs a kernel over its whole outer loop (`extent` iterations) split
+// between the calling thread and ThreadPool's workers, `threads` in all,
+// in chunks that start at multiples of `alignment` (Step::outer_alignment):
+// what RunKernel does with a step that KernelRunsUnsplit says is split.
+void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
+                    int64_t alignment, int threads);
+
 // The alignment a library routine may assume for the elements of `shape`:
 // their natural one (a complex number's is its component's).
 uintptr_t ElementAlignment(const Shape& shape);

@@ -1,6 +1,8 @@
 // The driver's glue for jaxlib's LAPACK custom calls (see lapack_call.h).
 #include "jit/calls/lapack_call.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -26,6 +28,31 @@ void RunLapackCall(const void* call_pointer, void* const* buffers, void* scratch
                                  scratch);
 }
 
+// Multiply-adds per matrix, about (for BlasThreadsForWork). trsm and ormqr
+// apply a factor to right-hand sides (their last operand): its elements
+// times the factor's order (trsm) or reflector count (ormqr's taus). The
+// factorizations: the largest operand's or result's elements times the
+// largest of their shorter sides (geqrf m x n: m n n; getrf, potrf, eigen
+// and singular value routines n x n: n^3).
+int64_t LapackWork(const runtime::host::JaxlibLapackPlan& plan) {
+  using runtime::host::LapackRoutine;
+  const auto& operands = plan.operands;
+  if (plan.routine == LapackRoutine::kTrsm && operands.size() >= 2) {
+    return operands.back().Elements() * operands[0].rows;
+  }
+  if (plan.routine == LapackRoutine::kOrmqr && operands.size() >= 3) {
+    return operands.back().Elements() * operands[1].Elements();
+  }
+  int64_t elements = 0, side = 0;
+  for (const auto* arrays : {&plan.operands, &plan.results}) {
+    for (const runtime::host::LapackArray& array : *arrays) {
+      elements = std::max(elements, array.Elements());
+      side = std::max(side, std::min(array.rows, array.cols));
+    }
+  }
+  return elements * side;
+}
+
 }  // namespace
 
 bool IsJaxlibLapackCustomCall(const Instruction& instruction) {
@@ -40,12 +67,14 @@ absl::StatusOr<runtime::LibraryCall> PlanLapackCall(const Instruction& instructi
                                                     std::string* description) {
   auto call = std::make_shared<LapackCall>();
   XJIT_ASSIGN_OR_RETURN(call->plan, runtime::host::PlanJaxlibLapack(instruction));
-  call->threads = threads;
+  call->threads = runtime::blas::BlasThreadsForWork(threads, LapackWork(call->plan));
   runtime::LibraryCall library_call;
   library_call.routine = absl::StrCat("lapack ", call->plan.target);
   library_call.function = &RunLapackCall;
   library_call.scratch_bytes = call->plan.scratch_bytes;
-  if (description != nullptr) *description = call->plan.ToString();
+  if (description != nullptr) {
+    *description = absl::StrCat(call->plan.ToString(), " threads=", call->threads);
+  }
   library_call.plan = std::move(call);
   return library_call;
 }

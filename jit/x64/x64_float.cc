@@ -802,8 +802,13 @@ absl::Status KernelLowering::IntShift(Opcode opcode, int width, x86::Vec x, x86:
     *out = IntOp(Inst::kIdPxor, Inst::kIdVpxor, shifted, s);
     return absl::OkStatus();
   }
-  if (!uniform) {
-    // AVX2 per-lane amounts (unsigned; >= width gives 0 or sign fill).
+  // AVX2 per-lane amounts (unsigned; >= width gives 0 or sign fill). One
+  // amount for all lanes takes this form too where it exists: it reads the
+  // broadcast amount as it is, where the count form first moves lane 0 into
+  // a count register (vpmovzxdq) at every shift, and the count forms of
+  // vpslld/vpsrld cost two micro-ops on Intel cores. Threefry's rotates by
+  // an amount read from its rotation array are such shifts.
+  if (!uniform || (avx && width >= 32)) {
     if (!avx || width < 32) return absl::UnimplementedError("x86-64: no per-lane shift");
     uint32_t id = 0;
     switch (opcode) {

@@ -892,7 +892,12 @@ void KernelLowering::PlanVectorLoop() {
     const bool is_float = op.type == ElementType::kF32 || op.type == ElementType::kF64;
     // Tiled loops: the loop outside the innermost runs inside the vector
     // loop, so only positions computed outside both are invariant there.
-    const bool broadcast = op.kind == KOpKind::kLoad && is_float && strides_[op.a] == 0 &&
+    // Integer broadcasts too (lane-width integers; not pred, whose loads
+    // widen bytes into lane masks): threefry's rotation amounts and key
+    // words were loaded again in every iteration.
+    const bool lane_integer = IsInteger(op.type);
+    const bool broadcast = op.kind == KOpKind::kLoad && (is_float || lane_integer) &&
+                           strides_[op.a] == 0 &&
                            (tile_level_ < 0 || levels_[op.a] < tile_level_);
     if ((op.kind == KOpKind::kConst || broadcast) && uses[id] > 0 &&
         !IsIndexValue(static_cast<int>(id))) {
@@ -922,6 +927,7 @@ void KernelLowering::PlanVectorLoop() {
       deferred_[id] = true;
     }
   }
+  HoistInvariantArithmetic(uses, budget - hoisted);
   for (size_t id = 0; id < n; ++id) {
     fresh_[id] = !hoisted_[id] && plain_users[id] && FreshVectorResult(program_.ops[id]);
   }
@@ -1032,6 +1038,25 @@ int KernelLowering::PlanDerivedInvariants(const std::vector<int>& uses, int budg
     for (int id : closure) hoisted_[id] = true;
   }
   return live;
+}
+
+// Integer arithmetic whose every operand is hoisted is the same in every
+// iteration: it is hoisted too (in program order, so its operands come
+// first), up to `budget` more registers. JAX's threefry computes each
+// rotate's right shift as 32 - r from a loaded r; that subtraction ran in
+// every iteration, four times per round group. Float arithmetic is left
+// where it is (the vector-math expansion's constants are already folded).
+void KernelLowering::HoistInvariantArithmetic(const std::vector<int>& uses, int budget) {
+  for (size_t id = 0; id < program_.ops.size() && budget > 0; ++id) {
+    const KOp& op = program_.ops[id];
+    if (op.kind != KOpKind::kBinary || !IsInteger(op.type) || uses[id] == 0 ||
+        IsIndexValue(static_cast<int>(id)) || hoisted_[id]) {
+      continue;
+    }
+    if (!hoisted_[op.a] || !hoisted_[op.b]) continue;
+    hoisted_[id] = true;
+    --budget;
+  }
 }
 
 void KernelLowering::PlanMasks() {

@@ -271,6 +271,9 @@ class KernelLowering {
   // loop; `uses` counts each op's vector users. Returns how many registers
   // the hoisted values hold across the loop.
   int PlanDerivedInvariants(const std::vector<int>& uses, int budget);
+  // Part of PlanVectorLoop: integer arithmetic on hoisted values is hoisted
+  // too, up to `budget` registers.
+  void HoistInvariantArithmetic(const std::vector<int>& uses, int budget);
   // Emits the hoisted values (vector mode), before the vector loop.
   absl::Status EmitHoisted();
   // The vector loop over [i, vector_end) (a multiple of lanes_ long):

@@ -60,6 +60,10 @@ void SetBlasThreads(int threads) { openblas_set_num_threads(Clamped(threads)); }
 
 int BlasThreads() { return openblas_get_num_threads(); }
 
+int BlasThreadsForWork(int threads, int64_t multiply_adds) {
+  return multiply_adds < kBlasThreadedMinWork ? 1 : std::max(threads, 1);
+}
+
 ScopedBlasThreads::ScopedBlasThreads(int threads) {
   threads = Clamped(threads);
   Scopes& scopes = GlobalScopes();

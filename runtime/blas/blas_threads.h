@@ -6,6 +6,8 @@
 #ifndef XJIT_RUNTIME_BLAS_BLAS_THREADS_H_
 #define XJIT_RUNTIME_BLAS_BLAS_THREADS_H_
 
+#include <cstdint>
+
 namespace xjit::runtime::blas {
 
 // Sets OpenBLAS's thread count for the whole process, clamped to
@@ -23,6 +25,19 @@ void SetBlasThreads(int threads);
 int BlasThreadsTheAddressSpaceAllows();
 // The current OpenBLAS thread count.
 int BlasThreads();
+
+// The OpenBLAS thread count for one library call (a LAPACK routine) of
+// about `multiply_adds` multiply-adds per matrix, in an executable compiled
+// for `threads`: 1 below kBlasThreadedMinWork, `threads` from there.
+// OpenBLAS forks small calls too, and its workers then spin in sched_yield
+// for a while, taking the core the pool's next kernel needs: a
+// least-squares solver's 4100x4 QR calls (65,600 multiply-adds each) put a
+// quarter of its 2-thread profile in those workers' sched_yield.
+// The bound is that of the dot split (kDotSplitLimits: bands of more than
+// 10^6 multiply-adds), which measured where a second thread pays for its
+// wake-up (tens of microseconds) on this work.
+inline constexpr int64_t kBlasThreadedMinWork = 1000000;
+int BlasThreadsForWork(int threads, int64_t multiply_adds);
 
 // While it lives, OpenBLAS calls run with `threads` threads; the setting in
 // force before is restored afterwards. OpenBLAS (0.3.21, Debian 12) has one

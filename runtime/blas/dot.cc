@@ -931,10 +931,12 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   plan.threads = std::max(std::min(threads, BlasThreadsTheAddressSpaceAllows()), 1);
   plan.blas_threads = 1;
   if (plan.threads == 1) return;
-  if (plan.kind == DotPlan::Kind::kGemv && plan.m * plan.n >= (int64_t{1} << 20)) {
-    plan.blas_threads = plan.threads;
-    return;
-  }
+  // Large gemv (m x n >= 2^20) once kept OpenBLAS's own threads; its
+  // workers then spun in sched_yield for up to 0.1 s after every call,
+  // taking the core the pool's next kernels wanted: a 4096x256 gemv made an
+  // optimizer step 3x to 30x slower at 2 threads than at 1 on a loaded
+  // machine. A gemv (memory-bound) now splits only over a batch, as any
+  // dot that cannot be cut into bands.
   if (plan.kind != DotPlan::Kind::kGemm && plan.kind != DotPlan::Kind::kGemv &&
       plan.kind != DotPlan::Kind::kDot) {
     return;  // kNothing, kLoop: no BLAS calls

@@ -247,9 +247,9 @@ inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000};
 // and N (each band repacks the other operand whole) when the limits allow;
 // what cannot be split that way runs over the batch if there is one, else
 // whole on one thread. A batch split needs more than
-// limits.min_band_products multiply-adds in all. Large gemv (m x n >= 2^20,
-// not measured against a split) keep OpenBLAS's own threads. threads <= 1:
-// one thread, nothing split.
+// limits.min_band_products multiply-adds in all. OpenBLAS runs every call
+// single-threaded (blas_threads = 1), large gemv included (see dot.cc).
+// threads <= 1: one thread, nothing split.
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits = kDotSplitLimits);
 
 // XJIT_DOT_BANDS=0 in the environment (read once): the JIT plans dots as

@@ -140,6 +140,8 @@ absl::StatusOr<CholeskyPlan> PlanCholesky(const Instruction& cholesky, int threa
   const bool row_major = plan.in_place && !plan.result.IsColumnMajor();
   plan.uplo = (plan.lower != row_major) ? 'L' : 'U';
   if (!plan.in_place) plan.scratch_bytes = plan.n * plan.n * ByteWidth(plan.type);
+  // Per matrix: potrf is about n^3 / 3 multiply-adds.
+  plan.threads = runtime::blas::BlasThreadsForWork(threads, plan.n * plan.n * plan.n / 3);
   return plan;
 }
 

@@ -237,6 +237,8 @@ absl::StatusOr<QrPlan> PlanQr(const Instruction& custom_call, int threads) {
   plan.lwork_offset = bytes;
   bytes += Aligned(plan.lwork * width);
   plan.scratch_bytes = bytes;
+  // Per matrix: geqrf and orgqr are about m * n * k multiply-adds.
+  plan.threads = runtime::blas::BlasThreadsForWork(threads, plan.m * plan.n * plan.k);
   return plan;
 }
 

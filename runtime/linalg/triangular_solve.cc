@@ -170,6 +170,8 @@ absl::StatusOr<TriangularSolvePlan> PlanTriangularSolve(const Instruction& solve
   p.lda = std::max<int64_t>(m, 1);
   p.ldb = std::max<int64_t>(p.m, 1);
   p.scratch_bytes = scratch;
+  // Per matrix: trsm is about m^2 / 2 multiply-adds per right-hand side.
+  p.threads = runtime::blas::BlasThreadsForWork(threads, m * (rows * cols) / 2);
   return p;
 }
 

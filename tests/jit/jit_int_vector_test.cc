@@ -166,6 +166,55 @@ TEST_P(JitIntVector, PerLaneShiftsVectorisedOnAvx2) {
   }
 }
 
+// Rotates as JAX writes threefry's: (x << r) | (x >> (width - r)) with r
+// read from an array (a loop-carried rotation table), so the amounts and
+// width - r are loop invariants computed from a parameter (hoisted before
+// the vector loop, and shifted by with the per-lane forms on AVX2 and
+// AVX-512). Amounts masked to [0, 2 * width) give every rotate, 0 and
+// width (where one shift is by width: 0) and amounts past width (where
+// width - r wraps and both shifts give 0, which is not a rotate); unmasked
+// ones are mostly huge. Two rounds of add / rotate / xor, so several
+// invariants are live across the loop.
+TEST_P(JitIntVector, RotatesByInvariantAmounts) {
+  for (const char* t : {"u32", "s32", "u64"}) {
+    const int width = Width(t);
+    for (bool masked : {true, false}) {
+      ForDims([&](const std::string& d) {
+        const std::string s = absl::StrCat(t, d);
+        const std::string k = absl::StrCat(t, "[]");
+        const std::string all_ones = Signed(t)      ? "-1"
+                                     : width == 32 ? "4294967295"
+                                                   : "18446744073709551615";
+        const std::string m = masked ? absl::StrCat(2 * width - 1) : all_ones;
+        std::vector<std::string> body = {
+            absl::StrCat("w = ", k, " constant(", width, ")"),
+            absl::StrCat("mask = ", t, "[2] constant({", m, ", ", m, "})"),
+            absl::StrCat("amounts = ", t, "[2] and(p2, mask)")};
+        std::string x = "p0", y = "p1";
+        for (int round = 0; round < 2; ++round) {
+          const std::string n = absl::StrCat(round);
+          body.push_back(absl::StrCat("s", n, " = ", t, "[1] slice(amounts), slice={[", round,
+                                      ":", round + 1, "]}"));
+          body.push_back(absl::StrCat("r", n, " = ", k, " reshape(s", n, ")"));
+          body.push_back(absl::StrCat("q", n, " = ", k, " subtract(w, r", n, ")"));
+          body.push_back(absl::StrCat("rb", n, " = ", s, " broadcast(r", n, "), dimensions={}"));
+          body.push_back(absl::StrCat("qb", n, " = ", s, " broadcast(q", n, "), dimensions={}"));
+          body.push_back(absl::StrCat("x", n, " = ", s, " add(", x, ", ", y, ")"));
+          body.push_back(absl::StrCat("l", n, " = ", s, " shift-left(", y, ", rb", n, ")"));
+          body.push_back(
+              absl::StrCat("h", n, " = ", s, " shift-right-logical(", y, ", qb", n, ")"));
+          body.push_back(absl::StrCat("o", n, " = ", s, " or(l", n, ", h", n, ")"));
+          body.push_back(absl::StrCat("y", n, " = ", s, " xor(o", n, ", x", n, ")"));
+          x = "x" + n;
+          y = "y" + n;
+        }
+        body.push_back(absl::StrCat("r = ", s, " add(", x, ", ", y, ")"));
+        return ModuleText({s, s, absl::StrCat(t, "[2]")}, body);
+      });
+    }
+  }
+}
+
 TEST_P(JitIntVector, Converts) {
   const std::vector<std::pair<const char*, const char*>> vectorised = {
       {"s32", "u32"}, {"u32", "s32"}, {"u8", "s8"}, {"s16", "u16"}, {"u64", "s64"},

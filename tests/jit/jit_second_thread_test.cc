@@ -1,0 +1,395 @@
+// What a second thread changes in a run, against the evaluator and bit for
+// bit against one thread (docs/zoo.md "Session 15: the second thread"):
+//   - conditionals whose branches run on the operand's leaves where they
+//     lie, with a result buffer kept from run to run (runtime RunConditional
+//     and BoundSteps' bound conditionals): tuple operands and results,
+//     size-0 leaves, nested conditionals, conditionals in while bodies,
+//     s32 selectors out of range, a branch whose result is its operand;
+//   - loops whose body has a kernel large enough to be split between
+//     threads: bound (bound_steps.h) with the split kernel as a routine;
+//   - the OpenBLAS thread count of library calls: 1 below
+//     kBlasThreadedMinWork multiply-adds, and for every gemv.
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "interpreter/evaluator.h"
+#include "jit/compile.h"
+#include "runtime/blas/blas_threads.h"
+#include "runtime/blas/dot.h"
+#include "runtime/executable_internal.h"
+#include "runtime/run_context.h"
+#include "runtime/thread_pool.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace xjit::jit::testing {
+namespace {
+
+// Tuple operands of different shapes per branch (a size-0 leaf, a scalar,
+// an odd-sized vector), a tuple result; branch 2 returns its operand's
+// leaves as they are; an s32 selector (random values: negative and large
+// ones pick the last branch).
+constexpr char kTupleBranches[] = R"(
+HloModule tuple_branches
+
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+b0 {
+  p = (f32[0], f32[], f32[37]) parameter(0)
+  z = f32[0] get-tuple-element(p), index=0
+  s = f32[] get-tuple-element(p), index=1
+  v = f32[37] get-tuple-element(p), index=2
+  sb = f32[37] broadcast(s), dimensions={}
+  a = f32[37] add(v, sb)
+  ROOT r = (f32[37], f32[0], f32[]) tuple(a, z, s)
+}
+
+b1 {
+  p = (f32[37], f32[37]) parameter(0)
+  a = f32[37] get-tuple-element(p), index=0
+  b = f32[37] get-tuple-element(p), index=1
+  m = f32[37] multiply(a, b)
+  z = f32[0] constant({})
+  zero = f32[] constant(0)
+  t = f32[] reduce(m, zero), dimensions={0}, to_apply=sum
+  ROOT r = (f32[37], f32[0], f32[]) tuple(m, z, t)
+}
+
+b2 {
+  ROOT p = (f32[37], f32[0], f32[]) parameter(0)
+}
+
+ENTRY e {
+  k = s32[] parameter(0)
+  s = f32[] parameter(1)
+  v = f32[37] parameter(2)
+  w = f32[37] parameter(3)
+  z = f32[0] parameter(4)
+  o0 = (f32[0], f32[], f32[37]) tuple(z, s, v)
+  o1 = (f32[37], f32[37]) tuple(v, w)
+  o2 = (f32[37], f32[0], f32[]) tuple(w, z, s)
+  c = (f32[37], f32[0], f32[]) conditional(k, o0, o1, o2), branch_computations={b0, b1, b2}
+  r0 = f32[37] get-tuple-element(c), index=0
+  r1 = f32[0] get-tuple-element(c), index=1
+  r2 = f32[] get-tuple-element(c), index=2
+  r3 = f32[37] add(r0, v)
+  ROOT r = (f32[37], f32[0], f32[], f32[37]) tuple(r0, r1, r2, r3)
+}
+)";
+
+// A conditional in a conditional's branch, both on pred selectors.
+constexpr char kNestedConditionals[] = R"(
+HloModule nested_conditionals
+
+inner_t {
+  p = (f32[5,7], f32[]) parameter(0)
+  x = f32[5,7] get-tuple-element(p), index=0
+  ROOT n = f32[5,7] negate(x)
+}
+
+inner_f {
+  p = (f32[5,7], f32[]) parameter(0)
+  x = f32[5,7] get-tuple-element(p), index=0
+  s = f32[] get-tuple-element(p), index=1
+  sb = f32[5,7] broadcast(s), dimensions={}
+  ROOT m = f32[5,7] multiply(x, sb)
+}
+
+outer_t {
+  p = (pred[], f32[5,7], f32[]) parameter(0)
+  c = pred[] get-tuple-element(p), index=0
+  x = f32[5,7] get-tuple-element(p), index=1
+  s = f32[] get-tuple-element(p), index=2
+  o = (f32[5,7], f32[]) tuple(x, s)
+  ROOT r = f32[5,7] conditional(c, o, o), true_computation=inner_t, false_computation=inner_f
+}
+
+outer_f {
+  p = f32[5,7] parameter(0)
+  ROOT e = f32[5,7] exponential(p)
+}
+
+ENTRY e {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  x = f32[5,7] parameter(2)
+  s = f32[] parameter(3)
+  o = (pred[], f32[5,7], f32[]) tuple(b, x, s)
+  ROOT r = f32[5,7] conditional(a, o, x), true_computation=outer_t, false_computation=outer_f
+}
+)";
+
+// A loop whose body selects one of two updates per iteration (the
+// conditional's operand is made from the loop state; its result becomes
+// the next state) and has a kernel of 20,000 f32 (80 KB, over
+// ExecutableSpec::parallel_min_bytes): at 2 threads that kernel is split,
+// and the loop must still bind and give the 1-thread bytes.
+constexpr char kLoopWithBranchAndLargeKernel[] = R"(
+HloModule loop_branch_large
+
+up {
+  p = (f32[20000], f32[7]) parameter(0)
+  x = f32[20000] get-tuple-element(p), index=0
+  y = f32[7] get-tuple-element(p), index=1
+  one = f32[7] broadcast(f32[] constant(1)), dimensions={}
+  y1 = f32[7] add(y, one)
+  ROOT r = (f32[20000], f32[7]) tuple(x, y1)
+}
+
+down {
+  p = (f32[20000], f32[7]) parameter(0)
+  x = f32[20000] get-tuple-element(p), index=0
+  y = f32[7] get-tuple-element(p), index=1
+  h = f32[20000] broadcast(f32[] constant(0.5)), dimensions={}
+  x1 = f32[20000] multiply(x, h)
+  y1 = f32[7] negate(y)
+  ROOT r = (f32[20000], f32[7]) tuple(x1, y1)
+}
+
+cond {
+  s = (s32[], f32[20000], f32[7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(6)), direction=LT
+}
+
+body {
+  s = (s32[], f32[20000], f32[7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[20000] get-tuple-element(s), index=1
+  y = f32[7] get-tuple-element(s), index=2
+  q = f32[20000] broadcast(f32[] constant(0.25)), dimensions={}
+  t = f32[20000] subtract(x, q)
+  r = s32[] remainder(i, s32[] constant(2))
+  odd = pred[] compare(r, s32[] constant(1)), direction=EQ
+  o = (f32[20000], f32[7]) tuple(t, y)
+  c = (f32[20000], f32[7]) conditional(odd, o, o), true_computation=up, false_computation=down
+  x1 = f32[20000] get-tuple-element(c), index=0
+  y1 = f32[7] get-tuple-element(c), index=1
+  i1 = s32[] add(i, s32[] constant(1))
+  ROOT next = (s32[], f32[20000], f32[7]) tuple(i1, x1, y1)
+}
+
+ENTRY e {
+  x = f32[20000] parameter(0)
+  y = f32[7] parameter(1)
+  init = (s32[], f32[20000], f32[7]) tuple(s32[] constant(0), x, y)
+  ROOT w = (s32[], f32[20000], f32[7]) while(init), condition=cond, body=body
+}
+)";
+
+bool SameBytes(const Literal& x, const Literal& y) {
+  if (!(x.shape() == y.shape())) return false;
+  absl::Span<const uint8_t> a = x.data(), b = y.data();
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+// Runs `hlo` at 1 and 2 threads on every host ISA, each executable three
+// times (the later runs reuse the kept result buffers and bound loops),
+// on random arguments from a few seeds; every run must match the evaluator
+// (within `ulp` for vector math) and the 1-thread bytes.
+void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& selectors = {}) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (Isa isa : HostIsas()) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      SCOPED_TRACE(absl::StrCat("isa ", IsaName(isa), " seed ", seed));
+      std::mt19937_64 rng(seed);
+      std::vector<Literal> arguments;
+      for (const Instruction* p : (*module)->entry()->parameters()) {
+        arguments.push_back(RandomLiteral(p->shape(), rng));
+      }
+      // Selectors in and out of range (the random ones are mostly large).
+      if (!selectors.empty()) {
+        const int32_t k = selectors[seed % selectors.size()];
+        std::memcpy(arguments[0].data().data(), &k, sizeof(k));
+      }
+      absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      std::optional<Literal> single;
+      for (int threads : {1, 2}) {
+        CompileOptions options;
+        options.threads = threads;
+        options.isa = isa;
+        CompileReport report;
+        auto executable = Compile(**module, options, &report);
+        ASSERT_TRUE(executable.ok()) << executable.status();
+        EXPECT_TRUE(report.interpreted_steps.empty());
+        for (int run = 0; run < 3; ++run) {
+          SCOPED_TRACE(absl::StrCat("threads ", threads, " run ", run));
+          absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+          ASSERT_TRUE(actual.ok()) << actual.status();
+          EXPECT_EQ(Difference(*expected, *actual, ulp), "");
+          if (!single) {
+            single = std::move(*actual);
+          } else {
+            EXPECT_TRUE(SameBytes(*single, *actual));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(JitSecondThread, ConditionalWithTupleOperandsAndSizeZeroLeaves) {
+  CheckThreads(kTupleBranches, 0, {0, 1, 2, -1, 3, 1000});
+}
+
+TEST(JitSecondThread, NestedConditionals) { CheckThreads(kNestedConditionals, 4); }
+
+TEST(JitSecondThread, LoopWithConditionalAndSplitKernel) {
+  CheckThreads(kLoopWithBranchAndLargeKernel);
+}
+
+// At 2 threads the loop's large kernel is split (the pool gets a worker)
+// and the loop still runs over bound steps, not step by step.
+TEST(JitSecondThread, LoopWithSplitKernelBinds) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kLoopWithBranchAndLargeKernel);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(5);
+  std::vector<Literal> arguments;
+  for (const Instruction* p : (*module)->entry()->parameters()) {
+    arguments.push_back(RandomLiteral(p->shape(), rng));
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& argument : arguments) pointers.push_back(&argument);
+  CompileOptions options;
+  options.threads = 2;
+  auto executable = Compile(**module, options);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  for (int run = 0; run < 2; ++run) {
+    runtime::LoopCounts counts;
+    runtime::RunContext context;
+    context.loop_counts = &counts;
+    absl::StatusOr<Literal> result = (*executable)->Run(pointers, context);
+    ASSERT_TRUE(result.ok()) << result.status();
+    // Guard-page mode runs every loop step by step (bound_steps.h).
+    const bool guarded = runtime::internal::GuardPagesRequested();
+    EXPECT_EQ(counts.bound.load(), guarded ? 0 : 1);
+    EXPECT_EQ(counts.stepped.load(), guarded ? 1 : 0);
+  }
+  EXPECT_GE(runtime::ThreadPool::Shared().worker_count(), 1);
+}
+
+// The same loop, run from two threads at once: each run takes its own kept
+// loop and result buffer.
+TEST(JitSecondThread, ConcurrentRunsOfALoopWithConditional) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kLoopWithBranchAndLargeKernel);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(3);
+  std::vector<Literal> arguments;
+  for (const Instruction* p : (*module)->entry()->parameters()) {
+    arguments.push_back(RandomLiteral(p->shape(), rng));
+  }
+  CompileOptions options;
+  options.threads = 2;
+  auto executable = Compile(**module, options);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  absl::StatusOr<Literal> reference = (*executable)->Run(arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::vector<bool> same(2, false);
+  std::vector<std::thread> runners;
+  for (int t = 0; t < 2; ++t) {
+    runners.emplace_back([&, t] {
+      bool all = true;
+      for (int run = 0; run < 4; ++run) {
+        absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+        all = all && actual.ok() && SameBytes(*reference, *actual);
+      }
+      same[t] = all;
+    });
+  }
+  for (std::thread& runner : runners) runner.join();
+  EXPECT_TRUE(same[0]);
+  EXPECT_TRUE(same[1]);
+}
+
+// The cost model of library calls' OpenBLAS threads.
+TEST(BlasThreadsForWork, OneThreadBelowTheThreshold) {
+  using runtime::blas::BlasThreadsForWork;
+  using runtime::blas::kBlasThreadedMinWork;
+  EXPECT_EQ(BlasThreadsForWork(2, 0), 1);
+  EXPECT_EQ(BlasThreadsForWork(2, 4100 * 4 * 4), 1);  // A 4100x4 QR.
+  EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork - 1), 1);
+  EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork), 2);
+  EXPECT_EQ(BlasThreadsForWork(4, int64_t{512} * 512 * 512), 4);
+  EXPECT_EQ(BlasThreadsForWork(1, int64_t{512} * 512 * 512), 1);
+  EXPECT_EQ(BlasThreadsForWork(0, int64_t{512} * 512 * 512), 1);
+}
+
+// Compiled plans: a small QR (geqrf 4100x4) and a small triangular solve run
+// OpenBLAS single-threaded at 2 threads, a large Cholesky with 2; a large
+// gemv never asks for OpenBLAS threads.
+TEST(BlasThreadsForWork, CompiledPlans) {
+  struct Form {
+    std::string hlo;
+    std::string routine;  // A substring of the step's description.
+    std::string threads;  // Expected in it.
+  };
+  const std::vector<Form> forms = {
+      {"HloModule m\nENTRY e {\n  a = f32[4100,4]{0,1} parameter(0)\n"
+       "  ROOT q = (f32[4100,4]{0,1}, f32[4]) custom-call(a), custom_call_target=\"Qr\"\n}\n",
+       "geqrf", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  b = f32[4,1] parameter(1)\n"
+       "  ROOT x = f32[4,1] triangular-solve(a, b), left_side=true, lower=true, "
+       "transpose_a=NO_TRANSPOSE\n}\n",
+       "trsm", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n"
+       "  ROOT c = f32[256,256] cholesky(a), lower=true\n}\n",
+       "potrf", "threads=2"},
+      // jaxlib's LAPACK calls: 512 reflectors applied to one column
+      // (524,288 multiply-adds) single-threaded, their 1024x512
+      // factorization threaded.
+      {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
+       "  t = f32[512] parameter(1)\n  c = f32[1024,1]{0,1} parameter(2)\n"
+       "  ROOT q = f32[1024,1]{0,1} custom-call(a, t, c), custom_call_target=\"lapack_sormqr_ffi\", "
+       "operand_layout_constraints={f32[1024,512]{0,1}, f32[512]{0}, f32[1024,1]{0,1}}, "
+       "output_to_operand_aliasing={{}: (2, {})}, api_version=API_VERSION_TYPED_FFI, "
+       "backend_config={left = true, transpose = true}\n}\n",
+       "ormqr", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
+       "  ROOT q = (f32[1024,512]{0,1}, f32[512]{0}) custom-call(a), "
+       "custom_call_target=\"lapack_sgeqrf_ffi\", "
+       "operand_layout_constraints={f32[1024,512]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, "
+       "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n",
+       "geqrf", "threads=2"},
+  };
+  for (const Form& form : forms) {
+    SCOPED_TRACE(form.hlo);
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(form.hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    CompileOptions options;
+    options.threads = 2;
+    CompileReport report;
+    auto executable = Compile(**module, options, &report);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    bool found = false;
+    for (const LibraryCallInfo& call : report.library_calls) {
+      if (call.plan.find(form.routine) == std::string::npos) continue;
+      found = true;
+      EXPECT_NE(call.plan.find(form.threads), std::string::npos) << call.plan;
+    }
+    EXPECT_TRUE(found);
+  }
+  absl::StatusOr<std::unique_ptr<Module>> gemv = ParseVerified(
+      "HloModule m\nENTRY e {\n  a = f32[4096,256] parameter(0)\n  x = f32[256] parameter(1)\n"
+      "  ROOT y = f32[4096] dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  ASSERT_TRUE(gemv.ok()) << gemv.status();
+  absl::StatusOr<runtime::blas::DotPlan> plan =
+      runtime::blas::PlanDot(*(*gemv)->entry()->root());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  runtime::blas::PlanDotThreads(*plan, 2);
+  EXPECT_EQ(plan->blas_threads, 1) << plan->ToString();
+}
+
+}  // namespace
+}  // namespace xjit::jit::testing
