@@ -1046,6 +1046,8 @@ int KernelLowering::PlanDerivedInvariants(const std::vector<int>& uses, int budg
 // rotate's right shift as 32 - r from a loaded r; that subtraction ran in
 // every iteration, four times per round group. Float arithmetic is left
 // where it is (the vector-math expansion's constants are already folded).
+// In untiled loops PlanDerivedInvariants has already hoisted the derived
+// values read most; this takes what its budget left, and tiled loops.
 void KernelLowering::HoistInvariantArithmetic(const std::vector<int>& uses, int budget) {
   for (size_t id = 0; id < program_.ops.size() && budget > 0; ++id) {
     const KOp& op = program_.ops[id];
