@@ -468,8 +468,13 @@ bool SmallGemvWhereFaster(const DotPlan& p, const void* a, const void* x, void* 
   return true;
 }
 
-void Gemv(ElementType t, const DotPlan& p, const void* a, const void* x, void* y) {
-  if (IsTinyBlasCall(p) && p.incx > 0 && p.incy > 0) {
+// y = op(A) x for the plan's gemv; `band`: one of several bands of the
+// output (rows m, columns n of A), which always goes to cblas_?gemv, as the
+// whole call would (bands are cut only from calls too large for TinyGemv
+// and SmallGemv), so every element is the same sum on any thread count.
+void Gemv(ElementType t, const DotPlan& p, int64_t rows, int64_t cols, bool band, const void* a,
+          const void* x, void* y) {
+  if (!band && IsTinyBlasCall(p) && p.incx > 0 && p.incy > 0) {
     if (t == ElementType::kF32) {
       return TinyGemv(p, static_cast<const float*>(a), static_cast<const float*>(x),
                       static_cast<float*>(y));
@@ -479,13 +484,13 @@ void Gemv(ElementType t, const DotPlan& p, const void* a, const void* x, void* y
                       static_cast<double*>(y));
     }
   }
-  if (t == ElementType::kF32 && SmallGemvWhereFaster(p, a, x, y)) return;
-  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
+  if (!band && t == ElementType::kF32 && SmallGemvWhereFaster(p, a, x, y)) return;
+  const int m = static_cast<int>(rows), n = static_cast<int>(cols);
   const int lda = static_cast<int>(p.lda), incx = static_cast<int>(p.incx),
             incy = static_cast<int>(p.incy);
   // y is cleared first: beta = 0 must not let stale NaNs through whatever the
   // BLAS build does with beta.
-  const int64_t len = p.trans_a ? p.n : p.m;
+  const int64_t len = p.trans_a ? cols : rows;
   const int64_t w = ByteWidth(t);
   // One call for a contiguous y: a call per element (4 bytes each) was a
   // fifth of a sampler's run whose gemv writes 2048 elements per step.
@@ -935,8 +940,8 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   // workers then spun in sched_yield for up to 0.1 s after every call,
   // taking the core the pool's next kernels wanted: a 4096x256 gemv made an
   // optimizer step 3x to 30x slower at 2 threads than at 1 on a loaded
-  // machine. A gemv (memory-bound) now splits only over a batch, as any
-  // dot that cannot be cut into bands.
+  // machine. A gemv (memory-bound) now runs on one OpenBLAS thread, in
+  // bands of output elements on the pool where it is large enough.
   if (plan.kind != DotPlan::Kind::kGemm && plan.kind != DotPlan::Kind::kGemv &&
       plan.kind != DotPlan::Kind::kDot) {
     return;  // kNothing, kLoop: no BLAS calls
@@ -964,6 +969,23 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   if (batch_divides && batch_pays) {
     plan.split = DotPlan::Split::kBatch;
     return;
+  }
+  if (plan.kind == DotPlan::Kind::kGemv && batch == 1 && plan.row_major != plan.trans_a &&
+      plan.m * plan.n >= std::max<int64_t>(limits.min_gemv_products, 1)) {
+    // Bands of output elements, each a cblas call on its own thread of the
+    // pool: OpenBLAS's own threads spin in sched_yield after every call,
+    // taking the core the pool's next kernels want. Only where each output
+    // element is a dot over a contiguous row of A: OpenBLAS's other form
+    // (axpys along A's columns) sums an element in another order when the
+    // call has other bounds (a 1000x1000 sgemv in bands starting at 496 or
+    // 384, 2049x777 likewise: not the same bits), so it stays one call.
+    const int64_t size = plan.trans_a ? plan.n : plan.m;
+    const int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
+    if (bands >= 2) {
+      plan.split = DotPlan::Split::kRows;
+      plan.bands = bands;
+      return;
+    }
   }
   if (plan.kind == DotPlan::Kind::kGemm) {
     // Along the larger of M and N: a band repacks the other operand whole.
@@ -1415,13 +1437,16 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
               });
         }
         break;
-      case DotPlan::Kind::kGemv:
+      case DotPlan::Kind::kGemv: {
+        // A band (RunDot's kRows split) passes its output length as rows_m.
+        const bool band = rows_m != plan.m || cols_n != plan.n;
         if (plan.gemv_lhs_is_matrix) {
-          Gemv(t, plan, ap, bp, cp);
+          Gemv(t, plan, rows_m, cols_n, band, ap, bp, cp);
         } else {
-          Gemv(t, plan, bp, ap, cp);
+          Gemv(t, plan, rows_m, cols_n, band, bp, ap, cp);
         }
         break;
+      }
       case DotPlan::Kind::kDot: Dot(t, plan, ap, bp, cp); break;
       default: break;
     }
@@ -1452,6 +1477,21 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
         return;
       }
       const int64_t band = item % bands;
+      if (plan.kind == DotPlan::Kind::kGemv) {
+        // Output elements [first, last): rows of A, or its columns when
+        // transposed; A(i, j) is at i * lda + j row-major, i + j * lda
+        // column-major.
+        const int64_t size = plan.trans_a ? plan.n : plan.m;
+        const int64_t first = BandStart(size, band, bands);
+        const int64_t last = BandStart(size, band + 1, bands);
+        const int64_t step = plan.row_major != plan.trans_a ? plan.lda : 1;
+        int64_t& matrix = plan.gemv_lhs_is_matrix ? lo : ro;
+        matrix += first * step;
+        oo += first * plan.incy;
+        call(lo, ro, oo, plan.trans_a ? plan.m : last - first,
+             plan.trans_a ? last - first : plan.n);
+        return;
+      }
       const bool rows = plan.split == DotPlan::Split::kRows;
       const int64_t size = rows ? plan.m : plan.n;
       const int64_t first = BandStart(size, band, bands), last = BandStart(size, band + 1, bands);

@@ -225,10 +225,13 @@ absl::StatusOr<DotPlan> PlanDot(const Shape& lhs, const Shape& rhs, const Shape&
 absl::StatusOr<DotPlan> PlanDot(const Instruction& dot);
 
 // What the split may cut: bands of at least `min_band_rows` rows (columns),
-// each of more than `min_band_products` multiply-adds (m * n * k).
+// each of more than `min_band_products` multiply-adds (m * n * k); a gemv
+// (memory-bound: one multiply-add per matrix element read) of at least
+// `min_gemv_products` elements in all, in bands of output elements.
 struct DotSplitLimits {
   int64_t min_band_rows = 16;
   int64_t min_band_products = 0;
+  int64_t min_gemv_products = 0;
 };
 // The limits for dots (PlanDotThreads' default). Bands of at most 10^6
 // multiply-adds would take OpenBLAS 0.3.21's small-matrix kernels
@@ -238,7 +241,12 @@ struct DotSplitLimits {
 // another order too). So every result element is the same sum, in the same
 // order, as from the single-threaded call (checked bit for bit in
 // tests/blas/dot_test.cc and jit_blas_test.cc, f32, f64, c64, bf16, f16).
-inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000};
+// A gemv is cut where its matrix is at least 2 MB of f32 (2^19 elements):
+// a 4096x256 sgemv took 53 us on one thread and 32-35 us in two bands
+// (Zen 4, from L3), so a band of 1 MB is worth a fork-join of a few us;
+// smaller ones stay whole (and SmallGemv, up to 2^18 elements, never sees
+// a band of a call it would not take whole).
+inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000, int64_t{1} << 19};
 
 // Plans how RunDot uses `threads` threads (sets split, bands, threads and
 // blas_threads): batched calls split over the batch when it has at least as

@@ -582,6 +582,20 @@ TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
        "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
        "rhs_contracting_dims={1}",
        "split=batch"},
+      // Gemvs of 2^19 elements or more whose outputs are dots over
+      // contiguous rows, in bands of output elements (f32, f64, the matrix
+      // as either operand); OpenBLAS's axpy form (outputs along the
+      // contiguous dimension) and gemvs below 2^19 stay whole.
+      {"f32[2050,256]", "f32[256]", "f32[2050]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+       "split=rows bands=2"},
+      {"f64[700]", "f64[777,700]", "f64[777]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}",
+       "split=rows bands=2"},
+      {"f32[1000]", "f32[1000,1000]", "f32[1000]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+       ""},
+      {"f64[777,700]{0,1}", "f64[700]", "f64[777]",
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", ""},
+      {"f32[1000,500]", "f32[500]", "f32[1000]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+       ""},
       {"f32[1,5000]", "f32[5000,1]", "f32[1,1]", mk, ""},        // one dot product
       {"f32[20,30]", "f32[30,40]", "f32[20,40]", mk, ""},        // too small to split
       {"s32[40,50]", "s32[50,30]", "s32[40,30]", mk, ""},        // the strided loop
