@@ -89,6 +89,12 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
       case Step::Kind::kKernel: {
         int64_t output_bytes = 0;
         for (int slot : step.outputs) output_bytes += slots[slot].size;
+        for (int slot : step.inputs) {
+          addresses_.push_back(SlotAddress(slot, places));
+          bytes_touched_ += slots[slot].size;
+        }
+        for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
+        bytes_touched_ += output_bytes;
         if (!internal::KernelRunsUnsplit(step, output_bytes, spec.threads,
                                          spec.parallel_min_bytes)) {
           // Split as RunKernel splits it, called as a routine is.
@@ -97,24 +103,12 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
           op.kind = Op::Kind::kLibraryCall;
           op.library = &RunSplitKernel;
           op.plan = split_kernels_.back().get();
-          for (int slot : step.inputs) {
-            addresses_.push_back(SlotAddress(slot, places));
-            bytes_touched_ += slots[slot].size;
-          }
-          for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
-          bytes_touched_ += output_bytes;
           break;
         }
         op.kind = Op::Kind::kKernel;
         op.kernel = step.function;
         op.extent = step.outer_extent;
         op.inline_program = step.inline_program.get();
-        for (int slot : step.inputs) {
-          addresses_.push_back(SlotAddress(slot, places));
-          bytes_touched_ += slots[slot].size;
-        }
-        for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
-        bytes_touched_ += output_bytes;
         break;
       }
       case Step::Kind::kLibraryCall: {

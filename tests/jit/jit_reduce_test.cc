@@ -342,16 +342,12 @@ ENTRY e {
   Check(swap, Data::kSmall);
 }
 
-TEST_P(JitReduce, VariadicArgmax) {
-  struct Case {
-    const char* input;
-    const char* iota;
-    const char* result;
-  };
-  for (const Case& c : {Case{"[5,37]", "[5,37]", "[5]"}, Case{"[5,37]{0,1}", "[5,37]", "[5]"},
-                        Case{"[37,5]", "[37,5]", "[37]"}, Case{"[1,1]", "[1,1]", "[1]"},
-                        Case{"[5,0]", "[5,0]", "[5]"}}) {
-    const std::string hlo = absl::StrCat(R"(HloModule m
+// A kInput fusion whose root is a variadic argmax reduce (value, then the
+// lowest index among equal values) over dimension 1 of f32`input`, the
+// indices an s32`iota` along that dimension; results f32`result`, s32`result`.
+std::string ArgmaxFusion(const std::string& input, const std::string& iota,
+                         const std::string& result) {
+  return absl::StrCat(R"(HloModule m
 argmax {
   av = f32[] parameter(0)
   ai = s32[] parameter(1)
@@ -367,17 +363,29 @@ argmax {
   ROOT r = (f32[], s32[]) tuple(v, i)
 }
 fused {
-  x = f32)", c.input, R"( parameter(0)
-  io = s32)", c.iota, R"( iota(), iota_dimension=1
+  x = f32)", input, R"( parameter(0)
+  io = s32)", iota, R"( iota(), iota_dimension=1
   c0 = f32[] constant(-inf)
   c1 = s32[] constant(-1)
-  ROOT r = (f32)", c.result, ", s32", c.result,
+  ROOT r = (f32)", result, ", s32", result,
                                          R"() reduce(x, io, c0, c1), dimensions={1}, to_apply=argmax
 }
 ENTRY e {
-  p0 = f32)", c.input, R"( parameter(0)
-  ROOT f = (f32)", c.result, ", s32", c.result, R"() fusion(p0), kind=kInput, calls=fused
+  p0 = f32)", input, R"( parameter(0)
+  ROOT f = (f32)", result, ", s32", result, R"() fusion(p0), kind=kInput, calls=fused
 })");
+}
+
+TEST_P(JitReduce, VariadicArgmax) {
+  struct Case {
+    const char* input;
+    const char* iota;
+    const char* result;
+  };
+  for (const Case& c : {Case{"[5,37]", "[5,37]", "[5]"}, Case{"[5,37]{0,1}", "[5,37]", "[5]"},
+                        Case{"[37,5]", "[37,5]", "[37]"}, Case{"[1,1]", "[1,1]", "[1]"},
+                        Case{"[5,0]", "[5,0]", "[5]"}}) {
+    const std::string hlo = ArgmaxFusion(c.input, c.iota, c.result);
     Check(hlo, Data::kSmall);
     Check(hlo, Data::kEdge);
   }
@@ -575,32 +583,7 @@ ENTRY e {
   for (int64_t n : {1, 17, 100}) {
     const std::string s = absl::StrCat("[", n, ",5]");
     const std::string o = absl::StrCat("[", n, "]");
-    const std::string hlo = absl::StrCat(R"(HloModule m
-argmax {
-  av = f32[] parameter(0)
-  ai = s32[] parameter(1)
-  bv = f32[] parameter(2)
-  bi = s32[] parameter(3)
-  gt = pred[] compare(av, bv), direction=GT
-  eq = pred[] compare(av, bv), direction=EQ
-  lt = pred[] compare(ai, bi), direction=LT
-  tie = pred[] and(eq, lt)
-  take_a = pred[] or(gt, tie)
-  v = f32[] select(take_a, av, bv)
-  i = s32[] select(take_a, ai, bi)
-  ROOT r = (f32[], s32[]) tuple(v, i)
-}
-fused {
-  x = f32)", s, R"( parameter(0)
-  io = s32)", s, R"( iota(), iota_dimension=1
-  c0 = f32[] constant(-inf)
-  c1 = s32[] constant(-1)
-  ROOT r = (f32)", o, ", s32", o, R"() reduce(x, io, c0, c1), dimensions={1}, to_apply=argmax
-}
-ENTRY e {
-  p0 = f32)", s, R"( parameter(0)
-  ROOT f = (f32)", o, ", s32", o, R"() fusion(p0), kind=kInput, calls=fused
-})");
+    const std::string hlo = ArgmaxFusion(s, s, o);
     for (Data data : {Data::kSmall, Data::kEdge}) {
       CheckResult result;
       EXPECT_TRUE(RunKernel(hlo, GetParam(), data, 5, &result)) << hlo;
