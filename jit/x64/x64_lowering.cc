@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -664,9 +665,24 @@ absl::Status KernelLowering::EmitInnerLoop() {
   if (vectorize_) {
     const int64_t vector_count = extent / lanes_;
     scalar_start = vector_count * lanes_;
-    x86::Gp vector_end = cc_.newGpq();
-    cc_.mov(vector_end, scalar_start);
-    XJIT_RETURN_IF_ERROR(EmitVectorLoop(static_cast<int>(level), i, vector_end));
+    // Where the lane compares of the loop index are uniform, a body
+    // specialised to their values, between general ones (uniform_lanes.h).
+    if (strategy_ == Strategy::kInner && tile_level_ < 0) {
+      uniform_ = FindUniformLaneRange(program_, levels_, static_cast<int>(level), extent, lanes_);
+    }
+    std::vector<std::pair<int64_t, bool>> stretches;  // (end, specialised)
+    if (!uniform_.empty()) {
+      stretches = {{uniform_.begin * lanes_, false}, {uniform_.end * lanes_, true}};
+    }
+    stretches.push_back({scalar_start, false});
+    for (const auto& [end, specialised] : stretches) {
+      x86::Gp vector_end = cc_.newGpq();
+      cc_.mov(vector_end, end);
+      specialised_ = specialised;
+      const absl::Status status = EmitVectorLoop(static_cast<int>(level), i, vector_end);
+      specialised_ = false;
+      XJIT_RETURN_IF_ERROR(status);
+    }
   }
   if (scalar_start < extent) {
     Label head = cc_.newLabel();
@@ -1122,7 +1138,9 @@ absl::Status KernelLowering::EmitHoisted() {
   if (hoisted_.empty()) return absl::OkStatus();
   mode_ = Mode::kVector;
   for (size_t id = 0; id < program_.ops.size(); ++id) {
-    if (hoisted_[id]) XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+    if (hoisted_[id] && !Specialised(static_cast<int>(id))) {
+      XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), Mode::kVector));
+    }
   }
   return absl::OkStatus();
 }
@@ -1154,14 +1172,13 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
   for (size_t id = 0; id < program_.ops.size(); ++id) {
     if (levels_[id] != level) continue;
     if (mode == Mode::kVector && !hoisted_.empty() && hoisted_[id]) continue;
+    if (mode == Mode::kVector && Specialised(static_cast<int>(id))) continue;
     if (mode == Mode::kVector && !guarded_load_.empty() && guarded_load_[id] &&
         !MaskedGuardedLoad(static_cast<int>(id))) {
       // All lanes [p, p + lanes) in the buffer, else the scalar iterations.
       const KOp& op = program_.ops[id];
       const x86::Gp position = vals_[op.a].gp;
-      x86::Gp last = NewGp();
-      cc_.mov(last, program_.buffers[op.imm].element_count - lanes_);
-      cc_.cmp(position, last);
+      CompareWith(position, program_.buffers[op.imm].element_count - lanes_);
       cc_.jg(guard_fallback_);
       cc_.test(position, position);
       cc_.js(guard_fallback_);
@@ -1169,6 +1186,16 @@ absl::Status KernelLowering::EmitOpsAtLevel(int level, Mode mode) {
     XJIT_RETURN_IF_ERROR(EmitOp(static_cast<int>(id), mode));
   }
   return absl::OkStatus();
+}
+
+void KernelLowering::CompareWith(x86::Gp g, int64_t value) {
+  if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max()) {
+    cc_.cmp(g, static_cast<int32_t>(value));
+    return;
+  }
+  x86::Gp t = NewGp();
+  cc_.mov(t, value);
+  cc_.cmp(g, t);
 }
 
 bool KernelLowering::MaskedGuardedLoad(int id) const {
@@ -1192,9 +1219,7 @@ absl::Status KernelLowering::EmitMaskedGuardedLoad(int id) {
   if (count >= lanes_) {
     // All lanes inside (position in [0, count - lanes], one unsigned
     // compare): the plain load, as in the rows' interiors.
-    x86::Gp limit = NewGp();
-    cc_.mov(limit, count - lanes_);
-    cc_.cmp(position, limit);
+    CompareWith(position, count - lanes_);
     cc_.ja(masked);
     cc_.emit(wide ? Inst::kIdVmovupd : Inst::kIdVmovups, v, m);
     cc_.jmp(done);
@@ -2100,6 +2125,12 @@ absl::Status KernelLowering::EmitOp(int id, Mode mode) {
     default:
       break;
   }
+  if (mode == Mode::kVector && specialised_ && op.kind == KOpKind::kSelect &&
+      uniform_.known[op.a] >= 0) {
+    const int picked = uniform_.known[op.a] ? op.b : op.c;
+    SetVec(id, IsMemSource(picked) ? VecReg(picked) : Copy(vals_[picked].vec));
+    return absl::OkStatus();
+  }
   if (!folded_compare_.empty() && folded_compare_[id]) return absl::OkStatus();
   if (!select_fold_.empty() && select_fold_[id] != 0) return EmitFoldedSelect(id, mode);
   if ((op.kind == KOpKind::kUnary || op.kind == KOpKind::kBinary) &&
@@ -2258,11 +2289,16 @@ void KernelLowering::EmitIndexOp(int id) {
     case KOpKind::kIConst:
       cc_.mov(d, op.imm);
       break;
+    // Sums as lea: three operands, so no copy of an operand that lives on
+    // (a stencil's nine positions from one loop index).
     case KOpKind::kIAdd:
-      cc_.mov(d, a());
-      b_imm ? cc_.add(d, b_value) : cc_.add(d, b());
+      b_imm ? cc_.lea(d, x86::ptr(a(), b_value)) : cc_.lea(d, x86::ptr(a(), b()));
       break;
     case KOpKind::kISub:
+      if (b_imm && b_value != std::numeric_limits<int32_t>::min()) {
+        cc_.lea(d, x86::ptr(a(), -b_value));
+        break;
+      }
       cc_.mov(d, a());
       b_imm ? cc_.sub(d, b_value) : cc_.sub(d, b());
       break;

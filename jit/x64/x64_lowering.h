@@ -142,6 +142,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "jit/kernel/kernel_program.h"
+#include "jit/kernel/uniform_lanes.h"
 
 namespace xjit::jit::x64 {
 
@@ -259,6 +260,8 @@ class KernelLowering {
   // caller's range, with the vector/scalar split computed at run time.
   absl::Status EmitRangedInnerLoop(asmjit::x86::Gp i);
   absl::Status EmitOpsAtLevel(int level, Mode mode);
+  // cmp g, value: an immediate where it fits in 32 bits.
+  void CompareWith(asmjit::x86::Gp g, int64_t value);
   // Vector loop of a non-reduction program (strategy kInner): decides which
   // loop-invariant values live in registers across the loop (hoisted_) and
   // which constants stay in the constant pool as instruction memory
@@ -649,6 +652,13 @@ class KernelLowering {
   std::vector<bool> guarded_load_;
   std::vector<bool> identity_guard_;  // Guards the vector loop computes as a.
   asmjit::Label guard_fallback_;
+  // The innermost loop's stretch of uniform lane compares (FindUniformLaneRange),
+  // and whether the vector body being emitted is the one specialised to it:
+  // then selects with a known predicate copy the operand they pick and dead
+  // operations are left out (see EmitInnerLoop).
+  UniformLaneRange uniform_;
+  bool specialised_ = false;
+  bool Specialised(int id) const { return specialised_ && !uniform_.live[id]; }
   // The representation being emitted, and for vector mode its element type.
   Mode mode_ = Mode::kScalar;
   // The float type of a vector program with floats, else an integer type of

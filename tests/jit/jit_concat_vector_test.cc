@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "jit/compile.h"
@@ -380,6 +381,51 @@ TEST_P(JitConcatVector, LoopInvariantLaneMasks) {
       for (int64_t rows : {1, 2, 5}) {
         SCOPED_TRACE(absl::StrCat(t, "[", rows, ",", cols, "]"));
         CheckLanes(EdgeStencil2d(t, rows, cols), t, cols >= 64 && std::string(t) != "f64");
+      }
+    }
+  }
+}
+
+// Pieces of many widths concatenated along the minor dimension, padded
+// there, and read through a 3-point stencil: the vector loop runs a body
+// specialised to the longest stretch where every lane compare is uniform
+// (jit/kernel/uniform_lanes.h) between general ones. Boundaries on vector
+// boundaries (8, 16, 24, 40 columns), inside vectors, stretches of both
+// values of a compare, and rows ending in tails.
+TEST_P(JitConcatVector, UniformStretchesOfManyPieces) {
+  const std::vector<std::vector<int64_t>> widths = {
+      {1, 64, 1}, {8, 40, 16}, {3, 61, 2}, {24, 8, 40}, {16, 16, 16, 16, 5}};
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (const std::vector<int64_t>& w : widths) {
+      for (int64_t low : {0, 5}) {
+        const int64_t rows = 3;
+        int64_t cols = 0;
+        std::vector<std::string> params, names;
+        for (size_t k = 0; k < w.size(); ++k) {
+          params.push_back(Shape(t, rows, w[k]));
+          names.push_back(absl::StrCat("p", k));
+          cols += w[k];
+        }
+        const int64_t high = 11 - low;
+        const int64_t padded = cols + low + high;
+        const int64_t out = padded - 2;
+        SCOPED_TRACE(absl::StrCat(t, " pieces ", absl::StrJoin(w, ","), " pad ", low));
+        const std::string hlo = ModuleText(
+            params,
+            {absl::StrCat("c = ", Shape(t, rows, cols), " concatenate(", absl::StrJoin(names, ", "),
+                          "), dimensions={1}"),
+             absl::StrCat("z = ", t, "[] constant(0)"),
+             absl::StrCat("d = ", Shape(t, rows, padded), " pad(c, z), padding=0_0x", low, "_",
+                          high),
+             absl::StrCat("l = ", Shape(t, rows, out), " slice(d), slice={[0:", rows, "], [0:",
+                          out, "]}"),
+             absl::StrCat("m = ", Shape(t, rows, out), " slice(d), slice={[0:", rows, "], [1:",
+                          out + 1, "]}"),
+             absl::StrCat("h = ", Shape(t, rows, out), " slice(d), slice={[0:", rows, "], [2:",
+                          out + 2, "]}"),
+             absl::StrCat("s = ", Shape(t, rows, out), " add(l, m)"),
+             absl::StrCat("r = ", Shape(t, rows, out), " add(s, h)")});
+        CheckLanes(hlo, t, out >= 64 && std::string(t) != "f64");
       }
     }
   }
