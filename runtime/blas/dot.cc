@@ -14,6 +14,7 @@
 #include <complex>
 #include <cstring>
 #include <cstdlib>
+#include <thread>
 #include <type_traits>
 
 #include <cblas.h>
@@ -927,6 +928,19 @@ int64_t BandStart(int64_t size, int64_t band, int64_t bands) {
   return size / bands >= 16 ? start / 16 * 16 : start;
 }
 
+// How many bands a GEMM large enough for them is cut into, whatever the
+// thread count: the machine's cores (2 to 8). OpenBLAS's Haswell/Zen SGEMM
+// kernels sum an element of C in an order that depends on where the call's
+// bounds fall, whatever the tile alignment (a 1024x32x64 sgemm cut at row
+// 256, 384, 512, 640 or 768 changed elements far from the cut), so bands
+// planned per thread count gave other bits at 2 threads than at 1; its
+// SkylakeX kernels did not.
+int64_t GemmBands() {
+  static const int64_t bands =
+      std::clamp<int64_t>(static_cast<int64_t>(std::thread::hardware_concurrency()), 2, 8);
+  return bands;
+}
+
 }  // namespace
 
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
@@ -935,7 +949,6 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   // Each thread of a split calls OpenBLAS, which then wants a buffer for it.
   plan.threads = std::max(std::min(threads, BlasThreadsTheAddressSpaceAllows()), 1);
   plan.blas_threads = 1;
-  if (plan.threads == 1) return;
   // Large gemv (m x n >= 2^20) once kept OpenBLAS's own threads; its
   // workers then spun in sched_yield for up to 0.1 s after every call,
   // taking the core the pool's next kernels wanted: a 4096x256 gemv made an
@@ -964,6 +977,35 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
                        : plan.kind == DotPlan::Kind::kGemv ? plan.m * plan.n
                                                            : plan.k;
   const bool batch_pays = batch >= 2 && batch * call > limits.min_band_products;
+  // A GEMM large enough is cut into the same bands at any thread count
+  // (GemmBands), so that one thread makes the same calls as several and gets
+  // the same bits; the pool runs batch index x band. Along the larger of M
+  // and N: a band repacks the other operand whole. A batch that pays for a
+  // split keeps its GEMMs whole (also at one thread) and is split over the
+  // batch below.
+  if (plan.kind == DotPlan::Kind::kGemm && !batch_pays) {
+    const bool rows = plan.n <= plan.m;
+    const int64_t size = rows ? plan.m : plan.n;
+    int64_t bands =
+        std::min<int64_t>(GemmBands(), size / std::max<int64_t>(limits.min_band_rows, 1));
+    auto smallest = [&](int64_t b) {
+      int64_t least = size;
+      for (int64_t j = 0; j < b; ++j) {
+        least = std::min(least, BandStart(size, j + 1, b) - BandStart(size, j, b));
+      }
+      return least;
+    };
+    while (bands >= 2 &&
+           smallest(bands) * (rows ? plan.n : plan.m) * plan.k <= limits.min_band_products) {
+      --bands;
+    }
+    if (bands >= 2) {
+      plan.split = rows ? DotPlan::Split::kRows : DotPlan::Split::kColumns;
+      plan.bands = bands;
+      return;
+    }
+  }
+  if (plan.threads == 1) return;
   const int64_t t = plan.threads;
   const bool batch_divides = batch >= t && (batch % t == 0 || batch >= 4 * t);
   if (batch_divides && batch_pays) {
@@ -983,28 +1025,6 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
     const int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
     if (bands >= 2) {
       plan.split = DotPlan::Split::kRows;
-      plan.bands = bands;
-      return;
-    }
-  }
-  if (plan.kind == DotPlan::Kind::kGemm) {
-    // Along the larger of M and N: a band repacks the other operand whole.
-    const bool rows = plan.n <= plan.m;
-    const int64_t size = rows ? plan.m : plan.n;
-    int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
-    auto smallest = [&](int64_t b) {
-      int64_t least = size;
-      for (int64_t j = 0; j < b; ++j) {
-        least = std::min(least, BandStart(size, j + 1, b) - BandStart(size, j, b));
-      }
-      return least;
-    };
-    while (bands >= 2 &&
-           smallest(bands) * (rows ? plan.n : plan.m) * plan.k <= limits.min_band_products) {
-      --bands;
-    }
-    if (bands >= 2) {
-      plan.split = rows ? DotPlan::Split::kRows : DotPlan::Split::kColumns;
       plan.bands = bands;
       return;
     }
@@ -1451,7 +1471,9 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
       default: break;
     }
   };
-  if (plan.split == DotPlan::Split::kNone || plan.threads <= 1) {
+  // A GEMM's bands run on one thread too (PlanDotThreads: the same calls).
+  if (plan.split == DotPlan::Split::kNone ||
+      (plan.threads <= 1 && plan.kind != DotPlan::Kind::kGemm)) {
     internal::ForEachOffset(
         nd, plan.batch_sizes.data(), plan.lhs_batch_strides.data(), plan.rhs_batch_strides.data(),
         plan.out_batch_strides.data(), plan.lhs_offset, plan.rhs_offset, plan.out_offset,

@@ -249,15 +249,19 @@ struct DotSplitLimits {
 inline constexpr DotSplitLimits kDotSplitLimits{16, 1000000, int64_t{1} << 19};
 
 // Plans how RunDot uses `threads` threads (sets split, bands, threads and
-// blas_threads): batched calls split over the batch when it has at least as
-// many indices as threads and they divide evenly or number at least
-// 4 x threads; otherwise each GEMM is cut into bands along the larger of M
-// and N (each band repacks the other operand whole) when the limits allow;
-// what cannot be split that way runs over the batch if there is one, else
-// whole on one thread. A batch split needs more than
-// limits.min_band_products multiply-adds in all. OpenBLAS runs every call
-// single-threaded (blas_threads = 1), large gemv included (see dot.cc).
-// threads <= 1: one thread, nothing split.
+// blas_threads): a GEMM whose batch is too small to pay for a split (below)
+// is cut into bands along the larger of M and N (each band repacks the other
+// operand whole) when the limits allow, as many as
+// the machine has cores (2 to 8) and NOT depending on `threads`, so that one
+// thread makes the same OpenBLAS calls as several and gets the same bits
+// (the pool runs batch index x band); a batch with more than
+// limits.min_band_products multiply-adds in all is split over the batch,
+// its calls whole (a gemv or dot form first into bands of outputs when the
+// batch has fewer indices than threads, or they do not divide evenly and
+// number fewer than 4 x threads); what cannot be split runs whole on one
+// thread. OpenBLAS
+// runs every call single-threaded (blas_threads = 1), large gemv included
+// (see dot.cc). threads <= 1: GEMM bands only.
 void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits = kDotSplitLimits);
 
 // XJIT_DOT_BANDS=0 in the environment (read once): the JIT plans dots as

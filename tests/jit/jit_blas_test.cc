@@ -307,7 +307,7 @@ TEST(JitBlas, DotFormsSplitOverThreads) {
       {"c64 columns", Dot("c64[100,120]", "c64[120,200]", "c64[100,200]", mk), 120},
       {"bf16 rows", Dot("bf16[130,140]", "bf16[140,120]", "bf16[130,120]", mk), 140},
       {"f32 batch", Dot("f32[4,128,64]", "f32[4,64,96]", "f32[4,128,96]", batch), 64},
-      {"f32 three batches in bands",
+      {"f32 three batches, split over the batch",
        Dot("f32[3,128,100]", "f32[3,100,160]", "f32[3,128,160]", batch), 100},
       {"s32 loop", Dot("s32[40,50]", "s32[50,30]", "s32[40,30]", mk), 50},
   };
