@@ -479,6 +479,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanVectorLoop();
   PlanMasks();
   PlanSelectFolds();
+  PlanCmovCompares();
   PlanCarries();
   PlanRowStreaming();
   PlanGatherPrefetches();
