@@ -418,6 +418,9 @@ class KernelLowering {
   // registers, or nothing where it needs more (unsigned bits read as
   // signed, total order).
   std::optional<asmjit::x86::CondCode> CmovCondition(int id) const;
+  // d = g's low `width` bits, zero-extended (g in the scalar representation
+  // of an integer of that width and signedness).
+  void ZeroExtendedCopy(asmjit::x86::Gp d, asmjit::x86::Gp g, int width, bool is_signed);
   absl::Status EmitFoldedSelect(int id, Mode mode);
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
 

@@ -37,6 +37,17 @@ uint64_t WidthMask(int width) {
 
 // ---- Representation helpers ----
 
+void KernelLowering::ZeroExtendedCopy(x86::Gp d, x86::Gp g, int width, bool is_signed) {
+  if (!is_signed || width >= 64) {
+    cc_.mov(d, g);  // Unsigned values are held zero-extended.
+  } else if (width == 32) {
+    cc_.mov(d.r32(), g.r32());  // Writing the low half clears the high one.
+  } else {
+    cc_.mov(d, g);
+    cc_.and_(d, static_cast<int32_t>(WidthMask(width)));
+  }
+}
+
 void KernelLowering::Normalize(x86::Gp g, ElementType type) {
   if (IsPred(type)) return;
   const int width = BitWidth(type);
@@ -845,26 +856,21 @@ absl::Status KernelLowering::EmitScalarBinary(int id) {
       case Opcode::kShiftLeft:
       case Opcode::kShiftRightLogical:
       case Opcode::kShiftRightArithmetic: {
-        // The amount is read as unsigned at the type's width.
+        // The amount is read as unsigned at the type's width (an unsigned
+        // value is held zero-extended already: a plain copy).
         x86::Gp amount = NewGp();
-        cc_.mov(amount, b);
-        if (width < 64) {
-          x86::Gp mask = NewGp();
-          cc_.mov(mask, WidthMask(width));
-          cc_.and_(amount, mask);
-        }
+        ZeroExtendedCopy(amount, b, width, is_signed);
         x86::Gp value = NewGp();
-        cc_.mov(value, a);
+        if (op.opcode == Opcode::kShiftRightLogical) {
+          ZeroExtendedCopy(value, a, width, is_signed);
+        } else {
+          cc_.mov(value, a);
+        }
         x86::Gp overflow = NewGp();  // The result for amounts >= width.
         if (op.opcode == Opcode::kShiftLeft) {
           cc_.shl(value, amount.r8());
           cc_.xor_(overflow.r32(), overflow.r32());
         } else if (op.opcode == Opcode::kShiftRightLogical) {
-          if (width < 64) {
-            x86::Gp mask = NewGp();
-            cc_.mov(mask, WidthMask(width));
-            cc_.and_(value, mask);
-          }
           cc_.shr(value, amount.r8());
           cc_.xor_(overflow.r32(), overflow.r32());
         } else {
