@@ -237,6 +237,7 @@ class ProgramBuilder {
     return Ranged(IndexOp(KOpKind::kILt, a, b), 0, 1);
   }
   int IEq(int a, int b) {
+    if (a == b) return Const(1);
     if (IsConst(a) && IsConst(b)) return Const(Value(a) == Value(b) ? 1 : 0);
     if (High(a) < Low(b) || High(b) < Low(a)) return Const(0);
     return Ranged(IndexOp(KOpKind::kIEq, a, b), 0, 1);

@@ -480,6 +480,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
   PlanVectorLoop();
   PlanMasks();
   PlanSelectFolds();
+  PlanCmovCompares();
   PlanCarries();
   PlanRowStreaming();
   PlanGatherPrefetches();

@@ -411,6 +411,19 @@ class KernelLowering {
   std::vector<int8_t> select_fold_;
   std::vector<bool> folded_compare_;
   void PlanSelectFolds();
+  // Scalar code: integer compares whose every user is a select's predicate
+  // in the same section (cmov_compare_) emit nothing; each select compares
+  // the operands itself and picks with one cmov (x64_scalar.cc), instead
+  // of setcc into a 0/1 register that the select tests again.
+  std::vector<bool> cmov_compare_;
+  void PlanCmovCompares();
+  // The condition of integer compare `id` as one cmp of its operands'
+  // registers, or nothing where it needs more (unsigned bits read as
+  // signed, total order).
+  std::optional<asmjit::x86::CondCode> CmovCondition(int id) const;
+  // d = g's low `width` bits, zero-extended (g in the scalar representation
+  // of an integer of that width and signedness).
+  void ZeroExtendedCopy(asmjit::x86::Gp d, asmjit::x86::Gp g, int width, bool is_signed);
   absl::Status EmitFoldedSelect(int id, Mode mode);
   asmjit::x86::Mem Address(int buffer, int offset_op, int element_bytes);
 

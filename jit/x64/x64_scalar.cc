@@ -37,6 +37,17 @@ uint64_t WidthMask(int width) {
 
 // ---- Representation helpers ----
 
+void KernelLowering::ZeroExtendedCopy(x86::Gp d, x86::Gp g, int width, bool is_signed) {
+  if (!is_signed || width >= 64) {
+    cc_.mov(d, g);  // Unsigned values are held zero-extended.
+  } else if (width == 32) {
+    cc_.mov(d.r32(), g.r32());  // Writing the low half clears the high one.
+  } else {
+    cc_.mov(d, g);
+    cc_.and_(d, static_cast<int32_t>(WidthMask(width)));
+  }
+}
+
 void KernelLowering::Normalize(x86::Gp g, ElementType type) {
   if (IsPred(type)) return;
   const int width = BitWidth(type);
@@ -404,6 +415,13 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
     case KOpKind::kFromIndex:
       if (IsPred(op.type)) {
         x86::Gp d = NewGp();
+        const KOpKind from = program_.ops[op.a].kind;
+        if (from == KOpKind::kILt || from == KOpKind::kIEq || from == KOpKind::kIAnd) {
+          // Already 0 or 1 (index conditions and their conjunctions).
+          cc_.mov(d, vals_[op.a].gp);
+          SetGp(id, d);
+          return absl::OkStatus();
+        }
         cc_.xor_(d.r32(), d.r32());
         cc_.test(vals_[op.a].gp, vals_[op.a].gp);
         cc_.setne(d.r8());
@@ -435,8 +453,18 @@ absl::Status KernelLowering::EmitScalarValueOp(int id) {
     case KOpKind::kScale:
       return EmitFloatPrimitive(id);
     case KOpKind::kSelect: {
-      const x86::Gp p = vals_[op.a].gp;
       const ElementType type = op.type;
+      if (!cmov_compare_.empty() && cmov_compare_[op.a]) {
+        // The compare left out by PlanCmovCompares: cmp, then cmov.
+        const KOp& cmp = program_.ops[op.a];
+        x86::Gp d = NewGp();
+        cc_.mov(d, vals_[op.c].gp);
+        cc_.cmp(vals_[cmp.a].gp, vals_[cmp.b].gp);
+        cc_.cmov(*CmovCondition(op.a), d, vals_[op.b].gp);
+        SetGp(id, d);
+        return absl::OkStatus();
+      }
+      const x86::Gp p = vals_[op.a].gp;
       if (IsIntegerOrPred(type) ||
           (IsNarrowFloat(type) && !vals_[op.b].in_vec && !vals_[op.c].in_vec)) {
         x86::Gp d = NewGp();
@@ -828,26 +856,21 @@ absl::Status KernelLowering::EmitScalarBinary(int id) {
       case Opcode::kShiftLeft:
       case Opcode::kShiftRightLogical:
       case Opcode::kShiftRightArithmetic: {
-        // The amount is read as unsigned at the type's width.
+        // The amount is read as unsigned at the type's width (an unsigned
+        // value is held zero-extended already: a plain copy).
         x86::Gp amount = NewGp();
-        cc_.mov(amount, b);
-        if (width < 64) {
-          x86::Gp mask = NewGp();
-          cc_.mov(mask, WidthMask(width));
-          cc_.and_(amount, mask);
-        }
+        ZeroExtendedCopy(amount, b, width, is_signed);
         x86::Gp value = NewGp();
-        cc_.mov(value, a);
+        if (op.opcode == Opcode::kShiftRightLogical) {
+          ZeroExtendedCopy(value, a, width, is_signed);
+        } else {
+          cc_.mov(value, a);
+        }
         x86::Gp overflow = NewGp();  // The result for amounts >= width.
         if (op.opcode == Opcode::kShiftLeft) {
           cc_.shl(value, amount.r8());
           cc_.xor_(overflow.r32(), overflow.r32());
         } else if (op.opcode == Opcode::kShiftRightLogical) {
-          if (width < 64) {
-            x86::Gp mask = NewGp();
-            cc_.mov(mask, WidthMask(width));
-            cc_.and_(value, mask);
-          }
           cc_.shr(value, amount.r8());
           cc_.xor_(overflow.r32(), overflow.r32());
         } else {
@@ -1070,8 +1093,57 @@ x86::Vec KernelLowering::FloatRemainder(bool f64, x86::Vec a, x86::Vec b) {
   return result;
 }
 
+std::optional<x86::CondCode> KernelLowering::CmovCondition(int id) const {
+  const KOp& op = program_.ops[id];
+  const ElementType type = op.operand_type;
+  if (op.kind != KOpKind::kCompare || !IsIntegerOrPred(type)) return std::nullopt;
+  const bool is_signed = op.comparison == ComparisonType::kSigned;
+  if (!is_signed && op.comparison != ComparisonType::kUnsigned) return std::nullopt;
+  // EmitScalarCompare reinterprets these first (shifts), more than one cmp.
+  if (is_signed && IsUnsignedInteger(type)) return std::nullopt;
+  switch (op.direction) {
+    case ComparisonDirection::kEq: return x86::CondCode::kE;
+    case ComparisonDirection::kNe: return x86::CondCode::kNE;
+    case ComparisonDirection::kLt: return is_signed ? x86::CondCode::kL : x86::CondCode::kB;
+    case ComparisonDirection::kLe: return is_signed ? x86::CondCode::kLE : x86::CondCode::kBE;
+    case ComparisonDirection::kGt: return is_signed ? x86::CondCode::kG : x86::CondCode::kA;
+    case ComparisonDirection::kGe: return is_signed ? x86::CondCode::kGE : x86::CondCode::kAE;
+  }
+  return std::nullopt;
+}
+
+void KernelLowering::PlanCmovCompares() {
+  const size_t n = program_.ops.size();
+  cmov_compare_.assign(n, false);
+  std::vector<bool> only_selects(n, true);
+  std::vector<int> uses(n, 0);
+  for (size_t user = 0; user < n; ++user) {
+    const KOp& op = program_.ops[user];
+    for (int operand : {op.a, op.b, op.c}) {
+      if (operand < 0) continue;
+      ++uses[operand];
+      // A select with an integer or pred result (its general-register
+      // form), in the same section and the same representation (both
+      // index values or neither), so that both run in scalar code together.
+      const bool predicate_use = op.kind == KOpKind::kSelect && operand == op.a &&
+                                 op.b != operand && op.c != operand &&
+                                 IsIntegerOrPred(op.type) &&
+                                 sections_[operand] == sections_[user] &&
+                                 IsIndexValue(operand) == IsIndexValue(static_cast<int>(user));
+      if (!predicate_use) only_selects[operand] = false;
+    }
+  }
+  for (size_t id = 0; id < n; ++id) {
+    cmov_compare_[id] = uses[id] > 0 && only_selects[id] &&
+                        (folded_compare_.empty() || !folded_compare_[id]) &&
+                        CmovCondition(static_cast<int>(id)).has_value();
+  }
+}
+
 absl::Status KernelLowering::EmitScalarCompare(int id) {
   const KOp& op = program_.ops[id];
+  // Each select reading it compares for itself (PlanCmovCompares).
+  if (!cmov_compare_.empty() && cmov_compare_[id]) return absl::OkStatus();
   const ElementType type = op.operand_type;
   x86::Gp d = NewGp();
   if (IsIntegerOrPred(type) || op.comparison == ComparisonType::kTotalOrder) {

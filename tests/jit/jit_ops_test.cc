@@ -533,6 +533,85 @@ TEST_P(JitOps, ScatterFusionMaskedRows) {
   }
 }
 
+// A graph network's degree histogram: ones scatter-added at indices that are
+// a concatenate of edge ends and node ids, wrapped as JAX wraps negative
+// indices (select of a compare), into int[n]; the scatter's bounds check is
+// one compare of the clamped start (RunScatter) and the integer compares
+// feeding only selects are one cmp + cmov in x86-64 scalar code
+// (PlanCmovCompares). Index types signed and unsigned (unsigned compares),
+// indices rich in duplicates and out-of-range values, and a 2-D scatter of
+// windows whose starts are checked in two dimensions.
+TEST_P(JitOps, ScatterHistogramOfWrappedIndices) {
+  for (const char* t : {"s32", "u32", "s8", "s64", "f32"}) {
+    for (const char* it : {"s32", "u16", "s64"}) {
+      for (int n : {1, 7, 64}) {
+        const std::string hlo = absl::StrCat(
+            "HloModule m\nadd {\n  x = ", t, "[] parameter(0)\n  y = ", t,
+            "[] parameter(1)\n  ROOT s = ", t, "[] add(x, y)\n}\n",
+            "ENTRY e {\n  p0 = ", it, "[37] parameter(0)\n",
+            "  io = ", it, "[", n, "] iota(), iota_dimension=0\n",
+            "  cat = ", it, "[", 37 + n, "] concatenate(p0, io), dimensions={0}\n",
+            "  z = ", it, "[] constant(0)\n  zb = ", it, "[", 37 + n, "] broadcast(z), dimensions={}\n",
+            "  neg = pred[", 37 + n, "] compare(cat, zb), direction=LT\n",
+            "  m = ", it, "[] constant(", n, ")\n  mb = ", it, "[", 37 + n, "] broadcast(m), dimensions={}\n",
+            "  wrapped = ", it, "[", 37 + n, "] add(cat, mb)\n",
+            "  idx = ", it, "[", 37 + n, "] select(neg, wrapped, cat)\n",
+            "  i2 = ", it, "[", 37 + n, ",1] reshape(idx)\n",
+            "  one = ", t, "[] constant(1)\n  ones = ", t, "[", 37 + n, "] broadcast(one), dimensions={}\n",
+            "  zero = ", t, "[] constant(0)\n  start = ", t, "[", n, "] broadcast(zero), dimensions={}\n",
+            "  ROOT h = ", t, "[", n, "] scatter(start, i2, ones), update_window_dims={}, ",
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, ",
+            "to_apply=add\n}\n");
+        Check(hlo);
+      }
+    }
+    // Windows of 2x3 at starts checked in both dimensions.
+    const std::string two_d = absl::StrCat(
+        "HloModule m\nadd {\n  x = ", t, "[] parameter(0)\n  y = ", t,
+        "[] parameter(1)\n  ROOT s = ", t, "[] add(x, y)\n}\n",
+        "ENTRY e {\n  p0 = ", t, "[5,6] parameter(0)\n  p1 = s32[11,2] parameter(1)\n",
+        "  p2 = ", t, "[11,2,3] parameter(2)\n",
+        "  ROOT s = ", t, "[5,6] scatter(p0, p1, p2), update_window_dims={1,2}, ",
+        "inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, ",
+        "to_apply=add\n}\n");
+    Check(two_d);
+  }
+}
+
+// Integer compares whose only users are selects (one cmp + cmov in x86-64
+// scalar code), every direction, signed and unsigned types and compare
+// types, a compare also read as a value (not folded), selects of pred, and
+// a select that reads its own predicate as a value operand.
+TEST_P(JitOps, CompareFeedingSelects) {
+  for (const char* t : {"s8", "s32", "s64", "u8", "u32", "u64", "pred"}) {
+    for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+      for (const char* d : {"[]", "[7]", "[3,5]{0,1}"}) {
+        const std::string s = absl::StrCat(t, d);
+        const std::string p = absl::StrCat("pred", d);
+        const std::string v = absl::StrCat("s16", d);
+        const std::string hlo = absl::StrCat(
+            "HloModule m\nENTRY e {\n  a = ", s, " parameter(0)\n  b = ", s, " parameter(1)\n",
+            "  x = ", v, " parameter(2)\n  y = ", v, " parameter(3)\n",
+            "  c = ", p, " compare(a, b), direction=", dir, "\n",
+            "  s1 = ", v, " select(c, x, y)\n  s2 = ", s, " select(c, b, a)\n",
+            "  c2 = ", p, " compare(b, a), direction=", dir, "\n",
+            "  s3 = ", p, " select(c2, c2, c)\n",
+            "  n = ", v, " convert(c2)\n  s4 = ", v, " add(s1, n)\n",
+            "  ROOT r = (", v, ", ", s, ", ", p, ") tuple(s4, s2, s3)\n}\n");
+        Check(hlo);
+        if (std::string(t) == "pred") continue;
+        // The signed order over unsigned bits and the reverse.
+        const char* type = absl::StartsWith(t, "u") ? "SIGNED" : "UNSIGNED";
+        const std::string typed = absl::StrCat(
+            "HloModule m\nENTRY e {\n  a = ", s, " parameter(0)\n  b = ", s, " parameter(1)\n",
+            "  c = ", p, " compare(a, b), direction=", dir, ", type=", type, "\n",
+            "  ROOT s = ", s, " select(c, a, b)\n}\n");
+        Check(typed);
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__)
 // Rows read at positions loaded from an index buffer (an embedding bag's
 // gathered rows, a scatter's target rows) are prefetched rows ahead
