@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/axpy_gemv.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/element_io_internal.h"
 #include "runtime/blas/small_gemm.h"
@@ -468,10 +469,43 @@ bool SmallGemvWhereFaster(const DotPlan& p, const void* a, const void* x, void* 
   return true;
 }
 
+// Whether the plan's gemv (any band of it included) runs as AxpyGemv: the
+// axpy form (outputs along A's contiguous dimension: row-major transposed,
+// column-major not) in f32 or f64 with positive strides, where the CPU has
+// the kernels. They replace cblas_?gemv there at every size above TinyGemv's
+// (and SmallGemv's, which keeps the f32 shapes it is preferred for): at
+// least as fast on one thread (benchmarks/blas/axpy_gemv_benchmark.cc,
+// docs/zoo.md "Session 16"), and their sums do not depend on an output's
+// position, so the form can be cut into bands.
+bool AxpyGemvRuns(const DotPlan& p) {
+  return p.kind == DotPlan::Kind::kGemv && p.row_major == p.trans_a &&
+         (p.compute_type == ElementType::kF32 || p.compute_type == ElementType::kF64) &&
+         p.incx > 0 && p.incy > 0 && AxpyGemvAvailable();
+}
+
+// y = op(A) x over rows x cols of A (the whole call or a band) by AxpyGemv
+// (AxpyGemvRuns(p)): the matrix taken by its contiguous rows, A itself when
+// row-major (transposed), A^T when column-major.
+template <typename T>
+void RunAxpyGemv(const DotPlan& p, int64_t rows, int64_t cols, const void* a, const void* x,
+                 void* y) {
+  AxpyGemvArgs<T> g;
+  g.rows = p.row_major ? rows : cols;
+  g.cols = p.row_major ? cols : rows;
+  g.p = static_cast<const T*>(a);
+  g.ldp = p.lda;
+  g.x = static_cast<const T*>(x);
+  g.incx = p.incx;
+  g.y = static_cast<T*>(y);
+  g.incy = p.incy;
+  AxpyGemv(g);
+}
+
 // y = op(A) x for the plan's gemv; `band`: one of several bands of the
-// output (rows m, columns n of A), which always goes to cblas_?gemv, as the
-// whole call would (bands are cut only from calls too large for TinyGemv
-// and SmallGemv), so every element is the same sum on any thread count.
+// output (rows m, columns n of A), which always goes where the whole call
+// would (bands are cut only from calls too large for TinyGemv and
+// SmallGemv: to cblas_?gemv for the dots form, AxpyGemv for the axpy form),
+// so every element is the same sum on any thread count.
 void Gemv(ElementType t, const DotPlan& p, int64_t rows, int64_t cols, bool band, const void* a,
           const void* x, void* y) {
   if (!band && IsTinyBlasCall(p) && p.incx > 0 && p.incy > 0) {
@@ -485,6 +519,10 @@ void Gemv(ElementType t, const DotPlan& p, int64_t rows, int64_t cols, bool band
     }
   }
   if (!band && t == ElementType::kF32 && SmallGemvWhereFaster(p, a, x, y)) return;
+  if (AxpyGemvRuns(p)) {
+    if (t == ElementType::kF32) return RunAxpyGemv<float>(p, rows, cols, a, x, y);
+    return RunAxpyGemv<double>(p, rows, cols, a, x, y);
+  }
   const int m = static_cast<int>(rows), n = static_cast<int>(cols);
   const int lda = static_cast<int>(p.lda), incx = static_cast<int>(p.incx),
             incy = static_cast<int>(p.incy);
@@ -970,15 +1008,18 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
     plan.split = DotPlan::Split::kBatch;
     return;
   }
-  if (plan.kind == DotPlan::Kind::kGemv && batch == 1 && plan.row_major != plan.trans_a &&
+  if (plan.kind == DotPlan::Kind::kGemv && batch == 1 &&
+      (plan.row_major != plan.trans_a || AxpyGemvRuns(plan)) &&
       plan.m * plan.n >= std::max<int64_t>(limits.min_gemv_products, 1)) {
-    // Bands of output elements, each a cblas call on its own thread of the
-    // pool: OpenBLAS's own threads spin in sched_yield after every call,
-    // taking the core the pool's next kernels want. Only where each output
-    // element is a dot over a contiguous row of A: OpenBLAS's other form
-    // (axpys along A's columns) sums an element in another order when the
-    // call has other bounds (a 1000x1000 sgemv in bands starting at 496 or
-    // 384, 2049x777 likewise: not the same bits), so it stays one call.
+    // Bands of output elements, each a call on its own thread of the pool:
+    // OpenBLAS's own threads spin in sched_yield after every call, taking
+    // the core the pool's next kernels want. Where each output element is
+    // a dot over a contiguous row of A, the bands are cblas calls; in the
+    // other form (axpys along A's columns) OpenBLAS sums an element in
+    // another order when the call has other bounds (a 1000x1000 sgemv in
+    // bands starting at 496 or 384, 2049x777 likewise: not the same bits),
+    // so that form is cut only where AxpyGemv runs it (whose sums do not
+    // depend on the bounds) and otherwise stays one call.
     const int64_t size = plan.trans_a ? plan.n : plan.m;
     const int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
     if (bands >= 2) {
