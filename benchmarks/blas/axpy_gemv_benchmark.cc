@@ -5,7 +5,12 @@
 // (512x512 f32: 1 MB), L3 (1024x1024, 4096x256, 256x4096, 2049x777,
 // 16x100000: 4-6.4 MB) and DRAM (4096x4096: 64 MB), f32 and f64.
 // Arguments: rows, cols, f64. Compare rows of one run (the machine is shared).
-//   build/benchmarks/blas/axpy_gemv_benchmark --benchmark_min_time=0.2
+// BM_RunDotGemv: a planned f32 gemv through RunDot on 1 or 2 threads (2: in
+// two bands of outputs on the pool), in both forms (axpy: v . X, dots:
+// X . w), so that the split is measured against the whole call in one
+// process. Arguments: rows, cols, axpy form, threads.
+//   build/benchmarks/blas/axpy_gemv_benchmark --benchmark_min_time=0.2 \
+//     --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true
 #include <cblas.h>
 
 #include <cstdint>
@@ -16,6 +21,7 @@
 #include "benchmark/benchmark.h"
 #include "runtime/blas/axpy_gemv.h"
 #include "runtime/blas/blas_threads.h"
+#include "runtime/blas/dot.h"
 
 namespace xjit::runtime::blas {
 namespace {
@@ -118,7 +124,46 @@ void Shapes(benchmark::internal::Benchmark* b) {
   }
 }
 
+void BM_RunDotGemv(benchmark::State& state) {
+  SetBlasThreads(1);
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const bool axpy = state.range(2) != 0;
+  const int threads = static_cast<int>(state.range(3));
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {axpy ? 0 : 1};
+  d.rhs_contracting_dimensions = {0};
+  const Shape matrix = Shape::Array(ElementType::kF32, {rows, cols});
+  const Shape vector = Shape::Array(ElementType::kF32, {axpy ? rows : cols});
+  const Shape result = Shape::Array(ElementType::kF32, {axpy ? cols : rows});
+  absl::StatusOr<DotPlan> plan =
+      axpy ? PlanDot(vector, matrix, result, d) : PlanDot(matrix, vector, result, d);
+  if (!plan.ok()) {
+    state.SkipWithError("not planned");
+    return;
+  }
+  PlanDotThreads(*plan, threads);
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> m(rows * cols + 16), v(axpy ? rows : cols), y((axpy ? cols : rows) + 16);
+  for (float& e : m) e = u(rng);
+  for (float& e : v) e = u(rng);
+  std::vector<uint8_t> scratch(plan->scratch_bytes);
+  for (auto _ : state) {
+    if (axpy) {
+      RunDot(*plan, v.data(), m.data(), y.data(), scratch.data(), threads);
+    } else {
+      RunDot(*plan, m.data(), v.data(), y.data(), scratch.data(), threads);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(plan->ToString());
+  state.SetBytesProcessed(state.iterations() * rows * cols * 4);
+}
+
 BENCHMARK(BM_AxpyGemv)->Apply(Shapes);
+BENCHMARK(BM_RunDotGemv)->ArgsProduct({{4096}, {256}, {0, 1}, {1, 2}});
+BENCHMARK(BM_RunDotGemv)->ArgsProduct({{256}, {4096}, {0, 1}, {1, 2}});
+BENCHMARK(BM_RunDotGemv)->ArgsProduct({{1024}, {1024}, {0, 1}, {1, 2}});
 BENCHMARK(BM_CblasGemv)->Apply(Shapes);
 
 }  // namespace

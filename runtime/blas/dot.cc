@@ -501,6 +501,38 @@ void RunAxpyGemv(const DotPlan& p, int64_t rows, int64_t cols, const void* a, co
   AxpyGemv(g);
 }
 
+// The plan's axpy-form gemv in two halves of its rows (DotPlan::
+// axpy_half_rows): the first into y, the rest into scratch, on two threads
+// when the plan is split, then y = first + rest, element by element.
+template <typename T>
+void RunAxpyGemvInHalves(const DotPlan& p, const void* a, const void* x, void* y,
+                         uint8_t* scratch, int threads) {
+  AxpyGemvArgs<T> first;
+  first.rows = p.axpy_half_rows;
+  first.cols = p.row_major ? p.n : p.m;
+  first.p = static_cast<const T*>(a);
+  first.ldp = p.lda;
+  first.x = static_cast<const T*>(x);
+  first.incx = p.incx;
+  first.y = static_cast<T*>(y);
+  first.incy = p.incy;
+  AxpyGemvArgs<T> rest = first;
+  rest.rows = (p.row_major ? p.m : p.n) - first.rows;
+  rest.p += first.rows * p.lda;
+  rest.x += first.rows * p.incx;
+  rest.y = reinterpret_cast<T*>(scratch + p.axpy_scratch_offset);
+  rest.incy = 1;
+  auto half = [&](int64_t i) { AxpyGemv(i == 0 ? first : rest); };
+  if (p.split == DotPlan::Split::kRows && p.threads >= 2 && threads >= 2) {
+    ThreadPool::Shared().ParallelFor(2, 1, half);
+  } else {
+    half(0);
+    half(1);
+  }
+  T* out = first.y;
+  for (int64_t i = 0; i < first.cols; ++i) out[i * p.incy] += rest.y[i];
+}
+
 // y = op(A) x for the plan's gemv; `band`: one of several bands of the
 // output (rows m, columns n of A), which always goes where the whole call
 // would (bands are cut only from calls too large for TinyGemv and
@@ -927,6 +959,7 @@ std::string DotPlan::ToString() const {
   if (kind != Kind::kLoop && kind != Kind::kNothing) {
     absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
   }
+  if (axpy_half_rows > 0) absl::StrAppend(&s, " axpy_half_rows=", axpy_half_rows);
   if (!k_loop_sizes.empty()) {
     int64_t steps = 1;
     for (int64_t size : k_loop_sizes) steps *= size;
@@ -1006,6 +1039,12 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   const bool batch_divides = batch >= t && (batch % t == 0 || batch >= 4 * t);
   if (batch_divides && batch_pays) {
     plan.split = DotPlan::Split::kBatch;
+    return;
+  }
+  if (plan.axpy_half_rows > 0) {
+    // Two halves of the rows (DotPlan::axpy_half_rows), one per thread.
+    plan.split = DotPlan::Split::kRows;
+    plan.bands = 2;
     return;
   }
   if (plan.kind == DotPlan::Kind::kGemv && batch == 1 &&
@@ -1324,6 +1363,21 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     plan.incx = kt > 1 ? lk.stride : 1;
     plan.incy = kt > 1 ? rk.stride : 1;
   }
+  // A large axpy-form gemv with at least as many rows as columns sums its
+  // rows in two halves (DotPlan::axpy_half_rows), the second into scratch.
+  if (AxpyGemvRuns(plan) && plan.batch_sizes.empty() &&
+      plan.m * plan.n >= kDotSplitLimits.min_gemv_products) {
+    const int64_t rows = plan.row_major ? plan.m : plan.n;
+    const int64_t cols = plan.row_major ? plan.n : plan.m;
+    // Halves of whole 8-row blocks (AxpyGemv's), so that neither half
+    // ends in a partial block.
+    const int64_t half = rows / 2 / 8 * 8;
+    if (rows >= cols && half >= 8) {
+      plan.axpy_half_rows = half;
+      plan.axpy_scratch_offset = Align64(plan.scratch_bytes);
+      plan.scratch_bytes = plan.axpy_scratch_offset + cols * ByteWidth(plan.compute_type);
+    }
+  }
   return plan;
 }
 
@@ -1456,6 +1510,20 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   // f16 operands and results are in f32 images).
   const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
+  if (plan.axpy_half_rows > 0) {
+    const uint8_t* matrix = plan.gemv_lhs_is_matrix ? a + plan.lhs_offset * w
+                                                    : b + plan.rhs_offset * w;
+    const uint8_t* x = plan.gemv_lhs_is_matrix ? b + plan.rhs_offset * w
+                                               : a + plan.lhs_offset * w;
+    uint8_t* y = c + plan.out_offset * w;
+    if (t == ElementType::kF32) {
+      RunAxpyGemvInHalves<float>(plan, matrix, x, y, s, threads);
+    } else {
+      RunAxpyGemvInHalves<double>(plan, matrix, x, y, s, threads);
+    }
+    run_copies(false);
+    return;
+  }
   const int nd = static_cast<int>(plan.batch_sizes.size());
   // One BLAS call at these element offsets (a band: rows_m x cols_n of C).
   auto call = [&](int64_t lo, int64_t ro, int64_t oo, int64_t rows_m, int64_t cols_n) {

@@ -703,8 +703,9 @@ TEST_F(DotTest, SmallSplitsMatchTheEvaluator) {
 // a row-major matrix contracted over its rows, a column-major one over its
 // columns), which AxpyGemv runs where the CPU has it, against the
 // evaluator: odd sizes around the kernels' vectors and row blocks, size-1
-// and size-0 dimensions, f32, f64 and bf16 (on f32 images), on 1 to 3
-// threads (bands with no floor on their size).
+// and size-0 dimensions, f32, f64 and bf16 (on f32 images), large ones
+// summed in two halves of their rows, on 1 to 3 threads (bands with no
+// floor on their size).
 TEST_F(DotTest, AxpyFormGemvsMatchTheEvaluator) {
   const std::string k0 = "lhs_contracting_dims={0}, rhs_contracting_dims={0}";
   const std::string k1 = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
@@ -728,6 +729,13 @@ TEST_F(DotTest, AxpyFormGemvsMatchTheEvaluator) {
       {"f32[70]", "f32[40,70]{0,1}", "f32[40]",
        "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 70},  // the transposed layout
       {"bf16[64]", "bf16[64,100]", "bf16[100]", k0, 64},
+      // 2^19 elements or more with at least as many rows as columns: the
+      // rows in two halves (DotPlan::axpy_half_rows), on two threads when
+      // split.
+      {"f32[1100]", "f32[1100,500]", "f32[500]", k0, 1100},
+      {"f64[1037]", "f64[1037,513]", "f64[513]", k0, 1037},
+      {"f32[700,750]{0,1}", "f32[750]", "f32[700]", k1, 750},
+      {"bf16[1030]", "bf16[1030,520]", "bf16[520]", k0, 1030},
       {"f32[0]", "f32[0,40]", "f32[40]", k0, 0},
       {"f32[40]", "f32[40,0]", "f32[0]", k0, 40},
   };
