@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/layout_util.h"
 #include "ir/status_macros.h"
+#include "runtime/blas/axpy_gemv.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/element_io_internal.h"
 #include "runtime/blas/small_gemm.h"
@@ -469,10 +470,75 @@ bool SmallGemvWhereFaster(const DotPlan& p, const void* a, const void* x, void* 
   return true;
 }
 
+// Whether the plan's gemv (any band of it included) runs as AxpyGemv: the
+// axpy form (outputs along A's contiguous dimension: row-major transposed,
+// column-major not) in f32 or f64 with positive strides, where the CPU has
+// the kernels. They replace cblas_?gemv there at every size above TinyGemv's
+// (and SmallGemv's, which keeps the f32 shapes it is preferred for): at
+// least as fast on one thread (benchmarks/blas/axpy_gemv_benchmark.cc,
+// docs/zoo.md "Session 16"), and their sums do not depend on an output's
+// position, so the form can be cut into bands.
+bool AxpyGemvRuns(const DotPlan& p) {
+  return p.kind == DotPlan::Kind::kGemv && p.row_major == p.trans_a &&
+         (p.compute_type == ElementType::kF32 || p.compute_type == ElementType::kF64) &&
+         p.incx > 0 && p.incy > 0 && AxpyGemvAvailable();
+}
+
+// y = op(A) x over rows x cols of A (the whole call or a band) by AxpyGemv
+// (AxpyGemvRuns(p)): the matrix taken by its contiguous rows, A itself when
+// row-major (transposed), A^T when column-major.
+template <typename T>
+void RunAxpyGemv(const DotPlan& p, int64_t rows, int64_t cols, const void* a, const void* x,
+                 void* y) {
+  AxpyGemvArgs<T> g;
+  g.rows = p.row_major ? rows : cols;
+  g.cols = p.row_major ? cols : rows;
+  g.p = static_cast<const T*>(a);
+  g.ldp = p.lda;
+  g.x = static_cast<const T*>(x);
+  g.incx = p.incx;
+  g.y = static_cast<T*>(y);
+  g.incy = p.incy;
+  AxpyGemv(g);
+}
+
+// The plan's axpy-form gemv in two halves of its rows (DotPlan::
+// axpy_half_rows): the first into y, the rest into scratch, on two threads
+// when the plan is split, then y = first + rest, element by element.
+template <typename T>
+void RunAxpyGemvInHalves(const DotPlan& p, const void* a, const void* x, void* y,
+                         uint8_t* scratch, int threads) {
+  AxpyGemvArgs<T> first;
+  first.rows = p.axpy_half_rows;
+  first.cols = p.row_major ? p.n : p.m;
+  first.p = static_cast<const T*>(a);
+  first.ldp = p.lda;
+  first.x = static_cast<const T*>(x);
+  first.incx = p.incx;
+  first.y = static_cast<T*>(y);
+  first.incy = p.incy;
+  AxpyGemvArgs<T> rest = first;
+  rest.rows = (p.row_major ? p.m : p.n) - first.rows;
+  rest.p += first.rows * p.lda;
+  rest.x += first.rows * p.incx;
+  rest.y = reinterpret_cast<T*>(scratch + p.axpy_scratch_offset);
+  rest.incy = 1;
+  auto half = [&](int64_t i) { AxpyGemv(i == 0 ? first : rest); };
+  if (p.split == DotPlan::Split::kRows && p.threads >= 2 && threads >= 2) {
+    ThreadPool::Shared().ParallelFor(2, 1, half);
+  } else {
+    half(0);
+    half(1);
+  }
+  T* out = first.y;
+  for (int64_t i = 0; i < first.cols; ++i) out[i * p.incy] += rest.y[i];
+}
+
 // y = op(A) x for the plan's gemv; `band`: one of several bands of the
-// output (rows m, columns n of A), which always goes to cblas_?gemv, as the
-// whole call would (bands are cut only from calls too large for TinyGemv
-// and SmallGemv), so every element is the same sum on any thread count.
+// output (rows m, columns n of A), which always goes where the whole call
+// would (bands are cut only from calls too large for TinyGemv and
+// SmallGemv: to cblas_?gemv for the dots form, AxpyGemv for the axpy form),
+// so every element is the same sum on any thread count.
 void Gemv(ElementType t, const DotPlan& p, int64_t rows, int64_t cols, bool band, const void* a,
           const void* x, void* y) {
   if (!band && IsTinyBlasCall(p) && p.incx > 0 && p.incy > 0) {
@@ -486,6 +552,10 @@ void Gemv(ElementType t, const DotPlan& p, int64_t rows, int64_t cols, bool band
     }
   }
   if (!band && t == ElementType::kF32 && SmallGemvWhereFaster(p, a, x, y)) return;
+  if (AxpyGemvRuns(p)) {
+    if (t == ElementType::kF32) return RunAxpyGemv<float>(p, rows, cols, a, x, y);
+    return RunAxpyGemv<double>(p, rows, cols, a, x, y);
+  }
   const int m = static_cast<int>(rows), n = static_cast<int>(cols);
   const int lda = static_cast<int>(p.lda), incx = static_cast<int>(p.incx),
             incy = static_cast<int>(p.incy);
@@ -890,6 +960,7 @@ std::string DotPlan::ToString() const {
   if (kind != Kind::kLoop && kind != Kind::kNothing) {
     absl::StrAppend(&s, " m=", m, " n=", n, " k=", k, " batch=", batch);
   }
+  if (axpy_half_rows > 0) absl::StrAppend(&s, " axpy_half_rows=", axpy_half_rows);
   if (!k_loop_sizes.empty()) {
     int64_t steps = 1;
     for (int64_t size : k_loop_sizes) steps *= size;
@@ -1012,15 +1083,24 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
     plan.split = DotPlan::Split::kBatch;
     return;
   }
-  if (plan.kind == DotPlan::Kind::kGemv && batch == 1 && plan.row_major != plan.trans_a &&
+  if (plan.axpy_half_rows > 0) {
+    // Two halves of the rows (DotPlan::axpy_half_rows), one per thread.
+    plan.split = DotPlan::Split::kRows;
+    plan.bands = 2;
+    return;
+  }
+  if (plan.kind == DotPlan::Kind::kGemv && batch == 1 &&
+      (plan.row_major != plan.trans_a || AxpyGemvRuns(plan)) &&
       plan.m * plan.n >= std::max<int64_t>(limits.min_gemv_products, 1)) {
-    // Bands of output elements, each a cblas call on its own thread of the
-    // pool: OpenBLAS's own threads spin in sched_yield after every call,
-    // taking the core the pool's next kernels want. Only where each output
-    // element is a dot over a contiguous row of A: OpenBLAS's other form
-    // (axpys along A's columns) sums an element in another order when the
-    // call has other bounds (a 1000x1000 sgemv in bands starting at 496 or
-    // 384, 2049x777 likewise: not the same bits), so it stays one call.
+    // Bands of output elements, each a call on its own thread of the pool:
+    // OpenBLAS's own threads spin in sched_yield after every call, taking
+    // the core the pool's next kernels want. Where each output element is
+    // a dot over a contiguous row of A, the bands are cblas calls; in the
+    // other form (axpys along A's columns) OpenBLAS sums an element in
+    // another order when the call has other bounds (a 1000x1000 sgemv in
+    // bands starting at 496 or 384, 2049x777 likewise: not the same bits),
+    // so that form is cut only where AxpyGemv runs it (whose sums do not
+    // depend on the bounds) and otherwise stays one call.
     const int64_t size = plan.trans_a ? plan.n : plan.m;
     const int64_t bands = std::min<int64_t>(t, size / std::max<int64_t>(limits.min_band_rows, 1));
     if (bands >= 2) {
@@ -1303,6 +1383,21 @@ absl::StatusOr<DotPlan> PlanDotProblem(const DotProblem& problem) {
     plan.incx = kt > 1 ? lk.stride : 1;
     plan.incy = kt > 1 ? rk.stride : 1;
   }
+  // A large axpy-form gemv with at least as many rows as columns sums its
+  // rows in two halves (DotPlan::axpy_half_rows), the second into scratch.
+  if (AxpyGemvRuns(plan) && plan.batch_sizes.empty() &&
+      plan.m * plan.n >= kDotSplitLimits.min_gemv_products) {
+    const int64_t rows = plan.row_major ? plan.m : plan.n;
+    const int64_t cols = plan.row_major ? plan.n : plan.m;
+    // Halves of whole 8-row blocks (AxpyGemv's), so that neither half
+    // ends in a partial block.
+    const int64_t half = rows / 2 / 8 * 8;
+    if (rows >= cols && half >= 8) {
+      plan.axpy_half_rows = half;
+      plan.axpy_scratch_offset = Align64(plan.scratch_bytes);
+      plan.scratch_bytes = plan.axpy_scratch_offset + cols * ByteWidth(plan.compute_type);
+    }
+  }
   return plan;
 }
 
@@ -1435,6 +1530,20 @@ void RunDot(const DotPlan& plan, const void* lhs, const void* rhs, void* out, vo
   // f16 operands and results are in f32 images).
   const ElementType t = plan.compute_type;
   const int64_t w = ByteWidth(t);
+  if (plan.axpy_half_rows > 0) {
+    const uint8_t* matrix = plan.gemv_lhs_is_matrix ? a + plan.lhs_offset * w
+                                                    : b + plan.rhs_offset * w;
+    const uint8_t* x = plan.gemv_lhs_is_matrix ? b + plan.rhs_offset * w
+                                               : a + plan.lhs_offset * w;
+    uint8_t* y = c + plan.out_offset * w;
+    if (t == ElementType::kF32) {
+      RunAxpyGemvInHalves<float>(plan, matrix, x, y, s, threads);
+    } else {
+      RunAxpyGemvInHalves<double>(plan, matrix, x, y, s, threads);
+    }
+    run_copies(false);
+    return;
+  }
   const int nd = static_cast<int>(plan.batch_sizes.size());
   // One BLAS call at these element offsets (a band: rows_m x cols_n of C).
   auto call = [&](int64_t lo, int64_t ro, int64_t oo, int64_t rows_m, int64_t cols_n) {

@@ -171,6 +171,17 @@ struct DotPlan {
   // (they split columns themselves, with the same bits on any thread count);
   // one part of a split, one thread.
   bool small_gemm = false;
+  // kGemv in the axpy form run by AxpyGemv (axpy_gemv.h), over a matrix of at
+  // least kDotSplitLimits.min_gemv_products elements with at least as many
+  // rows (the contracted dimension) as columns: rows [0, axpy_half_rows)
+  // and the rest are summed separately, the rest into scratch at
+  // axpy_scratch_offset (bytes), and y = first + rest. PlanDot sets it
+  // whatever the threads, so the bits are the same on any thread count; a
+  // split plan (kRows, 2 bands) sums the two halves on two threads. Column
+  // bands of such a matrix (rows of 1 KB in two 512-byte halves) cost more
+  // than the whole call on one thread. 0: one sum (column bands, if split).
+  int64_t axpy_half_rows = 0;
+  int64_t axpy_scratch_offset = 0;
   // kLoop: the merged problem (strides of the operands as given).
   DotProblem loop;
 

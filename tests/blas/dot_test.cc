@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ir/hlo_text/parser.h"
 #include "ir/literal.h"
 #include "ir/shape.h"
+#include "runtime/blas/axpy_gemv.h"
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/dot.h"
 #include "tests/blas/blas_test_util.h"
@@ -564,6 +566,7 @@ TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
   const std::string batch =
       "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
       "rhs_contracting_dims={1}";
+  const std::string axpy_split = AxpyGemvAvailable() ? "split=rows bands=2" : "";
   const std::vector<Form> forms = {
       {"f32[130,140]", "f32[140,120]", "f32[130,120]", mk, "split=rows bands=2"},
       {"f32[160,100]{0,1}", "f32[160,150]", "f32[100,150]",
@@ -584,18 +587,31 @@ TEST_F(DotTest, SplitOverThreadsGivesTheSingleThreadBits) {
        "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
        "rhs_contracting_dims={1}",
        "split=batch"},
-      // Gemvs of 2^19 elements or more whose outputs are dots over
-      // contiguous rows, in bands of output elements (f32, f64, the matrix
-      // as either operand); OpenBLAS's axpy form (outputs along the
-      // contiguous dimension) and gemvs below 2^19 stay whole.
+      // Gemvs of 2^19 elements or more, in bands of output elements (f32,
+      // f64, the matrix as either operand): where the outputs are dots over
+      // contiguous rows (cblas calls), and in the axpy form (outputs along
+      // the contiguous dimension) where AxpyGemv runs it (elsewhere
+      // OpenBLAS's axpy form stays whole); gemvs below 2^19 stay whole.
       {"f32[2050,256]", "f32[256]", "f32[2050]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}",
        "split=rows bands=2"},
       {"f64[700]", "f64[777,700]", "f64[777]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}",
        "split=rows bands=2"},
       {"f32[1000]", "f32[1000,1000]", "f32[1000]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
-       ""},
+       axpy_split},
       {"f64[777,700]{0,1}", "f64[700]", "f64[777]",
-       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", ""},
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", axpy_split},
+      {"f32[2049]", "f32[2049,777]", "f32[777]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", axpy_split},
+      {"f32[4096]", "f32[4096,256]", "f32[256]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", axpy_split},
+      {"f32[16]", "f32[16,100001]", "f32[100001]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", axpy_split},
+      {"f64[3001,301]{0,1}", "f64[301]", "f64[3001]",
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}", axpy_split},
+      {"bf16[1024]", "bf16[1024,600]", "bf16[600]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", axpy_split},
+      {"f32[500]", "f32[500,1000]", "f32[1000]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}", ""},  // below 2^19
       {"f32[1000,500]", "f32[500]", "f32[1000]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}",
        ""},
       {"f32[1,5000]", "f32[5000,1]", "f32[1,1]", mk, ""},        // one dot product
@@ -683,6 +699,97 @@ TEST_F(DotTest, SmallSplitsMatchTheEvaluator) {
                    std::to_string(threads));
       auto r = RunCase(DotModule(f.lhs, f.rhs, f.out, f.dims), ++seed, f.k, threads);
       EXPECT_TRUE(r.ok) << r.plan;
+    }
+  }
+}
+
+// Gemvs in the axpy form (outputs along the matrix's contiguous dimension:
+// a row-major matrix contracted over its rows, a column-major one over its
+// columns), which AxpyGemv runs where the CPU has it, against the
+// evaluator: odd sizes around the kernels' vectors and row blocks, size-1
+// and size-0 dimensions, f32, f64 and bf16 (on f32 images), large ones
+// summed in two halves of their rows, on 1 to 3 threads (bands with no
+// floor on their size).
+TEST_F(DotTest, AxpyFormGemvsMatchTheEvaluator) {
+  const std::string k0 = "lhs_contracting_dims={0}, rhs_contracting_dims={0}";
+  const std::string k1 = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+  struct Form {
+    std::string lhs, rhs, out, dims;
+    int64_t k;
+  };
+  const std::vector<Form> forms = {
+      {"f32[37]", "f32[37,53]", "f32[53]", k0, 37},
+      {"f32[8]", "f32[8,16]", "f32[16]", k0, 8},
+      {"f32[9]", "f32[9,17]", "f32[17]", k0, 9},
+      {"f32[1]", "f32[1,300]", "f32[300]", k0, 1},
+      {"f32[130]", "f32[130,1]", "f32[1]", k0, 130},
+      {"f32[33]", "f32[33,129]", "f32[129]", k0, 33},
+      {"f32[300]", "f32[300,2050]", "f32[2050]", k0, 300},
+      {"f64[37]", "f64[37,53]", "f64[53]", k0, 37},
+      {"f64[17]", "f64[17,2049]", "f64[2049]", k0, 17},
+      {"f32[9,130]{0,1}", "f32[130]", "f32[9]", k1, 130},     // column-major, not transposed
+      {"f64[67,45]{0,1}", "f64[45]", "f64[67]", k1, 45},
+      {"f32[70]", "f32[70,40]{1,0}", "f32[40]", k0, 70},
+      {"f32[70]", "f32[40,70]{0,1}", "f32[40]",
+       "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 70},  // the transposed layout
+      {"bf16[64]", "bf16[64,100]", "bf16[100]", k0, 64},
+      // 2^19 elements or more with at least as many rows as columns: the
+      // rows in two halves (DotPlan::axpy_half_rows), on two threads when
+      // split.
+      {"f32[1100]", "f32[1100,500]", "f32[500]", k0, 1100},
+      {"f64[1037]", "f64[1037,513]", "f64[513]", k0, 1037},
+      {"f32[700,750]{0,1}", "f32[750]", "f32[700]", k1, 750},
+      {"bf16[1030]", "bf16[1030,520]", "bf16[520]", k0, 1030},
+      {"f32[0]", "f32[0,40]", "f32[40]", k0, 0},
+      {"f32[40]", "f32[40,0]", "f32[0]", k0, 40},
+  };
+  uint64_t seed = 300;
+  for (const Form& f : forms) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(f.lhs + " x " + f.rhs + " -> " + f.out + " threads " +
+                   std::to_string(threads));
+      auto r = RunCase(DotModule(f.lhs, f.rhs, f.out, f.dims), ++seed, f.k, threads);
+      EXPECT_TRUE(r.ok) << r.plan;
+    }
+  }
+}
+
+// NaN and infinities in the axpy form reach exactly the outputs whose sums
+// contain them, whole and in bands (2 and 3 threads).
+TEST_F(DotTest, AxpyFormGemvPropagatesNanAndInfinity) {
+  DotDimensionNumbers d;
+  d.lhs_contracting_dimensions = {0};
+  d.rhs_contracting_dimensions = {0};
+  const int64_t k = 41, n = 1203;
+  for (ElementType t : {ElementType::kF32, ElementType::kF64}) {
+    absl::StatusOr<DotPlan> plan =
+        PlanDot(Shape::Array(t, {k}), Shape::Array(t, {k, n}), Shape::Array(t, {n}), d);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    Literal x(Shape::Array(t, {k})), a(Shape::Array(t, {k, n}));
+    std::mt19937_64 rng(9);
+    testing::FillRandom(&x, rng);
+    testing::FillRandom(&a, rng);
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    a.SetDouble({3, 5}, nan);
+    a.SetDouble({7, 1200}, inf);
+    a.SetDouble({8, 600}, -inf);
+    for (int threads : {1, 2, 3}) {
+      DotPlan split = *plan;
+      PlanDotThreads(split, threads, DotSplitLimits{1, 0, 0});
+      Literal y(Shape::Array(t, {n}));
+      std::vector<uint8_t> scratch(split.scratch_bytes);
+      RunDot(split, x.data().data(), a.data().data(), y.data().data(), scratch.data(), threads);
+      SCOPED_TRACE(split.ToString());
+      for (int64_t j = 0; j < n; ++j) {
+        const double v = y.GetDouble({j});
+        if (j == 5) {
+          EXPECT_TRUE(std::isnan(v));
+        } else if (j == 1200 || j == 600) {
+          EXPECT_TRUE(std::isinf(v)) << j;
+        } else {
+          EXPECT_TRUE(std::isfinite(v)) << j;
+        }
+      }
     }
   }
 }
