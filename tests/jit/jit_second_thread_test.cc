@@ -409,14 +409,16 @@ TEST(BlasThreadsForWork, OneThreadBelowTheThreshold) {
   EXPECT_EQ(BlasThreadsForWork(2, 4100 * 4 * 4), 1);  // A 4100x4 QR.
   EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork - 1), 1);
   EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork), 2);
-  EXPECT_EQ(BlasThreadsForWork(4, int64_t{512} * 512 * 512), 4);
-  EXPECT_EQ(BlasThreadsForWork(1, int64_t{512} * 512 * 512), 1);
-  EXPECT_EQ(BlasThreadsForWork(0, int64_t{512} * 512 * 512), 1);
+  EXPECT_EQ(BlasThreadsForWork(4, int64_t{512} * 512 * 512), 1);
+  EXPECT_EQ(BlasThreadsForWork(4, int64_t{4096} * 4096 * 4096), 4);
+  EXPECT_EQ(BlasThreadsForWork(1, int64_t{4096} * 4096 * 4096), 1);
+  EXPECT_EQ(BlasThreadsForWork(0, int64_t{4096} * 4096 * 4096), 1);
 }
 
-// Compiled plans: a small QR (geqrf 4100x4) and a small triangular solve run
-// OpenBLAS single-threaded at 2 threads, a large Cholesky with 2; a large
-// gemv never asks for OpenBLAS threads.
+// Compiled plans: a small QR (geqrf 4100x4), a small triangular solve, a
+// 256x256 Cholesky and a 1024x512 QR run OpenBLAS single-threaded at 2
+// threads, a 4096x4096 Cholesky with 2; a large gemv never asks for
+// OpenBLAS threads.
 TEST(BlasThreadsForWork, CompiledPlans) {
   struct Form {
     std::string hlo;
@@ -433,10 +435,13 @@ TEST(BlasThreadsForWork, CompiledPlans) {
        "trsm", "threads=1"},
       {"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n"
        "  ROOT c = f32[256,256] cholesky(a), lower=true\n}\n",
+       "potrf", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
+       "  ROOT c = f32[4096,4096] cholesky(a), lower=true\n}\n",
        "potrf", "threads=2"},
       // jaxlib's LAPACK calls: 512 reflectors applied to one column
-      // (524,288 multiply-adds) single-threaded, their 1024x512
-      // factorization threaded.
+      // (524,288 multiply-adds) single-threaded, and their 1024x512
+      // factorization (2.7e8) too.
       {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
        "  t = f32[512] parameter(1)\n  c = f32[1024,1]{0,1} parameter(2)\n"
        "  ROOT q = f32[1024,1]{0,1} custom-call(a, t, c), custom_call_target=\"lapack_sormqr_ffi\", "
@@ -449,7 +454,7 @@ TEST(BlasThreadsForWork, CompiledPlans) {
        "custom_call_target=\"lapack_sgeqrf_ffi\", "
        "operand_layout_constraints={f32[1024,512]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, "
        "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n",
-       "geqrf", "threads=2"},
+       "geqrf", "threads=1"},
   };
   for (const Form& form : forms) {
     SCOPED_TRACE(form.hlo);
