@@ -40,6 +40,7 @@
 #include "runtime/host/custom_call_registry.h"
 #include "runtime/host/ffi_registry.h"
 #include "runtime/host/large_stack.h"
+#include "runtime/split_cost.h"
 
 namespace xjit::jit {
 namespace {
@@ -897,6 +898,28 @@ class ExecutableBuilder {
     return slots;
   }
 
+  // The estimated single-thread time of a kernel (runtime/split_cost.h)
+  // whose program had `program_ops` operations, `math_calls` of them vector
+  // math calls, before ExpandMath, runs `lanes` elements per vector
+  // iteration and reads and writes the given slots. Every loop of the
+  // program counts (a reduction's too); a program's operations outside its
+  // innermost loop are counted as if inside it, which overstates reductions
+  // with long prologues, harmlessly: those are rarely split.
+  int64_t KernelCostNanoseconds(const KernelProgram& program, int64_t program_ops,
+                                int64_t math_calls, int lanes, const std::vector<int>& inputs,
+                                const std::vector<int>& outputs) const {
+    int64_t bytes = 0;
+    for (const std::vector<int>* slots : {&inputs, &outputs}) {
+      for (int slot : *slots) bytes += spec_->plan.slots[slot].size;
+    }
+    double iterations = 1;
+    for (int64_t extent : program.loop_extents) iterations *= static_cast<double>(extent);
+    const double vector_iterations = iterations / std::max(lanes, 1);
+    const int64_t ops = program_ops + (runtime::kSplitOpsPerMathCall - 1) * math_calls;
+    return runtime::EstimateKernelNanoseconds(
+        bytes, static_cast<int64_t>(std::min(vector_iterations, 1e15)), ops);
+  }
+
   // Lowers `kernel` (computing `instruction`, or one output of it) and
   // appends its step, named `name`, reading `inputs` and writing `outputs`.
   absl::Status AddKernelStep(const Instruction& instruction, KernelSpec kernel_spec,
@@ -914,6 +937,10 @@ class ExecutableBuilder {
     step.name = name;
     step.inputs = std::move(inputs);
     step.outputs = outputs;
+    // Counted before ExpandMath, which may turn math calls into many
+    // operations or into one out-of-line call.
+    const int64_t math_calls = CountMathOps(kernel->program);
+    const int64_t program_ops = static_cast<int64_t>(kernel->program.ops.size());
     MathOptions math;
     math.fused_multiply_add = target_->HasFusedMultiplyAdd();
     math.native_scale = target_->HasNativeScale();
@@ -940,6 +967,8 @@ class ExecutableBuilder {
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
     step.row_elements = RowElements(kernel->program);
+    step.cost_ns = KernelCostNanoseconds(kernel->program, program_ops, math_calls,
+                                         lowered.vector_lanes, step.inputs, outputs);
     // A scatter's or dynamic-update-slice's kernel updates its outputs,
     // which start as operands (KernelSpec::start_operands).
     if (!kernel->start_operands.empty()) {
@@ -1080,6 +1109,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> BuildExecutable(
   XJIT_RETURN_IF_ERROR(builder.Build(entry, plan, &spec));
   if (context->target != nullptr) spec.code_owner = context->target->code_owner();
   spec.threads = std::max(options.threads, 1);
+  spec.split_min_chunk_ns =
+      options.split_min_chunk_ns >= 0 ? options.split_min_chunk_ns : runtime::kSplitMinChunkNs;
   if (options.row_groups) FormRowGroups(&spec);
   spec.max_while_iterations = options.max_while_iterations;
   spec.bind_loops = options.bind_loops;

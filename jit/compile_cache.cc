@@ -66,7 +66,8 @@ std::optional<std::string> CompileCacheKey(const Module& module, const CompileOp
   // Every option that changes the executable or the report, then the
   // module's structural key (ir/structural_key.h).
   std::string key = absl::StrCat(
-      "isa=", IsaName(isa), " threads=", options.threads, " asm=", options.collect_asm,
+      "isa=", IsaName(isa), " threads=", options.threads,
+      " split_min_chunk_ns=", options.split_min_chunk_ns, " asm=", options.collect_asm,
       " passes=", options.run_passes, " disabled=", absl::StrJoin(options.disabled_passes, ","),
       " only=", absl::StrJoin(options.only_passes, ","), " interpret=", options.interpret_only,
       " math=", static_cast<int>(options.math), " row_groups=", options.row_groups,

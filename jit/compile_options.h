@@ -44,6 +44,11 @@ struct CompileOptions {
   // call and the previous setting restored (runtime/blas/blas_threads.h), so
   // other executables and the host's own OpenBLAS use keep theirs.
   int threads = 1;
+  // The smallest estimated chunk (nanoseconds) a kernel is split into when
+  // threads > 1 (runtime/split_cost.h); < 0: kSplitMinChunkNs, measured on
+  // the development machine. 0 splits every kernel of two or more chunks'
+  // worth of outer iterations (tests of split kernels).
+  int64_t split_min_chunk_ns = -1;
   // Write each kernel to /tmp/perf-PID.map as `xjit:<module>:<kernel>`
   // (`<computation>/<kernel>` for kernels of called computations).
   // XJIT_PERF_MAP=1 (or 0) in the environment overrides this (perf_map.h).

@@ -37,12 +37,13 @@ struct BoundSteps::SplitKernel {
   KernelFunction function;
   int64_t extent;
   int64_t alignment;
+  int64_t chunks;
   int threads;
 };
 
 void BoundSteps::RunSplitKernel(const void* plan, void* const* buffers, void* /*scratch*/) {
   const SplitKernel& kernel = *static_cast<const SplitKernel*>(plan);
-  internal::RunKernelSplit(kernel.function, buffers, kernel.extent, kernel.alignment,
+  internal::RunKernelSplit(kernel.function, buffers, kernel.extent, kernel.alignment, kernel.chunks,
                            kernel.threads);
 }
 
@@ -95,11 +96,12 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         }
         for (int slot : step.outputs) addresses_.push_back(SlotAddress(slot, places));
         bytes_touched_ += output_bytes;
-        if (!internal::KernelRunsUnsplit(step, output_bytes, spec.threads,
-                                         spec.parallel_min_bytes)) {
+        const int64_t chunks =
+            internal::KernelSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
+        if (chunks > 1) {
           // Split as RunKernel splits it, called as a routine is.
-          split_kernels_.push_back(std::make_unique<SplitKernel>(
-              SplitKernel{step.function, step.outer_extent, step.outer_alignment, spec.threads}));
+          split_kernels_.push_back(std::make_unique<SplitKernel>(SplitKernel{
+              step.function, step.outer_extent, step.outer_alignment, chunks, spec.threads}));
           op.kind = Op::Kind::kLibraryCall;
           op.library = &RunSplitKernel;
           op.plan = split_kernels_.back().get();

@@ -5,9 +5,9 @@
 //
 // Contract. Bind succeeds only when no step needs a decision at run time:
 //   - a kKernel step: one that RunKernel would run on the calling thread as
-//     one call (internal::KernelRunsUnsplit, decided here from the
-//     executable's threads and parallel_min_bytes, exactly as RunKernel
-//     decides it) as a kernel op; one it would split between threads as a
+//     one call (internal::KernelSplitChunks, decided here from the
+//     executable's threads and the step's estimated cost, exactly as
+//     RunKernel decides it) as a kernel op; one it would split between threads as a
 //     library-call op that splits it the same way (RunKernelSplit). A split
 //     kernel used to refuse the binding, so a loop with one large kernel
 //     ran step by step at 2 threads and bound at 1 (a least-squares

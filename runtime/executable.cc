@@ -32,20 +32,21 @@
 namespace xjit::runtime {
 namespace internal {
 
-bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int64_t min_bytes) {
+int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (step.outer_extent + alignment - 1) / alignment;
-  return threads <= 1 || output_bytes < min_bytes || std::min<int64_t>(threads, units) <= 1;
+  return SplitChunks(step.cost_ns, units, threads, min_chunk_ns);
 }
 
 // Chunk k covers units [k*units/chunks, (k+1)*units/chunks) of `alignment`
 // iterations, so only the last chunk can end off the alignment.
 void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
-                    int64_t alignment, int threads) {
+                    int64_t alignment, int64_t chunks, int threads) {
   alignment = std::max<int64_t>(alignment, 1);
   const int64_t units = (extent + alignment - 1) / alignment;
-  const int64_t chunks = std::min<int64_t>(threads, units);
-  ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t k) {
+  chunks = std::clamp<int64_t>(chunks, 1, std::max<int64_t>(units, 1));
+  const int helpers = static_cast<int>(std::min<int64_t>(threads, chunks) - 1);
+  ThreadPool::Shared().ParallelFor(chunks, helpers, [&](int64_t k) {
     const int64_t begin = k * units / chunks * alignment;
     const int64_t end = std::min(extent, (k + 1) * units / chunks * alignment);
     if (begin < end) function(addresses, begin, end);
@@ -80,7 +81,6 @@ namespace {
 
 using internal::ElementAlignment;
 using internal::GuardPagesRequested;
-using internal::KernelRunsUnsplit;
 using internal::RunPlaces;
 using internal::SlotAddress;
 
@@ -146,15 +146,16 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
 }
 
 // Runs a kernel step whose buffer addresses are `addresses`, split between
-// up to `threads` threads when its output is large enough (RunKernelSplit).
-void RunKernel(const Step& step, void* const* addresses, int64_t output_bytes, int threads,
-               int64_t min_bytes) {
-  if (KernelRunsUnsplit(step, output_bytes, threads, min_bytes)) {
+// up to `threads` threads when its estimated cost pays for it
+// (KernelSplitChunks, RunKernelSplit).
+void RunKernel(const Step& step, void* const* addresses, int threads, int64_t min_chunk_ns) {
+  const int64_t chunks = internal::KernelSplitChunks(step, threads, min_chunk_ns);
+  if (chunks <= 1) {
     step.function(addresses, 0, step.outer_extent);
     return;
   }
   internal::RunKernelSplit(step.function, addresses, step.outer_extent, step.outer_alignment,
-                           threads);
+                           chunks, threads);
 }
 
 // Runs a kRowGroup step: chunk after chunk of rows, every member on the chunk
@@ -212,8 +213,7 @@ void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
 }
 
 absl::Status RunKernelGuarded(const Step& step, void* const* addresses,
-                              absl::Span<const int64_t> sizes, int64_t output_bytes, int threads,
-                              int64_t min_bytes) {
+                              absl::Span<const int64_t> sizes, int threads, int64_t min_chunk_ns) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   struct Region {
     void* base = nullptr;
@@ -249,7 +249,7 @@ absl::Status RunKernelGuarded(const Step& step, void* const* addresses,
     regions.push_back(region);
     guarded[k] = region.data;
   }
-  RunKernel(step, guarded.data(), output_bytes, threads, min_bytes);
+  RunKernel(step, guarded.data(), threads, min_chunk_ns);
   for (size_t k = inputs; k < sizes.size(); ++k) {
     if (sizes[k] > 0) std::memcpy(addresses[k], guarded[k], static_cast<size_t>(sizes[k]));
   }
@@ -911,20 +911,16 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
       case Step::Kind::kKernel: {
         addresses.clear();
         for (int slot : step.inputs) addresses.push_back(SlotAddress(slot, places));
-        int64_t output_bytes = 0;
-        for (int slot : step.outputs) {
-          addresses.push_back(SlotAddress(slot, places));
-          output_bytes += slots[slot].size;
-        }
+        for (int slot : step.outputs) addresses.push_back(SlotAddress(slot, places));
         if (GuardPagesRequested()) {
           std::vector<int64_t> sizes;
           for (int slot : step.inputs) sizes.push_back(slots[slot].size);
           for (int slot : step.outputs) sizes.push_back(slots[slot].size);
-          XJIT_RETURN_IF_ERROR(RunKernelGuarded(step, addresses.data(), sizes, output_bytes,
-                                                spec_->threads, spec_->parallel_min_bytes));
+          XJIT_RETURN_IF_ERROR(RunKernelGuarded(step, addresses.data(), sizes, spec_->threads,
+                                                spec_->split_min_chunk_ns));
           break;
         }
-        RunKernel(step, addresses.data(), output_bytes, spec_->threads, spec_->parallel_min_bytes);
+        RunKernel(step, addresses.data(), spec_->threads, spec_->split_min_chunk_ns);
         break;
       }
       case Step::Kind::kRowGroup:
@@ -933,7 +929,6 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
           for (const Step& member : step.members) {
             addresses.clear();
             std::vector<int64_t> sizes;
-            int64_t output_bytes = 0;
             for (int slot : member.inputs) {
               addresses.push_back(SlotAddress(slot, places));
               sizes.push_back(slots[slot].size);
@@ -941,10 +936,9 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
             for (int slot : member.outputs) {
               addresses.push_back(SlotAddress(slot, places));
               sizes.push_back(slots[slot].size);
-              output_bytes += slots[slot].size;
             }
-            XJIT_RETURN_IF_ERROR(RunKernelGuarded(member, addresses.data(), sizes, output_bytes,
-                                                  spec_->threads, spec_->parallel_min_bytes));
+            XJIT_RETURN_IF_ERROR(RunKernelGuarded(member, addresses.data(), sizes, spec_->threads,
+                                                  spec_->split_min_chunk_ns));
           }
           break;
         }

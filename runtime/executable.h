@@ -44,6 +44,7 @@
 #include "runtime/buffer_plan.h"
 #include "runtime/native_loop.h"
 #include "runtime/run_context.h"
+#include "runtime/split_cost.h"
 
 namespace xjit::runtime {
 
@@ -145,6 +146,9 @@ struct Step {
   // elements [i*n, (i+1)*n) of each buffer, n for each buffer (inputs then
   // outputs); empty otherwise. What kRowGroup needs of its members.
   std::vector<int64_t> row_elements;
+  // kKernel: the estimated nanoseconds of one single-threaded run
+  // (runtime/split_cost.h), from which its split is decided; 0: never split.
+  int64_t cost_ns = 0;
   // kRowGroup (see above): outer_extent rows, chunks of row_chunk rows (a
   // multiple of every member's outer_alignment), the private slots, and the
   // scratch: per_thread bytes for each of up to `threads` threads, from
@@ -190,9 +194,11 @@ struct ExecutableSpec {
   std::shared_ptr<const void> code_owner;
   // Threads a kernel step may use (the caller's plus threads - 1 workers of
   // the shared ThreadPool, runtime/thread_pool.h); a kernel is split only
-  // when it writes at least parallel_min_bytes. 1: every step on the
-  // calling thread.
+  // in chunks of at least split_min_chunk_ns of its estimated time
+  // (Step::cost_ns, runtime/split_cost.h), a row group only when it writes
+  // at least parallel_min_bytes. 1: every step on the calling thread.
   int threads = 1;
+  int64_t split_min_chunk_ns = kSplitMinChunkNs;
   int64_t parallel_min_bytes = int64_t{64} << 10;
   // Upper bound on the iterations of one run of a kWhile step (a loop that
   // would run more fails the run with ResourceExhausted); < 0: none.

@@ -58,18 +58,19 @@ inline uint8_t* AlignArena(uint8_t* arena) {
                      kBufferAlignment;
 }
 
-// Whether a kernel step writing `output_bytes` in all runs on the calling
-// thread alone, as one call over its whole outer loop (else RunKernel splits
-// it between threads). A property of the step and the executable's spec,
-// not of the run, so it may be decided once.
-bool KernelRunsUnsplit(const Step& step, int64_t output_bytes, int threads, int64_t min_bytes);
+// The chunks a kernel step runs in at `threads` threads (SplitChunks of its
+// estimated cost, runtime/split_cost.h): 1 when the calling thread runs it
+// alone, as one call over its whole outer loop; else RunKernel splits it.
+// A property of the step and the executable's spec, not of the run, so it
+// may be decided once.
+int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns);
 
-// Runs a kernel over its whole outer loop (`extent` iterations) split
-// between the calling thread and ThreadPool's workers, `threads` in all,
-// in chunks that start at multiples of `alignment` (Step::outer_alignment):
-// what RunKernel does with a step that KernelRunsUnsplit says is split.
+// Runs a kernel over its whole outer loop (`extent` iterations) in `chunks`
+// chunks that start at multiples of `alignment` (Step::outer_alignment),
+// taken by the calling thread and up to `threads` - 1 of ThreadPool's
+// workers: what RunKernel does with a step of KernelSplitChunks > 1.
 void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
-                    int64_t alignment, int threads);
+                    int64_t alignment, int64_t chunks, int threads);
 
 // The alignment a library routine may assume for the elements of `shape`:
 // their natural one (a complex number's is its component's).

@@ -33,10 +33,18 @@ int BlasThreads();
 // for a while, taking the core the pool's next kernel needs: a
 // least-squares solver's 4100x4 QR calls (65,600 multiply-adds each) put a
 // quarter of its 2-thread profile in those workers' sched_yield.
-// The bound is that of the dot split (kDotSplitLimits: bands of more than
-// 10^6 multiply-adds), which measured where a second thread pays for its
-// wake-up (tens of microseconds) on this work.
-inline constexpr int64_t kBlasThreadedMinWork = 1000000;
+// The bound was that of the dot split (10^6 multiply-adds); on the 2-vCPU
+// development machine every LAPACK call measured there ran slower with 2
+// OpenBLAS threads than with 1, in `xjit bench` alone (21:40 UTC, 2026-12-05,
+// other engineers' builds running, 1 / 2 threads): potrf 256x256 0.15 /
+// 0.27 ms, potrf 1024x1024 14.5-14.9 / 15.3-35.5 ms, getrf 512x512 6.0 /
+// 24.0, getrf 1024x1024 25 / 48, geqrf 1024x512 22.6-23.0 / 36.3-36.9 (and
+// lineax_lu_qr's whole run 13.4 / 17.9 ms on the quiet machine of session
+// 15): OpenBLAS's parallel getrf and its threaded level-3 calls inside
+// LAPACK synchronise often, in spin-waits that a descheduled thread
+// stretches. So LAPACK keeps one thread up to 2^32 multiply-adds per
+// matrix (a 2048x2048 getrf); above it, untested here, `threads`.
+inline constexpr int64_t kBlasThreadedMinWork = int64_t{1} << 32;
 int BlasThreadsForWork(int threads, int64_t multiply_adds);
 
 // While it lives, OpenBLAS calls run with `threads` threads; the setting in

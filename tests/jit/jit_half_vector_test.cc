@@ -60,6 +60,7 @@ class JitHalfVector : public ::testing::TestWithParam<Isa> {
     CompileOptions options;
     options.isa = GetParam();
     options.threads = threads;
+    options.split_min_chunk_ns = 0;  // Split every kernel that can be: the split is tested.
     CompileReport report;
     absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
         Compile(**module, options, &report);

@@ -788,6 +788,7 @@ ENTRY e {
     CompileOptions options;
     options.isa = GetParam();
     options.threads = threads;
+    options.split_min_chunk_ns = 0;  // Split at 2 threads, however cheap the kernel.
     JitRun run = RunJit(**module, arguments, options);
     ASSERT_TRUE(run.result.ok()) << run.result.status();
     EXPECT_EQ(Difference(*reference, *run.result), "");

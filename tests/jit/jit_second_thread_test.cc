@@ -7,6 +7,8 @@
 //     s32 selectors out of range, a branch whose result is its operand;
 //   - loops whose body has a kernel large enough to be split between
 //     threads: bound (bound_steps.h) with the split kernel as a routine;
+//   - the split cost model (runtime/split_cost.h): a cheap kernel stays on
+//     the calling thread, a costly one runs in chunks;
 //   - the OpenBLAS thread count of library calls: 1 below
 //     kBlasThreadedMinWork multiply-adds, and for every gemv.
 #include <cstring>
@@ -25,6 +27,7 @@
 #include "runtime/blas/dot.h"
 #include "runtime/executable_internal.h"
 #include "runtime/run_context.h"
+#include "runtime/split_cost.h"
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -131,8 +134,9 @@ ENTRY e {
 
 // A loop whose body selects one of two updates per iteration (the
 // conditional's operand is made from the loop state; its result becomes
-// the next state) and has a kernel of 20,000 f32 (80 KB, over
-// ExecutableSpec::parallel_min_bytes): at 2 threads that kernel is split,
+// the next state) and has a kernel of 20,000 f32 (80 KB: with
+// CompileOptions::split_min_chunk_ns 0, as these tests compile it, split at
+// 2 threads; the cost model alone would keep it whole),
 // and the loop must still bind and give the 1-thread bytes.
 constexpr char kLoopWithBranchAndLargeKernel[] = R"(
 HloModule loop_branch_large
@@ -219,6 +223,8 @@ void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& sele
       for (int threads : {1, 2}) {
         CompileOptions options;
         options.threads = threads;
+        // Split every kernel that can be: the split kernels are tested.
+        options.split_min_chunk_ns = 0;
         options.isa = isa;
         CompileReport report;
         auto executable = Compile(**module, options, &report);
@@ -264,6 +270,7 @@ TEST(JitSecondThread, LoopWithSplitKernelBinds) {
   for (const Literal& argument : arguments) pointers.push_back(&argument);
   CompileOptions options;
   options.threads = 2;
+  options.split_min_chunk_ns = 0;  // The large kernel is split, however cheap.
   auto executable = Compile(**module, options);
   ASSERT_TRUE(executable.ok()) << executable.status();
   for (int run = 0; run < 2; ++run) {
@@ -280,6 +287,86 @@ TEST(JitSecondThread, LoopWithSplitKernelBinds) {
   EXPECT_GE(runtime::ThreadPool::Shared().worker_count(), 1);
 }
 
+// The split cost model (runtime/split_cost.h): no split at one thread or
+// one unit, none under two chunks' worth of estimated time, and at most
+// kSplitChunksPerThread chunks per thread, never more than the units.
+TEST(SplitCost, ChunksFollowTheEstimatedCost) {
+  using runtime::SplitChunks;
+  constexpr int64_t kMin = 20000;
+  EXPECT_EQ(SplitChunks(int64_t{1} << 40, 1000, 1, kMin), 1);
+  EXPECT_EQ(SplitChunks(int64_t{1} << 40, 1, 2, kMin), 1);
+  EXPECT_EQ(SplitChunks(2 * kMin - 1, 1000, 2, kMin), 1);
+  EXPECT_EQ(SplitChunks(2 * kMin, 1000, 2, kMin), 2);
+  EXPECT_EQ(SplitChunks(5 * kMin, 1000, 2, kMin), 5);
+  EXPECT_EQ(SplitChunks(int64_t{1} << 40, 1000, 2, kMin), 2 * runtime::kSplitChunksPerThread);
+  EXPECT_EQ(SplitChunks(int64_t{1} << 40, 3, 2, kMin), 3);
+  // 0: every kernel of two or more units (CompileOptions::split_min_chunk_ns).
+  EXPECT_EQ(SplitChunks(0, 1000, 2, 0), 2 * runtime::kSplitChunksPerThread);
+  // A 64 Ki-element f32 add (768 KiB read and written, a few operations per
+  // 8-lane vector) is estimated at about its measured 10 us.
+  const int64_t add = runtime::EstimateKernelNanoseconds(768 << 10, 8192, 5);
+  EXPECT_GT(add, 5000);
+  EXPECT_LT(add, 20000);
+}
+
+// With the default cost model at 2 threads, a cheap kernel (an add over
+// 20,000 f32: about 3 us) runs on the calling thread alone, and one with
+// vector math over 2^20 elements is split in several chunks; both give the
+// evaluator's values and the 1-thread bytes.
+TEST(SplitCost, CheapKernelsStayWholeCostlyOnesSplit) {
+  constexpr char kCheapAndCostly[] = R"(
+HloModule cheap_and_costly
+
+ENTRY e {
+  a = f32[20000] parameter(0)
+  b = f32[20000] parameter(1)
+  x = f32[1048576] parameter(2)
+  s = f32[20000] add(a, b)
+  t = f32[1048576] exponential(x)
+  ROOT r = (f32[20000], f32[1048576]) tuple(s, t)
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kCheapAndCostly);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(7);
+  std::vector<Literal> arguments;
+  for (const Instruction* p : (*module)->entry()->parameters()) {
+    arguments.push_back(RandomLiteral(p->shape(), rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::optional<Literal> single;
+  for (int threads : {1, 2}) {
+    CompileOptions options;
+    options.threads = threads;
+    auto executable = Compile(**module, options);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    const runtime::ExecutableSpec& spec = *(*executable)->shared_spec();
+    int kernels = 0;
+    for (const runtime::Step& step : spec.steps) {
+      if (step.kind != runtime::Step::Kind::kKernel) continue;
+      ++kernels;
+      const int64_t chunks =
+          runtime::internal::KernelSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
+      SCOPED_TRACE(absl::StrCat(step.name, " threads ", threads, " cost ", step.cost_ns));
+      if (threads == 1 || step.outer_extent == 20000) {
+        EXPECT_EQ(chunks, 1);
+      } else {
+        EXPECT_GE(chunks, 2);
+      }
+    }
+    EXPECT_EQ(kernels, 2);
+    absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_EQ(Difference(*expected, *actual, 4), "");
+    if (!single) {
+      single = std::move(*actual);
+    } else {
+      EXPECT_TRUE(SameBytes(*single, *actual));
+    }
+  }
+}
+
 // The same loop, run from two threads at once: each run takes its own kept
 // loop and result buffer.
 TEST(JitSecondThread, ConcurrentRunsOfALoopWithConditional) {
@@ -292,6 +379,7 @@ TEST(JitSecondThread, ConcurrentRunsOfALoopWithConditional) {
   }
   CompileOptions options;
   options.threads = 2;
+  options.split_min_chunk_ns = 0;  // The large kernel is split, however cheap.
   auto executable = Compile(**module, options);
   ASSERT_TRUE(executable.ok()) << executable.status();
   absl::StatusOr<Literal> reference = (*executable)->Run(arguments);
@@ -321,14 +409,16 @@ TEST(BlasThreadsForWork, OneThreadBelowTheThreshold) {
   EXPECT_EQ(BlasThreadsForWork(2, 4100 * 4 * 4), 1);  // A 4100x4 QR.
   EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork - 1), 1);
   EXPECT_EQ(BlasThreadsForWork(2, kBlasThreadedMinWork), 2);
-  EXPECT_EQ(BlasThreadsForWork(4, int64_t{512} * 512 * 512), 4);
-  EXPECT_EQ(BlasThreadsForWork(1, int64_t{512} * 512 * 512), 1);
-  EXPECT_EQ(BlasThreadsForWork(0, int64_t{512} * 512 * 512), 1);
+  EXPECT_EQ(BlasThreadsForWork(4, int64_t{512} * 512 * 512), 1);
+  EXPECT_EQ(BlasThreadsForWork(4, int64_t{4096} * 4096 * 4096), 4);
+  EXPECT_EQ(BlasThreadsForWork(1, int64_t{4096} * 4096 * 4096), 1);
+  EXPECT_EQ(BlasThreadsForWork(0, int64_t{4096} * 4096 * 4096), 1);
 }
 
-// Compiled plans: a small QR (geqrf 4100x4) and a small triangular solve run
-// OpenBLAS single-threaded at 2 threads, a large Cholesky with 2; a large
-// gemv never asks for OpenBLAS threads.
+// Compiled plans: a small QR (geqrf 4100x4), a small triangular solve, a
+// 256x256 Cholesky and a 1024x512 QR run OpenBLAS single-threaded at 2
+// threads, a 4096x4096 Cholesky with 2; a large gemv never asks for
+// OpenBLAS threads.
 TEST(BlasThreadsForWork, CompiledPlans) {
   struct Form {
     std::string hlo;
@@ -345,10 +435,13 @@ TEST(BlasThreadsForWork, CompiledPlans) {
        "trsm", "threads=1"},
       {"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n"
        "  ROOT c = f32[256,256] cholesky(a), lower=true\n}\n",
+       "potrf", "threads=1"},
+      {"HloModule m\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
+       "  ROOT c = f32[4096,4096] cholesky(a), lower=true\n}\n",
        "potrf", "threads=2"},
       // jaxlib's LAPACK calls: 512 reflectors applied to one column
-      // (524,288 multiply-adds) single-threaded, their 1024x512
-      // factorization threaded.
+      // (524,288 multiply-adds) single-threaded, and their 1024x512
+      // factorization (2.7e8) too.
       {"HloModule m\nENTRY e {\n  a = f32[1024,512]{0,1} parameter(0)\n"
        "  t = f32[512] parameter(1)\n  c = f32[1024,1]{0,1} parameter(2)\n"
        "  ROOT q = f32[1024,1]{0,1} custom-call(a, t, c), custom_call_target=\"lapack_sormqr_ffi\", "
@@ -361,7 +454,7 @@ TEST(BlasThreadsForWork, CompiledPlans) {
        "custom_call_target=\"lapack_sgeqrf_ffi\", "
        "operand_layout_constraints={f32[1024,512]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, "
        "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n",
-       "geqrf", "threads=2"},
+       "geqrf", "threads=1"},
   };
   for (const Form& form : forms) {
     SCOPED_TRACE(form.hlo);

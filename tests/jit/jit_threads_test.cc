@@ -54,7 +54,7 @@ std::vector<Case> Cases() {
       // Empty and scalar.
       {"f32_empty", Binary("f32", "0,100000", "", "add")},
       {"f32_scalar", Binary("f32", "", "", "add")},
-      // Small (under the threshold: never split).
+      // Small (16 units of 64 elements).
       {"f32_small", Binary("f32", "1001", "", "add")},
       // Vector math, and a fusion of several operations with a broadcast.
       {"tanh_chain",
@@ -81,6 +81,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> CompileWithThreads(const Mo
                                                                        int threads, Isa isa) {
   CompileOptions options;
   options.threads = threads;
+  // Split every kernel that can be, however cheap: the split is tested.
+  options.split_min_chunk_ns = 0;
   options.isa = isa;
   return Compile(module, options);
 }
@@ -104,6 +106,8 @@ TEST(JitThreads, ThreadCountsAgreeBitForBitAndMatchEvaluator) {
         CompileReport report;
         CompileOptions options;
         options.threads = threads;
+        // Split every kernel that can be, however cheap: the split is tested.
+        options.split_min_chunk_ns = 0;
         options.isa = isa;
         auto executable = Compile(**module, options, &report);
         ASSERT_TRUE(executable.ok()) << executable.status();

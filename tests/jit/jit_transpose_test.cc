@@ -56,6 +56,7 @@ std::vector<KernelInfo> Check(const std::string& hlo, Isa isa, int threads, uint
   CompileOptions options;
   options.isa = isa;
   options.threads = threads;
+  options.split_min_chunk_ns = 0;  // Split every kernel that can be: the split is tested.
   options.cache = false;
   CompileReport report;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = Compile(**module, options, &report);
