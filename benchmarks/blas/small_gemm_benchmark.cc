@@ -6,6 +6,7 @@
 // place PreferSmallGemm's limit. Arguments: m, n, k, form (0 NN: B [k,n];
 // 1 NT: B given as [n,k]; 2 TN: A given as [k,m]), threads. GFLOP/s is the `flops`
 // counter over CPU time (the machine is shared: compare rows of one run).
+// SmallGemm runs the CPU's best kernels (AVX-512F, else AVX2+FMA).
 //   build/benchmarks/blas/small_gemm_benchmark --benchmark_min_time=0.2
 #include <cblas.h>
 
@@ -62,7 +63,7 @@ void SetFlops(benchmark::State& state) {
 
 void BM_SmallGemm(benchmark::State& state) {
   if (!SmallGemmAvailable()) {
-    state.SkipWithError("no AVX-512F on this CPU");
+    state.SkipWithError("no AVX-512F or AVX2+FMA on this CPU");
     return;
   }
   Problem p = MakeProblem(state);
