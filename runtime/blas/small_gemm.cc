@@ -365,13 +365,17 @@ bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
   // as fast as OpenBLAS on one thread, faster on two.
   const bool shape = args.n >= 64 && (args.m <= 32 || (threads > 1 && args.k <= 64));
-  // The AVX2 NN tiles reach about 35 GFLOP/s on one Zen 3 core, OpenBLAS
-  // 40-65 from 8 rows up (rows of B 4 KiB apart share L1 sets, and without
-  // AVX-512's wider blocks each pass over B uses less of each line): they
-  // pay only on two threads, where they ran 2-2.5x faster in wall time
-  // (small_gemm_benchmark's *Threads rows; OpenBLAS's own threads share the
-  // cores with the rest of the machine).
-  return shape && (threads > 1 || CurrentKernelIsa() == KernelIsa::kAvx512);
+  // The AVX2 NN tiles ran 63-84 GFLOP/s on one Zen 3 core while B is at
+  // most 256 KB ([32,48] x [48,64]: 72 against OpenBLAS's 56; [32,64] x
+  // [64,256]: 73 against 64), but about 35 against OpenBLAS's 40-65 with a
+  // large B ([32,256] x [256,1024], rows of B 4 KiB apart: the 24-column
+  // panel shares L1 sets and is reread from L2 for each 4-row tile, where
+  // AVX-512's 64-column panel uses whole lines). Two threads took every
+  // shape, 2-2.5x faster in wall time (small_gemm_benchmark's *Threads rows:
+  // OpenBLAS's own threads share the cores with the rest of the machine).
+  constexpr int64_t kAvx2OneThreadMaxB = int64_t{1} << 16;  // floats, 256 KB
+  return shape && (threads > 1 || CurrentKernelIsa() == KernelIsa::kAvx512 ||
+                   args.k * args.n <= kAvx2OneThreadMaxB);
 }
 
 void SmallGemm(const SmallGemmArgs& args, int threads) {

@@ -172,7 +172,8 @@ TEST_P(SmallGemmIsa, NanAndInfinity) {
 }
 
 // The shape rule per ISA: NT (few rows, long K) on any thread count; NN and
-// TN on any thread count with AVX-512F, only on several with AVX2.
+// TN on any thread count with AVX-512F, with AVX2 on one thread only while
+// B is at most 256 KB.
 TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   const bool avx512 = GetParam() == KernelIsa::kAvx512;
   Buffers x = Make(Form::kNN, 32, 1024, 256, 1);
@@ -181,6 +182,10 @@ TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
   EXPECT_FALSE(PreferSmallGemm(w.args, 1));
   EXPECT_TRUE(PreferSmallGemm(w.args, 2));
+  // A small B (an LSTM cell's [32,48] x [48,64]) on any thread count.
+  Buffers s = Make(Form::kNN, 32, 64, 48, 1);
+  EXPECT_TRUE(PreferSmallGemm(s.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(s.args, 2));
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_TRUE(PreferSmallGemm(t.args, 1));
   EXPECT_TRUE(PreferSmallGemm(t.args, 2));
