@@ -220,7 +220,7 @@ void BM_ConvRunConvolution(benchmark::State& state) {
   // range(2): 0 the direct kernel, 1 im2col + GEMM.
   plan->use_direct = state.range(2) == 0;
   if (plan->use_direct && !plan->has_direct) {
-    state.SkipWithError("no direct plan (the CPU lacks AVX-512F)");
+    state.SkipWithError("no direct plan (the CPU lacks AVX-512F and AVX2+FMA)");
     return;
   }
   SetBlasThreads(plan->BlasThreads());

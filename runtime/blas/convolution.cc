@@ -11,6 +11,7 @@
 #include "ir/element_type.h"
 #include "ir/status_macros.h"
 #include "runtime/blas/conv_phases.h"
+#include "runtime/blas/kernel_isa.h"
 #include "runtime/blas/strided_internal.h"
 #include "runtime/thread_pool.h"
 
@@ -268,12 +269,23 @@ std::optional<DirectConvolutionPlan> PlanDirect(const Shape& input, const Shape&
 // "kernel") is streamed from memory again for every tile, and the GEMM,
 // which packs it once, wins.
 constexpr int64_t kDirectKernelSliceBytes = 1 << 20;
+// The AVX2 tiles (6 pixels x 16 features: two loads of the slice per 12
+// multiply-adds, against AVX-512's 4 per 28) are bound by the cache that
+// holds the slice much sooner: on a Zen 3 core (blas_benchmark's
+// BM_ConvRunConvolution against its Gemm rows, one run, batch 1) they beat
+// the GEMM 2.5x with a 9 KiB slice (ResNet's stem) and 1.7x with 36 KiB
+// (3x3 64->64), tie at 16 KiB for a 1x1 the GEMM reads in place, and lose
+// 1.2x at 48 KiB (the zoo's patch_embed_nchw, 16x16x3), 1.35x at 72 KiB
+// (3x3 128->128) and 5x at 288 KiB (3x3 512->512): the slice must stay
+// about within L1 (32 KiB) plus what the L2 streams fast enough.
+constexpr int64_t kDirectKernelSliceBytesAvx2 = 40 << 10;
 
 bool DirectIsFaster(const DirectConvolutionPlan& d) {
   const DirectConvolutionProblem& p = d.problem;
   const int64_t slice = p.spatial[0].kernel_size * p.spatial[1].kernel_size * p.input_features *
                         16 * d.vectors * static_cast<int64_t>(sizeof(float));
-  return slice <= kDirectKernelSliceBytes;
+  return slice <= (d.isa == KernelIsa::kAvx2 ? kDirectKernelSliceBytesAvx2
+                                             : kDirectKernelSliceBytes);
 }
 
 // The convolution's GEMM on more than one thread: PlanDotThreads' bands

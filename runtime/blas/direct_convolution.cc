@@ -11,9 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/thread_pool.h"
 
-// The tiles are AVX-512F code, compiled for x86-64 only (in functions with
-// that target, so the rest of the build needs no -mavx512f) and run only
-// when the CPU has it; elsewhere no convolution gets a direct plan.
+// The tiles are AVX-512F or AVX2+FMA code, compiled for x86-64 only (in
+// functions with those targets, so the rest of the build needs no -mavx512f
+// or -mavx2) and run only when the CPU has it (kernel_isa.h); elsewhere no
+// convolution gets a direct plan.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define XJIT_DIRECT_CONVOLUTION_X86 1
 #include <immintrin.h>
@@ -92,12 +93,59 @@ constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) 
 constexpr auto kTiles4 = TileTable<4>(std::make_index_sequence<kMaxPixels4>());
 constexpr auto kTiles2 = TileTable<2>(std::make_index_sequence<kMaxPixels2>());
 constexpr auto kTiles1 = TileTable<1>(std::make_index_sequence<kMaxPixels1>());
+
+// The AVX2+FMA tile (8 lanes, 16 ymm registers): one 16-feature vector of
+// the plan is two ymm, and a plan for AVX2 always has vectors = 1, so a
+// tile of up to kMaxPixelsAvx2 pixels holds 12 accumulators, 2 kernel
+// vectors and one broadcast. Same loop order and one fused multiply-add
+// per term as Tile, so the bits equal Tile's and PortableTile's.
+template <int P>
+__attribute__((target("avx2,fma"))) void TileAvx2(const float* x, int64_t pixel_step,
+                                                  const float* k, const TileGeometry& g, float* y,
+                                                  int64_t out_pixel_step) {
+  __m256 acc[P][2];
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) {
+    acc[p][0] = _mm256_setzero_ps();
+    acc[p][1] = _mm256_setzero_ps();
+  }
+  for (int64_t r = 0; r < g.rows; ++r) {
+    for (int64_t c = 0; c < g.columns; ++c) {
+      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
+      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
+      for (int64_t e = 0; e < g.run; ++e) {
+        const __m256 w0 = _mm256_loadu_ps(ks + e * g.kernel_run_step);
+        const __m256 w1 = _mm256_loadu_ps(ks + e * g.kernel_run_step + 8);
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) {
+          const __m256 b = _mm256_broadcast_ss(xs + p * pixel_step + e);
+          acc[p][0] = _mm256_fmadd_ps(b, w0, acc[p][0]);
+          acc[p][1] = _mm256_fmadd_ps(b, w1, acc[p][1]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) {
+    _mm256_storeu_ps(y + p * out_pixel_step, acc[p][0]);
+    _mm256_storeu_ps(y + p * out_pixel_step + 8, acc[p][1]);
+  }
+}
+
+constexpr int kMaxPixelsAvx2 = 6;
+
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> TileAvx2Table(std::index_sequence<I...>) {
+  return {&TileAvx2<static_cast<int>(I) + 1>...};
+}
+
+constexpr auto kTilesAvx2 = TileAvx2Table(std::make_index_sequence<kMaxPixelsAvx2>());
 #else
-constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14;
+constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14, kMaxPixelsAvx2 = 6;
 #endif
 
 // The same tile in plain C++ (one fused multiply-add per term, in the same
-// order), for tests on CPUs without AVX-512F: it lets the planning, the
+// order), for tests on CPUs without AVX-512F or AVX2: it lets the planning, the
 // padding and the split over threads run everywhere
 // (UsePortableDirectConvolutionForTesting).
 template <int NV, int P>
@@ -134,20 +182,15 @@ constexpr auto kPortableTiles1 = PortableTileTable<1>(std::make_index_sequence<k
 
 std::atomic<bool> portable_for_testing{false};
 
-bool HasAvx512() {
+// The tiles of a plan's ISA (kNone: the portable ones, for tests).
+const TileFn* Tiles(KernelIsa isa, int vectors) {
 #if XJIT_DIRECT_CONVOLUTION_X86
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  return supported;
-#else
-  return false;
-#endif
-}
-
-const TileFn* Tiles(int vectors) {
-#if XJIT_DIRECT_CONVOLUTION_X86
-  if (HasAvx512()) {
+  if (isa == KernelIsa::kAvx512) {
     return vectors == 4 ? kTiles4.data() : vectors == 2 ? kTiles2.data() : kTiles1.data();
   }
+  if (isa == KernelIsa::kAvx2) return kTilesAvx2.data();
+#else
+  (void)isa;
 #endif
   return vectors == 4   ? kPortableTiles4.data()
          : vectors == 2 ? kPortableTiles2.data()
@@ -195,7 +238,9 @@ std::string DirectConvolutionPlan::ToString() const {
       threads > 1 ? absl::StrCat(" threads=", threads) : "", " scratch=", scratch_bytes);
 }
 
-bool DirectConvolutionSupported() { return HasAvx512() || portable_for_testing.load(); }
+bool DirectConvolutionSupported() {
+  return CurrentKernelIsa() != KernelIsa::kNone || portable_for_testing.load();
+}
 
 void UsePortableDirectConvolutionForTesting(bool on) { portable_for_testing.store(on); }
 
@@ -260,8 +305,16 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
         (s.output_size - 1) * s.stride + (s.kernel_size - 1) * s.window_dilation + 1;
     if (s.padding_low > 0 || plan.padded_size[d] > s.input_size) reads_outside = true;
   }
-  plan.vectors = p.output_features % 64 == 0 ? 4 : p.output_features % 32 == 0 ? 2 : 1;
-  plan.pixels = plan.vectors == 4 ? kMaxPixels4 : plan.vectors == 2 ? kMaxPixels2 : kMaxPixels1;
+  plan.isa = CurrentKernelIsa();
+  if (plan.isa == KernelIsa::kAvx2) {
+    // 16 ymm registers: one 16-feature vector (two ymm) by 6 pixels.
+    plan.vectors = 1;
+    plan.pixels = kMaxPixelsAvx2;
+  } else {
+    plan.vectors = p.output_features % 64 == 0 ? 4 : p.output_features % 32 == 0 ? 2 : 1;
+    plan.pixels =
+        plan.vectors == 4 ? kMaxPixels4 : plan.vectors == 2 ? kMaxPixels2 : kMaxPixels1;
+  }
   const DirectSpatial& s1 = p.spatial[1];
   // Tiles run across the batch when an output row is too short to fill a
   // tile and the batch fills them better (a kernel gradient: a few output
@@ -316,7 +369,7 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     g.run = p.input_features;
   }
   g.kernel_run_step = p.kernel_feature_stride;
-  const TileFn* tiles = Tiles(plan.vectors);
+  const TileFn* tiles = Tiles(plan.isa, plan.vectors);
   const int64_t width = 16 * plan.vectors;
   const int64_t blocks = p.output_features / width;
   const int64_t items = plan.items;

@@ -1,6 +1,7 @@
 // A direct f32 convolution kernel for channels-minor layouts (NHWC input,
 // kernel and output with the output features minor, e.g. HWIO), used by
-// convolution.h in place of im2col + GEMM when the CPU has AVX-512F.
+// convolution.h in place of im2col + GEMM when the CPU has AVX-512F or
+// AVX2+FMA (tiles of 6 pixels x 16 features with 16 ymm registers).
 //
 // Why: im2col writes and rereads an image kh*kw times the input, and a GEMM
 // library packs both operands again; for small channel counts (ResNet's
@@ -34,6 +35,8 @@
 #include <optional>
 #include <string>
 
+#include "runtime/blas/kernel_isa.h"
+
 namespace xjit::runtime::blas {
 
 // One spatial dimension of a direct convolution (strides in elements).
@@ -64,6 +67,9 @@ struct DirectConvolutionProblem {
 
 struct DirectConvolutionPlan {
   DirectConvolutionProblem problem;
+  // The tiles' ISA, CurrentKernelIsa() when planned (kNone: the portable
+  // tiles, UsePortableDirectConvolutionForTesting).
+  KernelIsa isa = KernelIsa::kNone;
   int vectors = 4;             // NV: 16-feature vectors per tile
   int pixels = 7;              // P: most output pixels per tile (rows are cut evenly)
   // A tile's pixels are images of the batch at one output position, with
@@ -91,11 +97,11 @@ struct DirectConvolutionPlan {
   std::string ToString() const;
 };
 
-// Whether this process can run direct convolutions (the CPU has AVX-512F,
-// or the portable tiles are on).
+// Whether this process can run direct convolutions (the CPU has AVX-512F or
+// AVX2+FMA, or the portable tiles are on).
 bool DirectConvolutionSupported();
 
-// Tests only: on a CPU without AVX-512F, plan and run direct convolutions
+// Tests only: on a CPU without AVX-512F or AVX2, plan and run direct convolutions
 // with a plain C++ tile (same plans, padding and thread split; slow), so
 // that the code around the tiles is tested everywhere. Plans made while on
 // must run while on.

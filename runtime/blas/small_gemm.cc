@@ -5,14 +5,18 @@
 #include <array>
 #include <utility>
 
+#include "runtime/blas/kernel_isa.h"
 #include "runtime/thread_pool.h"
 
-// AVX-512F code, compiled for x86-64 only (in functions with that target, so
-// the rest of the build needs no -mavx512f) and run only when the CPU has
-// it; elsewhere SmallGemmAvailable is false and callers keep OpenBLAS.
+// AVX-512F and AVX2+FMA code, compiled for x86-64 only (in functions with
+// those targets, so the rest of the build needs no -mavx512f or -mavx2) and
+// run only when the CPU has it (kernel_isa.h); elsewhere SmallGemmAvailable
+// is false and callers keep OpenBLAS.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define XJIT_SMALL_GEMM_X86 1
 #include <immintrin.h>
+
+#include "runtime/blas/avx2_lanes_internal.h"
 #else
 #define XJIT_SMALL_GEMM_X86 0
 #endif
@@ -194,18 +198,163 @@ void RunNT(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   }
 }
 
+
+// AVX2+FMA versions (8 lanes, 16 ymm registers): NN tiles of up to
+// kRows2 x (8 * kVectors2), 12 accumulators, 3 rows of B and one
+// broadcast; NT tiles of kDotRows2 x kDotColumns2 dot products, 12
+// accumulators, the rows of A loaded once per step and one row of B at a
+// time. Same loop orders as the AVX-512F tiles; the sums are the same per
+// element on any thread count (NT's lanes are 8, not 16, so the bits differ
+// from the AVX-512F kernels', as they do from OpenBLAS's).
+constexpr int kRows2 = 4;
+constexpr int kVectors2 = 3;
+constexpr int64_t kBlockColumns2 = 8 * kVectors2;
+constexpr int kDotRows2 = 3;
+constexpr int kDotColumns2 = 4;
+
+template <int R, int V>
+__attribute__((target("avx2,fma"))) void TileNN2(const SmallGemmArgs& g, int64_t i0, int64_t j0,
+                                                 __m256i last) {
+  __m256 acc[R][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
+  }
+  const float* a = g.a + i0 * g.a_row_stride;
+  const float* b = g.b + j0;
+  for (int64_t kk = 0; kk < g.k; ++kk) {
+    // As in TileNN: rows of B lie ldb apart, often across pages.
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * g.ldb + 8 * v), _MM_HINT_T0);
+    }
+    __m256 bv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      bv[v] = v + 1 < V ? _mm256_loadu_ps(b + 8 * v) : _mm256_maskload_ps(b + 8 * v, last);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * g.a_row_stride);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+    a += g.a_col_stride;
+    b += g.ldb;
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* c = g.c + (i0 + r) * g.ldc + j0;
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      if (v + 1 < V) {
+        _mm256_storeu_ps(c + 8 * v, acc[r][v]);
+      } else {
+        _mm256_maskstore_ps(c + 8 * v, last, acc[r][v]);
+      }
+    }
+  }
+}
+
+using TileNN2Fn = void (*)(const SmallGemmArgs&, int64_t, int64_t, __m256i);
+
+template <int R, size_t... V>
+constexpr std::array<TileNN2Fn, kVectors2> TileNN2Row(std::index_sequence<V...>) {
+  return {&TileNN2<R, static_cast<int>(V) + 1>...};
+}
+template <size_t... R>
+constexpr std::array<std::array<TileNN2Fn, kVectors2>, kRows2> TileNN2Table(
+    std::index_sequence<R...>) {
+  return {TileNN2Row<static_cast<int>(R) + 1>(std::make_index_sequence<kVectors2>())...};
+}
+constexpr auto kTilesNN2 = TileNN2Table(std::make_index_sequence<kRows2>());
+
+__attribute__((target("avx2,fma"))) void RunNN2(const SmallGemmArgs& g, int64_t begin,
+                                                int64_t end) {
+  for (int64_t j0 = begin; j0 < end; j0 += kBlockColumns2) {
+    const int64_t columns = std::min(kBlockColumns2, end - j0);
+    const int vectors = static_cast<int>((columns + 7) / 8);
+    const __m256i last = avx2::TailMask(static_cast<int>(columns - 8 * (vectors - 1)));
+    for (int64_t i0 = 0; i0 < g.m; i0 += kRows2) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows2, g.m - i0));
+      kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last);
+    }
+  }
+}
+
+// One step of TileNT2: lanes [kk, kk+8) of K (those in `mask`; a full
+// step passes none and loads whole vectors).
+template <int R, int C, bool kMasked>
+__attribute__((target("avx2,fma"), always_inline)) inline void DotStep2(
+    const float* a, int64_t a_row_stride, const float* b, int64_t ldb, int64_t kk, __m256i mask,
+    __m256 (&acc)[R][C]) {
+  __m256 av[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    av[r] = kMasked ? _mm256_maskload_ps(a + r * a_row_stride + kk, mask)
+                    : _mm256_loadu_ps(a + r * a_row_stride + kk);
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) {
+    const __m256 bv = kMasked ? _mm256_maskload_ps(b + c * ldb + kk, mask)
+                              : _mm256_loadu_ps(b + c * ldb + kk);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(av[r], bv, acc[r][c]);
+  }
+}
+
+template <int R, int C>
+__attribute__((target("avx2,fma"))) void TileNT2(const SmallGemmArgs& g, int64_t i0,
+                                                 int64_t j0) {
+  __m256 acc[R][C];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  const float* a = g.a + i0 * g.a_row_stride;
+  const float* b = g.b + j0 * g.ldb;
+  const __m256i none = _mm256_setzero_si256();
+  int64_t kk = 0;
+  for (; kk + 8 <= g.k; kk += 8) DotStep2<R, C, false>(a, g.a_row_stride, b, g.ldb, kk, none, acc);
+  if (kk < g.k) {
+    DotStep2<R, C, true>(a, g.a_row_stride, b, g.ldb, kk,
+                         avx2::TailMask(static_cast<int>(g.k - kk)), acc);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) g.c[(i0 + r) * g.ldc + j0 + c] = avx2::SumLanes(acc[r][c]);
+  }
+}
+
+template <int R, size_t... C>
+constexpr std::array<TileNTFn, kDotColumns2> TileNT2Row(std::index_sequence<C...>) {
+  return {&TileNT2<R, static_cast<int>(C) + 1>...};
+}
+template <size_t... R>
+constexpr std::array<std::array<TileNTFn, kDotColumns2>, kDotRows2> TileNT2Table(
+    std::index_sequence<R...>) {
+  return {TileNT2Row<static_cast<int>(R) + 1>(std::make_index_sequence<kDotColumns2>())...};
+}
+constexpr auto kTilesNT2 = TileNT2Table(std::make_index_sequence<kDotRows2>());
+
+void RunNT2(const SmallGemmArgs& g, int64_t begin, int64_t end) {
+  for (int64_t j0 = begin; j0 < end; j0 += kDotColumns2) {
+    const int columns = static_cast<int>(std::min<int64_t>(kDotColumns2, end - j0));
+    for (int64_t i0 = 0; i0 < g.m; i0 += kDotRows2) {
+      const int rows = static_cast<int>(std::min<int64_t>(kDotRows2, g.m - i0));
+      kTilesNT2[rows - 1][columns - 1](g, i0, j0);
+    }
+  }
+}
+
 #endif  // XJIT_SMALL_GEMM_X86
 
 }  // namespace
 
-bool SmallGemmAvailable() {
-#if XJIT_SMALL_GEMM_X86
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  return supported;
-#else
-  return false;
-#endif
-}
+bool SmallGemmAvailable() { return CurrentKernelIsa() != KernelIsa::kNone; }
 
 bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   if (!SmallGemmAvailable() || args.m < 1 || args.n < 1 || args.k < 1) return false;
@@ -215,21 +364,34 @@ bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   }
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
   // as fast as OpenBLAS on one thread, faster on two.
-  return args.n >= 64 && (args.m <= 32 || (threads > 1 && args.k <= 64));
+  const bool shape = args.n >= 64 && (args.m <= 32 || (threads > 1 && args.k <= 64));
+  // The AVX2 NN tiles ran 63-84 GFLOP/s on one Zen 3 core while B is at
+  // most 256 KB ([32,48] x [48,64]: 72 against OpenBLAS's 56; [32,64] x
+  // [64,256]: 73 against 64), but about 35 against OpenBLAS's 40-65 with a
+  // large B ([32,256] x [256,1024], rows of B 4 KiB apart: the 24-column
+  // panel shares L1 sets and is reread from L2 for each 4-row tile, where
+  // AVX-512's 64-column panel uses whole lines). Two threads took every
+  // shape, 2-2.5x faster in wall time (small_gemm_benchmark's *Threads rows:
+  // OpenBLAS's own threads share the cores with the rest of the machine).
+  constexpr int64_t kAvx2OneThreadMaxB = int64_t{1} << 16;  // floats, 256 KB
+  return shape && (threads > 1 || CurrentKernelIsa() == KernelIsa::kAvx512 ||
+                   args.k * args.n <= kAvx2OneThreadMaxB);
 }
 
 void SmallGemm(const SmallGemmArgs& args, int threads) {
 #if XJIT_SMALL_GEMM_X86
-  const int64_t unit = args.b_transposed ? kDotColumns : kBlockColumns;
+  const bool avx512 = CurrentKernelIsa() == KernelIsa::kAvx512;
+  const int64_t unit = args.b_transposed ? (avx512 ? kDotColumns : kDotColumns2)
+                                         : (avx512 ? kBlockColumns : kBlockColumns2);
   const int64_t units = (args.n + unit - 1) / unit;
   const int64_t product = args.m * args.n * args.k;
   const int64_t chunks =
       product >= kParallelMinProduct ? std::min<int64_t>(std::max(threads, 1), units) : 1;
   const auto run = [&](int64_t begin, int64_t end) {
     if (args.b_transposed) {
-      RunNT(args, begin, end);
+      avx512 ? RunNT(args, begin, end) : RunNT2(args, begin, end);
     } else {
-      RunNN(args, begin, end);
+      avx512 ? RunNN(args, begin, end) : RunNN2(args, begin, end);
     }
   };
   if (chunks <= 1) {

@@ -15,7 +15,9 @@
 // sums for NT), so results do not depend on the thread count; they may
 // differ from OpenBLAS's in the last bits (another summation order).
 //
-// AVX-512F code behind a CPU check (SmallGemmAvailable); PreferSmallGemm is
+// AVX-512F code, or AVX2+FMA code with narrower tiles (4 x 24 for NN, 3 x 4
+// dot products of 8 lanes for NT) where the CPU lacks AVX-512F, behind a CPU
+// check (SmallGemmAvailable, kernel_isa.h); PreferSmallGemm is
 // the shape rule, measured against cblas_sgemm on this project's machine
 // (benchmarks/blas/small_gemm_benchmark.cc, docs/performance.md): few rows
 // (m <= 32) on any thread count; more rows over a short K (a weight
@@ -43,7 +45,7 @@ struct SmallGemmArgs {
   int64_t ldc = 0;
 };
 
-// Whether this CPU runs the kernels (x86-64 with AVX-512F).
+// Whether this CPU runs the kernels (x86-64 with AVX-512F, or AVX2 and FMA).
 bool SmallGemmAvailable();
 
 // Whether `args` is a shape where the kernels beat OpenBLAS on `threads`

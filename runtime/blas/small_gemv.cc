@@ -3,12 +3,16 @@
 
 #include <algorithm>
 
+#include "runtime/blas/kernel_isa.h"
+#include "runtime/blas/small_gemv_avx2_internal.h"
+
 // The loops over a block's rows and vectors are unrolled (GCC does not at
 // -O2), so that the accumulators stay in registers.
 //
 // AVX-512F code, compiled for x86-64 only (in functions with that target, so
 // the rest of the build needs no -mavx512f) and run only when the CPU has
-// it; elsewhere SmallGemvAvailable is false and callers keep OpenBLAS.
+// it; the AVX2+FMA versions are in small_gemv_avx2.cc; without either,
+// SmallGemvAvailable is false and callers keep OpenBLAS.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define XJIT_SMALL_GEMV_X86 1
 #include <immintrin.h>
@@ -179,14 +183,7 @@ __attribute__((target("avx512f"))) void Axpys(const SmallGemvArgs& g) {
 
 }  // namespace
 
-bool SmallGemvAvailable() {
-#if XJIT_SMALL_GEMV_X86
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  return supported;
-#else
-  return false;
-#endif
-}
+bool SmallGemvAvailable() { return CurrentKernelIsa() != KernelIsa::kNone; }
 
 bool PreferSmallGemv(const SmallGemvArgs& args) {
   if (!SmallGemvAvailable() || args.incx < 1 || args.incy < 1) return false;
@@ -196,12 +193,27 @@ bool PreferSmallGemv(const SmallGemvArgs& args) {
   // OpenBLAS); longer ones and larger matrices were slower or even.
   if (args.cols < 16 || args.cols > 64 || args.rows < 16) return false;
   if (args.rows * args.cols > (int64_t{1} << 18)) return false;
+  // The AVX2 kernels lost to OpenBLAS 1.4-1.6x at 1 MB ([4096, 64]) and won
+  // or tied up to 256 KB (small_gemv_benchmark on Zen 3, one run): half a
+  // megabyte at most, the L2 cache of that core.
+  if (CurrentKernelIsa() == KernelIsa::kAvx2 && args.rows * args.cols > (int64_t{1} << 17)) {
+    return false;
+  }
   // Dots read x as vectors: contiguous x only.
   return args.transposed || args.incx == 1;
 }
 
 void SmallGemv(const SmallGemvArgs& args) {
 #if XJIT_SMALL_GEMV_X86
+  // Without AVX-512F: the AVX2+FMA kernels (small_gemv_avx2_internal.h).
+  if (CurrentKernelIsa() == KernelIsa::kAvx2) {
+    if (args.transposed) {
+      SmallGemvAxpysAvx2(args);
+    } else {
+      SmallGemvDotsAvx2(args);
+    }
+    return;
+  }
   if (args.transposed) {
     Axpys(args);
   } else {

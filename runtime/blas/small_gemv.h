@@ -19,8 +19,9 @@
 // order, the same on any thread count and call), so results may differ
 // from cblas_sgemv in the last bits.
 //
-// AVX-512F code behind a CPU check (SmallGemvAvailable, as small_gemm.h);
-// elsewhere callers keep OpenBLAS.
+// AVX-512F code, or AVX2+FMA code (8 rows / 32 columns at a time) where the
+// CPU lacks AVX-512F, behind a CPU check (SmallGemvAvailable, as
+// small_gemm.h); elsewhere callers keep OpenBLAS.
 #ifndef XJIT_RUNTIME_BLAS_SMALL_GEMV_H_
 #define XJIT_RUNTIME_BLAS_SMALL_GEMV_H_
 
@@ -42,7 +43,7 @@ struct SmallGemvArgs {
   int64_t incy = 1;
 };
 
-// Whether this CPU runs the kernels (x86-64 with AVX-512F).
+// Whether this CPU runs the kernels (x86-64 with AVX-512F, or AVX2 and FMA).
 bool SmallGemvAvailable();
 
 // Whether `args` is a shape where the kernels beat cblas_sgemv on one

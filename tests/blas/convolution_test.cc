@@ -4,6 +4,10 @@
 // spatial dimensions, several element types) against the evaluator.
 #include <algorithm>
 #include <array>
+#include <random>
+#include <optional>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
@@ -15,6 +19,7 @@
 #include "runtime/blas/blas_threads.h"
 #include "runtime/blas/convolution.h"
 #include "runtime/blas/direct_convolution.h"
+#include "runtime/blas/kernel_isa.h"
 #include "tests/blas/blas_test_util.h"
 
 namespace xjit::runtime::blas {
@@ -34,6 +39,26 @@ class ConvolutionTest : public ::testing::Test {
     return r;
   }
 };
+
+// Runs `body` with the direct kernel's tiles of each ISA: AVX-512F and
+// AVX2+FMA where the CPU has them (an ISA it lacks is skipped, and the test
+// log says so), then the portable C++ tiles, which run everywhere.
+template <typename Body>
+void ForEachTileIsa(Body body) {
+  for (KernelIsa isa : {KernelIsa::kAvx512, KernelIsa::kAvx2, KernelIsa::kNone}) {
+    if (!CpuHasKernelIsa(isa)) {
+      std::printf("[ SKIPPED  ] %s tiles: this CPU lacks them\n", KernelIsaName(isa));
+      continue;
+    }
+    SCOPED_TRACE(isa == KernelIsa::kNone ? "portable tiles"
+                                         : absl::StrCat(KernelIsaName(isa), " tiles"));
+    ScopedKernelIsaForTesting forced(isa);
+    UsePortableDirectConvolutionForTesting(isa == KernelIsa::kNone);
+    body();
+    UsePortableDirectConvolutionForTesting(false);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
 
 WindowDimension Win(int64_t stride, int64_t lo = 0, int64_t hi = 0, int64_t lhs_dilate = 1,
                     int64_t rhs_dilate = 1, bool reversal = false) {
@@ -313,12 +338,10 @@ TEST_F(ConvolutionTest, ElementTypes) {
 
 // Scaled-down ResNet layers in NHWC/HWIO run on the direct kernel on one
 // thread (the fixture's setting) and split over two and three (the test
-// utility plans with BLAS's thread count), with the AVX-512F tiles or, on
-// other CPUs, the portable ones.
+// utility plans with BLAS's thread count), with the tiles of every ISA the
+// CPU has and the portable ones.
 TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
-  // Without AVX-512F, the portable tiles run the same plans and splits.
-  const bool native = DirectConvolutionSupported();
-  if (!native) UsePortableDirectConvolutionForTesting(true);
+  ForEachTileIsa([&] {
   struct L {
     int64_t size, in_c, out_c, kernel, stride, pad, batch;
   };
@@ -343,7 +366,7 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
     }
     SetBlasThreads(1);
   }
-  UsePortableDirectConvolutionForTesting(false);
+  });
 }
 
 // The cnn_train model's convolutions (benchmarks/models), scaled down, with
@@ -353,8 +376,6 @@ TEST_F(ConvolutionTest, DirectKernelResNetLayers) {
 // batch, windows clipped at the padding), odd sizes, on 1 to 3 threads.
 // RunCase checks both the planner's path and the other one.
 TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
-  const bool native = DirectConvolutionSupported();
-  if (!native) UsePortableDirectConvolutionForTesting(true);
   std::vector<ConvSpec> specs;
   ConvSpec forward;
   forward.batch = 3;
@@ -390,6 +411,7 @@ TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
       specs.push_back(kernel_grad);
     }
   }
+  ForEachTileIsa([&] {
   uint64_t seed = 40;
   int across = 0;
   for (const ConvSpec& s : specs) {
@@ -403,8 +425,8 @@ TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
     }
   }
   SetBlasThreads(1);
-  UsePortableDirectConvolutionForTesting(false);
   EXPECT_EQ(across, 6);  // the kernel gradients with a batch of 9 or 17
+  });
 }
 
 // On more than one thread, the GEMM runs in bands of rows (or of columns,
@@ -461,6 +483,87 @@ TEST_F(ConvolutionTest, GemmBandsOnThreads) {
     }
   }
   SetBlasThreads(1);
+}
+
+// PlanDirectConvolution/RunDirectConvolution on NHWC/HWIO against a plain
+// loop that sums in the tiles' order (kernel row, kernel column, input
+// feature; padding as zero terms; one fused multiply-add each), so the bits
+// must be equal: output rows 1 to 13 pixels wide (every tile width and
+// tail of every ISA), a 1x1 image, one input feature, 16 and 48 output
+// features, and NaN and infinities in the input.
+TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  ForEachTileIsa([&] {
+    uint64_t seed = 70;
+    for (int64_t width : {1, 2, 5, 6, 7, 12, 13}) {
+      for (int64_t in_c : {1, 3}) {
+        for (int64_t out_c : {16, 48}) {
+          const int64_t batch = 2, height = width == 1 ? 1 : 3, kh = 3, kw = 3, pad = 1;
+          DirectConvolutionProblem p;
+          p.batch = batch;
+          p.input_features = in_c;
+          p.output_features = out_c;
+          p.input_batch_stride = height * width * in_c;
+          p.output_batch_stride = height * width * out_c;
+          p.kernel_feature_stride = out_c;
+          const int64_t sizes[2] = {height, width};
+          for (int d = 0; d < 2; ++d) {
+            DirectSpatial& sp = p.spatial[d];
+            sp.input_size = sizes[d];
+            sp.output_size = sizes[d];
+            sp.kernel_size = d == 0 ? kh : kw;
+            sp.padding_low = pad;
+            sp.input_stride = d == 0 ? width * in_c : in_c;
+            sp.kernel_stride = d == 0 ? kw * in_c * out_c : in_c * out_c;
+            sp.output_stride = d == 0 ? width * out_c : out_c;
+          }
+          for (int threads : {1, 2}) {
+            std::optional<DirectConvolutionPlan> plan = PlanDirectConvolution(p, threads);
+            ASSERT_TRUE(plan.has_value());
+            std::mt19937_64 rng(++seed);
+            std::uniform_real_distribution<float> d(-1, 1);
+            std::vector<float> x(batch * p.input_batch_stride), k(kh * kw * in_c * out_c);
+            for (float& v : x) v = d(rng);
+            for (float& v : k) v = d(rng);
+            x[x.size() / 3] = nan;
+            x[x.size() / 2] = inf;
+            x[x.size() - 1] = -inf;
+            std::vector<float> y(batch * p.output_batch_stride, 7.0f);
+            std::vector<uint8_t> scratch(plan->scratch_bytes + 1);
+            RunDirectConvolution(*plan, x.data(), k.data(), y.data(), scratch.data());
+            for (int64_t b = 0; b < batch; ++b) {
+              for (int64_t i = 0; i < height; ++i) {
+                for (int64_t j = 0; j < width; ++j) {
+                  for (int64_t o = 0; o < out_c; ++o) {
+                    float acc = 0;
+                    for (int64_t r = 0; r < kh; ++r) {
+                      for (int64_t c = 0; c < kw; ++c) {
+                        const int64_t yi = i + r - pad, xj = j + c - pad;
+                        const bool inside = yi >= 0 && yi < height && xj >= 0 && xj < width;
+                        for (int64_t e = 0; e < in_c; ++e) {
+                          const float xv =
+                              inside ? x[b * p.input_batch_stride + (yi * width + xj) * in_c + e]
+                                     : 0.0f;
+                          acc = std::fma(xv, k[((r * kw + c) * in_c + e) * out_c + o], acc);
+                        }
+                      }
+                    }
+                    const float got = y[b * p.output_batch_stride + (i * width + j) * out_c + o];
+                    const bool same = std::isnan(acc) ? std::isnan(got) : got == acc;
+                    ASSERT_TRUE(same) << "width " << width << " in " << in_c << " out " << out_c
+                                      << " threads " << threads << " at " << b << "," << i << ","
+                                      << j << "," << o << ": " << got << " vs " << acc << "; "
+                                      << plan->ToString();
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  });
 }
 
 // What the direct kernel does not cover keeps to im2col + GEMM.

@@ -1,10 +1,13 @@
 // SmallGemm (runtime/blas/small_gemm.h) against a double-precision loop
 // over odd and tile-edge shapes in its three forms (NN, NT, TN), with row
-// strides wider than the rows, and the same bits on 1 and 2 threads.
+// strides wider than the rows, and the same bits on 1 and 2 threads, with
+// each kernel ISA the CPU has (AVX-512F, AVX2+FMA: kernel_isa.h).
 #include "runtime/blas/small_gemm.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -13,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ir/shape.h"
 #include "runtime/blas/dot.h"
+#include "runtime/blas/kernel_isa.h"
 
 namespace xjit::runtime::blas {
 namespace {
@@ -77,8 +81,25 @@ void ExpectProduct(const Buffers& x, const std::string& what) {
   }
 }
 
-TEST(SmallGemm, MatchesDoubleLoop) {
-  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+// Each test runs once per kernel ISA, forced; an ISA the CPU lacks is
+// skipped (and says so).
+class SmallGemmIsa : public testing::TestWithParam<KernelIsa> {
+ protected:
+  void SetUp() override {
+    if (!CpuHasKernelIsa(GetParam())) {
+      GTEST_SKIP() << "this CPU has no " << KernelIsaName(GetParam());
+    }
+    isa_.emplace(GetParam());
+  }
+  std::optional<ScopedKernelIsaForTesting> isa_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Isa, SmallGemmIsa, testing::Values(KernelIsa::kAvx512, KernelIsa::kAvx2),
+                         [](const testing::TestParamInfo<KernelIsa>& info) {
+                           return std::string(KernelIsaName(info.param));
+                         });
+
+TEST_P(SmallGemmIsa, MatchesDoubleLoop) {
   uint64_t seed = 1;
   for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
     for (int64_t m : {1, 2, 5, 6, 7, 13, 32}) {
@@ -97,8 +118,7 @@ TEST(SmallGemm, MatchesDoubleLoop) {
 
 // Large enough to split: the columns are divided, each element's sum is
 // the same, so the bits are too.
-TEST(SmallGemm, SameBitsOnTwoThreads) {
-  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+TEST_P(SmallGemmIsa, SameBitsOnTwoThreads) {
   for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
     const int64_t m = 32, n = form == Form::kNT ? 257 : 1000, k = form == Form::kNT ? 300 : 70;
     Buffers one = Make(form, m, n, k, 5);
@@ -111,11 +131,71 @@ TEST(SmallGemm, SameBitsOnTwoThreads) {
   }
 }
 
+// NaN and infinities propagate as in the plain sum (an element of C reads
+// only its row of A and its column of B), in every form and in vector
+// tails: a NaN in A's row i makes row i NaN; an infinity in B's column j
+// times a nonzero makes column j infinite (or NaN where both meet).
+TEST_P(SmallGemmIsa, NanAndInfinity) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
+    for (int64_t n : {9, 31}) {
+      const int64_t m = 5, k = 19;
+      Buffers x = Make(form, m, n, k, 3);
+      SmallGemmArgs& g = x.args;
+      const auto a_at = [&](int64_t i, int64_t kk) {
+        return &x.a[i * g.a_row_stride + kk * g.a_col_stride];
+      };
+      const auto b_at = [&](int64_t kk, int64_t j) {
+        return g.b_transposed ? &x.b[j * g.ldb + kk] : &x.b[kk * g.ldb + j];
+      };
+      *a_at(1, k - 1) = nan;
+      for (int64_t kk = 0; kk < k; ++kk) *b_at(kk, n - 1) = kk == 4 ? inf : 1.0f;
+      for (int64_t i = 0; i < m; ++i) *a_at(i, 4) = 1.0f;
+      SmallGemm(g, 1);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          const float got = x.c[i * g.ldc + j];
+          const std::string where = absl::StrCat("form ", static_cast<int>(form), " n ", n,
+                                                 " element ", i, ",", j, ": ", got);
+          if (i == 1) {
+            EXPECT_TRUE(std::isnan(got)) << where;
+          } else if (j == n - 1) {
+            EXPECT_EQ(got, inf) << where;
+          } else {
+            EXPECT_TRUE(std::isfinite(got)) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The shape rule per ISA: NT (few rows, long K) on any thread count; NN and
+// TN on any thread count with AVX-512F, with AVX2 on one thread only while
+// B is at most 256 KB.
+TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
+  const bool avx512 = GetParam() == KernelIsa::kAvx512;
+  Buffers x = Make(Form::kNN, 32, 1024, 256, 1);
+  EXPECT_EQ(PreferSmallGemm(x.args, 1), avx512);
+  EXPECT_TRUE(PreferSmallGemm(x.args, 2));
+  Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
+  EXPECT_FALSE(PreferSmallGemm(w.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(w.args, 2));
+  // A small B (an LSTM cell's [32,48] x [48,64]) on any thread count.
+  Buffers s = Make(Form::kNN, 32, 64, 48, 1);
+  EXPECT_TRUE(PreferSmallGemm(s.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(s.args, 2));
+  Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
+  EXPECT_TRUE(PreferSmallGemm(t.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(t.args, 2));
+}
+
 // The shape rule: few rows and enough columns (NT: enough K, and A with
 // unit stride along K); nothing where the kernels cannot run.
 TEST(SmallGemm, PreferredShapes) {
   Buffers x = Make(Form::kNN, 32, 1024, 256, 1);
-  EXPECT_EQ(PreferSmallGemm(x.args), SmallGemmAvailable());
+  EXPECT_EQ(PreferSmallGemm(x.args), CurrentKernelIsa() == KernelIsa::kAvx512);
   x.args.m = 256;
   EXPECT_FALSE(PreferSmallGemm(x.args));
   // A weight gradient's shape: OpenBLAS's on one thread, SmallGemm's on two.
@@ -135,8 +215,7 @@ TEST(SmallGemm, PreferredShapes) {
 // it): every combination of row- and column-major operands and result, so
 // that row- and column-major plans with either transpose reach the kernels,
 // against the same plan run by cblas_sgemm.
-TEST(SmallGemm, DotPlansInEveryLayout) {
-  if (!SmallGemmAvailable()) GTEST_SKIP() << "no AVX-512F on this CPU: callers keep OpenBLAS";
+TEST_P(SmallGemmIsa, DotPlansInEveryLayout) {
   // (5, 70, 90) takes the kernels in row-major plans; (20, 70, 32) in
   // column-major ones too (their row-major form has 32 rows and 20 columns).
   for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 70, 90},

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "ir/hlo_text/parser.h"
 #include "ir/shape.h"
 #include "runtime/blas/dot.h"
+#include "runtime/blas/kernel_isa.h"
 
 namespace xjit::runtime::blas {
 namespace {
@@ -63,8 +65,25 @@ double Exact(const Case& c, int64_t i) {
   return sum;
 }
 
-TEST(SmallGemv, BothFormsEveryRowLength) {
-  if (!SmallGemvAvailable()) GTEST_SKIP() << "no AVX-512F";
+// The kernel tests run once per ISA, forced; an ISA the CPU lacks is
+// skipped (and says so).
+class SmallGemvIsa : public testing::TestWithParam<KernelIsa> {
+ protected:
+  void SetUp() override {
+    if (!CpuHasKernelIsa(GetParam())) {
+      GTEST_SKIP() << "this CPU has no " << KernelIsaName(GetParam());
+    }
+    isa_.emplace(GetParam());
+  }
+  std::optional<ScopedKernelIsaForTesting> isa_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Isa, SmallGemvIsa, testing::Values(KernelIsa::kAvx512, KernelIsa::kAvx2),
+                         [](const testing::TestParamInfo<KernelIsa>& info) {
+                           return std::string(KernelIsaName(info.param));
+                         });
+
+TEST_P(SmallGemvIsa, BothFormsEveryRowLength) {
   for (bool transposed : {false, true}) {
     for (int64_t cols = 16; cols <= 64; ++cols) {
       for (int64_t rows : {16, 17, 31, 48, 100}) {
@@ -87,8 +106,7 @@ TEST(SmallGemv, BothFormsEveryRowLength) {
   }
 }
 
-TEST(SmallGemv, NanAndInfinityPropagate) {
-  if (!SmallGemvAvailable()) GTEST_SKIP() << "no AVX-512F";
+TEST_P(SmallGemvIsa, NanAndInfinityPropagate) {
   for (bool transposed : {false, true}) {
     Case c = Make(33, 20, transposed, 1, 1, 5);
     c.p[4 * c.args.ldp + 7] = std::numeric_limits<float>::quiet_NaN();
@@ -118,6 +136,10 @@ TEST(SmallGemv, PreferredShapes) {
     g.cols = cols;
     EXPECT_FALSE(PreferSmallGemv(g)) << rows << "x" << cols;
   }
+  // 1 MB of matrix: AVX-512F's kernels only.
+  g.rows = 4096;
+  g.cols = 64;
+  EXPECT_EQ(PreferSmallGemv(g), CurrentKernelIsa() == KernelIsa::kAvx512);
   g.rows = 64;
   g.cols = 32;
   g.transposed = false;
@@ -127,7 +149,7 @@ TEST(SmallGemv, PreferredShapes) {
 
 // Through RunDot: X[m, k] . w[k] and v[m] . X[m, k] with X in both layouts
 // (row-major dots/axpys, column-major axpys/dots after the plan's mapping).
-TEST(SmallGemv, PlannedDotsInEveryLayout) {
+TEST_P(SmallGemvIsa, PlannedDotsInEveryLayout) {
   for (const char* layout : {"{1,0}", "{0,1}"}) {
     for (int lhs_matrix = 0; lhs_matrix < 2; ++lhs_matrix) {
       const int64_t m = 37, k = 24;
