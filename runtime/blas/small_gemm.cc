@@ -214,7 +214,11 @@ constexpr int kDotColumns2 = 4;
 
 template <int R, int V>
 __attribute__((target("avx2,fma"))) void TileNN2(const SmallGemmArgs& g, int64_t i0, int64_t j0,
-                                                 __m256i last) {
+                                                 int last_columns) {
+  // The last vector's mask from its column count: a function pointer type
+  // with an __m256i parameter loses the type's attributes in std::array
+  // (-Wignored-attributes).
+  const __m256i last = avx2::TailMask(last_columns);
   __m256 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -257,7 +261,7 @@ __attribute__((target("avx2,fma"))) void TileNN2(const SmallGemmArgs& g, int64_t
   }
 }
 
-using TileNN2Fn = void (*)(const SmallGemmArgs&, int64_t, int64_t, __m256i);
+using TileNN2Fn = void (*)(const SmallGemmArgs&, int64_t, int64_t, int);
 
 template <int R, size_t... V>
 constexpr std::array<TileNN2Fn, kVectors2> TileNN2Row(std::index_sequence<V...>) {
@@ -275,10 +279,10 @@ __attribute__((target("avx2,fma"))) void RunNN2(const SmallGemmArgs& g, int64_t 
   for (int64_t j0 = begin; j0 < end; j0 += kBlockColumns2) {
     const int64_t columns = std::min(kBlockColumns2, end - j0);
     const int vectors = static_cast<int>((columns + 7) / 8);
-    const __m256i last = avx2::TailMask(static_cast<int>(columns - 8 * (vectors - 1)));
+    const int last_columns = static_cast<int>(columns - 8 * (vectors - 1));
     for (int64_t i0 = 0; i0 < g.m; i0 += kRows2) {
       const int rows = static_cast<int>(std::min<int64_t>(kRows2, g.m - i0));
-      kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last);
+      kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last_columns);
     }
   }
 }
