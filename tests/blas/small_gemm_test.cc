@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "ir/shape.h"
 #include "runtime/blas/dot.h"
 #include "runtime/blas/kernel_isa.h"
+#include "tests/blas/kernel_isa_test.h"
 
 namespace xjit::runtime::blas {
 namespace {
@@ -81,23 +81,9 @@ void ExpectProduct(const Buffers& x, const std::string& what) {
   }
 }
 
-// Each test runs once per kernel ISA, forced; an ISA the CPU lacks is
-// skipped (and says so).
-class SmallGemmIsa : public testing::TestWithParam<KernelIsa> {
- protected:
-  void SetUp() override {
-    if (!CpuHasKernelIsa(GetParam())) {
-      GTEST_SKIP() << "this CPU has no " << KernelIsaName(GetParam());
-    }
-    isa_.emplace(GetParam());
-  }
-  std::optional<ScopedKernelIsaForTesting> isa_;
-};
-
-INSTANTIATE_TEST_SUITE_P(Isa, SmallGemmIsa, testing::Values(KernelIsa::kAvx512, KernelIsa::kAvx2),
-                         [](const testing::TestParamInfo<KernelIsa>& info) {
-                           return std::string(KernelIsaName(info.param));
-                         });
+// Each test runs once per kernel ISA (KernelIsaTest).
+class SmallGemmIsa : public KernelIsaTest {};
+INSTANTIATE_TEST_SUITE_P(Isa, SmallGemmIsa, kKernelIsas, KernelIsaTestName);
 
 TEST_P(SmallGemmIsa, MatchesDoubleLoop) {
   uint64_t seed = 1;

@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "ir/shape.h"
 #include "runtime/blas/dot.h"
 #include "runtime/blas/kernel_isa.h"
+#include "tests/blas/kernel_isa_test.h"
 
 namespace xjit::runtime::blas {
 namespace {
@@ -65,23 +65,9 @@ double Exact(const Case& c, int64_t i) {
   return sum;
 }
 
-// The kernel tests run once per ISA, forced; an ISA the CPU lacks is
-// skipped (and says so).
-class SmallGemvIsa : public testing::TestWithParam<KernelIsa> {
- protected:
-  void SetUp() override {
-    if (!CpuHasKernelIsa(GetParam())) {
-      GTEST_SKIP() << "this CPU has no " << KernelIsaName(GetParam());
-    }
-    isa_.emplace(GetParam());
-  }
-  std::optional<ScopedKernelIsaForTesting> isa_;
-};
-
-INSTANTIATE_TEST_SUITE_P(Isa, SmallGemvIsa, testing::Values(KernelIsa::kAvx512, KernelIsa::kAvx2),
-                         [](const testing::TestParamInfo<KernelIsa>& info) {
-                           return std::string(KernelIsaName(info.param));
-                         });
+// Each test runs once per kernel ISA (KernelIsaTest).
+class SmallGemvIsa : public KernelIsaTest {};
+INSTANTIATE_TEST_SUITE_P(Isa, SmallGemvIsa, kKernelIsas, KernelIsaTestName);
 
 TEST_P(SmallGemvIsa, BothFormsEveryRowLength) {
   for (bool transposed : {false, true}) {
