@@ -19,6 +19,9 @@
 //     the input's features are its most minor dimension (channels-minor
 //     layouts copy whole runs of channels), M minor otherwise (NCHW copies
 //     runs along the output's minor spatial dimension).
+// Where the batch cannot join M (a channels-major output: one GEMM per
+// image) and the whole image would be larger than a core's cache, each
+// image's part is built just before its GEMM, in a slab per thread.
 // A convolution whose kernel is 1 in every spatial dimension, with no lhs
 // dilation and no positive padding, needs no image: the input is the GEMM's
 // lhs as it lies in memory (with a stride where the window stride is > 1);
@@ -111,6 +114,16 @@ struct ConvolutionPlan {
   Im2colPlan im2col;          // when uses_im2col; the image starts at scratch offset 0
   int64_t dot_scratch_offset = 0;
   DotPlan dot;                // lhs = the image (or the input), rhs = kernel, out = output
+  // Image by image (when > 0: a channels-major output whose batch is a loop
+  // of GEMMs, with an image larger than the cache): `dot` is one image's
+  // GEMM, run after im2col of that image's runs into a slab of scratch
+  // (image_slab_bytes: the image at offset 0, the dot's scratch at
+  // dot_scratch_offset); image_workers threads take images in turn, each
+  // with its own slab. Output images are output_image_bytes apart.
+  int64_t images = 0;
+  int64_t output_image_bytes = 0;
+  int64_t image_slab_bytes = 0;
+  int image_workers = 1;
   // The direct kernel's plan, when it covers the convolution; it uses
   // scratch from offset 0 (instead of, never with, the image).
   bool has_direct = false;

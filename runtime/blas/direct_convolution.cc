@@ -36,6 +36,10 @@ struct TileGeometry {
   int64_t kernel_column_step = 0;
   int64_t run = 1;              // input elements (unit stride) per column
   int64_t kernel_run_step = 0;  // kernel elements between them
+  // Output features of the block (narrow tiles only: 1 to 8; the masked
+  // tiles read and write only these, so the last block of a kernel row and
+  // of an output pixel never touches memory beyond them).
+  int64_t lanes = 8;
 };
 
 using TileFn = void (*)(const float* x, int64_t pixel_step, const float* k,
@@ -140,8 +144,61 @@ constexpr std::array<TileFn, sizeof...(I)> TileAvx2Table(std::index_sequence<I..
 }
 
 constexpr auto kTilesAvx2 = TileAvx2Table(std::make_index_sequence<kMaxPixelsAvx2>());
+
+// The narrow tile (a plan whose output features are not a multiple of 16):
+// one 8-feature ymm by up to kMaxPixelsNarrow pixels, 12 accumulators, the
+// kernel vector and one broadcast. Masked, it loads and stores only the
+// block's g.lanes features (the last block of 8k + r features). AVX2+FMA
+// code, also used on AVX-512 CPUs (which have AVX2): an AVX-512 zmm would
+// leave half its lanes or more idle on these blocks. Same loop order and
+// one fused multiply-add per term as the other tiles, so the bits are theirs.
+template <int P, bool kMasked>
+__attribute__((target("avx2,fma"))) void NarrowTileAvx2(const float* x, int64_t pixel_step,
+                                                        const float* k, const TileGeometry& g,
+                                                        float* y, int64_t out_pixel_step) {
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(g.lanes)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256 acc[P];
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) acc[p] = _mm256_setzero_ps();
+  for (int64_t r = 0; r < g.rows; ++r) {
+    for (int64_t c = 0; c < g.columns; ++c) {
+      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
+      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
+      for (int64_t e = 0; e < g.run; ++e) {
+        const __m256 w = kMasked ? _mm256_maskload_ps(ks + e * g.kernel_run_step, mask)
+                                 : _mm256_loadu_ps(ks + e * g.kernel_run_step);
+#pragma GCC unroll 16
+        for (int p = 0; p < P; ++p) {
+          acc[p] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + p * pixel_step + e), w, acc[p]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) {
+    if (kMasked) {
+      _mm256_maskstore_ps(y + p * out_pixel_step, mask, acc[p]);
+    } else {
+      _mm256_storeu_ps(y + p * out_pixel_step, acc[p]);
+    }
+  }
+}
+
+constexpr int kMaxPixelsNarrow = 12;
+
+template <bool kMasked, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> NarrowTileAvx2Table(std::index_sequence<I...>) {
+  return {&NarrowTileAvx2<static_cast<int>(I) + 1, kMasked>...};
+}
+
+constexpr auto kNarrowTilesAvx2 =
+    NarrowTileAvx2Table<false>(std::make_index_sequence<kMaxPixelsNarrow>());
+constexpr auto kNarrowMaskedTilesAvx2 =
+    NarrowTileAvx2Table<true>(std::make_index_sequence<kMaxPixelsNarrow>());
 #else
-constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14, kMaxPixelsAvx2 = 6;
+constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14, kMaxPixelsAvx2 = 6,
+              kMaxPixelsNarrow = 12;
 #endif
 
 // The same tile in plain C++ (one fused multiply-add per term, in the same
@@ -176,22 +233,59 @@ constexpr std::array<TileFn, sizeof...(I)> PortableTileTable(std::index_sequence
   return {&PortableTile<NV, static_cast<int>(I) + 1>...};
 }
 
+// The narrow tile in plain C++: g.lanes (at most 8) features.
+template <int P>
+void PortableNarrowTile(const float* x, int64_t pixel_step, const float* k, const TileGeometry& g,
+                        float* y, int64_t out_pixel_step) {
+  float acc[P][8] = {};
+  for (int64_t r = 0; r < g.rows; ++r) {
+    for (int64_t c = 0; c < g.columns; ++c) {
+      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
+      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
+      for (int64_t e = 0; e < g.run; ++e) {
+        for (int p = 0; p < P; ++p) {
+          const float b = xs[p * pixel_step + e];
+          for (int64_t v = 0; v < g.lanes; ++v) {
+            acc[p][v] = std::fma(b, ks[e * g.kernel_run_step + v], acc[p][v]);
+          }
+        }
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    for (int64_t v = 0; v < g.lanes; ++v) y[p * out_pixel_step + v] = acc[p][v];
+  }
+}
+
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> PortableNarrowTileTable(std::index_sequence<I...>) {
+  return {&PortableNarrowTile<static_cast<int>(I) + 1>...};
+}
+
 constexpr auto kPortableTiles4 = PortableTileTable<4>(std::make_index_sequence<kMaxPixels4>());
 constexpr auto kPortableTiles2 = PortableTileTable<2>(std::make_index_sequence<kMaxPixels2>());
 constexpr auto kPortableTiles1 = PortableTileTable<1>(std::make_index_sequence<kMaxPixels1>());
+constexpr auto kPortableNarrowTiles =
+    PortableNarrowTileTable(std::make_index_sequence<kMaxPixelsNarrow>());
 
 std::atomic<bool> portable_for_testing{false};
 
-// The tiles of a plan's ISA (kNone: the portable ones, for tests).
-const TileFn* Tiles(KernelIsa isa, int vectors) {
+// The tiles of a plan's ISA (kNone: the portable ones, for tests); for a
+// narrow plan, those of its full blocks or (`masked`) of its last one.
+const TileFn* Tiles(KernelIsa isa, int vectors, bool narrow, bool masked) {
 #if XJIT_DIRECT_CONVOLUTION_X86
+  if (narrow && isa != KernelIsa::kNone) {
+    return masked ? kNarrowMaskedTilesAvx2.data() : kNarrowTilesAvx2.data();
+  }
   if (isa == KernelIsa::kAvx512) {
     return vectors == 4 ? kTiles4.data() : vectors == 2 ? kTiles2.data() : kTiles1.data();
   }
   if (isa == KernelIsa::kAvx2) return kTilesAvx2.data();
 #else
   (void)isa;
+  (void)masked;
 #endif
+  if (narrow) return kPortableNarrowTiles.data();
   return vectors == 4   ? kPortableTiles4.data()
          : vectors == 2 ? kPortableTiles2.data()
                         : kPortableTiles1.data();
@@ -233,9 +327,15 @@ void PadRows(const DirectConvolutionPlan& plan, const float* input, int64_t b, i
 
 std::string DirectConvolutionPlan::ToString() const {
   return absl::StrCat(
-      "direct-kernel tile=", pixels, "x", 16 * vectors, batch_tiles ? " across-batch" : "",
+      "direct-kernel tile=", pixels, "x", BlockWidth(), batch_tiles ? " across-batch" : "",
       padded_copy ? " padded" : "", merge_columns ? " merged" : "",
       threads > 1 ? absl::StrCat(" threads=", threads) : "", " scratch=", scratch_bytes);
+}
+
+int64_t DirectConvolutionPlan::BlockWidth() const { return narrow ? 8 : 16 * vectors; }
+
+int64_t DirectConvolutionPlan::Blocks() const {
+  return (problem.output_features + BlockWidth() - 1) / BlockWidth();
 }
 
 bool DirectConvolutionSupported() {
@@ -288,10 +388,7 @@ std::pair<int64_t, int64_t> ValidWindow(int64_t base, int64_t dilation, int64_t 
 std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvolutionProblem& p,
                                                            int threads) {
   if (!DirectConvolutionSupported()) return std::nullopt;
-  if (p.batch < 1 || p.input_features < 1 || p.output_features < 16 ||
-      p.output_features % 16 != 0) {
-    return std::nullopt;
-  }
+  if (p.batch < 1 || p.input_features < 1 || p.output_features < 1) return std::nullopt;
   DirectConvolutionPlan plan;
   plan.problem = p;
   bool reads_outside = false;
@@ -306,7 +403,11 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
     if (s.padding_low > 0 || plan.padded_size[d] > s.input_size) reads_outside = true;
   }
   plan.isa = CurrentKernelIsa();
-  if (plan.isa == KernelIsa::kAvx2) {
+  plan.narrow = p.output_features % 16 != 0;
+  if (plan.narrow) {
+    plan.vectors = 1;
+    plan.pixels = kMaxPixelsNarrow;
+  } else if (plan.isa == KernelIsa::kAvx2) {
     // 16 ymm registers: one 16-feature vector (two ymm) by 6 pixels.
     plan.vectors = 1;
     plan.pixels = kMaxPixelsAvx2;
@@ -338,7 +439,7 @@ std::optional<DirectConvolutionPlan> PlanDirectConvolution(const DirectConvoluti
   plan.merge_columns = s1.window_dilation == 1 && plan.row_stride[1] == p.input_features &&
                        s1.kernel_stride == p.input_features * p.kernel_feature_stride;
   const int64_t images = plan.batch_tiles ? EvenTiling(p.batch, plan.pixels).count : p.batch;
-  plan.items = images * p.spatial[0].output_size * (p.output_features / (16 * plan.vectors));
+  plan.items = images * p.spatial[0].output_size * plan.Blocks();
   plan.threads = static_cast<int>(std::clamp<int64_t>(threads, 1, plan.items));
   // Threads take chunks of items in turn (the next free chunk, not a fixed
   // share): a thread that starts late or shares its core with another
@@ -369,9 +470,16 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     g.run = p.input_features;
   }
   g.kernel_run_step = p.kernel_feature_stride;
-  const TileFn* tiles = Tiles(plan.isa, plan.vectors);
-  const int64_t width = 16 * plan.vectors;
-  const int64_t blocks = p.output_features / width;
+  const int64_t width = plan.BlockWidth();
+  const int64_t blocks = plan.Blocks();
+  // The last block of a narrow plan may be partial: its own geometry and
+  // masked tiles.
+  const int64_t last_lanes = p.output_features - (blocks - 1) * width;
+  const TileFn* full_tiles = Tiles(plan.isa, plan.vectors, plan.narrow, false);
+  const TileFn* last_tiles =
+      Tiles(plan.isa, plan.vectors, plan.narrow, plan.narrow && last_lanes < width);
+  TileGeometry last_g = g;
+  last_g.lanes = last_lanes;
   const int64_t items = plan.items;
   const Tiling columns = EvenTiling(s1.output_size, plan.pixels);
   const Tiling images = EvenTiling(p.batch, plan.pixels);
@@ -387,7 +495,8 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     int64_t rows = 0;
   };
   const int64_t pixel_step = s1.stride * plan.row_stride[1];
-  auto row_item = [&](int64_t b, int64_t i, int64_t o, PaddedState& padded) {
+  auto row_item = [&](int64_t b, int64_t i, int64_t o, const TileFn* tiles,
+                      const TileGeometry& geometry, PaddedState& padded) {
     const float* x = input;
     if (plan.padded_copy) {
       const int64_t top = i * s0.stride;
@@ -405,19 +514,20 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
     float* y_row = output + b * p.output_batch_stride + i * s0.output_stride;
     for (int64_t t = 0; t < columns.count; ++t) {
       const int64_t j = columns.Begin(t);
-      tiles[columns.Width(t) - 1](x_row + j * pixel_step, pixel_step, kernel + o, g,
+      tiles[columns.Width(t) - 1](x_row + j * pixel_step, pixel_step, kernel + o, geometry,
                                   y_row + j * s1.output_stride + o, s1.output_stride);
     }
   };
   // Item (image group, output row i, feature block) with pixels across the
   // group's images, one tile per output column, its window clipped to the
   // input (nothing padded, nothing copied).
-  auto batch_item = [&](int64_t group, int64_t i, int64_t o) {
+  auto batch_item = [&](int64_t group, int64_t i, int64_t o, const TileFn* tiles,
+                        const TileGeometry& geometry) {
     const int64_t b = images.Begin(group);
     const int64_t n = images.Width(group);
     const int64_t row_base = i * s0.stride - s0.padding_low;
     const auto [r0, r1] = ValidWindow(row_base, s0.window_dilation, s0.kernel_size, s0.input_size);
-    TileGeometry clipped = g;
+    TileGeometry clipped = geometry;
     for (int64_t j = 0; j < s1.output_size; ++j) {
       clipped.rows = r1 - r0;
       const int64_t column_base = j * s1.stride - s1.padding_low;
@@ -447,11 +557,15 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
   auto run_items = [&](int64_t first, int64_t last, PaddedState& padded) {
     for (int64_t item = first; item < last; ++item) {
       const int64_t row = item / blocks;
-      const int64_t o = item % blocks * width;
+      const int64_t block = item % blocks;
+      const int64_t o = block * width;
+      const bool last = block == blocks - 1;
+      const TileFn* tiles = last ? last_tiles : full_tiles;
+      const TileGeometry& geometry = last ? last_g : g;
       if (plan.batch_tiles) {
-        batch_item(row / s0.output_size, row % s0.output_size, o);
+        batch_item(row / s0.output_size, row % s0.output_size, o, tiles, geometry);
       } else {
-        row_item(row / s0.output_size, row % s0.output_size, o, padded);
+        row_item(row / s0.output_size, row % s0.output_size, o, tiles, geometry, padded);
       }
     }
   };

@@ -1,7 +1,8 @@
 // A direct f32 convolution kernel for channels-minor layouts (NHWC input,
 // kernel and output with the output features minor, e.g. HWIO), used by
 // convolution.h in place of im2col + GEMM when the CPU has AVX-512F or
-// AVX2+FMA (tiles of 6 pixels x 16 features with 16 ymm registers).
+// AVX2+FMA (tiles of 6 pixels x 16 features with 16 ymm registers, or 12
+// pixels x 8 features).
 //
 // Why: im2col writes and rereads an image kh*kw times the input, and a GEMM
 // library packs both operands again; for small channel counts (ResNet's
@@ -23,10 +24,15 @@
 // 8 chunks per thread, each thread with its own padded-image buffer: the
 // split adapts when a thread starts late or shares its core.
 //
+// Output features that are not a multiple of 16 (small CNNs' 8, 24, an
+// RGB decoder's 3) go in blocks of 8 with a narrow tile (one 8-lane vector
+// by up to 12 pixels), the last block masked to the features left, so that
+// nothing beyond the kernel's and the output's rows is read or written.
+//
 // Covered: 1 or 2 spatial dimensions, any stride and window dilation,
-// padding >= 0, no lhs dilation, no window reversal, no groups, output
-// features a multiple of 16, unit stride along the input's features, the
-// kernel's and the output's output features. PlanDirectConvolution says
+// padding >= 0, no lhs dilation, no window reversal, no groups, any number
+// of output features, unit stride along the input's features, the kernel's
+// and the output's output features. PlanDirectConvolution says
 // whether a convolution is covered; the plan is pure sizes and strides.
 #ifndef XJIT_RUNTIME_BLAS_DIRECT_CONVOLUTION_H_
 #define XJIT_RUNTIME_BLAS_DIRECT_CONVOLUTION_H_
@@ -71,6 +77,9 @@ struct DirectConvolutionPlan {
   // tiles, UsePortableDirectConvolutionForTesting).
   KernelIsa isa = KernelIsa::kNone;
   int vectors = 4;             // NV: 16-feature vectors per tile
+  // Output features not a multiple of 16: blocks of 8 (8-lane tiles, the
+  // last block masked to what is left), vectors = 1.
+  bool narrow = false;
   int pixels = 7;              // P: most output pixels per tile (rows are cut evenly)
   // A tile's pixels are images of the batch at one output position, with
   // the window clipped at the input's borders (no padded copy), instead of
@@ -93,6 +102,11 @@ struct DirectConvolutionPlan {
   int threads = 1;
   int64_t scratch_per_thread = 0;  // one padded image (0 without padded_copy)
   int64_t scratch_bytes = 0;       // scratch_per_thread * threads
+
+  // Output features per block (16 * vectors, or 8 when narrow) and blocks
+  // per output pixel (the last one partial when narrow).
+  int64_t BlockWidth() const;
+  int64_t Blocks() const;
 
   std::string ToString() const;
 };

@@ -8,6 +8,7 @@
 #include <optional>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -485,12 +486,86 @@ TEST_F(ConvolutionTest, GemmBandsOnThreads) {
   SetBlasThreads(1);
 }
 
+// A channels-major convolution whose batch is a loop of GEMMs and whose
+// whole im2col image exceeds a core's cache runs image by image (each
+// image's part built in a slab just before its GEMM): NCHW and NCW, f32 and
+// f64, strides, padding and window dilation, an odd batch, against the
+// evaluator on 1 to 3 threads, and the same bits on every thread count (the
+// threads take whole images).
+TEST_F(ConvolutionTest, ChannelsMajorImageByImage) {
+  std::vector<ConvSpec> specs;
+  ConvSpec nchw;
+  nchw.batch = 5;
+  nchw.input_features = 8;
+  nchw.output_features = 6;
+  nchw.input_spatial = {40, 37};
+  nchw.kernel_spatial = {3, 3};
+  nchw.window = {Win(1, 1, 1), Win(2, 1, 2)};
+  nchw.input_labels = "bf01";
+  nchw.kernel_labels = "oi01";
+  nchw.output_labels = "bf01";
+  specs.push_back(nchw);
+  nchw.type = ElementType::kF64;
+  specs.push_back(nchw);
+  ConvSpec ncw;
+  ncw.batch = 3;
+  ncw.input_features = 64;
+  ncw.output_features = 8;
+  ncw.input_spatial = {1024};
+  ncw.kernel_spatial = {3};
+  ncw.window = {Win(1, 2, 2, 1, 2)};
+  ncw.input_labels = "bf0";
+  ncw.kernel_labels = "oi0";
+  ncw.output_labels = "bf0";
+  specs.push_back(ncw);
+  uint64_t seed = 90;
+  for (const ConvSpec& s : specs) {
+    ++seed;
+    for (int threads : {1, 2, 3}) {
+      SetBlasThreads(threads);
+      auto r = Run(s, seed);
+      EXPECT_NE(r.plan.find(absl::StrCat("per-image=", s.batch)), std::string::npos) << r.plan;
+    }
+    SetBlasThreads(1);
+    auto module = ParseHloModule(ConvModuleText(s));
+    ASSERT_TRUE(module.ok()) << module.status();
+    const Instruction& conv = *(*module)->entry()->root();
+    std::vector<std::vector<uint8_t>> outputs;
+    for (int threads : {1, 3}) {
+      auto plan = PlanConvolution(conv, threads);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      const bool f64 = s.type == ElementType::kF64;
+      const int64_t width = f64 ? 8 : 4;
+      std::mt19937_64 rng(seed);
+      std::uniform_real_distribution<double> d(-1, 1);
+      auto random_array = [&](int64_t n) {
+        std::vector<uint8_t> bytes(n * width);
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = d(rng);
+          const float f = static_cast<float>(v);
+          std::memcpy(bytes.data() + i * width, f64 ? static_cast<const void*>(&v) : &f, width);
+        }
+        return bytes;
+      };
+      const std::vector<uint8_t> x = random_array(conv.operand(0)->shape().element_count());
+      const std::vector<uint8_t> k = random_array(conv.operand(1)->shape().element_count());
+      outputs.emplace_back(conv.shape().element_count() * width);
+      std::vector<uint8_t> scratch(plan->ChosenScratchBytes() + 1);
+      RunConvolution(*plan, x.data(), k.data(), outputs.back().data(), scratch.data());
+    }
+    EXPECT_TRUE(outputs[0] == outputs[1]) << ConvModuleText(s);
+  }
+}
+
 // PlanDirectConvolution/RunDirectConvolution on NHWC/HWIO against a plain
 // loop that sums in the tiles' order (kernel row, kernel column, input
 // feature; padding as zero terms; one fused multiply-add each), so the bits
 // must be equal: output rows 1 to 13 pixels wide (every tile width and
 // tail of every ISA), a 1x1 image, one input feature, 16 and 48 output
-// features, and NaN and infinities in the input.
+// features (wide tiles) and 1, 3, 8 and 27 (narrow ones: 8-feature blocks,
+// the last masked), and NaN and infinities in the input. The kernel and
+// the output are exactly their size, so a masked block that read or wrote
+// past them would show under ASan; the output's neighbours must stay 7.
 TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
@@ -498,7 +573,7 @@ TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
     uint64_t seed = 70;
     for (int64_t width : {1, 2, 5, 6, 7, 12, 13}) {
       for (int64_t in_c : {1, 3}) {
-        for (int64_t out_c : {16, 48}) {
+        for (int64_t out_c : {16, 48, 1, 3, 8, 27}) {
           const int64_t batch = 2, height = width == 1 ? 1 : 3, kh = 3, kw = 3, pad = 1;
           DirectConvolutionProblem p;
           p.batch = batch;
@@ -521,6 +596,7 @@ TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
           for (int threads : {1, 2}) {
             std::optional<DirectConvolutionPlan> plan = PlanDirectConvolution(p, threads);
             ASSERT_TRUE(plan.has_value());
+            EXPECT_EQ(plan->narrow, out_c % 16 != 0) << plan->ToString();
             std::mt19937_64 rng(++seed);
             std::uniform_real_distribution<float> d(-1, 1);
             std::vector<float> x(batch * p.input_batch_stride), k(kh * kw * in_c * out_c);
@@ -529,7 +605,7 @@ TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
             x[x.size() / 3] = nan;
             x[x.size() / 2] = inf;
             x[x.size() - 1] = -inf;
-            std::vector<float> y(batch * p.output_batch_stride, 7.0f);
+            std::vector<float> y(batch * p.output_batch_stride + 8, 7.0f);
             std::vector<uint8_t> scratch(plan->scratch_bytes + 1);
             RunDirectConvolution(*plan, x.data(), k.data(), y.data(), scratch.data());
             for (int64_t b = 0; b < batch; ++b) {
@@ -559,6 +635,7 @@ TEST_F(ConvolutionTest, DirectKernelTailsAndSpecialValues) {
                 }
               }
             }
+            for (size_t t = y.size() - 8; t < y.size(); ++t) ASSERT_EQ(y[t], 7.0f) << t;
           }
         }
       }
@@ -577,8 +654,11 @@ TEST_F(ConvolutionTest, DirectKernelCoverage) {
   auto r = Run(s, 1);
   EXPECT_EQ(r.plan.find("direct-kernel") != std::string::npos, DirectConvolutionSupported())
       << r.plan;
-  s.output_features = 24;  // not a multiple of 16
-  EXPECT_EQ(Run(s, 2).plan.find("direct-kernel"), std::string::npos);
+  s.output_features = 24;  // not a multiple of 16: 8-feature blocks
+  r = Run(s, 2);
+  EXPECT_EQ(r.plan.find("direct-kernel tile=12x8") != std::string::npos,
+            DirectConvolutionSupported())
+      << r.plan;
   s.output_features = 32;
   // lhs dilation: the phases (ordinary convolutions) take the direct kernel.
   s.window = {Win(1, 1, 1, 2), Win(1, 1, 1)};
