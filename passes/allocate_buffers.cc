@@ -8,7 +8,10 @@
 //      operand's value where it only renames storage (bitcast,
 //      get-tuple-element, tuple, opt-barrier, domain, add-dependency).
 //      Parameters of nested computations are bound to the caller's slices (a
-//      while's state, a conditional's or call's operands).
+//      while's state, a conditional's or call's operands). A while's result
+//      leaf that its body passes through unchanged holds its operand's value
+//      (PassesThrough), where that value lies in storage the run owns: the
+//      loop reads it where it lies, and no copy moves it in or out per entry.
 //   2. Liveness. A value is read at the steps of the instructions that use any
 //      instruction holding it (aliasing instructions do not read); it is live
 //      from its definition to its last read, to the end if it is part of the
@@ -109,6 +112,23 @@ std::optional<int64_t> ScatterFusionStart(const Instruction& instruction) {
   const int64_t number = start->attrs().parameter_number;
   if (number < 0 || number >= instruction.operand_count()) return std::nullopt;
   return number;
+}
+
+// Whether a while's body passes state element `k` through unchanged (the
+// root tuple's element k is element k of the body's parameter), so that the
+// while's result element k is the value of its operand's element k.
+bool PassesThrough(const Instruction& loop, int64_t k) {
+  const Computation* body = loop.while_body();
+  if (body == nullptr || body->parameter_count() != 1 || body->parameter(0) == nullptr) {
+    return false;
+  }
+  const Instruction* root = body->root();
+  if (root == nullptr || root->opcode() != Opcode::kTuple || k >= root->operand_count()) {
+    return false;
+  }
+  const Instruction* element = root->operand(k);
+  return element->opcode() == Opcode::kGetTupleElement && element->attrs().tuple_index == k &&
+         element->operand(0) == body->parameter(0);
 }
 
 enum class Origin : uint8_t { kNormal, kEntryParameter, kConstant, kBoundReadOnly, kBoundState };
@@ -331,6 +351,27 @@ class Allocator {
     const std::vector<ShapeIndex> leaves = ArrayLeafIndices(instruction->shape());
     for (size_t ordinal = 0; ordinal < leaves.size(); ++ordinal) {
       const ShapeIndex& index = leaves[ordinal];
+      // A state element the body passes through holds its operand's value
+      // (one buffer, read-only in the loop): a loop-invariant matrix is
+      // neither copied into the loop's state nor out of it per entry.
+      if (instruction->opcode() == Opcode::kWhile && index.size() == 1 &&
+          PassesThrough(*instruction, index[0])) {
+        int64_t passed = -1;
+        for (const auto& [operand_index, v] : operand_holds(0)) {
+          if (operand_index == index) passed = v;
+        }
+        // Only over storage this run owns: a run whose loop state lies in
+        // flat buffers copies the final state back to every result leaf,
+        // here the same bytes over the operand's, which must not be a
+        // caller's argument or a constant that other runs share.
+        const Value* operand_value = passed >= 0 ? &state->values[passed] : nullptr;
+        if (operand_value != nullptr &&
+            (operand_value->origin == Origin::kNormal ||
+             operand_value->origin == Origin::kBoundState || operand_value->entry_state)) {
+          holds.push_back({index, passed});
+          continue;
+        }
+      }
       Value value;
       value.instruction = instruction;
       value.index = index;
@@ -465,6 +506,7 @@ class Allocator {
       }
       if (new_value < 0 || old_value < 0) continue;
       if (state->Find(new_value) != new_value) continue;  // Already in place.
+      if (state->Find(old_value) == new_value) continue;  // One value (a passed-through leaf).
       const int64_t set = state->Find(old_value);
       SetInfo& info = (*sets)[set];
       const Value& representative = state->values[set];

@@ -13,14 +13,26 @@
 #include "runtime/bound_while.h"
 #include "runtime/buffer_plan.h"
 #include "runtime/executable_internal.h"
+#include "runtime/kept_loop.h"
 
 namespace xjit::runtime {
 
 using internal::SlotAddress;
 
+// Arranged as RunWhile arranges it: on the state's leaves in the while's
+// output slots when the body updates the state in place (`on_leaves`), else
+// in flat buffers (`flat`).
 struct BoundSteps::NestedLoop {
-  BoundFlatWhile loop;
-  // The operand's leaves into loop.state(), as RunWhile's CopyLeaves.
+  // On leaves: the loop bound over its leaves, and per leaf where it starts
+  // (the operand's slot) and its bytes. A leaf already where the loop runs
+  // on it (from == its leaf) costs nothing per entry: a state element the
+  // plan keeps in one place across the loop — one the body passes through
+  // unchanged, such as a sampler's data matrix — is neither copied in nor out.
+  std::unique_ptr<KeptLoop> on_leaves;
+  std::vector<int64_t> sizes;
+  // Flat: the loop over its own buffers.
+  BoundFlatWhile flat;
+  // The operand's leaves into flat.state(), as RunWhile's CopyLeaves.
   BoundSteps copy_in;
   // Each output leaf's place and size, filled from the final state in order.
   std::vector<std::pair<uint8_t*, int64_t>> outputs;
@@ -277,24 +289,51 @@ bool BoundSteps::BindConditional(const Executable& executable, const Step& step,
 bool BoundSteps::BindWhile(const Executable& executable, const Step& step,
                            const internal::RunPlaces& places) {
   const std::vector<BufferSlot>& slots = executable.plan().slots;
+  const Executable& condition = *step.subprograms[0];
+  const Executable& body = *step.subprograms[1];
   auto nested = std::make_unique<NestedLoop>();
-  int64_t state_bytes = 0;
-  for (int leaf : step.inputs) state_bytes += slots[leaf].size;
-  if (!nested->loop.Bind(*step.subprograms[0], *step.subprograms[1], state_bytes)) return false;
-  uint8_t* state = nested->loop.state();
-  for (int leaf : step.inputs) {
-    nested->copy_in.AddCopy(state, SlotAddress(leaf, places), slots[leaf].size);
-    state += slots[leaf].size;
-  }
-  for (int leaf : step.outputs) {
-    if (slots[leaf].size > 0) {
-      nested->outputs.emplace_back(SlotAddress(leaf, places), slots[leaf].size);
-    }
-  }
   nested->max_iterations = executable.shared_spec()->max_while_iterations;
   nested->name = step.name;
-  bytes_touched_ += nested->copy_in.bytes_touched_ + 2 * state_bytes;
   has_unbounded_step_ = true;
+  // RunWhile's choice of arrangement, made once: the addresses do not move.
+  if (body.state_in_place() && body.runs_on_leaves() && condition.runs_on_leaves() &&
+      step.inputs.size() == step.outputs.size() && !step.outputs.empty()) {
+    std::vector<uint8_t*> from, to;
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      from.push_back(SlotAddress(step.inputs[k], places));
+      to.push_back(SlotAddress(step.outputs[k], places));
+      nested->sizes.push_back(slots[step.outputs[k]].size);
+    }
+    absl::StatusOr<std::unique_ptr<KeptLoop>> prepared = internal::PrepareLoopOnLeaves(
+        step, condition, body, from, to, nested->sizes, /*bind=*/true);
+    if (!prepared.ok() || !(*prepared)->bound) return false;
+    nested->on_leaves = *std::move(prepared);
+    const KeptLoop& loop = *nested->on_leaves;
+    for (size_t k = 0; k < from.size(); ++k) {
+      // A private leaf is copied in and out; another only where it does not
+      // already lie in its output slot.
+      if (loop.own[k] != nullptr) {
+        bytes_touched_ += 4 * nested->sizes[k];
+      } else if (from[k] != to[k]) {
+        bytes_touched_ += 2 * nested->sizes[k];
+      }
+    }
+  } else {
+    int64_t state_bytes = 0;
+    for (int leaf : step.inputs) state_bytes += slots[leaf].size;
+    if (!nested->flat.Bind(condition, body, state_bytes)) return false;
+    uint8_t* state = nested->flat.state();
+    for (int leaf : step.inputs) {
+      nested->copy_in.AddCopy(state, SlotAddress(leaf, places), slots[leaf].size);
+      state += slots[leaf].size;
+    }
+    for (int leaf : step.outputs) {
+      if (slots[leaf].size > 0) {
+        nested->outputs.emplace_back(SlotAddress(leaf, places), slots[leaf].size);
+      }
+    }
+    bytes_touched_ += nested->copy_in.bytes_touched_ + 2 * state_bytes;
+  }
   Op op;
   op.kind = Op::Kind::kWhile;
   op.loop = nested.get();
@@ -308,10 +347,37 @@ const absl::Status* BoundSteps::RunCompound(const Op& op) {
     return op.conditional->branches[op.conditional->Select()].Run();
   }
   NestedLoop& nested = *op.loop;
+  if (nested.on_leaves != nullptr) {
+    // RunWhileOnLeaves' copies, in its order: private leaves first, so that
+    // copies into output slots never touch an init leaf.
+    KeptLoop& loop = *nested.on_leaves;
+    const size_t n = loop.leaves.size();
+    for (size_t k = 0; k < n; ++k) {
+      if (loop.own[k] != nullptr && nested.sizes[k] > 0) {
+        MoveBytes(loop.own[k].get(), loop.from[k], static_cast<size_t>(nested.sizes[k]));
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (loop.own[k] == nullptr && loop.from[k] != loop.to[k] && nested.sizes[k] > 0) {
+        MoveBytes(loop.to[k], loop.from[k], static_cast<size_t>(nested.sizes[k]));
+      }
+    }
+    const BoundPhase phase{&loop.condition, &loop.keep_going, &loop.body};
+    int64_t iterations = 0;
+    nested.status = RunBoundWhile({&phase, 1}, nested.max_iterations, nested.name, &iterations,
+                                  &loop.native);
+    if (!nested.status.ok()) return &nested.status;
+    for (size_t k = 0; k < n; ++k) {
+      if (loop.own[k] != nullptr && nested.sizes[k] > 0) {
+        MoveBytes(loop.to[k], loop.own[k].get(), static_cast<size_t>(nested.sizes[k]));
+      }
+    }
+    return nullptr;
+  }
   (void)nested.copy_in.Run();  // Copies only: nothing to fail.
-  nested.status = nested.loop.Run(nested.max_iterations, nested.name);
+  nested.status = nested.flat.Run(nested.max_iterations, nested.name);
   if (!nested.status.ok()) return &nested.status;
-  const uint8_t* from = nested.loop.final_state();
+  const uint8_t* from = nested.flat.final_state();
   // Mostly scalars: inline (a libc call per leaf showed in numpyro_hmc's
   // leapfrog loops).
   for (const auto& [to, bytes] : nested.outputs) {

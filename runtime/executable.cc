@@ -75,6 +75,74 @@ bool GuardPagesRequested() {
   return requested;
 }
 
+// A loop whose body updates its state in place runs with the state in the
+// while's output slots (Executable::ExecuteOnLeaves): init leaf k (at
+// from[k]) is copied to output leaf k (at to[k]) unless it is there already
+// (the plan wrote the while's state over its init), nothing is copied out,
+// and the condition's and body's arenas are allocated once for all
+// iterations. An output slot that cannot hold its leaf for the whole loop —
+// it overlaps an earlier leaf's slot (the plan lets a dead result share
+// bytes), or copying into it would overwrite an init leaf not yet copied —
+// gets a private buffer instead, copied out at the end, in leaf order as
+// the flat loop copies out (a later leaf's bytes win). With `bind`, the
+// condition and body are bound over those leaves and arenas (bound_steps.h).
+// Returns the loop so prepared, for these addresses (kept_loop.h).
+absl::StatusOr<std::unique_ptr<KeptLoop>> PrepareLoopOnLeaves(
+    const Step& step, const Executable& condition, const Executable& body,
+    absl::Span<uint8_t* const> from, absl::Span<uint8_t* const> to,
+    absl::Span<const int64_t> sizes, bool bind) {
+  const auto overlap = [&](const uint8_t* a, int64_t a_size, const uint8_t* b, int64_t b_size) {
+    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+  };
+  auto loop = std::make_unique<KeptLoop>();
+  loop->on_leaves = true;
+  loop->from.assign(from.begin(), from.end());
+  loop->to.assign(to.begin(), to.end());
+  const size_t n = to.size();
+  loop->leaves.resize(n);
+  loop->own.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    bool direct = true;
+    for (size_t j = 0; j < k && direct; ++j) direct = !overlap(to[k], sizes[k], to[j], sizes[j]);
+    for (size_t j = 0; j < n && direct && from[k] != to[k]; ++j) {
+      direct = !overlap(to[k], sizes[k], from[j], sizes[j]);
+    }
+    if (direct) {
+      loop->leaves[k] = to[k];
+      continue;
+    }
+    loop->own[k].reset(new (std::nothrow) uint8_t[std::max<int64_t>(sizes[k], 1)]);
+    if (loop->own[k] == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "out of memory: while loop ", step.name, " needs ", sizes[k], " bytes of state"));
+    }
+    loop->leaves[k] = loop->own[k].get();
+  }
+  const auto allocate = [](const Executable& executable) {
+    return std::unique_ptr<uint8_t[]>(new (std::nothrow)
+                                          uint8_t[executable.arena_bytes()]);
+  };
+  loop->condition_arena = allocate(condition);
+  loop->body_arena = allocate(body);
+  if (loop->condition_arena == nullptr || loop->body_arena == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory: while loop ", step.name, " needs ",
+                     condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
+  }
+  BindBuffers condition_buffers;
+  condition_buffers.leaves = loop->leaves;
+  condition_buffers.result = &loop->keep_going;
+  condition_buffers.arena = loop->condition_arena.get();
+  BindBuffers body_buffers;
+  body_buffers.leaves = loop->leaves;
+  body_buffers.arena = loop->body_arena.get();
+  loop->bound = bind && loop->condition.Bind(condition, condition_buffers) &&
+                loop->body.Bind(body, body_buffers);
+  loop->native.emit = body.shared_spec()->emit_native_loop;
+  loop->native.after = body.shared_spec()->native_loop_after;
+  return loop;
+}
+
 }  // namespace internal
 
 namespace {
@@ -334,74 +402,6 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
   return bytes;
 }
 
-// A loop whose body updates its state in place runs with the state in the
-// while's output slots (Executable::ExecuteOnLeaves): init leaf k (at
-// from[k]) is copied to output leaf k (at to[k]) unless it is there already
-// (the plan wrote the while's state over its init), nothing is copied out,
-// and the condition's and body's arenas are allocated once for all
-// iterations. An output slot that cannot hold its leaf for the whole loop —
-// it overlaps an earlier leaf's slot (the plan lets a dead result share
-// bytes), or copying into it would overwrite an init leaf not yet copied —
-// gets a private buffer instead, copied out at the end, in leaf order as
-// the flat loop copies out (a later leaf's bytes win). With `bind`, the
-// condition and body are bound over those leaves and arenas (bound_steps.h).
-// Returns the loop so prepared, for these addresses (kept_loop.h).
-absl::StatusOr<std::unique_ptr<KeptLoop>> PrepareLoopOnLeaves(
-    const Step& step, const Executable& condition, const Executable& body,
-    absl::Span<uint8_t* const> from, absl::Span<uint8_t* const> to,
-    absl::Span<const int64_t> sizes, bool bind) {
-  const auto overlap = [&](const uint8_t* a, int64_t a_size, const uint8_t* b, int64_t b_size) {
-    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
-  };
-  auto loop = std::make_unique<KeptLoop>();
-  loop->on_leaves = true;
-  loop->from.assign(from.begin(), from.end());
-  loop->to.assign(to.begin(), to.end());
-  const size_t n = to.size();
-  loop->leaves.resize(n);
-  loop->own.resize(n);
-  for (size_t k = 0; k < n; ++k) {
-    bool direct = true;
-    for (size_t j = 0; j < k && direct; ++j) direct = !overlap(to[k], sizes[k], to[j], sizes[j]);
-    for (size_t j = 0; j < n && direct && from[k] != to[k]; ++j) {
-      direct = !overlap(to[k], sizes[k], from[j], sizes[j]);
-    }
-    if (direct) {
-      loop->leaves[k] = to[k];
-      continue;
-    }
-    loop->own[k].reset(new (std::nothrow) uint8_t[std::max<int64_t>(sizes[k], 1)]);
-    if (loop->own[k] == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "out of memory: while loop ", step.name, " needs ", sizes[k], " bytes of state"));
-    }
-    loop->leaves[k] = loop->own[k].get();
-  }
-  const auto allocate = [](const Executable& executable) {
-    return std::unique_ptr<uint8_t[]>(new (std::nothrow)
-                                          uint8_t[executable.arena_bytes()]);
-  };
-  loop->condition_arena = allocate(condition);
-  loop->body_arena = allocate(body);
-  if (loop->condition_arena == nullptr || loop->body_arena == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("out of memory: while loop ", step.name, " needs ",
-                     condition.arena_bytes() + body.arena_bytes(), " bytes of temporaries"));
-  }
-  BindBuffers condition_buffers;
-  condition_buffers.leaves = loop->leaves;
-  condition_buffers.result = &loop->keep_going;
-  condition_buffers.arena = loop->condition_arena.get();
-  BindBuffers body_buffers;
-  body_buffers.leaves = loop->leaves;
-  body_buffers.arena = loop->body_arena.get();
-  loop->bound = bind && loop->condition.Bind(condition, condition_buffers) &&
-                loop->body.Bind(body, body_buffers);
-  loop->native.emit = body.shared_spec()->emit_native_loop;
-  loop->native.after = body.shared_spec()->native_loop_after;
-  return loop;
-}
-
 // Runs a loop on its leaves (PrepareLoopOnLeaves) with `kept`, the loop as
 // an earlier run of this step prepared it, when it was prepared for these
 // addresses; otherwise prepares it afresh into `kept`.
@@ -415,7 +415,8 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
   if (!fits) {
     kept.reset();
     XJIT_ASSIGN_OR_RETURN(kept,
-                          PrepareLoopOnLeaves(step, condition, body, from, to, sizes, bind));
+                          internal::PrepareLoopOnLeaves(step, condition, body, from, to,
+                                                                  sizes, bind));
   }
   KeptLoop& loop = *kept;
   const size_t n = to.size();

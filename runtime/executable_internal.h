@@ -7,12 +7,18 @@
 #define XJIT_RUNTIME_EXECUTABLE_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/shape.h"
 #include "runtime/buffer_plan.h"
 #include "runtime/executable.h"
+
+namespace xjit::runtime {
+struct KeptLoop;
+}  // namespace xjit::runtime
 
 namespace xjit::runtime::internal {
 
@@ -79,6 +85,16 @@ uintptr_t ElementAlignment(const Shape& shape);
 // Guard-page test mode (XJIT_GUARD_PAGES=1 in the environment; see
 // docs/limits.md): every kernel runs on guarded copies of its buffers.
 bool GuardPagesRequested();
+
+// A while step whose body updates its state in place, prepared to run on
+// the state's leaves where the step's outputs lie (`from`: the operand's
+// leaves, `to`: the outputs', `sizes`: their bytes; kept_loop.h), bound when
+// `bind` and the condition and body bind. Defined in executable.cc beside
+// RunWhileOnLeaves; BoundSteps binds a nested loop the same way.
+absl::StatusOr<std::unique_ptr<KeptLoop>> PrepareLoopOnLeaves(
+    const Step& step, const Executable& condition, const Executable& body,
+    absl::Span<uint8_t* const> from, absl::Span<uint8_t* const> to,
+    absl::Span<const int64_t> sizes, bool bind);
 
 }  // namespace xjit::runtime::internal
 

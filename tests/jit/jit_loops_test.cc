@@ -183,6 +183,71 @@ ENTRY e {
 }
 )";
 
+// A sampler's shape: an inner loop (leapfrog steps) in an outer one, both
+// carrying a matrix and a vector that their bodies read and pass through
+// unchanged. The inner loop runs on its state's leaves in the outer body's
+// slots (bound_steps.cc, NestedLoop); the passed-through leaves are read
+// where they lie. After the inner loop the outer body reads the inner
+// loop's copy of the matrix and the operand's (`data` and `m1`), and
+// updates the inner loop's copy of the vector in place (`y2`), which must
+// leave the operand's vector as it was for the next outer iteration.
+constexpr char kNestedPassThrough[] = R"(
+HloModule nested_pass_through
+
+inner_cond {
+  s = (s32[], f32[8], f32[16,8], f32[16]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(j, s32[] constant(3)), direction=LT
+}
+
+inner_body {
+  s = (s32[], f32[8], f32[16,8], f32[16]) parameter(0)
+  j = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  m = f32[16,8] get-tuple-element(s), index=2
+  y = f32[16] get-tuple-element(s), index=3
+  mx = f32[16] dot(m, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[16] subtract(y, mx)
+  g = f32[8] dot(r, m), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  step = f32[8] broadcast(f32[] constant(0.01)), dimensions={}
+  x1 = f32[8] add(x, multiply(g, step))
+  ROOT next = (s32[], f32[8], f32[16,8], f32[16]) tuple(add(j, s32[] constant(1)), x1, m, y)
+}
+
+outer_cond {
+  s = (s32[], f32[8], f32[16,8], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(4)), direction=LT
+}
+
+outer_body {
+  s = (s32[], f32[8], f32[16,8], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  m = f32[16,8] get-tuple-element(s), index=2
+  y = f32[16] get-tuple-element(s), index=3
+  acc = f32[16] get-tuple-element(s), index=4
+  start = (s32[], f32[8], f32[16,8], f32[16]) tuple(s32[] constant(0), x, m, y)
+  done = (s32[], f32[8], f32[16,8], f32[16]) while(start), condition=inner_cond, body=inner_body
+  x1 = f32[8] get-tuple-element(done), index=1
+  m1 = f32[16,8] get-tuple-element(done), index=2
+  y1 = f32[16] get-tuple-element(done), index=3
+  data = f32[16] dot(m1, x1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y2 = f32[16] add(y1, data)
+  acc1 = f32[16] add(acc, y2)
+  ROOT next = (s32[], f32[8], f32[16,8], f32[16], f32[16]) tuple(add(i, s32[] constant(1)), x1, m, y, acc1)
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  m = f32[16,8] parameter(1)
+  y = f32[16] parameter(2)
+  zero = f32[16] broadcast(f32[] constant(0)), dimensions={}
+  init = (s32[], f32[8], f32[16,8], f32[16], f32[16]) tuple(s32[] constant(0), x, m, y, zero)
+  ROOT w = (s32[], f32[8], f32[16,8], f32[16], f32[16]) while(init), condition=outer_cond, body=outer_body
+}
+)";
+
 // A conditional in a loop body: the branch taken alternates with the
 // counter's parity. Both branches bind, so the loop does.
 constexpr char kConditionalInLoop[] = R"(
@@ -712,6 +777,7 @@ TEST_P(JitLoops, NestedLoops) {
         << "bind_loops " << bind;
   }
 }
+TEST_P(JitLoops, NestedLoopsPassingStateThrough) { Check(kNestedPassThrough, {true, false}); }
 TEST_P(JitLoops, ConditionalInLoop) { Check(kConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, IndexedConditionalInLoop) { Check(kIndexedConditionalInLoop, {true, false}); }
 TEST_P(JitLoops, CopiesOfEverySize) { Check(SwappedLeaves(), {true, false}); }

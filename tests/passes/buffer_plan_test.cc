@@ -406,6 +406,60 @@ ENTRY %body (s: (f32[16], f32[16], f32[16])) -> (f32[16], f32[16], f32[16]) {
   EXPECT_EQ(KindOf(plan, SliceOf(plan, *module, "n1")), BufferAllocation::Kind::kTemp);
 }
 
+// An inner loop that passes a matrix through (a sampler's data, read by
+// every leapfrog step) in an outer body planned as the JIT runs it: the
+// inner while's result leaf is the outer state's leaf, so no copy moves the
+// matrix in or out of the inner loop. Its vector is passed through as well,
+// but the outer body then negates the inner loop's copy while the root
+// still holds the operand's: the negation cannot go over that buffer. At
+// the entry, a loop passing an argument through gives its result leaf
+// bytes of its own (a run whose state is flat copies the final state back
+// there, and an argument is never written).
+constexpr char kPassThroughOuterBody[] = R"(
+HloModule outer
+%inner_cond (s: (s32[], f32[64,8], f32[8])) -> pred[] {
+  %s = (s32[], f32[64,8]{1,0}, f32[8]{0}) parameter(0)
+  %j = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%j, %n), direction=LT
+}
+%inner_body (s: (s32[], f32[64,8], f32[8])) -> (s32[], f32[64,8], f32[8]) {
+  %s = (s32[], f32[64,8]{1,0}, f32[8]{0}) parameter(0)
+  %j = s32[] get-tuple-element(%s), index=0
+  %m = f32[64,8]{1,0} get-tuple-element(%s), index=1
+  %v = f32[8]{0} get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %j1 = s32[] add(%j, %one)
+  ROOT %t = (s32[], f32[64,8]{1,0}, f32[8]{0}) tuple(%j1, %m, %v)
+}
+ENTRY %outer (os: (f32[64,8], f32[8], f32[8])) -> (f32[64,8], f32[8], f32[8]) {
+  %os = (f32[64,8]{1,0}, f32[8]{0}, f32[8]{0}) parameter(0)
+  %m = f32[64,8]{1,0} get-tuple-element(%os), index=0
+  %v = f32[8]{0} get-tuple-element(%os), index=1
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[64,8]{1,0}, f32[8]{0}) tuple(%zero, %m, %v)
+  %done = (s32[], f32[64,8]{1,0}, f32[8]{0}) while(%init), condition=%inner_cond, body=%inner_body
+  %m1 = f32[64,8]{1,0} get-tuple-element(%done), index=1
+  %v1 = f32[8]{0} get-tuple-element(%done), index=2
+  %nv = f32[8]{0} negate(%v1)
+  ROOT %t = (f32[64,8]{1,0}, f32[8]{0}, f32[8]{0}) tuple(%m1, %v, %nv)
+})";
+
+TEST(BufferPlanTest, PassedThroughLoopStateStaysWhereItLies) {
+  auto module = Parse(kPassThroughOuterBody);
+  BufferPlan plan = Plan(*module, {.donate_parameters = false, .state_in_place = true});
+  const BufferSlice m = SliceOf(plan, *module, "os", {0});
+  EXPECT_EQ(KindOf(plan, m), BufferAllocation::Kind::kParameter);
+  EXPECT_EQ(SliceOf(plan, *module, "done", {1}), m) << plan.ToString();
+  EXPECT_EQ(SliceOf(plan, *module, "done", {2}), SliceOf(plan, *module, "os", {1}));
+  EXPECT_NE(SliceOf(plan, *module, "nv"), SliceOf(plan, *module, "os", {1})) << plan.ToString();
+  // The same body as a plain entry: its parameter is a caller's argument.
+  BufferPlan reading = Plan(*module, {.donate_parameters = false});
+  EXPECT_NE(SliceOf(reading, *module, "done", {1}), SliceOf(reading, *module, "os", {0}));
+  EXPECT_EQ(KindOf(reading, SliceOf(reading, *module, "done", {1})),
+            BufferAllocation::Kind::kResult);
+}
+
 TEST(BufferPlanTest, StateInPlaceNeedsOneParameterOfTheRootsShape) {
   auto module = Parse(kChain);
   auto bad = Parse(R"(
