@@ -41,21 +41,20 @@ int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
 int64_t KernelWarmSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (step.outer_extent + alignment - 1) / alignment;
-  return std::max(WarmSplitChunks(step.cost_ns, units, threads, min_chunk_ns),
+  return std::max(WarmSplitChunks(step.arithmetic_ns, units, threads, min_chunk_ns),
                   SplitChunks(step.cost_ns, units, threads, min_chunk_ns));
 }
 
 // A copy of a few MiB (a loop's state taking a large parameter, once per
-// run) runs at one core's bandwidth on one thread.
+// run) runs at one core's bandwidth on one thread. Bytes only, so no warm
+// split (WarmSplitChunks counts arithmetic).
 void CopySplit(uint8_t* destination, const uint8_t* source, int64_t bytes, int threads,
                int64_t min_chunk_ns) {
   constexpr int64_t kPage = 4096;
   const int64_t cost = EstimateKernelNanoseconds(2 * bytes, 0, 0);
   const int64_t units = bytes / kPage;
   const bool apart = destination + bytes <= source || source + bytes <= destination;
-  const int64_t chunks = apart ? ChunksNow(SplitChunks(cost, units, threads, min_chunk_ns),
-                                           WarmSplitChunks(cost, units, threads, min_chunk_ns))
-                               : 1;
+  const int64_t chunks = apart ? SplitChunks(cost, units, threads, min_chunk_ns) : 1;
   if (chunks <= 1) {
     if (bytes > 0) std::memmove(destination, source, static_cast<size_t>(bytes));
     return;

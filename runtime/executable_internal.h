@@ -89,8 +89,8 @@ void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t ext
 
 // Copies `bytes` from `source` to `destination` (memmove's contract): split
 // like a kernel by its estimated time (SplitChunks of reading and writing
-// `bytes`, ChunksNow) in chunks of whole 4 KiB pages where the two ranges do
-// not overlap.
+// `bytes`) in chunks of whole 4 KiB pages where the two ranges do not
+// overlap.
 void CopySplit(uint8_t* destination, const uint8_t* source, int64_t bytes, int threads,
                int64_t min_chunk_ns);
 

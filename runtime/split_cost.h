@@ -54,7 +54,9 @@ inline constexpr int64_t kSplitChunksPerThread = 4;
 // HasWatchingWorker) starts a chunk at once: a split then costs the queue
 // entry and the join, a few microseconds, not the futex wake-up that most of
 // kSplitMinChunkNs is there to pay for. Such a kernel splits in chunks of at
-// least kSplitMinChunkNs / kSplitWarmDivisor (5 us at the default bound):
+// least kSplitMinChunkNs / kSplitWarmDivisor (5 us at the default bound) of
+// its arithmetic alone (a loop's slice of a large buffer, costed by the
+// whole buffer's bytes, ran slower split: flax_lstm):
 // in a loop whose dots run in bands on the pool, the elementwise kernels
 // between the dots (10-40 us each) then split too, where they ran on the
 // calling thread while the worker watched (docs/zoo.md, Session 17).
@@ -86,8 +88,10 @@ inline int64_t SplitChunks(int64_t cost_ns, int64_t units, int threads, int64_t 
   return chunks >= 2 ? chunks : 1;
 }
 
-// The chunks of the same kernel when a worker is known to be awake: as
-// SplitChunks with a min_chunk_ns of min_chunk_ns / kSplitWarmDivisor (as
+// The chunks of a kernel of `arithmetic_ns` estimated nanoseconds of
+// vector operations (EstimateKernelNanoseconds of no bytes) when a worker is
+// known to be awake: as SplitChunks of that time with a min_chunk_ns of
+// min_chunk_ns / kSplitWarmDivisor (as
 // SplitChunks itself where that quotient is 0: min_chunk_ns <= 0 already
 // splits all it can).
 inline int64_t WarmSplitChunks(int64_t cost_ns, int64_t units, int threads, int64_t min_chunk_ns) {
