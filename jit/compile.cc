@@ -969,6 +969,8 @@ class ExecutableBuilder {
     step.row_elements = RowElements(kernel->program);
     step.cost_ns = KernelCostNanoseconds(kernel->program, program_ops, math_calls,
                                          lowered.vector_lanes, step.inputs, outputs);
+    step.arithmetic_ns = KernelCostNanoseconds(kernel->program, program_ops, math_calls,
+                                               lowered.vector_lanes, {}, {});
     // A scatter's or dynamic-update-slice's kernel updates its outputs,
     // which start as operands (KernelSpec::start_operands).
     if (!kernel->start_operands.empty()) {

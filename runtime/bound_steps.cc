@@ -41,7 +41,8 @@ struct BoundSteps::NestedLoop {
   absl::Status status;
 };
 
-// A kernel that RunKernel splits between threads: bound as a library call
+// A kernel that RunKernel splits between threads (always, or when a worker
+// is awake: KernelWarmSplitChunks): bound as a library call
 // (a plan and the buffers' addresses), so that everything that runs bound
 // ops — Run, and native loops (native_loop.h), which call routines they do
 // not emit — runs it with RunKernel's chunks.
@@ -49,13 +50,19 @@ struct BoundSteps::SplitKernel {
   KernelFunction function;
   int64_t extent;
   int64_t alignment;
-  int64_t chunks;
+  int64_t chunks;       // KernelSplitChunks
+  int64_t warm_chunks;  // KernelWarmSplitChunks
   int threads;
 };
 
 void BoundSteps::RunSplitKernel(const void* plan, void* const* buffers, void* /*scratch*/) {
   const SplitKernel& kernel = *static_cast<const SplitKernel*>(plan);
-  internal::RunKernelSplit(kernel.function, buffers, kernel.extent, kernel.alignment, kernel.chunks,
+  const int64_t chunks = internal::ChunksNow(kernel.chunks, kernel.warm_chunks);
+  if (chunks <= 1) {
+    kernel.function(buffers, 0, kernel.extent);
+    return;
+  }
+  internal::RunKernelSplit(kernel.function, buffers, kernel.extent, kernel.alignment, chunks,
                            kernel.threads);
 }
 
@@ -110,10 +117,13 @@ bool BoundSteps::Bind(const Executable& executable, const BindBuffers& buffers) 
         bytes_touched_ += output_bytes;
         const int64_t chunks =
             internal::KernelSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
-        if (chunks > 1) {
+        const int64_t warm_chunks =
+            internal::KernelWarmSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
+        if (warm_chunks > 1) {
           // Split as RunKernel splits it, called as a routine is.
-          split_kernels_.push_back(std::make_unique<SplitKernel>(SplitKernel{
-              step.function, step.outer_extent, step.outer_alignment, chunks, spec.threads}));
+          split_kernels_.push_back(std::make_unique<SplitKernel>(
+              SplitKernel{step.function, step.outer_extent, step.outer_alignment, chunks,
+                          warm_chunks, spec.threads}));
           op.kind = Op::Kind::kLibraryCall;
           op.library = &RunSplitKernel;
           op.plan = split_kernels_.back().get();

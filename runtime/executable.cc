@@ -38,6 +38,40 @@ int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
   return SplitChunks(step.cost_ns, units, threads, min_chunk_ns);
 }
 
+int64_t KernelWarmSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
+  const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
+  const int64_t units = (step.outer_extent + alignment - 1) / alignment;
+  return std::max(WarmSplitChunks(step.arithmetic_ns, units, threads, min_chunk_ns),
+                  SplitChunks(step.cost_ns, units, threads, min_chunk_ns));
+}
+
+// A copy of a few MiB (a loop's state taking a large parameter, once per
+// run) runs at one core's bandwidth on one thread. Bytes only, so no warm
+// split (WarmSplitChunks counts arithmetic).
+void CopySplit(uint8_t* destination, const uint8_t* source, int64_t bytes, int threads,
+               int64_t min_chunk_ns) {
+  constexpr int64_t kPage = 4096;
+  const int64_t cost = EstimateKernelNanoseconds(2 * bytes, 0, 0);
+  const int64_t units = bytes / kPage;
+  const bool apart = destination + bytes <= source || source + bytes <= destination;
+  const int64_t chunks = apart ? SplitChunks(cost, units, threads, min_chunk_ns) : 1;
+  if (chunks <= 1) {
+    if (bytes > 0) std::memmove(destination, source, static_cast<size_t>(bytes));
+    return;
+  }
+  const int helpers = static_cast<int>(std::min<int64_t>(threads, chunks) - 1);
+  ThreadPool::Shared().ParallelFor(chunks, helpers, [&](int64_t k) {
+    const int64_t begin = k * units / chunks * kPage;
+    const int64_t end = k + 1 == chunks ? bytes : (k + 1) * units / chunks * kPage;
+    std::memcpy(destination + begin, source + begin, static_cast<size_t>(end - begin));
+  });
+}
+
+int64_t ChunksNow(int64_t cold, int64_t warm) {
+  if (cold > 1 || warm <= 1) return cold;
+  return ThreadPool::Shared().HasWatchingWorker() ? warm : 1;
+}
+
 // Chunk k covers units [k*units/chunks, (k+1)*units/chunks) of `alignment`
 // iterations, so only the last chunk can end off the alignment.
 void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
@@ -215,9 +249,12 @@ absl::Status RunLibraryCall(const Step& step, const std::vector<BufferSlot>& slo
 
 // Runs a kernel step whose buffer addresses are `addresses`, split between
 // up to `threads` threads when its estimated cost pays for it
-// (KernelSplitChunks, RunKernelSplit).
+// (KernelSplitChunks; KernelWarmSplitChunks when a worker is awake;
+// RunKernelSplit).
 void RunKernel(const Step& step, void* const* addresses, int threads, int64_t min_chunk_ns) {
-  const int64_t chunks = internal::KernelSplitChunks(step, threads, min_chunk_ns);
+  const int64_t chunks =
+      internal::ChunksNow(internal::KernelSplitChunks(step, threads, min_chunk_ns),
+                          internal::KernelWarmSplitChunks(step, threads, min_chunk_ns));
   if (chunks <= 1) {
     step.function(addresses, 0, step.outer_extent);
     return;
@@ -388,9 +425,9 @@ void CopyLeaves(absl::Span<const int> leaves, const std::vector<BufferSlot>& slo
     if (slot.size == 0) continue;
     uint8_t* address = SlotAddress(leaf, places);
     if (from_flat) {
-      std::memcpy(address, flat, slot.size);
+      internal::CopySplit(address, flat, slot.size, places.threads, places.split_min_chunk_ns);
     } else {
-      std::memcpy(flat, address, slot.size);
+      internal::CopySplit(flat, address, slot.size, places.threads, places.split_min_chunk_ns);
     }
     flat += slot.size;
   }
@@ -405,10 +442,10 @@ int64_t LeafBytes(absl::Span<const int> leaves, const std::vector<BufferSlot>& s
 // Runs a loop on its leaves (PrepareLoopOnLeaves) with `kept`, the loop as
 // an earlier run of this step prepared it, when it was prepared for these
 // addresses; otherwise prepares it afresh into `kept`.
-absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
-                              const Executable& body, absl::Span<uint8_t* const> from,
-                              absl::Span<uint8_t* const> to, absl::Span<const int64_t> sizes,
-                              int64_t max_iterations, bool bind, const RunContext& context,
+absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition, const Executable& body,
+                              absl::Span<uint8_t* const> from, absl::Span<uint8_t* const> to,
+                              absl::Span<const int64_t> sizes, int64_t max_iterations, bool bind,
+                              const RunContext& context, int threads, int64_t min_chunk_ns,
                               std::unique_ptr<KeptLoop>& kept) {
   const bool fits = kept != nullptr && kept->on_leaves && (bind || !kept->bound) &&
                     absl::c_equal(kept->from, from) && absl::c_equal(kept->to, to);
@@ -422,11 +459,14 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
   const size_t n = to.size();
   // Private leaves first: copies into output slots never touch an init leaf.
   for (size_t k = 0; k < n; ++k) {
-    if (loop.own[k] != nullptr && sizes[k] > 0) std::memcpy(loop.leaves[k], from[k], sizes[k]);
+    if (loop.own[k] != nullptr && sizes[k] > 0) {
+      internal::CopySplit(static_cast<uint8_t*>(loop.leaves[k]), from[k], sizes[k], threads,
+                          min_chunk_ns);
+    }
   }
   for (size_t k = 0; k < n; ++k) {
     if (loop.own[k] == nullptr && from[k] != to[k] && sizes[k] > 0) {
-      std::memcpy(to[k], from[k], sizes[k]);
+      internal::CopySplit(to[k], from[k], sizes[k], threads, min_chunk_ns);
     }
   }
   if (loop.bound) {
@@ -463,7 +503,10 @@ absl::Status RunWhileOnLeaves(const Step& step, const Executable& condition,
     }
   }
   for (size_t k = 0; k < n; ++k) {
-    if (loop.own[k] != nullptr && sizes[k] > 0) std::memcpy(to[k], loop.leaves[k], sizes[k]);
+    if (loop.own[k] != nullptr && sizes[k] > 0) {
+      internal::CopySplit(to[k], static_cast<const uint8_t*>(loop.leaves[k]), sizes[k], threads,
+                          min_chunk_ns);
+    }
   }
   return absl::OkStatus();
 }
@@ -488,8 +531,8 @@ absl::Status RunWhile(const Step& step, const std::vector<BufferSlot>& slots,
       to.push_back(SlotAddress(step.outputs[k], places));
       sizes.push_back(slots[step.outputs[k]].size);
     }
-    return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, bind,
-                            context, kept);
+    return RunWhileOnLeaves(step, condition, body, from, to, sizes, max_iterations, bind, context,
+                            places.threads, places.split_min_chunk_ns, kept);
   }
   const size_t bytes = static_cast<size_t>(LeafBytes(step.inputs, slots));
   if (bind) {
@@ -897,6 +940,8 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
   places.temp = temp;
   places.result = static_cast<uint8_t*>(frame.result);
   places.constants = &spec_->constants;
+  places.threads = spec_->threads;
+  places.split_min_chunk_ns = spec_->split_min_chunk_ns;
   if (!frame.leaves.empty()) {
     places.leaves = frame.leaves.data();
     places.leaf_refs = leaf_refs_.data();
@@ -955,8 +1000,9 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
         const BufferSlot& destination = slots[step.outputs[0]];
         XJIT_CHECK(source.size == destination.size);
         if (source.size > 0) {
-          std::memmove(SlotAddress(step.outputs[0], places), SlotAddress(step.inputs[0], places),
-                       source.size);
+          internal::CopySplit(SlotAddress(step.outputs[0], places),
+                              SlotAddress(step.inputs[0], places), source.size, spec_->threads,
+                              spec_->split_min_chunk_ns);
         }
         break;
       }

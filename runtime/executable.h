@@ -149,6 +149,11 @@ struct Step {
   // kKernel: the estimated nanoseconds of one single-threaded run
   // (runtime/split_cost.h), from which its split is decided; 0: never split.
   int64_t cost_ns = 0;
+  // kKernel: the arithmetic part of cost_ns (vector operations, not bytes),
+  // which alone decides a split while a worker is awake (WarmSplitChunks):
+  // the bytes term counts whole input buffers, of which a slicing kernel
+  // reads a sliver.
+  int64_t arithmetic_ns = 0;
   // kRowGroup (see above): outer_extent rows, chunks of row_chunk rows (a
   // multiple of every member's outer_alignment), the private slots, and the
   // scratch: per_thread bytes for each of up to `threads` threads, from

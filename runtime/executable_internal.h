@@ -33,6 +33,10 @@ struct RunPlaces {
   // the leaves' addresses, and where each slot lies among them.
   void* const* leaves = nullptr;
   const Executable::LeafRef* leaf_refs = nullptr;
+  // The executable's threads and split bound (ExecutableSpec), for the
+  // copies a run makes (loop states, branch operands: CopySplit).
+  int threads = 1;
+  int64_t split_min_chunk_ns = kSplitMinChunkNs;
 };
 
 inline uint8_t* SlotAddress(int number, const RunPlaces& places) {
@@ -71,12 +75,30 @@ inline uint8_t* AlignArena(uint8_t* arena) {
 // may be decided once.
 int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns);
 
+// The chunks the same step runs in when a pool worker is watching for work
+// at the time it starts (WarmSplitChunks, ThreadPool::HasWatchingWorker):
+// at least KernelSplitChunks. Only when this is > 1 and KernelSplitChunks is
+// 1 does the run's state decide; chunking never changes a result.
+int64_t KernelWarmSplitChunks(const Step& step, int threads, int64_t min_chunk_ns);
+
+// The chunks to run a step of `cold` (KernelSplitChunks) and `warm`
+// (KernelWarmSplitChunks) chunks in now: `warm` if `cold` is 1 and a worker
+// is watching for work, else `cold`.
+int64_t ChunksNow(int64_t cold, int64_t warm);
+
 // Runs a kernel over its whole outer loop (`extent` iterations) in `chunks`
 // chunks that start at multiples of `alignment` (Step::outer_alignment),
 // taken by the calling thread and up to `threads` - 1 of ThreadPool's
 // workers: what RunKernel does with a step of KernelSplitChunks > 1.
 void RunKernelSplit(KernelFunction function, void* const* addresses, int64_t extent,
                     int64_t alignment, int64_t chunks, int threads);
+
+// Copies `bytes` from `source` to `destination` (memmove's contract): split
+// like a kernel by its estimated time (SplitChunks of reading and writing
+// `bytes`) in chunks of whole 4 KiB pages where the two ranges do not
+// overlap.
+void CopySplit(uint8_t* destination, const uint8_t* source, int64_t bytes, int threads,
+               int64_t min_chunk_ns);
 
 // The alignment a library routine may assume for the elements of `shape`:
 // their natural one (a complex number's is its component's).

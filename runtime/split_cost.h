@@ -50,6 +50,17 @@ inline constexpr int64_t kSplitOpsPerMathCall = 24;
 // us a chunk costs more than it saves even with the worker watching.
 inline constexpr int64_t kSplitMinChunkNs = 20000;
 inline constexpr int64_t kSplitChunksPerThread = 4;
+// A worker still watching for work after its last job (ThreadPool::
+// HasWatchingWorker) starts a chunk at once: a split then costs the queue
+// entry and the join, a few microseconds, not the futex wake-up that most of
+// kSplitMinChunkNs is there to pay for. Such a kernel splits in chunks of at
+// least kSplitMinChunkNs / kSplitWarmDivisor (5 us at the default bound) of
+// its arithmetic alone (a loop's slice of a large buffer, costed by the
+// whole buffer's bytes, ran slower split: flax_lstm):
+// in a loop whose dots run in bands on the pool, the elementwise kernels
+// between the dots (10-40 us each) then split too, where they ran on the
+// calling thread while the worker watched (docs/zoo.md, Session 17).
+inline constexpr int64_t kSplitWarmDivisor = 4;
 
 // Estimated nanoseconds of one single-threaded run of a kernel that
 // touches `bytes` (inputs and outputs) and runs `vector_iterations`
@@ -75,6 +86,18 @@ inline int64_t SplitChunks(int64_t cost_ns, int64_t units, int threads, int64_t 
   const int64_t chunks =
       std::min({units, by_cost, kSplitChunksPerThread * static_cast<int64_t>(threads)});
   return chunks >= 2 ? chunks : 1;
+}
+
+// The chunks of a kernel of `arithmetic_ns` estimated nanoseconds of
+// vector operations (EstimateKernelNanoseconds of no bytes) when a worker is
+// known to be awake: as SplitChunks of that time with a min_chunk_ns of
+// min_chunk_ns / kSplitWarmDivisor (as
+// SplitChunks itself where that quotient is 0: min_chunk_ns <= 0 already
+// splits all it can).
+inline int64_t WarmSplitChunks(int64_t cost_ns, int64_t units, int threads, int64_t min_chunk_ns) {
+  const int64_t warm = min_chunk_ns / kSplitWarmDivisor;
+  if (warm <= 0) return SplitChunks(cost_ns, units, threads, min_chunk_ns);
+  return SplitChunks(cost_ns, units, threads, warm);
 }
 
 }  // namespace xjit::runtime

@@ -110,7 +110,11 @@ void ThreadPool::WorkerLoop() {
   bool just_worked = false;
   for (;;) {
     // After a job, watch briefly for the next one before blocking.
-    if (just_worked) WatchFor([this] { return queued_.load(std::memory_order_relaxed) > 0; });
+    if (just_worked) {
+      watching_.fetch_add(1, std::memory_order_relaxed);
+      WatchFor([this] { return queued_.load(std::memory_order_relaxed) > 0; });
+      watching_.fetch_sub(1, std::memory_order_relaxed);
+    }
     std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mutex_);

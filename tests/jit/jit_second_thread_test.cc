@@ -11,6 +11,8 @@
 //     the calling thread, a costly one runs in chunks;
 //   - the OpenBLAS thread count of library calls: 1 below
 //     kBlasThreadedMinWork multiply-adds, and for every gemv.
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -363,6 +365,163 @@ ENTRY e {
       single = std::move(*actual);
     } else {
       EXPECT_TRUE(SameBytes(*single, *actual));
+    }
+  }
+}
+
+// The chunks of a kernel when a pool worker is watching for work: the
+// cost bound divided by kSplitWarmDivisor, never fewer than SplitChunks.
+TEST(SplitCost, WarmChunksTakeASmallerBound) {
+  using runtime::SplitChunks;
+  using runtime::WarmSplitChunks;
+  constexpr int64_t kMin = 20000;
+  constexpr int64_t kWarm = kMin / runtime::kSplitWarmDivisor;
+  EXPECT_EQ(WarmSplitChunks(int64_t{1} << 40, 1000, 1, kMin), 1);
+  EXPECT_EQ(WarmSplitChunks(int64_t{1} << 40, 1, 2, kMin), 1);
+  EXPECT_EQ(WarmSplitChunks(2 * kWarm - 1, 1000, 2, kMin), 1);
+  EXPECT_EQ(WarmSplitChunks(2 * kWarm, 1000, 2, kMin), 2);
+  EXPECT_EQ(WarmSplitChunks(2 * kMin - 1, 1000, 2, kMin), 7);
+  EXPECT_EQ(SplitChunks(2 * kMin - 1, 1000, 2, kMin), 1);
+  EXPECT_EQ(WarmSplitChunks(int64_t{1} << 40, 1000, 2, kMin),
+            SplitChunks(int64_t{1} << 40, 1000, 2, kMin));
+  // A bound of 0 (or one the divisor makes 0) keeps SplitChunks' rule.
+  EXPECT_EQ(WarmSplitChunks(0, 1000, 2, 0), SplitChunks(0, 1000, 2, 0));
+  EXPECT_EQ(WarmSplitChunks(100, 1000, 2, 3), SplitChunks(100, 1000, 2, 3));
+}
+
+// A worker that has run a chunk watches for the next job for a short while
+// and then blocks: an idle pool soon says that no worker is watching. (That
+// it says so while one watches is not tested: on a loaded machine the worker
+// and the caller may share one CPU, and the watch passes while the caller
+// is descheduled.)
+TEST(ThreadPool, NoWorkerWatchesOnceThePoolIsIdle) {
+  runtime::ThreadPool& pool = runtime::ThreadPool::Shared();
+  std::atomic<int> chunks{0};
+  pool.ParallelFor(4, 1, [&](int64_t) { chunks.fetch_add(1); });
+  EXPECT_EQ(chunks.load(), 4);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pool.HasWatchingWorker() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_FALSE(pool.HasWatchingWorker());
+}
+
+// CopySplit: the bytes memmove gives, for ranges apart (split in page
+// chunks, the last one partial) and overlapping (one memmove), at any bound.
+TEST(SplitCost, CopySplitCopiesWhatMemmoveCopies) {
+  constexpr int64_t kBytes = (int64_t{3} << 20) + 1234;
+  std::vector<uint8_t> source(2 * kBytes);
+  std::mt19937_64 rng(5);
+  for (uint8_t& byte : source) byte = static_cast<uint8_t>(rng());
+  for (int64_t min_chunk_ns : {int64_t{0}, runtime::kSplitMinChunkNs}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("threads ", threads, " bound ", min_chunk_ns));
+      std::vector<uint8_t> apart(kBytes, 0);
+      runtime::internal::CopySplit(apart.data(), source.data() + 7, kBytes, threads, min_chunk_ns);
+      EXPECT_EQ(std::memcmp(apart.data(), source.data() + 7, kBytes), 0);
+      // Overlapping, forward and backward by a few bytes.
+      for (int64_t shift : {int64_t{5}, int64_t{-5}}) {
+        std::vector<uint8_t> expected(source);
+        std::vector<uint8_t> actual(source);
+        std::memmove(expected.data() + kBytes / 2 + shift, expected.data() + kBytes / 2, kBytes);
+        runtime::internal::CopySplit(actual.data() + kBytes / 2 + shift, actual.data() + kBytes / 2,
+                                     kBytes, threads, min_chunk_ns);
+        EXPECT_TRUE(expected == actual) << "shift " << shift;
+      }
+    }
+  }
+}
+
+// A loop whose body has a kernel split at any time (tanh over 2^20
+// elements) followed by one split only while the worker still watches
+// (tanh over 2^15: 10-40 us by the estimate), carrying a 4 MiB array it never
+// changes (copied into the loop's state when the loop starts, in chunks by
+// its estimated time: CopySplit). At 2 threads, with the default cost model, the results
+// are the evaluator's and the 1-thread bytes, run after run, whichever
+// chunks each run took.
+constexpr char kWarmSplitLoop[] = R"(
+HloModule warm_split_loop
+
+body {
+  p = (s32[], f32[1048576], f32[32768], f32[1048576]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  big = f32[1048576] get-tuple-element(p), index=1
+  mid = f32[32768] get-tuple-element(p), index=2
+  kept = f32[1048576] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  t = f32[1048576] tanh(big)
+  m = f32[32768] tanh(mid)
+  ROOT r = (s32[], f32[1048576], f32[32768], f32[1048576]) tuple(next, t, m, kept)
+}
+
+cond {
+  p = (s32[], f32[1048576], f32[32768], f32[1048576]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  a = f32[1048576] parameter(0)
+  b = f32[32768] parameter(1)
+  c = f32[1048576] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1048576], f32[32768], f32[1048576]) tuple(zero, a, b, c)
+  w = (s32[], f32[1048576], f32[32768], f32[1048576]) while(init), condition=cond, body=body
+  t = f32[1048576] get-tuple-element(w), index=1
+  m = f32[32768] get-tuple-element(w), index=2
+  kept = f32[1048576] get-tuple-element(w), index=3
+  m2 = f32[32768] tanh(m)
+  ROOT r = (f32[1048576], f32[32768], f32[32768], f32[1048576]) tuple(t, m, m2, kept)
+}
+)";
+
+TEST(SplitCost, WarmSplitsAndCopiesKeepTheBits) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kWarmSplitLoop);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(11);
+  std::vector<Literal> arguments;
+  for (const Instruction* p : (*module)->entry()->parameters()) {
+    arguments.push_back(RandomLiteral(p->shape(), rng));
+  }
+  absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::optional<Literal> single;
+  for (int threads : {1, 2}) {
+    CompileOptions options;
+    options.threads = threads;
+    auto executable = Compile(**module, options);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    const runtime::ExecutableSpec& spec = *(*executable)->shared_spec();
+    bool mid_kernel = false;
+    bool large_copy = false;
+    for (const runtime::Step& step : spec.steps) {
+      const int64_t cold =
+          runtime::internal::KernelSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
+      const int64_t warm =
+          runtime::internal::KernelWarmSplitChunks(step, spec.threads, spec.split_min_chunk_ns);
+      if (step.kind == runtime::Step::Kind::kKernel && step.outer_extent == 32768) {
+        mid_kernel = true;
+        EXPECT_EQ(cold, 1) << step.name;
+        EXPECT_EQ(warm >= 2, threads == 2) << step.name << " cost " << step.cost_ns;
+      }
+      if (step.kind == runtime::Step::Kind::kWhile) {
+        for (int slot : step.inputs) large_copy |= spec.plan.slots[slot].size == int64_t{4} << 20;
+      }
+    }
+    EXPECT_TRUE(mid_kernel);
+    EXPECT_TRUE(large_copy);
+    for (int run = 0; run < (threads == 1 ? 1 : 20); ++run) {
+      absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+      ASSERT_TRUE(actual.ok()) << actual.status();
+      SCOPED_TRACE(absl::StrCat("threads ", threads, " run ", run));
+      EXPECT_EQ(Difference(*expected, *actual, 4), "");
+      if (!single) {
+        single = std::move(*actual);
+      } else {
+        EXPECT_TRUE(SameBytes(*single, *actual));
+      }
     }
   }
 }
