@@ -36,9 +36,10 @@ struct TileGeometry {
   int64_t kernel_column_step = 0;
   int64_t run = 1;              // input elements (unit stride) per column
   int64_t kernel_run_step = 0;  // kernel elements between them
-  // Output features of the block (narrow tiles only: 1 to 8; the masked
-  // tiles read and write only these, so the last block of a kernel row and
-  // of an output pixel never touches memory beyond them).
+  // Output features of the block: its width, but for a narrow plan's last
+  // block (1 to 8). The masked and portable tiles read and write only these
+  // (so that block never touches memory beyond a kernel row or an output
+  // pixel); the x86 wide tiles always do the whole width.
   int64_t lanes = 8;
 };
 
@@ -205,39 +206,10 @@ constexpr int kMaxPixels4 = 7, kMaxPixels2 = 12, kMaxPixels1 = 14, kMaxPixelsAvx
 // order), for tests on CPUs without AVX-512F or AVX2: it lets the planning, the
 // padding and the split over threads run everywhere
 // (UsePortableDirectConvolutionForTesting).
-template <int NV, int P>
+template <int kLanes, int P>
 void PortableTile(const float* x, int64_t pixel_step, const float* k, const TileGeometry& g,
                   float* y, int64_t out_pixel_step) {
-  float acc[P][16 * NV] = {};
-  for (int64_t r = 0; r < g.rows; ++r) {
-    for (int64_t c = 0; c < g.columns; ++c) {
-      const float* xs = x + r * g.input_row_step + c * g.input_column_step;
-      const float* ks = k + r * g.kernel_row_step + c * g.kernel_column_step;
-      for (int64_t e = 0; e < g.run; ++e) {
-        for (int p = 0; p < P; ++p) {
-          const float b = xs[p * pixel_step + e];
-          for (int v = 0; v < 16 * NV; ++v) {
-            acc[p][v] = std::fma(b, ks[e * g.kernel_run_step + v], acc[p][v]);
-          }
-        }
-      }
-    }
-  }
-  for (int p = 0; p < P; ++p) {
-    for (int v = 0; v < 16 * NV; ++v) y[p * out_pixel_step + v] = acc[p][v];
-  }
-}
-
-template <int NV, size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> PortableTileTable(std::index_sequence<I...>) {
-  return {&PortableTile<NV, static_cast<int>(I) + 1>...};
-}
-
-// The narrow tile in plain C++: g.lanes (at most 8) features.
-template <int P>
-void PortableNarrowTile(const float* x, int64_t pixel_step, const float* k, const TileGeometry& g,
-                        float* y, int64_t out_pixel_step) {
-  float acc[P][8] = {};
+  float acc[P][kLanes] = {};
   for (int64_t r = 0; r < g.rows; ++r) {
     for (int64_t c = 0; c < g.columns; ++c) {
       const float* xs = x + r * g.input_row_step + c * g.input_column_step;
@@ -257,16 +229,18 @@ void PortableNarrowTile(const float* x, int64_t pixel_step, const float* k, cons
   }
 }
 
-template <size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> PortableNarrowTileTable(std::index_sequence<I...>) {
-  return {&PortableNarrowTile<static_cast<int>(I) + 1>...};
+// Tiles of kLanes features (16 * NV, or 8 for narrow plans, whose last
+// block may have fewer: g.lanes).
+template <int kLanes, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> PortableTileTable(std::index_sequence<I...>) {
+  return {&PortableTile<kLanes, static_cast<int>(I) + 1>...};
 }
 
-constexpr auto kPortableTiles4 = PortableTileTable<4>(std::make_index_sequence<kMaxPixels4>());
-constexpr auto kPortableTiles2 = PortableTileTable<2>(std::make_index_sequence<kMaxPixels2>());
-constexpr auto kPortableTiles1 = PortableTileTable<1>(std::make_index_sequence<kMaxPixels1>());
+constexpr auto kPortableTiles4 = PortableTileTable<64>(std::make_index_sequence<kMaxPixels4>());
+constexpr auto kPortableTiles2 = PortableTileTable<32>(std::make_index_sequence<kMaxPixels2>());
+constexpr auto kPortableTiles1 = PortableTileTable<16>(std::make_index_sequence<kMaxPixels1>());
 constexpr auto kPortableNarrowTiles =
-    PortableNarrowTileTable(std::make_index_sequence<kMaxPixelsNarrow>());
+    PortableTileTable<8>(std::make_index_sequence<kMaxPixelsNarrow>());
 
 std::atomic<bool> portable_for_testing{false};
 
@@ -472,6 +446,7 @@ void RunDirectConvolution(const DirectConvolutionPlan& plan, const float* input,
   g.kernel_run_step = p.kernel_feature_stride;
   const int64_t width = plan.BlockWidth();
   const int64_t blocks = plan.Blocks();
+  g.lanes = width;
   // The last block of a narrow plan may be partial: its own geometry and
   // masked tiles.
   const int64_t last_lanes = p.output_features - (blocks - 1) * width;
