@@ -67,6 +67,24 @@ void CopySplit(uint8_t* destination, const uint8_t* source, int64_t bytes, int t
   });
 }
 
+int64_t RowGroupSplitParts(const Step& group, const std::vector<BufferSlot>& slots, int threads,
+                           int64_t min_chunk_ns, int64_t min_bytes, bool warm) {
+  // The group as one kernel over its row chunks (the units it splits at),
+  // of the members' summed estimates.
+  int64_t output_bytes = 0, cost_ns = 0, arithmetic_ns = 0;
+  for (const Step& member : group.members) {
+    for (int slot : member.outputs) output_bytes += slots[slot].size;
+    cost_ns += member.cost_ns;
+    arithmetic_ns += member.arithmetic_ns;
+  }
+  if (output_bytes < min_bytes) return 1;
+  const int64_t chunk = std::max<int64_t>(group.row_chunk, 1);
+  const int64_t units = (group.outer_extent + chunk - 1) / chunk;
+  int64_t parts = SplitChunks(cost_ns, units, threads, min_chunk_ns);
+  if (warm) parts = std::max(parts, WarmSplitChunks(arithmetic_ns, units, threads, min_chunk_ns));
+  return std::min<int64_t>(parts, std::max(threads, 1));
+}
+
 int64_t ChunksNow(int64_t cold, int64_t warm) {
   if (cold > 1 || warm <= 1) return cold;
   return ThreadPool::Shared().HasWatchingWorker() ? warm : 1;
@@ -267,16 +285,13 @@ void RunKernel(const Step& step, void* const* addresses, int threads, int64_t mi
 // before the next chunk, private slots redirected to this thread's scratch
 // (the address of row `begin` of a private slot is its area's start).
 void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
-                 const RunPlaces& places, uint8_t* scratch, int threads, int64_t min_bytes) {
+                 const RunPlaces& places, uint8_t* scratch, int threads, int64_t min_chunk_ns,
+                 int64_t min_bytes) {
   std::vector<std::vector<void*>> addresses(group.members.size());
-  int64_t output_bytes = 0;
   for (size_t m = 0; m < group.members.size(); ++m) {
     const Step& member = group.members[m];
     for (int slot : member.inputs) addresses[m].push_back(SlotAddress(slot, places));
-    for (int slot : member.outputs) {
-      addresses[m].push_back(SlotAddress(slot, places));
-      output_bytes += slots[slot].size;
-    }
+    for (int slot : member.outputs) addresses[m].push_back(SlotAddress(slot, places));
   }
   const int64_t rows = group.outer_extent;
   const int64_t chunk = std::max<int64_t>(group.row_chunk, 1);
@@ -306,8 +321,16 @@ void RunRowGroup(const Step& group, const std::vector<BufferSlot>& slots,
       }
     }
   };
-  const int64_t workers = std::min<int64_t>(threads, chunks);
-  if (workers <= 1 || output_bytes < min_bytes) {
+  // By the cost model, as a kernel: a split by size alone (every group
+  // writing 64 KiB) woke a blocked worker (25-45 us) for a 27 us group in
+  // each trip of a solver's loop, and made it twice as slow at 2 threads as
+  // at 1 (docs/zoo.md, "Session 18").
+  const int64_t workers = std::min<int64_t>(
+      internal::ChunksNow(
+          internal::RowGroupSplitParts(group, slots, threads, min_chunk_ns, min_bytes, false),
+          internal::RowGroupSplitParts(group, slots, threads, min_chunk_ns, min_bytes, true)),
+      chunks);
+  if (workers <= 1) {
     run_chunks(0, chunks, scratch);
     return;
   }
@@ -989,7 +1012,7 @@ absl::Status Executable::RunFrame(const Frame& frame, const RunContext& context)
           break;
         }
         RunRowGroup(step, slots, places, temp + step.group_scratch_offset, spec_->threads,
-                    spec_->parallel_min_bytes);
+                    spec_->split_min_chunk_ns, spec_->parallel_min_bytes);
         break;
       case Step::Kind::kLibraryCall:
         XJIT_RETURN_IF_ERROR(

@@ -200,8 +200,9 @@ struct ExecutableSpec {
   // Threads a kernel step may use (the caller's plus threads - 1 workers of
   // the shared ThreadPool, runtime/thread_pool.h); a kernel is split only
   // in chunks of at least split_min_chunk_ns of its estimated time
-  // (Step::cost_ns, runtime/split_cost.h), a row group only when it writes
-  // at least parallel_min_bytes. 1: every step on the calling thread.
+  // (Step::cost_ns, runtime/split_cost.h), a row group likewise by its
+  // members' summed cost and only when they write at least
+  // parallel_min_bytes. 1: every step on the calling thread.
   int threads = 1;
   int64_t split_min_chunk_ns = kSplitMinChunkNs;
   int64_t parallel_min_bytes = int64_t{64} << 10;

@@ -81,6 +81,18 @@ int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns);
 // 1 does the run's state decide; chunking never changes a result.
 int64_t KernelWarmSplitChunks(const Step& step, int threads, int64_t min_chunk_ns);
 
+// The threads a kRowGroup step runs on (parts of consecutive row chunks,
+// one per thread, each with its thread's scratch) at `threads` threads when
+// a pool worker is (`warm`) or is not watching for work: as a kernel of
+// the members' summed cost over the group's row chunks would split
+// (KernelSplitChunks, KernelWarmSplitChunks), capped at `threads`; 1 also
+// when the members write fewer than `min_bytes` bytes. The sum overstates a
+// group (its private temporaries stay in cache), so a group splits no more
+// readily than its kernels would alone. Parts never change a result: every
+// row chunk runs the same code on any thread.
+int64_t RowGroupSplitParts(const Step& group, const std::vector<BufferSlot>& slots, int threads,
+                           int64_t min_chunk_ns, int64_t min_bytes, bool warm);
+
 // The chunks to run a step of `cold` (KernelSplitChunks) and `warm`
 // (KernelWarmSplitChunks) chunks in now: `warm` if `cold` is 1 and a worker
 // is watching for work, else `cold`.

@@ -7,8 +7,8 @@
 //     s32 selectors out of range, a branch whose result is its operand;
 //   - loops whose body has a kernel large enough to be split between
 //     threads: bound (bound_steps.h) with the split kernel as a routine;
-//   - the split cost model (runtime/split_cost.h): a cheap kernel stays on
-//     the calling thread, a costly one runs in chunks;
+//   - the split cost model (runtime/split_cost.h): a cheap kernel or row
+//     group stays on the calling thread, a costly one runs in chunks;
 //   - the OpenBLAS thread count of library calls: 1 below
 //     kBlasThreadedMinWork multiply-adds, and for every gemv.
 #include <atomic>
@@ -521,6 +521,82 @@ TEST(SplitCost, WarmSplitsAndCopiesKeepTheBits) {
         single = std::move(*actual);
       } else {
         EXPECT_TRUE(SameBytes(*single, *actual));
+      }
+    }
+  }
+}
+
+// A row group (jit/kernel/row_groups.h: m = s * p, kept, and the kernel
+// that reads it, x + m or tanh(x + m), over f32[65536]: 512 KiB written,
+// the step of lineax_cg's solver loop) is split like a kernel of its
+// members' summed estimated cost (RowGroupSplitParts): the cheap group
+// (about 25 us) stays on the calling thread at 2 threads unless a worker
+// is watching, where its size alone once split it every time (lineax_cg ran
+// twice as slow at 2 threads as at 1, docs/zoo.md "Session 18"); the costly
+// one (vector math) runs in one part per thread. Both give the evaluator's
+// values and the 1-thread bytes.
+std::string ScaleAddModule(bool tanh) {
+  return absl::StrCat(R"(
+HloModule scale_add
+
+ENTRY e {
+  s = f32[] parameter(0)
+  p = f32[65536] parameter(1)
+  x = f32[65536] parameter(2)
+  sb = f32[65536] broadcast(s), dimensions={}
+  m = f32[65536] multiply(sb, p)
+)",
+                      tanh ? "  a0 = f32[65536] add(x, m)\n  a = f32[65536] tanh(a0)\n"
+                           : "  a = f32[65536] add(x, m)\n",
+                      "  ROOT r = (f32[65536], f32[65536]) tuple(m, a)\n}\n");
+}
+
+TEST(SplitCost, RowGroupsSplitByTheirCost) {
+  for (bool tanh : {false, true}) {
+    SCOPED_TRACE(tanh ? "tanh(x + s * p)" : "x + s * p");
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(ScaleAddModule(tanh));
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::mt19937_64 rng(13);
+    std::vector<Literal> arguments;
+    for (const Instruction* p : (*module)->entry()->parameters()) {
+      arguments.push_back(RandomLiteral(p->shape(), rng));
+    }
+    absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    std::optional<Literal> single;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(absl::StrCat("threads ", threads));
+      CompileOptions options;
+      options.threads = threads;
+      auto executable = Compile(**module, options);
+      ASSERT_TRUE(executable.ok()) << executable.status();
+      const runtime::ExecutableSpec& spec = *(*executable)->shared_spec();
+      int groups = 0;
+      for (const runtime::Step& step : spec.steps) {
+        if (step.kind != runtime::Step::Kind::kRowGroup) continue;
+        ++groups;
+        const auto parts = [&](int64_t min_chunk_ns, bool warm) {
+          return runtime::internal::RowGroupSplitParts(step, spec.plan.slots, spec.threads,
+                                                       min_chunk_ns, spec.parallel_min_bytes,
+                                                       warm);
+        };
+        EXPECT_EQ(parts(spec.split_min_chunk_ns, false), threads == 2 && tanh ? 2 : 1);
+        EXPECT_GE(parts(spec.split_min_chunk_ns, true), parts(spec.split_min_chunk_ns, false));
+        EXPECT_LE(parts(spec.split_min_chunk_ns, true), threads);
+        // With no cost bound (the tests' split_min_chunk_ns 0) any group
+        // of enough bytes splits, so that split groups stay tested.
+        EXPECT_EQ(parts(0, false), threads);
+      }
+      EXPECT_EQ(groups, 1);
+      for (int run = 0; run < 3; ++run) {
+        absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+        ASSERT_TRUE(actual.ok()) << actual.status();
+        EXPECT_EQ(Difference(*expected, *actual, 4), "");
+        if (!single) {
+          single = std::move(*actual);
+        } else {
+          EXPECT_TRUE(SameBytes(*single, *actual));
+        }
       }
     }
   }
