@@ -27,6 +27,10 @@
 // whole half: the worst a late worker can cost is one chunk. Chunking never
 // changes a result: a kernel's outer iterations are independent and each
 // computes the same bits on any thread.
+//
+// A row group (several kernels interleaved over chunks of rows) is costed
+// as the sum of its members and split at its row chunks by the same rules
+// (RowGroupSplitParts, runtime/executable_internal.h).
 #ifndef XJIT_RUNTIME_SPLIT_COST_H_
 #define XJIT_RUNTIME_SPLIT_COST_H_
 
