@@ -561,10 +561,9 @@ class KernelAssembler {
 
   // Every call of a kernel claiming rows computes every update's index, so
   // a split pays only where a window's work outweighs that: jraph_gcn's
-  // histograms (one element a window) and 16-element message rows, whose
-  // index is a concatenate's select, ran 14% slower at 1 thread and no
-  // faster at 2; 64-element rows (jraph_graph_network's edge-to-node sums)
-  // 6% faster at 2 threads (docs/zoo.md, Session 18).
+  // degree histograms (one element a window) ran 14% slower at 1 thread and
+  // no faster at 2 when claimed; its 16-element message rows, 0.9x at 2
+  // threads and unchanged at 1 (docs/zoo.md, Session 18).
   static constexpr int64_t kClaimedWindowMinElements = 16;
 
   // A scatter alone (one operand): the driver first copies the operand into
