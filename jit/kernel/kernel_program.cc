@@ -91,6 +91,7 @@ std::string KernelProgram::ToString(bool with_origins) const {
   std::string out = absl::StrCat("kernel ", name, " loops [", absl::StrJoin(loop_extents, ","),
                                  "]");
   if (reduction_loops > 0) absl::StrAppend(&out, " (last ", reduction_loops, " reduce)");
+  if (claims_range) absl::StrAppend(&out, " (loop 0 claimed)");
   absl::StrAppend(&out, "\n");
   for (size_t i = 0; i < buffers.size(); ++i) {
     const int output = static_cast<int>(i) - input_count();
