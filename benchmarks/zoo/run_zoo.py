@@ -38,7 +38,7 @@ rounds are a whole round apart (minutes at the zoo's size), so that one
 burst of load, such as another build, falls on one of them, not on all;
 and the median of R processes ignores up to (R-1)/2 slow ones per side.
 The default, 3, is the smallest R for which one slow process cannot set a
-side's time. Each XLA:CPU process imports JAX and compiles the program (3-4
+side's time. Each XLA:CPU process imports JAX and compiles the program (3-6
 s for most programs, 12-17 s for flax_mnist_cnn; an xjit process is about
 --warmup-seconds plus the iterations), so the whole zoo at 1 and 2 threads
 takes about R times the ~10 minutes of one round. --rounds 1 is the old
