@@ -364,7 +364,10 @@ def main():
     # Rounds outvote a burst of load, not load that lasts the whole run:
     # then every round of a row is slow, and the two systems need not slow
     # alike (docs/zoo.md, session 18: jraph_gcn at 2 threads), so the
-    # table's ratios are not the quiet machine's.
+    # table's ratios are not the quiet machine's. The run's own processes
+    # count in the load average too (about 1.3 at the end of session 17's
+    # whole run on a quiet 2-CPU machine), so above the CPU count means
+    # that something else was running.
     lines.append(f"warning: the 1-minute load average exceeded the {os.cpu_count()} CPUs after "
                  f"{busy} of {len(loads)} processes (highest {max(loads):.2f}); this table "
                  f"measured a loaded machine")
