@@ -744,6 +744,7 @@ class ExecutableBuilder {
   EmitTarget emit_target() const {
     EmitTarget target;
     target.gathers = target_ != nullptr && target_->HasGathers();
+    target.range_claims = target_ != nullptr && target_->HasRangeClaims();
     return target;
   }
 
@@ -912,8 +913,12 @@ class ExecutableBuilder {
     for (const std::vector<int>* slots : {&inputs, &outputs}) {
       for (int slot : *slots) bytes += spec_->plan.slots[slot].size;
     }
+    // A kernel that claims loop 0's range runs its body once per call.
     double iterations = 1;
-    for (int64_t extent : program.loop_extents) iterations *= static_cast<double>(extent);
+    for (size_t level = program.claims_range ? 1 : 0; level < program.loop_extents.size();
+         ++level) {
+      iterations *= static_cast<double>(program.loop_extents[level]);
+    }
     const double vector_iterations = iterations / std::max(lanes, 1);
     const int64_t ops = program_ops + (runtime::kSplitOpsPerMathCall - 1) * math_calls;
     return runtime::EstimateKernelNanoseconds(
@@ -966,6 +971,7 @@ class ExecutableBuilder {
     const std::vector<int64_t>& extents = kernel->program.loop_extents;
     step.outer_extent = extents.empty() ? 1 : extents[0];
     step.outer_alignment = extents.size() == 1 ? 64 : 1;
+    step.claims_range = kernel->program.claims_range;
     step.row_elements = RowElements(kernel->program);
     step.cost_ns = KernelCostNanoseconds(kernel->program, program_ops, math_calls,
                                          lowered.vector_lanes, step.inputs, outputs);

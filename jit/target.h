@@ -67,6 +67,9 @@ class Target {
   // dimension into the loop even where that breaks affinity (a broadcast
   // along it); a target without gathers keeps the separate loops.
   virtual bool HasGathers() const { return false; }
+  // Whether Lower supports KernelProgram::claims_range and kSkipUnless
+  // (a scatter's kernel split between threads by target rows).
+  virtual bool HasRangeClaims() const { return false; }
   // Owns the memory of every kernel lowered so far; kernels stay valid while
   // a reference is held.
   virtual std::shared_ptr<const void> code_owner() const = 0;

@@ -32,15 +32,25 @@
 namespace xjit::runtime {
 namespace internal {
 
-int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
+namespace {
+
+// The units a kernel step's outer loop splits into: every range but the
+// last a multiple of its alignment; a kernel that claims its range (whose
+// every call walks all of its index work) at most one per thread.
+int64_t SplitUnits(const Step& step, int threads) {
   const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
   const int64_t units = (step.outer_extent + alignment - 1) / alignment;
-  return SplitChunks(step.cost_ns, units, threads, min_chunk_ns);
+  return step.claims_range ? std::min<int64_t>(units, threads) : units;
+}
+
+}  // namespace
+
+int64_t KernelSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
+  return SplitChunks(step.cost_ns, SplitUnits(step, threads), threads, min_chunk_ns);
 }
 
 int64_t KernelWarmSplitChunks(const Step& step, int threads, int64_t min_chunk_ns) {
-  const int64_t alignment = std::max<int64_t>(step.outer_alignment, 1);
-  const int64_t units = (step.outer_extent + alignment - 1) / alignment;
+  const int64_t units = SplitUnits(step, threads);
   return std::max(WarmSplitChunks(step.arithmetic_ns, units, threads, min_chunk_ns),
                   SplitChunks(step.cost_ns, units, threads, min_chunk_ns));
 }

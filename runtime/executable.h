@@ -142,6 +142,10 @@ struct Step {
   // scalar tail stays at the real end).
   int64_t outer_extent = 1;
   int64_t outer_alignment = 1;
+  // kKernel: whether the kernel claims its range rather than looping over
+  // it (jit KernelProgram::claims_range: each call costs about the whole
+  // kernel's index work, so it splits into at most one range per thread).
+  bool claims_range = false;
   // kKernel: when iteration i of the outer loop reads and writes only
   // elements [i*n, (i+1)*n) of each buffer, n for each buffer (inputs then
   // outputs); empty otherwise. What kRowGroup needs of its members.

@@ -71,6 +71,9 @@ struct EmitTarget {
   // along the merged loop is kept when the target can gather them
   // (GatherableAlongInnermost, jit/kernel/lane_positions.h).
   bool gathers = false;
+  // Target::HasRangeClaims: a scatter's kernel may claim target rows
+  // (KernelProgram::claims_range), so that threads can share it.
+  bool range_claims = false;
 };
 
 // The kernel computing `instruction` alone from its operands.

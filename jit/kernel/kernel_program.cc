@@ -25,6 +25,8 @@ const char* KindName(KOpKind kind) {
     case KOpKind::kILt: return "ilt";
     case KOpKind::kIEq: return "ieq";
     case KOpKind::kIAnd: return "iand";
+    case KOpKind::kLoopEnd: return "loop_end";
+    case KOpKind::kSkipUnless: return "skip_unless";
     case KOpKind::kLoad: return "load";
     case KOpKind::kStore: return "store";
     case KOpKind::kFromIndex: return "from_index";
@@ -54,7 +56,7 @@ const char* KindName(KOpKind kind) {
 
 }  // namespace
 
-bool IsIndexOp(KOpKind kind) { return kind <= KOpKind::kIAnd; }
+bool IsIndexOp(KOpKind kind) { return kind <= KOpKind::kSkipUnless; }
 
 uint64_t ReductionIdentityBits(Opcode opcode, ElementType type) {
   if (type == ElementType::kF32 || type == ElementType::kF64) {
@@ -89,6 +91,7 @@ std::string KernelProgram::ToString(bool with_origins) const {
   std::string out = absl::StrCat("kernel ", name, " loops [", absl::StrJoin(loop_extents, ","),
                                  "]");
   if (reduction_loops > 0) absl::StrAppend(&out, " (last ", reduction_loops, " reduce)");
+  if (claims_range) absl::StrAppend(&out, " (loop 0 claimed)");
   absl::StrAppend(&out, "\n");
   for (size_t i = 0; i < buffers.size(); ++i) {
     const int output = static_cast<int>(i) - input_count();
@@ -171,7 +174,7 @@ std::vector<std::optional<int64_t>> Strides(const KernelProgram& program, int in
       case KOpKind::kLoopIndex:
         s = op.imm == inner ? 1 : 0;
         break;
-      case KOpKind::kIConst:
+      case KOpKind::kIConst: case KOpKind::kLoopEnd:
         s = 0;
         break;
       case KOpKind::kIAdd:
@@ -231,7 +234,7 @@ void RemoveDeadOps(KernelProgram* program) {
   std::vector<bool> live(ops.size(), false);
   for (size_t i = ops.size(); i-- > 0;) {
     if (ops[i].kind == KOpKind::kStore || ops[i].kind == KOpKind::kAccInit ||
-        ops[i].kind == KOpKind::kAccWrite) {
+        ops[i].kind == KOpKind::kAccWrite || ops[i].kind == KOpKind::kSkipUnless) {
       live[i] = true;
     }
     if (!live[i]) continue;
@@ -532,6 +535,9 @@ absl::Status ValidateProgram(const KernelProgram& program) {
   if (program.reduction_loops > 0 && program.output_loops() < 1) {
     return bad("a reduction needs an output loop");
   }
+  if (program.claims_range && (program.reduction_loops > 0 || program.loop_extents.empty())) {
+    return bad("a range claim needs loop 0 and no reduction loops");
+  }
   for (int level = program.output_loops(); level < static_cast<int>(program.loop_extents.size());
        ++level) {
     if (program.loop_extents[level] < 1) return bad("empty reduction loop");
@@ -544,6 +550,9 @@ absl::Status ValidateProgram(const KernelProgram& program) {
     const KOp& op = program.ops[i];
     for (int operand : {op.a, op.b, op.c}) {
       if (operand >= i) return bad("operand after its user");
+      if (operand >= 0 && program.ops[operand].kind == KOpKind::kSkipUnless) {
+        return bad("a skip read as a value");
+      }
       if (operand >= 0 && program.ops[operand].kind == KOpKind::kCallArgs &&
           (op.kind != KOpKind::kCall || operand != op.c)) {
         return bad("call arguments read by something other than their call");
@@ -581,6 +590,12 @@ absl::Status ValidateProgram(const KernelProgram& program) {
         break;
       case KOpKind::kCallArgs:
         if (op.a < 0 || op.b < 0) return bad("bad call arguments");
+        break;
+      case KOpKind::kLoopEnd:
+        if (!program.claims_range) return bad("loop end without a range claim");
+        break;
+      case KOpKind::kSkipUnless:
+        if (op.a < 0 || program.reduction_loops > 0) return bad("bad skip");
         break;
       case KOpKind::kCallImag:
         if (op.a < 0 || program.ops[op.a].kind != KOpKind::kCall) {

@@ -68,6 +68,12 @@ enum class KOpKind : uint8_t {
   kILt,        // a < b ? 1 : 0
   kIEq,        // a == b ? 1 : 0
   kIAnd,       // a & b (of 0/1 values)
+  kLoopEnd,    // The end of loop 0's range in this call (programs that claim
+               // ranges only; see KernelProgram::claims_range).
+  kSkipUnless, // Control, not a value: where a (a 0/1 index) is 0, the rest of
+               // the current iteration of the loop at this operation's level
+               // (OpLevels) is skipped: the operations of that level after
+               // this one and every loop inside it. No operation reads it.
   // ---- Value operations ----
   kLoad,       // imm: buffer number; a: element position. Type: the buffer's.
   kStore,      // Stores b at position a of output imm (0 = the first output buffer).
@@ -186,6 +192,15 @@ struct KernelProgram {
   // value).
   std::vector<int64_t> loop_extents;
   int reduction_loops = 0;
+  // Whether loop 0 is a range the kernel claims rather than a loop it runs:
+  // a call for [begin, end) runs the body once, with loop 0's index at
+  // begin and kLoopEnd at end, and the body decides which work falls in its
+  // range (a scatter split by target rows: each call scans every update and
+  // applies those whose row it owns, skipping the others with kSkipUnless).
+  // Calls for disjoint ranges may still run concurrently; each call's cost
+  // does not shrink with its range, so a runtime splits such a kernel into
+  // at most one range per thread. No reduction loops.
+  bool claims_range = false;
   std::vector<KOp> ops;
   // The names of the HLO instructions that KOp::origin indexes.
   std::vector<std::string> origins;

@@ -148,6 +148,19 @@ class ProgramBuilder {
     ranges_[id] = {0, std::max<int64_t>(extent - 1, 0)};
     return id;
   }
+  // The end of loop 0's range in a program that claims ranges
+  // (KernelProgram::claims_range) whose loop 0 has `extent` iterations.
+  int LoopEnd(int64_t extent) {
+    const int id = Add(IndexOp(KOpKind::kLoopEnd, -1, -1, 0));
+    ranges_[id] = {1, std::max<int64_t>(extent, 1)};
+    return id;
+  }
+  // Skips the rest of the current iteration of the loop `predicate` is
+  // computed in where it is 0 (KOpKind::kSkipUnless).
+  void SkipUnless(int predicate) {
+    if (IsConst(predicate, 1)) return;
+    Add(IndexOp(KOpKind::kSkipUnless, predicate, -1, 0));
+  }
   int IAdd(int a, int b) {
     if (IsConst(a, 0)) return b;
     if (IsConst(b, 0)) return a;

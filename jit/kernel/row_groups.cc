@@ -187,7 +187,9 @@ class GroupBuilder {
 }  // namespace
 
 std::vector<int64_t> RowElements(const KernelProgram& program) {
-  if (program.loop_extents.empty() || program.loop_extents[0] < 2) return {};
+  if (program.loop_extents.empty() || program.loop_extents[0] < 2 || program.claims_range) {
+    return {};
+  }
   const int64_t extent = program.loop_extents[0];
   const std::vector<std::optional<int64_t>> strides = StridesAlong(program, 0);
   std::vector<int64_t> result(program.buffers.size(), -1);

@@ -421,6 +421,41 @@ absl::Status KernelLowering::Emit(int* lanes) {
     per_copy_[id] = p;
   }
   strides_ = InnerStrides(program_);
+  const int innermost = static_cast<int>(program_.loop_extents.size()) - 1;
+  if (program_.claims_range && innermost < 1) {
+    return absl::InternalError(absl::StrCat("kernel ", program_.name,
+                                            ": a claimed range needs a loop inside it"));
+  }
+  bool inner_skip = false;
+  for (size_t id = 0; id < program_.ops.size(); ++id) {
+    if (program_.ops[id].kind != KOpKind::kSkipUnless) continue;
+    skips_ = true;
+    inner_skip = inner_skip || levels_[id] == innermost;
+  }
+  skip_to_.assign(program_.loop_extents.size() + 1, Label());
+  skip_folded_.assign(program_.ops.size(), false);
+  if (skips_) {
+    // From the last operation back, so a conjunction's operands see it.
+    std::vector<std::vector<int>> users(program_.ops.size());
+    for (size_t id = 0; id < program_.ops.size(); ++id) {
+      const KOp& op = program_.ops[id];
+      for (int operand : {op.a, op.b, op.c}) {
+        if (operand >= 0) users[operand].push_back(static_cast<int>(id));
+      }
+    }
+    for (size_t id = program_.ops.size(); id-- > 0;) {
+      const KOp& op = program_.ops[id];
+      const bool foldable =
+          op.kind == KOpKind::kILt || op.kind == KOpKind::kIEq || op.kind == KOpKind::kIAnd;
+      bool only_skips = foldable && !users[id].empty();
+      for (int user : users[id]) {
+        only_skips = only_skips && (program_.ops[user].kind == KOpKind::kSkipUnless ||
+                                    (program_.ops[user].kind == KOpKind::kIAnd &&
+                                     skip_folded_[user]));
+      }
+      skip_folded_[id] = only_skips;
+    }
+  }
   vals_.assign(program_.ops.size(), Val());
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     x86::Gp pointer = cc_.newIntPtr();
@@ -437,7 +472,10 @@ absl::Status KernelLowering::Emit(int* lanes) {
     return strategy_fits();
   };
   PlanTiling();
-  if (program_.reduction_loops == 0) {
+  if (inner_skip) {
+    // A skip inside the vector loop would need a branch per lane.
+    strategy_ = Strategy::kNone;
+  } else if (program_.reduction_loops == 0) {
     // Guarded loads first: a position that only a guard keeps from moving
     // by one element per lane (max(j - 1, 0) in jnp.roll / jnp.pad "edge")
     // is then an ordinary stride-1 load checked in bounds, where the lane
@@ -502,6 +540,7 @@ absl::Status KernelLowering::Emit(int* lanes) {
     } else {
       // An empty range does nothing (the loops below test at the bottom).
       Label done = cc_.newLabel();
+      skip_to_[0] = done;
       cc_.cmp(begin_, end_);
       cc_.jge(done);
       XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(-1, Mode::kScalar));
@@ -538,7 +577,7 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
   Label head = cc_.newLabel();
   // The outermost loop runs the caller's range [begin, end), never empty
   // here; inner ones their whole extent (positive: empty nests emit no
-  // loops).
+  // loops). A claimed range runs the body once, at begin.
   if (level == 0) {
     cc_.mov(i, begin_);
   } else {
@@ -548,8 +587,11 @@ absl::Status KernelLowering::EmitLoops(size_t level) {
   if (static_cast<int>(level) == gather_level_) {
     XJIT_RETURN_IF_ERROR(EmitGatherPrefetches(static_cast<int>(level), i));
   }
+  if (skips_) skip_to_[level + 1] = cc_.newLabel();
   XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
   XJIT_RETURN_IF_ERROR(EmitLoops(level + 1));
+  if (skips_) cc_.bind(skip_to_[level + 1]);
+  if (level == 0 && program_.claims_range) return absl::OkStatus();
   cc_.inc(i);
   if (level == 0) {
     cc_.cmp(i, end_);
@@ -688,7 +730,9 @@ absl::Status KernelLowering::EmitInnerLoop() {
   if (scalar_start < extent) {
     Label head = cc_.newLabel();
     cc_.bind(head);
+    if (skips_) skip_to_[level + 1] = cc_.newLabel();
     XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(static_cast<int>(level), Mode::kScalar));
+    if (skips_) cc_.bind(skip_to_[level + 1]);
     cc_.inc(i);
     cc_.cmp(i, extent);
     cc_.jl(head);
@@ -743,7 +787,9 @@ absl::Status KernelLowering::EmitRangedInnerLoop(x86::Gp i) {
   cc_.cmp(i, stop);
   cc_.jge(after);
   cc_.bind(head);
+  if (skips_) skip_to_[1] = cc_.newLabel();
   XJIT_RETURN_IF_ERROR(EmitOpsAtLevel(0, Mode::kScalar));
+  if (skips_) cc_.bind(skip_to_[1]);
   cc_.inc(i);
   cc_.cmp(i, stop);
   cc_.jl(head);
@@ -2255,8 +2301,40 @@ std::optional<int32_t> KernelLowering::IndexImmediate(int id) const {
   return static_cast<int32_t>(op.imm);
 }
 
+void KernelLowering::EmitSkipUnless(int predicate, Label skip) {
+  const KOp& op = program_.ops[predicate];
+  if (!skip_folded_[predicate]) {
+    const x86::Gp value = vals_[predicate].gp;
+    cc_.test(value, value);
+    cc_.jz(skip);
+    return;
+  }
+  if (op.kind == KOpKind::kIAnd) {
+    EmitSkipUnless(op.a, skip);
+    EmitSkipUnless(op.b, skip);
+    return;
+  }
+  auto reg = [&](int x) {
+    const std::optional<int32_t> value = IndexImmediate(x);
+    if (!value) return vals_[x].gp;
+    x86::Gp t = NewGp();
+    cc_.mov(t, *value);
+    return t;
+  };
+  const std::optional<int32_t> b_imm = IndexImmediate(op.b);
+  b_imm ? cc_.cmp(reg(op.a), *b_imm) : cc_.cmp(reg(op.a), reg(op.b));
+  if (op.kind == KOpKind::kILt) {
+    cc_.jge(skip);
+  } else {
+    cc_.jne(skip);
+  }
+}
+
 void KernelLowering::EmitIndexOp(int id) {
   const KOp& op = program_.ops[id];
+  // Branched on by its skip instead (EmitSkipUnless).
+  if (!skip_folded_.empty() && skip_folded_[id]) return;
+
   // A constant operand that fits in 32 bits is the instruction's immediate,
   // or is moved into a register where it is used (cmov has no immediate
   // form): index constants are computed at the outermost level and would
@@ -2287,6 +2365,12 @@ void KernelLowering::EmitIndexOp(int id) {
     case KOpKind::kLoopIndex:
       cc_.mov(d, loop_vars_[op.imm]);
       break;
+    case KOpKind::kLoopEnd:
+      cc_.mov(d, end_);
+      break;
+    case KOpKind::kSkipUnless:
+      EmitSkipUnless(op.a, skip_to_[levels_[id] + 1]);
+      return;
     case KOpKind::kIConst:
       cc_.mov(d, op.imm);
       break;

@@ -307,6 +307,9 @@ class KernelLowering {
   // same for every lane.
   bool ScalarOnly(int id) const { return IsIndexOp(program_.ops[id].kind) || IsIndexValue(id); }
   void EmitIndexOp(int id);
+  // Jumps to `skip` unless index op `predicate` (0/1) is 1: compares and
+  // their conjunctions as compare-and-branch (kSkipUnless).
+  void EmitSkipUnless(int predicate, asmjit::Label skip);
   // The value of index constant `id` where it fits an instruction's 32-bit
   // immediate (sign-extended), else nullopt.
   std::optional<int32_t> IndexImmediate(int id) const;
@@ -649,6 +652,15 @@ class KernelLowering {
   std::vector<asmjit::x86::Gp> loop_vars_;
   asmjit::x86::Gp begin_;  // The outermost loop's range.
   asmjit::x86::Gp end_;
+  // Where a kSkipUnless at loop level L jumps: skip_to_[L + 1] is bound at
+  // the end of the iteration being emitted at level L (skip_to_[0]: the
+  // kernel's end). See KOpKind::kSkipUnless; skips never sit in a vector
+  // body (Emit keeps a kernel with one at the innermost level scalar).
+  std::vector<asmjit::Label> skip_to_;
+  bool skips_ = false;
+  // Predicate operations only skips read, which EmitSkipUnless branches on
+  // instead of computing them.
+  std::vector<bool> skip_folded_;
   std::vector<Val> vals_;
   // The imaginary part of each kCall's result, by the call's id (scalar).
   absl::flat_hash_map<int, asmjit::x86::Vec> call_imag_;

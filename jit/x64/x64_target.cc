@@ -48,6 +48,7 @@ class X64Target : public Target {
   bool HasOutOfLineMath() const override { return true; }
   bool HasRowPrograms() const override { return true; }
   bool HasGathers() const override { return features_.avx2; }
+  bool HasRangeClaims() const override { return true; }
 
   absl::StatusOr<LoweredKernel> Lower(const KernelProgram& program) override {
     CodeHolder code;

@@ -110,6 +110,33 @@ void Fold(ReductionKind kind, const void* const* inputs, int64_t members, int64_
   }
 }
 
+template <typename T, ReductionKind kKind>
+void ScanWith(const void* init, const void* in, int64_t count, void* out) {
+  T accumulator;
+  std::memcpy(&accumulator, init, sizeof(T));
+  const uint8_t* from = static_cast<const uint8_t*>(in);
+  uint8_t* to = static_cast<uint8_t*>(out);
+  for (int64_t i = 0; i < count; ++i) {
+    T x;
+    std::memcpy(&x, from + i * sizeof(T), sizeof(T));
+    accumulator = Combine(kKind, accumulator, x);
+    std::memcpy(to + i * sizeof(T), &accumulator, sizeof(T));
+  }
+}
+
+template <typename T>
+void Scan(ReductionKind kind, const void* init, const void* in, int64_t count, void* out) {
+  switch (kind) {  // Outside the loop: one specialised loop per reducer.
+    case ReductionKind::kSum: return ScanWith<T, ReductionKind::kSum>(init, in, count, out);
+    case ReductionKind::kProduct:
+      return ScanWith<T, ReductionKind::kProduct>(init, in, count, out);
+    case ReductionKind::kMax: return ScanWith<T, ReductionKind::kMax>(init, in, count, out);
+    case ReductionKind::kMin: return ScanWith<T, ReductionKind::kMin>(init, in, count, out);
+    case ReductionKind::kAnd: return ScanWith<T, ReductionKind::kAnd>(init, in, count, out);
+    case ReductionKind::kOr: return ScanWith<T, ReductionKind::kOr>(init, in, count, out);
+  }
+}
+
 void FoldPred(ReductionKind kind, const void* const* inputs, int64_t members, int64_t begin,
               int64_t end, void* out) {
   uint8_t* result = static_cast<uint8_t*>(out);
@@ -174,6 +201,23 @@ void FoldNarrowFloat(ElementType type, ReductionKind kind, const void* const* in
 }
 
 }  // namespace
+
+bool ScanRange(ElementType type, ReductionKind kind, const void* init, const void* in,
+               int64_t count, void* out) {
+  switch (type) {
+    case ElementType::kF32: Scan<float>(kind, init, in, count, out); return true;
+    case ElementType::kF64: Scan<double>(kind, init, in, count, out); return true;
+    case ElementType::kS8: Scan<int8_t>(kind, init, in, count, out); return true;
+    case ElementType::kS16: Scan<int16_t>(kind, init, in, count, out); return true;
+    case ElementType::kS32: Scan<int32_t>(kind, init, in, count, out); return true;
+    case ElementType::kS64: Scan<int64_t>(kind, init, in, count, out); return true;
+    case ElementType::kU8: Scan<uint8_t>(kind, init, in, count, out); return true;
+    case ElementType::kU16: Scan<uint16_t>(kind, init, in, count, out); return true;
+    case ElementType::kU32: Scan<uint32_t>(kind, init, in, count, out); return true;
+    case ElementType::kU64: Scan<uint64_t>(kind, init, in, count, out); return true;
+    default: return false;
+  }
+}
 
 bool CanFold(ElementType type, ReductionKind kind) {
   const bool bitwise = kind == ReductionKind::kAnd || kind == ReductionKind::kOr;

@@ -134,8 +134,20 @@ void RunCumulativeCall(const void* plan_pointer, void* const* buffers, void* scr
     return;
   }
   // Scans along contiguous rows: a block of rows is transposed, so that
-  // each fold step runs across the block, scanned, and transposed back.
+  // each fold step runs across the block, scanned, and transposed back. A
+  // block of one row (a long row, or the only one) is scanned where it
+  // lies, in one typed loop: a fold step per element cost 10x more
+  // (jraph_gcn's cumsum of s32[8192]: 5% of its run).
   const int64_t rows = plan.block_rows;
+  if (rows == 1) {
+    bool scanned = true;
+    for (int64_t o = 0; o < plan.outer && scanned; ++o) {
+      const int64_t offset = o * plan.length * width;
+      scanned = collectives::ScanRange(plan.type, plan.kind, init, in + offset, plan.length,
+                                       out + offset);
+    }
+    if (scanned) return;
+  }
   uint8_t* transposed = work;
   uint8_t* scanned = work + plan.length * rows * width;
   uint8_t* init_row = scanned + plan.length * rows * width;

@@ -357,7 +357,8 @@ TEST_P(JitOps, ReduceWindow) {
 
 // Cumulative reduce-windows (JAX's cumsum, cumprod, cummax, cummin) run as a
 // one-pass scan (runtime/scan/cumulative.h), which must give the
-// evaluator's bits: along the minor, a middle and the major dimension, in
+// evaluator's bits: along the minor, a middle and the major dimension, a
+// single row (scanned in place, no transposed blocks), in
 // non-default layouts, every reducer the scan takes, float types that round
 // each step, integers that wrap, identity inits (constants) and random ones
 // (a parameter: rarely a fixed point, then every window is folded whole).
@@ -381,6 +382,7 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
       {"[19,3]", "size=19x1 pad=18_0x0_0"},
       {"[3,5,2]{2,0,1}", "size=1x5x1 pad=0_0x4_0x0_0"},
       {"[2]", "size=2 pad=1_0"},
+      {"[300]", "size=300 pad=299_0"},  // One row: scanned where it lies.
   };
   for (const Case& c : cases) {
     const std::string reducer =

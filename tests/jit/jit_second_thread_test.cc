@@ -10,7 +10,11 @@
 //   - the split cost model (runtime/split_cost.h): a cheap kernel or row
 //     group stays on the calling thread, a costly one runs in chunks;
 //   - the OpenBLAS thread count of library calls: 1 below
-//     kBlasThreadedMinWork multiply-adds, and for every gemv.
+//     kBlasThreadedMinWork multiply-adds, and for every gemv;
+//   - scatters split by target rows (KernelProgram::claims_range): fused
+//     and alone, with and without windows, a column-major target, a
+//     variadic one, duplicate and out-of-range indices; a window spanning
+//     rows stays whole.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -521,6 +525,140 @@ TEST(SplitCost, WarmSplitsAndCopiesKeepTheBits) {
         single = std::move(*actual);
       } else {
         EXPECT_TRUE(SameBytes(*single, *actual));
+      }
+    }
+  }
+}
+
+// Scatters whose kernels claim target rows, and one that cannot (s4: a
+// window spans 4 rows). Indices (parameter 2) repeat and some fall outside
+// [0, 64) on either side; s1's updates are gathered rows (a fused gather,
+// as graph networks send messages); h has no window (kept whole: see
+// kClaimedWindowMinElements); s2 multiplies f64 rows; v is variadic.
+constexpr char kRowScatters[] = R"(
+HloModule row_scatters
+
+add_f32 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+add_s32 {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+
+mul_f64 {
+  x = f64[] parameter(0)
+  y = f64[] parameter(1)
+  ROOT m = f64[] multiply(x, y)
+}
+
+sum_and_max {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  s = f32[] add(a, c)
+  m = s32[] maximum(b, d)
+  ROOT t = (f32[], s32[]) tuple(s, m)
+}
+
+ENTRY e {
+  table = f32[64,32] parameter(0)
+  base = f32[64,32] parameter(1)
+  idx = s32[3001,1] parameter(2)
+  src = s32[3001,1] parameter(3)
+  cm = f64[64,32] parameter(4)
+  u = f64[32,3001] parameter(5)
+  u4 = f32[200,4,32] parameter(6)
+  vi = s32[64,32] parameter(7)
+  vu = s32[3001,32] parameter(8)
+  g = f32[3001,32] gather(table, src), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,32}
+  s1 = f32[64,32] scatter(base, idx, g), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+  zero = s32[] constant(0)
+  hz = s32[64] broadcast(zero), dimensions={}
+  one = s32[] constant(1)
+  ones = s32[3001] broadcast(one), dimensions={}
+  h = s32[64] scatter(hz, idx, ones), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_s32
+  s2 = f64[64,32] scatter(cm, idx, u), update_window_dims={0}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mul_f64
+  idx4 = s32[200,1] slice(idx), slice={[0:200], [0:1]}
+  s4 = f32[64,32] scatter(base, idx4, u4), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+  v = (f32[64,32], s32[64,32]) scatter(base, vi, idx, g, vu), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sum_and_max
+  v0 = f32[64,32] get-tuple-element(v), index=0
+  v1 = s32[64,32] get-tuple-element(v), index=1
+  ROOT r = (f32[64,32], s32[64], f64[64,32], f32[64,32], f32[64,32], s32[64,32]) tuple(s1, h, s2, s4, v0, v1)
+}
+)";
+
+// Indices into 64 rows: runs of ascending rows (as batched graphs' edges
+// come) and random ones, a few below 0 or at 64 and beyond.
+Literal RowIndices(int64_t count, std::mt19937_64& rng) {
+  std::vector<int64_t> values(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const uint64_t r = rng() % 100;
+    values[i] = r < 5 ? -1 - static_cast<int64_t>(rng() % 3)
+                : r < 10 ? 64 + static_cast<int64_t>(rng() % 3)
+                : r < 55 ? i * 64 / count
+                         : static_cast<int64_t>(rng() % 64);
+  }
+  return Literal::FromInts(Shape::Array(ElementType::kS32, {count, 1}), values);
+}
+
+TEST(JitSecondThread, ScattersSplitByTargetRows) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kRowScatters);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (Isa isa : HostIsas()) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(absl::StrCat("isa ", IsaName(isa), " seed ", seed));
+      std::mt19937_64 rng(seed);
+      std::vector<Literal> arguments;
+      for (const Instruction* p : (*module)->entry()->parameters()) {
+        arguments.push_back(RandomLiteral(p->shape(), rng));
+      }
+      arguments[2] = RowIndices(3001, rng);
+      arguments[3] = RowIndices(3001, rng);
+      arguments[7] = Literal::FromInts(Shape::Array(ElementType::kS32, {64, 32}),
+                                       std::vector<int64_t>(64 * 32, -5));
+      absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      std::optional<Literal> single;
+      for (int threads : {1, 3}) {
+        CompileOptions options;
+        options.threads = threads;
+        options.split_min_chunk_ns = 0;
+        options.isa = isa;
+        CompileReport report;
+        auto executable = Compile(**module, options, &report);
+        ASSERT_TRUE(executable.ok()) << executable.status();
+        EXPECT_TRUE(UnexpectedInterpretedSteps(report).empty());
+        const runtime::ExecutableSpec& spec = *(*executable)->shared_spec();
+        int claiming = 0;
+        for (const runtime::Step& step : spec.steps) {
+          if (step.kind != runtime::Step::Kind::kKernel || !step.claims_range) continue;
+          ++claiming;
+          EXPECT_EQ(step.outer_extent, 64) << step.name;
+          EXPECT_EQ(runtime::internal::KernelSplitChunks(step, spec.threads, 0),
+                    threads == 1 ? 1 : 3) << step.name;
+        }
+        // s1, s2 and v on a target that claims rows (x86-64); h's windows
+        // (one element) are too small to pay for a split.
+        if (!HostTargetIsPartial()) {
+          EXPECT_EQ(claiming, 3);
+        }
+        for (int run = 0; run < (threads == 1 ? 1 : 10); ++run) {
+          SCOPED_TRACE(absl::StrCat("threads ", threads, " run ", run));
+          absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+          ASSERT_TRUE(actual.ok()) << actual.status();
+          EXPECT_EQ(Difference(*expected, *actual), "");
+          if (!single) {
+            single = std::move(*actual);
+          } else {
+            EXPECT_TRUE(SameBytes(*single, *actual));
+          }
+        }
       }
     }
   }

@@ -316,5 +316,67 @@ ENTRY e {
   EXPECT_EQ(scatter_fusions, 2) << PrintModule(*module);
 }
 
+// Rule 6: a concatenate stays out of scatter fusions: a graph network's
+// edges with one self-loop per node (senders and receivers, each
+// concatenated with an iota) index a histogram and a gather-scatter; the
+// concatenates are computed once, vectorised, instead of choosing a part
+// for every update in the scatters' scalar loops.
+TEST(FuseTest, ScatterLeavesConcatenatesOut) {
+  auto module = Parse(R"(
+HloModule self_loops
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+add_s32 {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+ENTRY e {
+  nodes = f32[8,4] parameter(0)
+  senders = s32[20] parameter(1)
+  receivers = s32[20] parameter(2)
+  self = s32[8] iota(), iota_dimension=0
+  s = s32[28] concatenate(senders, self), dimensions={0}
+  r = s32[28] concatenate(receivers, self), dimensions={0}
+  s1 = s32[28,1] reshape(s)
+  r1 = s32[28,1] reshape(r)
+  rows = f32[28,4] gather(nodes, s1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  zero = f32[] constant(0)
+  start = f32[8,4] broadcast(zero), dimensions={}
+  sums = f32[8,4] scatter(start, r1, rows), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  izero = s32[] constant(0)
+  one = s32[] constant(1)
+  counts0 = s32[8] broadcast(izero), dimensions={}
+  ones = s32[28] broadcast(one), dimensions={}
+  counts = s32[8] scatter(counts0, r1, ones), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_s32
+  ROOT t = (f32[8,4], s32[8]) tuple(sums, counts)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  int scatter_fusions = 0;
+  int concatenates = 0;
+  for (const auto& instruction : module->entry()->instructions()) {
+    concatenates += instruction->opcode() == Opcode::kConcatenate ? 1 : 0;
+    if (instruction->opcode() != Opcode::kFusion) continue;
+    const Computation& body = *instruction->called_computations()[0];
+    bool has_concatenate = false;
+    for (const auto& inner : body.instructions()) {
+      has_concatenate = has_concatenate || inner->opcode() == Opcode::kConcatenate;
+    }
+    concatenates += has_concatenate ? 1 : 0;
+    if (body.root()->opcode() != Opcode::kScatter) continue;
+    ++scatter_fusions;
+    EXPECT_FALSE(has_concatenate) << PrintModule(*module);
+  }
+  EXPECT_EQ(scatter_fusions, 2) << PrintModule(*module);
+  EXPECT_EQ(concatenates, 2) << PrintModule(*module);
+}
+
 }  // namespace
 }  // namespace xjit
