@@ -44,7 +44,8 @@ void KernelLowering::PlanTiling() {
   tile_level_ = -1;
   tile_rows_ = 1;
   const int loops = static_cast<int>(program_.loop_extents.size());
-  if (program_.reduction_loops > 0 || loops < 2 || program_.claims_range) return;
+  // Skips jump to the end of an iteration of the plain loops (skip_to_).
+  if (program_.reduction_loops > 0 || loops < 2 || program_.claims_range || skips_) return;
   const int outer = loops - 2;
   if (program_.loop_extents[outer] < 2 || program_.loop_extents[outer + 1] < 2) return;
   const std::vector<std::optional<int64_t>> inner_strides = InnerStrides(program_);
