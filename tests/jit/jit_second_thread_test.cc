@@ -12,12 +12,13 @@
 //   - the OpenBLAS thread count of library calls: 1 below
 //     kBlasThreadedMinWork multiply-adds, and for every gemv;
 //   - scatters split by target rows (KernelProgram::claims_range): fused
-//     and alone, with and without windows, a column-major target, a
-//     variadic one, duplicate and out-of-range indices; a window spanning
-//     rows stays whole.
+//     and alone, with and without windows, an f64 multiply, a variadic
+//     one, duplicate and out-of-range indices; a window spanning rows and
+//     one-element windows stay whole.
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -203,30 +204,39 @@ bool SameBytes(const Literal& x, const Literal& y) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
-// Runs `hlo` at 1 and 2 threads on every host ISA, each executable three
-// times (the later runs reuse the kept result buffers and bound loops),
-// on random arguments from a few seeds; every run must match the evaluator
-// (within `ulp` for vector math) and the 1-thread bytes.
-void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& selectors = {}) {
+// What CheckThreads runs and checks beyond the defaults.
+struct ThreadCheck {
+  int ulp = 0;  // Float tolerance against the evaluator (vector math).
+  std::vector<int> threads = {1, 2};
+  int runs = 3;  // Of each executable (later runs reuse kept buffers and loops).
+  uint64_t seeds = 4;
+  // Replaces arguments after the random fill (indices of a chosen range),
+  // given the seed's generator and the seed.
+  std::function<void(std::vector<Literal>&, std::mt19937_64&, uint64_t)> arguments;
+  // Looks at each executable's steps (at `threads` threads).
+  std::function<void(const runtime::ExecutableSpec&, int threads)> inspect;
+};
+
+// Runs `hlo` on every host ISA at each of `check.threads`, with every
+// kernel that can split split, on random arguments from a few seeds; every
+// run must match the evaluator (within `ulp` for vector math) and the bytes
+// of the first thread count's first run.
+void CheckThreads(const char* hlo, const ThreadCheck& check) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
   ASSERT_TRUE(module.ok()) << module.status();
   for (Isa isa : HostIsas()) {
-    for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (uint64_t seed = 1; seed <= check.seeds; ++seed) {
       SCOPED_TRACE(absl::StrCat("isa ", IsaName(isa), " seed ", seed));
       std::mt19937_64 rng(seed);
       std::vector<Literal> arguments;
       for (const Instruction* p : (*module)->entry()->parameters()) {
         arguments.push_back(RandomLiteral(p->shape(), rng));
       }
-      // Selectors in and out of range (the random ones are mostly large).
-      if (!selectors.empty()) {
-        const int32_t k = selectors[seed % selectors.size()];
-        std::memcpy(arguments[0].data().data(), &k, sizeof(k));
-      }
+      if (check.arguments) check.arguments(arguments, rng, seed);
       absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
       ASSERT_TRUE(expected.ok()) << expected.status();
       std::optional<Literal> single;
-      for (int threads : {1, 2}) {
+      for (int threads : check.threads) {
         CompileOptions options;
         options.threads = threads;
         // Split every kernel that can be: the split kernels are tested.
@@ -235,12 +245,13 @@ void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& sele
         CompileReport report;
         auto executable = Compile(**module, options, &report);
         ASSERT_TRUE(executable.ok()) << executable.status();
-        EXPECT_TRUE(report.interpreted_steps.empty());
-        for (int run = 0; run < 3; ++run) {
+        EXPECT_TRUE(UnexpectedInterpretedSteps(report).empty());
+        if (check.inspect) check.inspect(*(*executable)->shared_spec(), threads);
+        for (int run = 0; run < check.runs; ++run) {
           SCOPED_TRACE(absl::StrCat("threads ", threads, " run ", run));
           absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
           ASSERT_TRUE(actual.ok()) << actual.status();
-          EXPECT_EQ(Difference(*expected, *actual, ulp), "");
+          EXPECT_EQ(Difference(*expected, *actual, check.ulp), "");
           if (!single) {
             single = std::move(*actual);
           } else {
@@ -250,6 +261,21 @@ void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& sele
       }
     }
   }
+}
+
+// The same at 1 and 2 threads, three runs each; `selectors` (in and out of
+// range: the random ones are mostly large) replace argument 0, one a seed.
+void CheckThreads(const char* hlo, int ulp = 0, const std::vector<int32_t>& selectors = {}) {
+  ThreadCheck check;
+  check.ulp = ulp;
+  if (!selectors.empty()) {
+    check.arguments = [&selectors](std::vector<Literal>& arguments, std::mt19937_64&,
+                                   uint64_t seed) {
+      const int32_t k = selectors[seed % selectors.size()];
+      std::memcpy(arguments[0].data().data(), &k, sizeof(k));
+    };
+  }
+  CheckThreads(hlo, check);
 }
 
 TEST(JitSecondThread, ConditionalWithTupleOperandsAndSizeZeroLeaves) {
@@ -608,60 +634,32 @@ Literal RowIndices(int64_t count, std::mt19937_64& rng) {
 }
 
 TEST(JitSecondThread, ScattersSplitByTargetRows) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(kRowScatters);
-  ASSERT_TRUE(module.ok()) << module.status();
-  for (Isa isa : HostIsas()) {
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      SCOPED_TRACE(absl::StrCat("isa ", IsaName(isa), " seed ", seed));
-      std::mt19937_64 rng(seed);
-      std::vector<Literal> arguments;
-      for (const Instruction* p : (*module)->entry()->parameters()) {
-        arguments.push_back(RandomLiteral(p->shape(), rng));
-      }
-      arguments[2] = RowIndices(3001, rng);
-      arguments[3] = RowIndices(3001, rng);
-      arguments[7] = Literal::FromInts(Shape::Array(ElementType::kS32, {64, 32}),
-                                       std::vector<int64_t>(64 * 32, -5));
-      absl::StatusOr<Literal> expected = EvaluateModule(**module, arguments);
-      ASSERT_TRUE(expected.ok()) << expected.status();
-      std::optional<Literal> single;
-      for (int threads : {1, 3}) {
-        CompileOptions options;
-        options.threads = threads;
-        options.split_min_chunk_ns = 0;
-        options.isa = isa;
-        CompileReport report;
-        auto executable = Compile(**module, options, &report);
-        ASSERT_TRUE(executable.ok()) << executable.status();
-        EXPECT_TRUE(UnexpectedInterpretedSteps(report).empty());
-        const runtime::ExecutableSpec& spec = *(*executable)->shared_spec();
-        int claiming = 0;
-        for (const runtime::Step& step : spec.steps) {
-          if (step.kind != runtime::Step::Kind::kKernel || !step.claims_range) continue;
-          ++claiming;
-          EXPECT_EQ(step.outer_extent, 64) << step.name;
-          EXPECT_EQ(runtime::internal::KernelSplitChunks(step, spec.threads, 0),
-                    threads == 1 ? 1 : 3) << step.name;
-        }
-        // s1, s2 and v on a target that claims rows (x86-64); h's windows
-        // (one element) are too small to pay for a split.
-        if (!HostTargetIsPartial()) {
-          EXPECT_EQ(claiming, 3);
-        }
-        for (int run = 0; run < (threads == 1 ? 1 : 10); ++run) {
-          SCOPED_TRACE(absl::StrCat("threads ", threads, " run ", run));
-          absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
-          ASSERT_TRUE(actual.ok()) << actual.status();
-          EXPECT_EQ(Difference(*expected, *actual), "");
-          if (!single) {
-            single = std::move(*actual);
-          } else {
-            EXPECT_TRUE(SameBytes(*single, *actual));
-          }
-        }
-      }
+  ThreadCheck check;
+  check.threads = {1, 3};
+  check.runs = 10;
+  check.seeds = 3;
+  check.arguments = [](std::vector<Literal>& arguments, std::mt19937_64& rng, uint64_t) {
+    arguments[2] = RowIndices(3001, rng);
+    arguments[3] = RowIndices(3001, rng);
+    arguments[7] = Literal::FromInts(Shape::Array(ElementType::kS32, {64, 32}),
+                                     std::vector<int64_t>(64 * 32, -5));
+  };
+  check.inspect = [](const runtime::ExecutableSpec& spec, int threads) {
+    int claiming = 0;
+    for (const runtime::Step& step : spec.steps) {
+      if (step.kind != runtime::Step::Kind::kKernel || !step.claims_range) continue;
+      ++claiming;
+      EXPECT_EQ(step.outer_extent, 64) << step.name;
+      EXPECT_EQ(runtime::internal::KernelSplitChunks(step, spec.threads, 0), threads)
+          << step.name;
     }
-  }
+    // s1, s2 and v on a target that claims rows (x86-64); h's windows (one
+    // element) are too small to pay for a split.
+    if (!HostTargetIsPartial()) {
+      EXPECT_EQ(claiming, 3);
+    }
+  };
+  CheckThreads(kRowScatters, check);
 }
 
 // A row group (jit/kernel/row_groups.h: m = s * p, kept, and the kernel
