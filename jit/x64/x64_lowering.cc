@@ -2301,6 +2301,14 @@ std::optional<int32_t> KernelLowering::IndexImmediate(int id) const {
   return static_cast<int32_t>(op.imm);
 }
 
+x86::Gp KernelLowering::IndexRegister(int id) {
+  const std::optional<int32_t> value = IndexImmediate(id);
+  if (!value) return vals_[id].gp;
+  x86::Gp t = NewGp();
+  cc_.mov(t, *value);
+  return t;
+}
+
 void KernelLowering::EmitSkipUnless(int predicate, Label skip) {
   const KOp& op = program_.ops[predicate];
   if (!skip_folded_[predicate]) {
@@ -2314,15 +2322,9 @@ void KernelLowering::EmitSkipUnless(int predicate, Label skip) {
     EmitSkipUnless(op.b, skip);
     return;
   }
-  auto reg = [&](int x) {
-    const std::optional<int32_t> value = IndexImmediate(x);
-    if (!value) return vals_[x].gp;
-    x86::Gp t = NewGp();
-    cc_.mov(t, *value);
-    return t;
-  };
   const std::optional<int32_t> b_imm = IndexImmediate(op.b);
-  b_imm ? cc_.cmp(reg(op.a), *b_imm) : cc_.cmp(reg(op.a), reg(op.b));
+  b_imm ? cc_.cmp(IndexRegister(op.a), *b_imm)
+        : cc_.cmp(IndexRegister(op.a), IndexRegister(op.b));
   if (op.kind == KOpKind::kILt) {
     cc_.jge(skip);
   } else {
@@ -2346,14 +2348,7 @@ void KernelLowering::EmitIndexOp(int id) {
   const bool commutes =
       op.kind == KOpKind::kIAdd || op.kind == KOpKind::kIMul || op.kind == KOpKind::kIAnd;
   if (commutes && IndexImmediate(first) && !IndexImmediate(second)) std::swap(first, second);
-  // Operand x as a register: a constant one in a register of its own here.
-  auto reg = [&](int x) {
-    const std::optional<int32_t> value = IndexImmediate(x);
-    if (!value) return vals_[x].gp;
-    x86::Gp t = NewGp();
-    cc_.mov(t, *value);
-    return t;
-  };
+  auto reg = [&](int x) { return IndexRegister(x); };
   auto a = [&] { return reg(first); };
   auto b = [&] { return reg(second); };
   const std::optional<int32_t> second_imm =

@@ -313,6 +313,9 @@ class KernelLowering {
   // The value of index constant `id` where it fits an instruction's 32-bit
   // immediate (sign-extended), else nullopt.
   std::optional<int32_t> IndexImmediate(int id) const;
+  // Index op `id` as a register: a constant one in a register of its own,
+  // moved there here (cmp and cmov take no 64-bit immediate).
+  asmjit::x86::Gp IndexRegister(int id);
   // An f32/f64 math operation left by ExpandMath for a routine call (see
   // MathOptions::out_of_line): calls the routine of the current mode's
   // width.
