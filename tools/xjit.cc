@@ -126,6 +126,10 @@ constexpr char kUsage[] =
                                   (at least one; default 0): the steady state a
                                   long-running program sees (caches, page faults,
                                   thread pools and OpenBLAS's workers started)
+      --min-time-ms N             go on timing past --iterations until the timed
+                                  executions add up to N ms (default 0): a median
+                                  of a few runs samples one moment of a noisy
+                                  machine, whose slow phases last tens of ms
       --threads N, --isa=..., --seed S, --backend=jit|interpreter, --passes=...,
       --disable-passes=..., --max-while-iterations N
                                   as for run
@@ -207,6 +211,7 @@ struct RunOptions {
   jit::Isa isa = jit::Isa::kAuto;
   int64_t iterations = 10;
   int64_t warmup_ms = 0;
+  int64_t min_time_ms = 0;
   std::optional<std::string> dump_dir;
   bool asm_text = false;
   bool run_passes = true;
@@ -225,8 +230,9 @@ constexpr absl::string_view kRunFlags[] = {"backend", "out",         "repeat", "
 constexpr absl::string_view kCompileFlags[] = {"dump",   "asm",           "isa",
                                                "threads", "passes",       "disable-passes",
                                                "max-constant-bytes"};
-constexpr absl::string_view kBenchFlags[] = {"iterations", "warmup-ms", "threads", "isa",
-                                             "seed",       "backend",   "passes",  "disable-passes",
+constexpr absl::string_view kBenchFlags[] = {"iterations", "warmup-ms", "min-time-ms",
+                                             "threads",    "isa",       "seed",
+                                             "backend",    "passes",    "disable-passes",
                                              "max-while-iterations", "max-constant-bytes"};
 constexpr absl::string_view kCheckFlags[] = {"max-constant-bytes"};
 
@@ -324,14 +330,14 @@ absl::StatusOr<RunOptions> ParseFlags(absl::string_view command,
        : name == "replicas"   ? options.replicas
        : name == "partitions" ? options.partitions
                               : options.iterations) = v;
-    } else if (name == "warmup-ms") {
+    } else if (name == "warmup-ms" || name == "min-time-ms") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       int64_t v = 0;
       if (!absl::SimpleAtoi(text, &v) || v < 0 || v > 3'600'000) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "--warmup-ms needs an integer from 0 to 3600000, got '", text, "'"));
+            "--", name, " needs an integer from 0 to 3600000, got '", text, "'"));
       }
-      options.warmup_ms = v;
+      (name == "warmup-ms" ? options.warmup_ms : options.min_time_ms) = v;
     } else if (name == "max-while-iterations") {
       XJIT_ASSIGN_OR_RETURN(std::string text, flags.Value(name));
       int64_t v = 0;
@@ -995,16 +1001,20 @@ absl::Status Bench(std::vector<std::string> args) {
         .count();
   };
   // Runs `run` untimed until --warmup-ms have passed (at least once), then
-  // --iterations times timed.
+  // timed, --iterations times and on until the timed runs add up to
+  // --min-time-ms.
   auto time_runs = [&](const std::function<absl::Status()>& run) -> absl::Status {
     const auto warmup_start = std::chrono::steady_clock::now();
     do {
       XJIT_RETURN_IF_ERROR(run());
     } while (elapsed_ms(warmup_start) < static_cast<double>(options.warmup_ms));
-    for (int64_t i = 0; i < options.iterations; ++i) {
+    double timed_ms = 0;
+    while (static_cast<int64_t>(times_ms.size()) < options.iterations ||
+           timed_ms < static_cast<double>(options.min_time_ms)) {
       auto start = std::chrono::steady_clock::now();
       XJIT_RETURN_IF_ERROR(run());
       times_ms.push_back(elapsed_ms(start));
+      timed_ms += times_ms.back();
     }
     return absl::OkStatus();
   };
@@ -1040,7 +1050,7 @@ absl::Status Bench(std::vector<std::string> args) {
   Print(absl::StrFormat(
       "backend: jit (%s)\nkernels: %d\ninterpreted steps: %d\niterations: %d\n"
       "compile ms: %.3f\nrun ms: %.6f\n",
-      report.target, report.kernels.size(), report.interpreted_steps.size(), options.iterations,
+      report.target, report.kernels.size(), report.interpreted_steps.size(), times_ms.size(),
       report.compile_ms, Median(times_ms)));
   return absl::OkStatus();
 }

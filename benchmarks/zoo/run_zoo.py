@@ -3,8 +3,8 @@
 or on issue 26's programs (models/programs/generate.py, --suite programs).
 
   python benchmarks/zoo/run_zoo.py [--suite zoo|programs] [--xjit build/tools/xjit]
-      [--threads 1 2] [--programs NAME ...] [--iterations 5] [--warmup-seconds 1]
-      [--rounds 3] [--work DIR] [--markdown FILE] [--json FILE]
+      [--threads 1 2] [--programs NAME ...] [--iterations 5] [--min-seconds 0.5]
+      [--warmup-seconds 1] [--rounds 3] [--work DIR] [--markdown FILE] [--json FILE]
 
 Needs JAX and the zoo's libraries (the XLA:CPU baseline and the modules);
 without JAX the script says so and exits 0. A row is one program at one
@@ -16,12 +16,13 @@ thread count T. The script
   2. runs --rounds rounds over all rows (round 1 of every row, then round 2,
      ...); a row's round is one fresh XLA:CPU process, then one fresh xjit
      process, both pinned with `taskset -c 0..T-1`:
-     - XLA:CPU: the process's time = the median of --iterations calls of the
-       compiled executable on device-resident inputs (block_until_ready),
-       after --warmup-seconds of untimed calls (at least one);
+     - XLA:CPU: the process's time = the median of at least --iterations
+       calls of the compiled executable on device-resident inputs
+       (block_until_ready), and more until the timed calls add up to
+       --min-seconds, after --warmup-seconds of untimed calls (at least one);
      - xjit: `taskset -c 0..T-1 xjit bench MODULE ARGS --threads T
-       --iterations N --warmup-ms W` (`run ms`: the median after the same
-       warm-up);
+       --iterations N --min-time-ms M --warmup-ms W` (`run ms`: the median
+       of as many runs, after the same warm-up);
   3. takes each side's time as the median of its R per-process medians
      (the mean of the middle two for an even R) and keeps their minimum and
      maximum as the side's spread.
@@ -37,6 +38,12 @@ alternate, so that a slow stretch of the machine hits both alike; a row's
 rounds are a whole round apart (minutes at the zoo's size), so that one
 burst of load, such as another build, falls on one of them, not on all;
 and the median of R processes ignores up to (R-1)/2 slow ones per side.
+Within a process the machine has slow phases of tens of milliseconds, on
+both sides alike (session 19: jraph_gcn, 1.3-1.5 ms a run, had stretches of
+10-30 runs at 1.7-2.8 ms in both XLA:CPU and xjit traces on a quiet
+machine), so a median of 5 runs of a millisecond program sampled one
+moment and decided a row; --min-seconds makes a process's median span
+enough of them.
 The default, 3, is the smallest R for which one slow process cannot set a
 side's time. Each XLA:CPU process imports JAX and compiles the program (3-6
 s for most programs, 12-17 s for flax_mnist_cnn; an xjit process is about
@@ -137,7 +144,7 @@ def xla_worker(opts):
     if time.perf_counter() - start >= opts.warmup_seconds:
       break
   times = []
-  for _ in range(opts.iterations):
+  while len(times) < opts.iterations or sum(times) < opts.min_seconds * 1e3:
     t = time.perf_counter()
     jax.block_until_ready(compiled(*device_args))
     times.append((time.perf_counter() - t) * 1e3)
@@ -150,6 +157,7 @@ def run_xla(name, threads, opts, write):
   """One fresh XLA:CPU process: its median run_ms and its wall time, or an error."""
   cmd = ["taskset", "-c", cpus(threads), sys.executable, os.path.abspath(__file__),
          "--suite", opts.suite, "--worker", name, "--threads", str(threads), "--iterations", str(opts.iterations),
+         "--min-seconds", str(opts.min_seconds),
          "--warmup-seconds", str(opts.warmup_seconds), "--work", opts.work]
   if write:
     cmd.append("--write")
@@ -172,6 +180,7 @@ def run_xjit(name, threads, opts):
   cmd = ["taskset", "-c", cpus(threads), opts.xjit, "bench", os.path.join(d, "module.hlo"),
          *[os.path.join(d, f"arg{i}.npy") for i in range(n_args)],
          "--threads", str(threads), "--iterations", str(opts.iterations),
+         "--min-time-ms", str(int(opts.min_seconds * 1000)),
          "--warmup-ms", str(int(opts.warmup_seconds * 1000))]
   start = time.perf_counter()
   r = subprocess.run(cmd, capture_output=True, text=True)
@@ -314,6 +323,8 @@ def main():
   ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
   ap.add_argument("--programs", nargs="*", default=None)
   ap.add_argument("--iterations", type=int, default=5)
+  ap.add_argument("--min-seconds", type=float, default=0.5,
+                  help="time more runs until they add up to this (default 0.5)")
   ap.add_argument("--warmup-seconds", type=float, default=1.0)
   ap.add_argument("--rounds", type=int, default=3,
                   help="processes per side per program and thread count, alternated (default 3)")
@@ -345,7 +356,7 @@ def main():
   rows = measure(names, library, opts)
   elapsed = time.perf_counter() - start
   load_after = os.getloadavg()
-  method = (f"median of {opts.iterations} runs after {opts.warmup_seconds} s of warm-up per "
+  method = (f"median of {opts.iterations} runs or more (at least {opts.min_seconds} s) after {opts.warmup_seconds} s of warm-up per "
             f"process; {opts.rounds} round(s) over all rows, one XLA:CPU process then one xjit "
             f"process per row and round")
   if opts.rounds > 1:
@@ -379,7 +390,8 @@ def main():
   if opts.json:
     with open(opts.json, "w") as fh:
       json.dump(dict(suite=opts.suite, xjit=opts.xjit, threads=opts.threads,
-                     iterations=opts.iterations, warmup_seconds=opts.warmup_seconds,
+                     iterations=opts.iterations, min_seconds=opts.min_seconds,
+                     warmup_seconds=opts.warmup_seconds,
                      rounds=opts.rounds, load_before=load_before, load_after=load_after,
                      elapsed_s=round(elapsed, 1), rows=rows), fh, indent=1)
       fh.write("\n")

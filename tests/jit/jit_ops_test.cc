@@ -375,20 +375,28 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
       {"u8", "multiply", "1"},      {"s64", "maximum", "-9223372036854775808"},
       {"u16", "or", "0"},           {"pred", "and", "true"},
   };
-  // Operand shape, window.
-  const std::pair<const char*, const char*> shapes[] = {
+  struct Geometry {
+    const char* dims;
+    const char* window;
+    // 300 long: the evaluator folds each window whole, O(n^2) reducer calls
+    // (and so does the scan with a random init), which under the sanitizers
+    // cost ~2 minutes for three seeds of both inits; so one seed, identity
+    // init only (the in-place path it is here for).
+    bool large = false;
+  };
+  const Geometry shapes[] = {
       {"[4,37]", "size=1x37 pad=0_0x36_0"},
       {"[4,37]{0,1}", "size=1x37 pad=0_0x36_0"},
       {"[19,3]", "size=19x1 pad=18_0x0_0"},
       {"[3,5,2]{2,0,1}", "size=1x5x1 pad=0_0x4_0x0_0"},
       {"[2]", "size=2 pad=1_0"},
-      {"[300]", "size=300 pad=299_0"},  // One row: scanned where it lies.
+      {"[300]", "size=300 pad=299_0", true},  // One row: scanned where it lies.
   };
   for (const Case& c : cases) {
     const std::string reducer =
         absl::StrCat("HloModule m\nr {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
                      "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.op, "(a, b)\n}\n");
-    for (const auto& [dims, window] : shapes) {
+    for (const auto& [dims, window, large] : shapes) {
       const std::string shape = absl::StrCat(c.type, dims);
       const std::string with_constant = absl::StrCat(
           reducer, "ENTRY e {\n  x = ", shape, " parameter(0)\n  i = ", c.type, "[] constant(",
@@ -398,7 +406,7 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
           reducer, "ENTRY e {\n  x = ", shape, " parameter(0)\n  i = ", c.type,
           "[] parameter(1)\n  ROOT w = ", shape, " reduce-window(x, i), window={", window,
           "}, to_apply=r\n}\n");
-      for (uint64_t seed = 1; seed <= 3; ++seed) {
+      for (uint64_t seed = 1; seed <= (large ? 1 : 3); ++seed) {
         CompileReport report;
         CheckOptions options;
         options.seed = seed;
@@ -406,7 +414,7 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
         EXPECT_TRUE(MatchesEvaluator(with_constant, options)) << with_constant;
         ASSERT_EQ(report.library_calls.size(), 1u) << with_constant;
         EXPECT_EQ(report.library_calls[0].routine, "cumulative reduce-window");
-        EXPECT_TRUE(MatchesEvaluator(with_parameter, options)) << with_parameter;
+        if (!large) EXPECT_TRUE(MatchesEvaluator(with_parameter, options)) << with_parameter;
       }
     }
   }

@@ -782,6 +782,26 @@ TEST_F(XjitCli, BenchWarmsUpForTheTimeAsked) {
   }
 }
 
+// --min-time-ms goes on timing past --iterations until the timed runs add
+// up to that much, and the count it prints is the runs it timed.
+TEST_F(XjitCli, BenchTimesForTheTimeAsked) {
+  std::string m = Write("add.hlo", kAdd);
+  const std::regex iterations(R"(iterations: (\d+))");
+  for (const char* backend : {"--backend=jit", "--backend=interpreter"}) {
+    SCOPED_TRACE(backend);
+    auto start = std::chrono::steady_clock::now();
+    Result r = Run({"bench", m, backend, "--iterations=2", "--min-time-ms=200"});
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GE(seconds, 0.2);
+    std::smatch count;
+    if (std::string(backend) == "--backend=jit") {
+      ASSERT_TRUE(std::regex_search(r.out, count, iterations)) << r.out;
+      EXPECT_GT(std::stoll(count[1]), 2) << r.out;  // An add takes microseconds.
+    }
+  }
+}
+
 TEST_F(XjitCli, JitCommandErrors) {
   std::string m = Write("add.hlo", kAdd);
   std::string a = Write("a.npy", Npy("<f4", "(2, 3)", F32({1, 2, 3, 4, 5, 6})));
@@ -807,6 +827,7 @@ TEST_F(XjitCli, JitCommandErrors) {
   ExpectUserError(Run({"bench", m, "--iterations", "-1"}), "--iterations needs a positive integer");
   ExpectUserError(Run({"bench", m, "--warmup-ms", "-1"}), "--warmup-ms needs an integer from 0");
   ExpectUserError(Run({"bench", m, "--warmup-ms=soon"}), "--warmup-ms needs an integer from 0");
+  ExpectUserError(Run({"bench", m, "--min-time-ms=-5"}), "--min-time-ms needs an integer from 0");
   ExpectUserError(Run({"bench", m, a, a, a}), "3 .npy arguments given");
   ExpectUserError(Run({"run", m, a, "--isa", "mmx"}), "unknown --isa 'mmx'");
   // Argument mismatches on the jit backend are the same clear errors.
