@@ -105,6 +105,12 @@ void Shapes(benchmark::internal::Benchmark* b) {
   // panel stays in L1, OpenBLAS's packing and fixed costs dominate.
   b->Args({32, 64, 48, 0, 1})->Args({32, 64, 128, 0, 1})->Args({32, 256, 64, 0, 1});
   b->Args({32, 512, 256, 0, 1})->Args({8, 128, 128, 0, 1});
+  // Many rows over a short K: attention's Q K^T over one head (NN, or NT
+  // on transposed panels of B), an input projection of few features.
+  for (int64_t k : {8, 16, 32}) b->Args({128, 128, k, 0, 1})->Args({128, 128, k, 1, 1});
+  b->Args({512, 512, 16, 0, 1})->Args({512, 512, 16, 1, 1})->Args({2048, 64, 16, 0, 1});
+  // An outer product (per-example gradients of a dense layer).
+  b->Args({256, 512, 1, 0, 1});
 }
 
 // The step's GEMMs on two threads each, in wall time.

@@ -25,6 +25,15 @@ namespace xjit::runtime::blas {
 
 namespace {
 
+// NT products with K up to this run on transposed panels of B (RunPanels).
+constexpr int64_t kShortK = 32;
+// NN and TN products of more rows than this, over K up to kPanelMaxK, whose
+// rows of B lie at least kPanelMinLdb floats apart, run on panels of B too
+// (RunPanels).
+constexpr int64_t kPanelMinRows = 6;
+constexpr int64_t kPanelMinLdb = 512;
+constexpr int64_t kPanelMaxK = 256;
+
 #if XJIT_SMALL_GEMM_X86
 
 // NN tiles: up to kRows rows of C by up to kVectors vectors of 16 columns.
@@ -100,18 +109,22 @@ constexpr std::array<std::array<TileNNFn, kVectors>, kRows> TileNNTable(
 }
 constexpr auto kTilesNN = TileNNTable(std::make_index_sequence<kRows>());
 
-// Columns [begin, end) of C: blocks of 64 columns, rows in tiles of 6 under
-// each (the block's panel of B stays in cache across them).
+// Columns [j0, j0 + columns) of C (at most kBlockColumns), every row tile
+// of 6 (the block's panel of B stays in cache across them).
+void RunNNBlock(const SmallGemmArgs& g, int64_t j0, int64_t columns) {
+  const int vectors = static_cast<int>((columns + 15) / 16);
+  const int tail = static_cast<int>(columns - 16 * (vectors - 1));
+  const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
+  for (int64_t i0 = 0; i0 < g.m; i0 += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, g.m - i0));
+    kTilesNN[rows - 1][vectors - 1](g, i0, j0, last);
+  }
+}
+
+// Columns [begin, end) of C: blocks of 64 columns.
 void RunNN(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   for (int64_t j0 = begin; j0 < end; j0 += kBlockColumns) {
-    const int64_t columns = std::min(kBlockColumns, end - j0);
-    const int vectors = static_cast<int>((columns + 15) / 16);
-    const int tail = static_cast<int>(columns - 16 * (vectors - 1));
-    const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
-    for (int64_t i0 = 0; i0 < g.m; i0 += kRows) {
-      const int rows = static_cast<int>(std::min<int64_t>(kRows, g.m - i0));
-      kTilesNN[rows - 1][vectors - 1](g, i0, j0, last);
-    }
+    RunNNBlock(g, j0, std::min(kBlockColumns, end - j0));
   }
 }
 
@@ -274,16 +287,18 @@ constexpr std::array<std::array<TileNN2Fn, kVectors2>, kRows2> TileNN2Table(
 }
 constexpr auto kTilesNN2 = TileNN2Table(std::make_index_sequence<kRows2>());
 
-__attribute__((target("avx2,fma"))) void RunNN2(const SmallGemmArgs& g, int64_t begin,
-                                                int64_t end) {
+void RunNNBlock2(const SmallGemmArgs& g, int64_t j0, int64_t columns) {
+  const int vectors = static_cast<int>((columns + 7) / 8);
+  const int last_columns = static_cast<int>(columns - 8 * (vectors - 1));
+  for (int64_t i0 = 0; i0 < g.m; i0 += kRows2) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows2, g.m - i0));
+    kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last_columns);
+  }
+}
+
+void RunNN2(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   for (int64_t j0 = begin; j0 < end; j0 += kBlockColumns2) {
-    const int64_t columns = std::min(kBlockColumns2, end - j0);
-    const int vectors = static_cast<int>((columns + 7) / 8);
-    const int last_columns = static_cast<int>(columns - 8 * (vectors - 1));
-    for (int64_t i0 = 0; i0 < g.m; i0 += kRows2) {
-      const int rows = static_cast<int>(std::min<int64_t>(kRows2, g.m - i0));
-      kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last_columns);
-    }
+    RunNNBlock2(g, j0, std::min(kBlockColumns2, end - j0));
   }
 }
 
@@ -354,7 +369,61 @@ void RunNT2(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   }
 }
 
+// C's columns [begin, end) by blocks, each on a panel: the block's columns
+// of B copied to a dense [K, block] buffer on the stack (at most
+// kPanelMaxK x 64 floats, 64 KB), then every row tile on it. Two cases:
+//   - NN and TN: rows of B lie ldb apart, and where that is a multiple of
+//     4 KiB or near it (a [32,1024] B: 4 KiB) the block's K rows fall in
+//     the same few L1 sets and every tile rereads them from L2 (the
+//     TN weight-gradient shape [128,32] x [32,1024] ran at 20 GFLOP/s on
+//     Zen 3 against OpenBLAS's 56). A dense panel is one stretch of cache.
+//   - NT over a short K (kShortK at most: attention's Q K^T over a head of
+//     8-32): a dot product of so few lanes is mostly its final sum across
+//     lanes, so the block's rows of B are copied transposed and the NN
+//     tiles run on them.
+// Each element is one sum over K in order, as without the panel, so the
+// bits are those of the unpacked NN tiles.
+void RunPanels(const SmallGemmArgs& g, int64_t begin, int64_t end, bool avx512) {
+  const int64_t block = avx512 ? kBlockColumns : kBlockColumns2;
+  alignas(64) float panel[kPanelMaxK * kBlockColumns];
+  SmallGemmArgs p = g;
+  p.b = panel;
+  p.ldb = block;
+  p.b_transposed = false;
+  for (int64_t j0 = begin; j0 < end; j0 += block) {
+    const int64_t columns = std::min(block, end - j0);
+    if (g.b_transposed) {
+      for (int64_t j = 0; j < columns; ++j) {
+        const float* row = g.b + (j0 + j) * g.ldb;
+        for (int64_t kk = 0; kk < g.k; ++kk) panel[kk * block + j] = row[kk];
+      }
+    } else {
+      // A loop, not memcpy: a call per row of 24 floats cost more than
+      // the copy.
+      for (int64_t kk = 0; kk < g.k; ++kk) {
+        const float* row = g.b + kk * g.ldb + j0;
+        float* to = panel + kk * block;
+        for (int64_t j = 0; j < columns; ++j) to[j] = row[j];
+      }
+    }
+    p.c = g.c + j0;
+    avx512 ? RunNNBlock(p, 0, columns) : RunNNBlock2(p, 0, columns);
+  }
+}
+
 #endif  // XJIT_SMALL_GEMM_X86
+
+// Whether an NT product runs on transposed panels of B (RunPanels).
+bool ShortNT(const SmallGemmArgs& args) { return args.b_transposed && args.k <= kShortK; }
+
+// Whether a product runs on panels (RunPanels): a short NT; NN and TN whose
+// rows of B lie far apart, with more than one tile of rows to reuse the
+// copy, over a K the panel holds. (Rows of B closer together share no L1
+// sets: a panel only added its copy, 3.3 -> 4.2 us for [32,48] x [48,64].)
+bool OnPanels(const SmallGemmArgs& args) {
+  return ShortNT(args) || (!args.b_transposed && args.ldb >= kPanelMinLdb &&
+                           args.m > kPanelMinRows && args.k <= kPanelMaxK);
+}
 
 }  // namespace
 
@@ -362,13 +431,20 @@ bool SmallGemmAvailable() { return CurrentKernelIsa() != KernelIsa::kNone; }
 
 bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   if (!SmallGemmAvailable() || args.m < 1 || args.n < 1 || args.k < 1) return false;
+  // A short K: any number of rows (OpenBLAS packs both operands and
+  // zeroes C first; with K of 8 that is most of its time).
+  if (ShortNT(args)) return true;
   // At 64 rows OpenBLAS was faster in both forms (its packing pays off).
   if (args.b_transposed) {
     return args.a_col_stride == 1 && args.m <= 32 && args.n >= 16 && args.k >= 64;
   }
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
-  // as fast as OpenBLAS on one thread, faster on two.
-  const bool shape = args.n >= 64 && (args.m <= 32 || (threads > 1 && args.k <= 64));
+  // as fast as OpenBLAS on one thread, faster on two; over K up to kShortK
+  // faster on one too (OpenBLAS zeroes C before it adds the product: with K
+  // 8, attention's Q K^T over 128 x 128 per head, that pass took as long as
+  // the product).
+  const bool shape =
+      args.n >= 64 && (args.m <= 32 || args.k <= kShortK || (threads > 1 && args.k <= 64));
   // The AVX2 NN tiles ran 63-84 GFLOP/s on one Zen 3 core while B is at
   // most 256 KB ([32,48] x [48,64]: 72 against OpenBLAS's 56; [32,64] x
   // [64,256]: 73 against 64), but about 35 against OpenBLAS's 40-65 with a
@@ -385,14 +461,17 @@ bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
 void SmallGemm(const SmallGemmArgs& args, int threads) {
 #if XJIT_SMALL_GEMM_X86
   const bool avx512 = CurrentKernelIsa() == KernelIsa::kAvx512;
-  const int64_t unit = args.b_transposed ? (avx512 ? kDotColumns : kDotColumns2)
-                                         : (avx512 ? kBlockColumns : kBlockColumns2);
+  const bool panels = OnPanels(args);
+  const int64_t unit = args.b_transposed && !panels ? (avx512 ? kDotColumns : kDotColumns2)
+                                                    : (avx512 ? kBlockColumns : kBlockColumns2);
   const int64_t units = (args.n + unit - 1) / unit;
   const int64_t product = args.m * args.n * args.k;
   const int64_t chunks =
       product >= kParallelMinProduct ? std::min<int64_t>(std::max(threads, 1), units) : 1;
   const auto run = [&](int64_t begin, int64_t end) {
-    if (args.b_transposed) {
+    if (panels) {
+      RunPanels(args, begin, end, avx512);
+    } else if (args.b_transposed) {
       avx512 ? RunNT(args, begin, end) : RunNT2(args, begin, end);
     } else {
       avx512 ? RunNN(args, begin, end) : RunNN2(args, begin, end);

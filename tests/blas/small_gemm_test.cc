@@ -102,18 +102,63 @@ TEST_P(SmallGemmIsa, MatchesDoubleLoop) {
   }
 }
 
+// Many rows over a short K, as attention's Q K^T over one head: NN and TN
+// on the NN tiles, NT on transposed panels of B (K up to 32), on any row
+// count and block edge.
+TEST_P(SmallGemmIsa, ShortKOverManyRows) {
+  uint64_t seed = 100;
+  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
+    for (int64_t m : {33, 128}) {
+      for (int64_t n : {1, 23, 24, 25, 64, 65, 130}) {
+        for (int64_t k : {1, 8, 31, 32}) {
+          Buffers x = Make(form, m, n, k, seed++);
+          SmallGemm(x.args, 1);
+          ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
+                                        " k ", k));
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// NN and TN with rows of B 512 floats apart or more and more than one tile
+// of rows run on dense copies of B's column blocks (panels), over K up to
+// 256 (257: without): every block edge, one tile and a half of rows.
+TEST_P(SmallGemmIsa, PanelsOfFarApartRowsOfB) {
+  uint64_t seed = 200;
+  for (Form form : {Form::kNN, Form::kTN}) {
+    for (int64_t m : {7, 33}) {
+      for (int64_t n : {509, 600}) {
+        for (int64_t k : {1, 255, 256, 257}) {
+          Buffers x = Make(form, m, n, k, seed++);
+          SmallGemm(x.args, 1);
+          ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
+                                        " k ", k));
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 // Large enough to split: the columns are divided, each element's sum is
 // the same, so the bits are too.
 TEST_P(SmallGemmIsa, SameBitsOnTwoThreads) {
   for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
-    const int64_t m = 32, n = form == Form::kNT ? 257 : 1000, k = form == Form::kNT ? 300 : 70;
-    Buffers one = Make(form, m, n, k, 5);
-    Buffers two = Make(form, m, n, k, 5);
-    SmallGemm(one.args, 1);
-    SmallGemm(two.args, 2);
-    ExpectProduct(two, absl::StrCat("form ", static_cast<int>(form), " on 2 threads"));
-    EXPECT_EQ(std::memcmp(one.c.data(), two.c.data(), one.c.size() * sizeof(float)), 0)
-        << "form " << static_cast<int>(form);
+    // The second of each: NT over a short K, on panels.
+    for (const auto& [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{32, form == Form::kNT ? 257 : 1000,
+                                                form == Form::kNT ? 300 : 70},
+          std::tuple<int64_t, int64_t, int64_t>{512, 1000, 16}}) {
+      Buffers one = Make(form, m, n, k, 5);
+      Buffers two = Make(form, m, n, k, 5);
+      SmallGemm(one.args, 1);
+      SmallGemm(two.args, 2);
+      ExpectProduct(two, absl::StrCat("form ", static_cast<int>(form), " k ", k, " on 2 threads"));
+      EXPECT_EQ(std::memcmp(one.c.data(), two.c.data(), one.c.size() * sizeof(float)), 0)
+          << "form " << static_cast<int>(form) << " k " << k;
+    }
   }
 }
 
@@ -157,17 +202,22 @@ TEST_P(SmallGemmIsa, NanAndInfinity) {
   }
 }
 
-// The shape rule per ISA: NT (few rows, long K) on any thread count; NN and
-// TN on any thread count with AVX-512F, with AVX2 on one thread only while
-// B is at most 256 KB.
+// The shape rule per ISA: NT (few rows, long K; or a short K) on any thread
+// count; NN and TN on any thread count with AVX-512F, with AVX2 on one
+// thread only while B is at most 256 KB.
 TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   const bool avx512 = GetParam() == KernelIsa::kAvx512;
   Buffers x = Make(Form::kNN, 32, 1024, 256, 1);
   EXPECT_EQ(PreferSmallGemm(x.args, 1), avx512);
   EXPECT_TRUE(PreferSmallGemm(x.args, 2));
+  // A weight gradient (a short K: on panels of B, faster than OpenBLAS).
   Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
-  EXPECT_FALSE(PreferSmallGemm(w.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(w.args, 1));
   EXPECT_TRUE(PreferSmallGemm(w.args, 2));
+  // Many rows over a K of 64: OpenBLAS's on one thread.
+  Buffers l = Make(Form::kNN, 128, 1024, 64, 1);
+  EXPECT_FALSE(PreferSmallGemm(l.args, 1));
+  EXPECT_TRUE(PreferSmallGemm(l.args, 2));
   // A small B (an LSTM cell's [32,48] x [48,64]) on any thread count.
   Buffers s = Make(Form::kNN, 32, 64, 48, 1);
   EXPECT_TRUE(PreferSmallGemm(s.args, 1));
@@ -175,6 +225,13 @@ TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_TRUE(PreferSmallGemm(t.args, 1));
   EXPECT_TRUE(PreferSmallGemm(t.args, 2));
+  // Attention's Q K^T over a head of 8, either form, on any thread count
+  // (the same kernel, so the same bits, at 1 and 2 threads).
+  for (Form form : {Form::kNN, Form::kNT}) {
+    Buffers q = Make(form, 128, 128, 8, 1);
+    EXPECT_TRUE(PreferSmallGemm(q.args, 1));
+    EXPECT_TRUE(PreferSmallGemm(q.args, 2));
+  }
 }
 
 // The shape rule: few rows and enough columns (NT: enough K, and A with
@@ -184,10 +241,13 @@ TEST(SmallGemm, PreferredShapes) {
   EXPECT_EQ(PreferSmallGemm(x.args), CurrentKernelIsa() == KernelIsa::kAvx512);
   x.args.m = 256;
   EXPECT_FALSE(PreferSmallGemm(x.args));
-  // A weight gradient's shape: OpenBLAS's on one thread, SmallGemm's on two.
-  Buffers w = Make(Form::kTN, 128, 1024, 32, 1);
+  // Many rows over K 64: OpenBLAS's on one thread, SmallGemm's on two; over
+  // a short K (a weight gradient's shape) SmallGemm's on both.
+  Buffers w = Make(Form::kTN, 128, 1024, 64, 1);
   EXPECT_FALSE(PreferSmallGemm(w.args, 1));
   EXPECT_EQ(PreferSmallGemm(w.args, 2), SmallGemmAvailable());
+  w.args.k = 32;
+  EXPECT_EQ(PreferSmallGemm(w.args, 1), SmallGemmAvailable());
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_EQ(PreferSmallGemm(t.args), SmallGemmAvailable());
   t.args.a_col_stride = 2;
