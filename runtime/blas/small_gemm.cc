@@ -34,6 +34,9 @@ constexpr int64_t kPanelMinRows = 6;
 constexpr int64_t kPanelMinLdb = 512;
 constexpr int64_t kPanelMaxK = 256;
 
+// Whether an NT product runs on transposed panels of B (RunPanels).
+bool ShortNT(const SmallGemmArgs& args) { return args.b_transposed && args.k <= kShortK; }
+
 #if XJIT_SMALL_GEMM_X86
 
 // NN tiles: up to kRows rows of C by up to kVectors vectors of 16 columns.
@@ -369,6 +372,15 @@ void RunNT2(const SmallGemmArgs& g, int64_t begin, int64_t end) {
   }
 }
 
+// Whether a product runs on panels (RunPanels): a short NT; NN and TN whose
+// rows of B lie far apart, with more than one tile of rows to reuse the
+// copy, over a K the panel holds. (Rows of B closer together share no L1
+// sets: a panel only added its copy, 3.3 -> 4.2 us for [32,48] x [48,64].)
+bool OnPanels(const SmallGemmArgs& args) {
+  return ShortNT(args) || (!args.b_transposed && args.ldb >= kPanelMinLdb &&
+                           args.m > kPanelMinRows && args.k <= kPanelMaxK);
+}
+
 // C's columns [begin, end) by blocks, each on a panel: the block's columns
 // of B copied to a dense [K, block] buffer on the stack (at most
 // kPanelMaxK x 64 floats, 64 KB), then every row tile on it. Two cases:
@@ -412,18 +424,6 @@ void RunPanels(const SmallGemmArgs& g, int64_t begin, int64_t end, bool avx512) 
 }
 
 #endif  // XJIT_SMALL_GEMM_X86
-
-// Whether an NT product runs on transposed panels of B (RunPanels).
-bool ShortNT(const SmallGemmArgs& args) { return args.b_transposed && args.k <= kShortK; }
-
-// Whether a product runs on panels (RunPanels): a short NT; NN and TN whose
-// rows of B lie far apart, with more than one tile of rows to reuse the
-// copy, over a K the panel holds. (Rows of B closer together share no L1
-// sets: a panel only added its copy, 3.3 -> 4.2 us for [32,48] x [48,64].)
-bool OnPanels(const SmallGemmArgs& args) {
-  return ShortNT(args) || (!args.b_transposed && args.ldb >= kPanelMinLdb &&
-                           args.m > kPanelMinRows && args.k <= kPanelMaxK);
-}
 
 }  // namespace
 
