@@ -179,6 +179,16 @@ const ModelCase kZoo[] = {
     {"attention_variants", 1e-5, {}},
     {"embedding_bag", 1e-5, {}},
     {"topk_label_smoothing", 1e-5, {}},
+    // Scientific code (session 19).
+    {"diffrax_robertson_kvaerno5", 1e-5, {}},
+    {"gamma_mle_newton", 1e-5, {}},
+    {"gp_marginal_likelihood", 1e-5, {}},
+    {"linalg_decompositions", 1e-5, {}},
+    {"optax_lbfgs", 1e-5, {}},
+    {"nbody_leapfrog", 1e-5, {}},
+    {"kalman_rts", 1e-5, {}},
+    {"linear_recurrence_scan", 1e-5, {}},
+    {"krylov_poisson", 1e-5, {}},
 };
 
 enum class Backend { kJit, kInterpreter };
