@@ -7,7 +7,11 @@ run: layers and example models of Flax (linen and nnx), Equinox and Haiku,
 Optax optimisers, Jraph graph networks, NumPyro and BlackJAX samplers,
 Optimistix and Lineax solvers, and JAX idioms (per-example gradients, roll and
 pad stencils, cumulative reductions, FFTs, random sampling, masking, einsums,
-convolutions of every kind, pooling, attention variants, embedding bags).
+convolutions of every kind, pooling, attention variants, embedding bags),
+and, since session 19, scientific code: a stiff diffrax ODE solve, Gamma
+fits by Newton's method on special functions, Gaussian-process likelihoods,
+jnp.linalg's decompositions, optax.lbfgs, an N-body simulation, a Kalman
+smoother, an associative-scan recurrence and Krylov solvers.
 
 For each program this script writes, under OUT/NAME/, the files of
 models/programs/generate.py:
@@ -1194,6 +1198,325 @@ def topk_label_smoothing(size):
     return vals, idx, top5, ce, picked
 
   return f, (logits, labels)
+
+
+# =========================================================== Scientific code (session 19)
+@program("diffrax")
+def diffrax_robertson_kvaerno5(size):
+  """Robertson's stiff chemical kinetics (three species; rate constants 0.04,
+  3e7 and 1e4, the first and last scaled per batch element) solved by
+  diffrax.diffeqsolve with the implicit Kvaerno5 (an ESDIRK method: chord
+  iterations with an LU solve per stage) and a PIDController, SaveAt at
+  log-spaced times, vmapped over the batch of rate constants."""
+  jax = _jax()
+  jnp = jax.numpy
+  import diffrax
+  b = _sz(size, 2, 16)
+  scales = np.linspace(0.5, 1.5, b).astype(np.float32)
+  ts = np.logspace(-2, 2, 9).astype(np.float32)
+
+  def rhs(t, y, k):
+    k1, k2, k3 = 0.04 * k, 3e7, 1e4 * k
+    y1, y2, y3 = y[0], y[1], y[2]
+    return jnp.stack([-k1 * y1 + k3 * y2 * y3,
+                      k1 * y1 - k3 * y2 * y3 - k2 * y2 ** 2,
+                      k2 * y2 ** 2])
+
+  def solve(y0, scales, ts):
+    def one(k):
+      sol = diffrax.diffeqsolve(
+          diffrax.ODETerm(rhs), diffrax.Kvaerno5(), t0=0.0, t1=100.0, dt0=1e-4, y0=y0, args=k,
+          saveat=diffrax.SaveAt(ts=ts),
+          stepsize_controller=diffrax.PIDController(rtol=1e-3, atol=1e-6), max_steps=4096)
+      return sol.ys
+    return jax.vmap(one)(scales)
+
+  return solve, (np.array([1.0, 0.0, 0.0], np.float32), scales, ts)
+
+
+@program("jax")
+def gamma_mle_newton(size):
+  """Maximum-likelihood fits of Gamma distributions, vmapped over datasets:
+  Newton's method on the shape (Minka's update with jax.scipy.special's
+  digamma and polygamma) in a while_loop until the relative step is small,
+  then each fit's log-likelihood (jax.scipy.stats.gamma.logpdf: gammaln) and
+  its CDF at the sample median (gamma.cdf: the regularised incomplete gamma
+  function)."""
+  jax = _jax()
+  jnp = jax.numpy
+  from jax.scipy import special, stats
+  sets, n = _sz(size, (3, 32), (256, 2048))
+  rng = np.random.default_rng(51)
+  shapes = rng.uniform(0.5, 5.0, sets)
+  x = rng.gamma(shapes[:, None], 2.0, (sets, n)).astype(np.float32)
+
+  def fit(x):
+    mean, mlog = jnp.mean(x), jnp.mean(jnp.log(x))
+    s = jnp.log(mean) - mlog
+    a0 = (3 - s + jnp.sqrt((s - 3) ** 2 + 24 * s)) / (12 * s)
+
+    def newton(carry):
+      a, _, i = carry
+      num = mlog - jnp.log(mean) + jnp.log(a) - special.digamma(a)
+      den = a * a * (1 / a - special.polygamma(1, a))
+      a_new = 1 / (1 / a + num / den)
+      return a_new, jnp.abs(a_new - a) / a, i + 1
+
+    def go_on(carry):
+      _, step, i = carry
+      return (step > 1e-4) & (i < 50)
+
+    a, _, iters = jax.lax.while_loop(go_on, newton, (a0, jnp.float32(1.0), 0))
+    scale = mean / a
+    ll = jnp.sum(stats.gamma.logpdf(x, a, scale=scale))
+    return a, scale, ll, stats.gamma.cdf(jnp.median(x), a, scale=scale), iters
+
+  return jax.vmap(fit), (x,)
+
+
+@program("jax")
+def gp_marginal_likelihood(size):
+  """Gaussian-process regression with an RBF kernel: the negative log
+  marginal likelihood and its gradient with respect to the log
+  hyperparameters (jax.scipy.linalg.cho_factor / cho_solve, the
+  log-determinant from the Cholesky diagonal), the posterior mean and
+  variance at test points (solve_triangular), and jnp.linalg.slogdet of the
+  kernel matrix."""
+  jax = _jax()
+  jnp = jax.numpy
+  from jax.scipy import linalg as sl
+  n, m, d = _sz(size, (16, 6, 2), (512, 128, 4))
+  rng = np.random.default_rng(52)
+  x = rng.uniform(-2, 2, (n, d)).astype(np.float32)
+  y = (np.sin(x.sum(1)) + 0.1 * rng.standard_normal(n)).astype(np.float32)
+  xs = rng.uniform(-2, 2, (m, d)).astype(np.float32)
+  log_params = np.log(np.array([1.0, 1.0, 0.1], np.float32))
+
+  def kernel(a, b, lp):
+    d2 = jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
+    return jnp.exp(lp[1]) * jnp.exp(-0.5 * d2 / jnp.exp(2 * lp[0]))
+
+  def gram(lp, x):
+    return kernel(x, x, lp) + jnp.exp(lp[2]) * jnp.eye(x.shape[0])
+
+  def f(lp, x, y, xs):
+    def nlml(lp):
+      c = sl.cho_factor(gram(lp, x), lower=True)
+      alpha = sl.cho_solve(c, y)
+      return (0.5 * y @ alpha + jnp.sum(jnp.log(jnp.diag(c[0])))
+              + 0.5 * x.shape[0] * jnp.log(2 * jnp.pi))
+    value, grad = jax.value_and_grad(nlml)(lp)
+    k = gram(lp, x)
+    chol = jnp.linalg.cholesky(k)
+    ks = kernel(xs, x, lp)
+    mean = ks @ sl.cho_solve((chol, True), y)
+    v = sl.solve_triangular(chol, ks.T, lower=True)
+    var = jnp.exp(lp[1]) - jnp.sum(v ** 2, axis=0)
+    return value, grad, mean, var, jnp.linalg.slogdet(k)[1]
+
+  return f, (log_params, x, y, xs)
+
+
+@program("jax")
+def linalg_decompositions(size):
+  """jnp.linalg's decompositions of moderate matrices, as sign-free
+  quantities: eigh of a symmetric positive definite matrix (eigenvalues and
+  the matrix square root V sqrt(w) V^T), svd (singular values, and the
+  projector U U^T of the thin factorisation), pinv and lstsq of a tall
+  matrix (jaxlib's syevd and gesdd LAPACK calls)."""
+  jax = _jax()
+  jnp = jax.numpy
+  n, m, k = _sz(size, (8, 12, 6), (256, 384, 192))
+  rng = np.random.default_rng(53)
+  g = _normal(rng, (n, n))
+  a = (g @ g.T / n + np.eye(n)).astype(np.float32)
+  bm = _normal(rng, (m, k))
+  c = _normal(rng, (m,))
+
+  def f(a, bm, c):
+    w, v = jnp.linalg.eigh(a)
+    sqrt_a = (v * jnp.sqrt(w)) @ v.T
+    u, s, _ = jnp.linalg.svd(bm, full_matrices=False)
+    x, _, rank, _ = jnp.linalg.lstsq(bm, c)
+    return w, sqrt_a, s, u @ u.T, jnp.linalg.pinv(bm), x, rank
+
+  return f, (a, bm, c)
+
+
+@program("optax")
+def optax_lbfgs(size):
+  """optax.lbfgs (memory 10, its zoom line search: a while loop inside the
+  step) minimising an L2-regularised logistic regression loss in a
+  lax.while_loop until the gradient norm is below 1e-4 or 100 iterations,
+  the loop optax's documentation writes (optax.value_and_grad_from_state,
+  optax.tree.get)."""
+  jax = _jax()
+  jnp = jax.numpy
+  import optax
+  n, d = _sz(size, (32, 8), (4096, 256))
+  rng = np.random.default_rng(54)
+  x = _normal(rng, (n, d))
+  w_true = _normal(rng, (d,))
+  labels = (rng.random(n) < 1 / (1 + np.exp(-x @ w_true))).astype(np.float32)
+
+  def run(w0, x, labels):
+    def loss(w):
+      return (jnp.mean(optax.sigmoid_binary_cross_entropy(x @ w, labels))
+              + 0.5e-2 * jnp.sum(w * w))
+    opt = optax.lbfgs()
+    value_and_grad = optax.value_and_grad_from_state(loss)
+
+    def step(carry):
+      w, state = carry
+      value, grad = value_and_grad(w, state=state)
+      updates, state = opt.update(grad, state, w, value=value, grad=grad, value_fn=loss)
+      return optax.apply_updates(w, updates), state
+
+    def go_on(carry):
+      _, state = carry
+      count = optax.tree.get(state, "count")
+      return (count == 0) | ((count < 100) & (optax.tree.norm(optax.tree.get(state, "grad"))
+                                              >= 1e-4))
+
+    w, state = jax.lax.while_loop(go_on, step, (w0, opt.init(w0)))
+    return w, loss(w), optax.tree.get(state, "count")
+
+  return run, (np.zeros(d, np.float32), x, labels)
+
+
+@program("jax")
+def nbody_leapfrog(size):
+  """A gravitational N-body simulation: pairwise softened forces
+  (broadcast differences over all pairs), kick-drift-kick leapfrog steps in
+  fori_loop, then the total energy (kinetic plus pairwise potential with the
+  diagonal masked)."""
+  jax = _jax()
+  jnp = jax.numpy
+  n, steps = _sz(size, (8, 10), (256, 40))
+  rng = np.random.default_rng(55)
+  pos = _normal(rng, (n, 3))
+  vel = _normal(rng, (n, 3), 0.1)
+  mass = rng.uniform(0.5, 1.5, n).astype(np.float32) / n
+
+  def f(pos, vel, mass):
+    eps2, dt = 1e-2, 1e-2
+
+    def accel(x):
+      d = x[None, :, :] - x[:, None, :]
+      inv3 = mass[None, :] * (jnp.sum(d * d, axis=-1) + eps2) ** -1.5
+      return jnp.sum(d * inv3[..., None], axis=1)
+
+    def step(_, s):
+      x, v = s
+      v = v + 0.5 * dt * accel(x)
+      x = x + dt * v
+      return x, v + 0.5 * dt * accel(x)
+
+    x, v = jax.lax.fori_loop(0, steps, step, (pos, vel))
+    r = jnp.sqrt(jnp.sum((x[None] - x[:, None]) ** 2, axis=-1) + eps2)
+    pot = jnp.where(jnp.eye(n, dtype=bool), 0.0, mass[:, None] * mass[None, :] / r)
+    return x, v, 0.5 * jnp.sum(mass[:, None] * v * v) - 0.5 * jnp.sum(pot)
+
+  return f, (pos, vel, mass)
+
+
+@program("jax")
+def kalman_rts(size):
+  """A Kalman filter and Rauch-Tung-Striebel smoother for a 2-D
+  constant-velocity model (state 4, observations 2), as lax.scan forward
+  and a reversed lax.scan back over small matrices: jnp.linalg.solve and
+  slogdet (jaxlib's getrf) in every step, the log-likelihood, the filtered
+  and smoothed means and covariances."""
+  jax = _jax()
+  jnp = jax.numpy
+  steps = _sz(size, 12, 1000)
+  rng = np.random.default_rng(56)
+  dt = 0.1
+  F = np.eye(4, dtype=np.float32)
+  F[0, 2] = F[1, 3] = dt
+  H = np.eye(2, 4, dtype=np.float32)
+  Q = (0.01 * np.eye(4)).astype(np.float32)
+  R = (0.1 * np.eye(2)).astype(np.float32)
+  truth = np.cumsum(np.tile([[0.3, -0.2]], (steps, 1)) * dt, axis=0)
+  ys = (truth + 0.3 * rng.standard_normal((steps, 2))).astype(np.float32)
+
+  def f(ys, F, H, Q, R):
+    def filt(carry, y):
+      m, P, ll = carry
+      mp, Pp = F @ m, F @ P @ F.T + Q
+      S = H @ Pp @ H.T + R
+      K = jnp.linalg.solve(S, H @ Pp).T
+      r = y - H @ mp
+      ll = ll - 0.5 * (r @ jnp.linalg.solve(S, r) + jnp.linalg.slogdet(S)[1]
+                       + 2 * jnp.log(2 * jnp.pi))
+      return (mp + K @ r, Pp - K @ S @ K.T, ll), (mp + K @ r, Pp - K @ S @ K.T, mp, Pp)
+
+    init = (jnp.zeros(4), jnp.eye(4), jnp.float32(0.0))
+    (_, _, ll), (ms, Ps, mps, Pps) = jax.lax.scan(filt, init, ys)
+
+    def smooth(carry, inp):
+      m_next, P_next = carry
+      m, P, mp, Pp = inp
+      G = jnp.linalg.solve(Pp, F @ P).T
+      m_s, P_s = m + G @ (m_next - mp), P + G @ (P_next - Pp) @ G.T
+      return (m_s, P_s), (m_s, P_s)
+
+    _, (msm, Psm) = jax.lax.scan(smooth, (ms[-1], Ps[-1]),
+                                 (ms[:-1], Ps[:-1], mps[1:], Pps[1:]), reverse=True)
+    return ll, ms, Ps, msm, Psm
+
+  return f, (ys, F, H, Q, R)
+
+
+@program("jax")
+def linear_recurrence_scan(size):
+  """A diagonal linear recurrence h_t = a_t h_{t-1} + b_t (the core of
+  linear RNNs and state-space models) by lax.associative_scan, resampled at
+  irregular times with jnp.interp and jnp.searchsorted, and its integral by
+  a cumulative trapezoid rule."""
+  jax = _jax()
+  jnp = jax.numpy
+  t_len, d, m = _sz(size, (32, 4, 20), (1 << 16, 16, 4096))
+  rng = np.random.default_rng(57)
+  a = rng.uniform(0.9, 0.999, (t_len, d)).astype(np.float32)
+  b = _normal(rng, (t_len, d), 0.1)
+  t = np.cumsum(rng.uniform(0.5, 1.5, t_len)).astype(np.float32)
+  tq = np.sort(rng.uniform(t[0], t[-1], m)).astype(np.float32)
+
+  def f(a, b, t, tq):
+    def combine(x, y):
+      return x[0] * y[0], y[0] * x[1] + y[1]
+    _, h = jax.lax.associative_scan(combine, (a, b))
+    hq = jax.vmap(lambda col: jnp.interp(tq, t, col), in_axes=1, out_axes=1)(h)
+    integral = jnp.cumsum(0.5 * (h[1:] + h[:-1]) * jnp.diff(t)[:, None], axis=0)
+    return h, hq, jnp.searchsorted(t, tq).astype(jnp.int32), integral
+
+  return f, (a, b, t, tq)
+
+
+@program("jax")
+def krylov_poisson(size):
+  """jax.scipy.sparse.linalg on a matrix-free 2-D Poisson operator with a
+  shift (5-point stencil with zero Dirichlet boundaries by jnp.pad): GMRES
+  restarted every 20 (the batched Arnoldi with its least-squares solve, and
+  the incremental one with Givens rotations and solve_triangular) and
+  BiCGSTAB, each a while loop until the residual tolerance."""
+  jax = _jax()
+  jnp = jax.numpy
+  from jax.scipy.sparse import linalg as sla
+  n = _sz(size, 8, 96)
+  rhs = _normal(np.random.default_rng(58), (n, n))
+
+  def f(rhs, shift):
+    def op(u):
+      p = jnp.pad(u, 1)
+      return (4 + shift) * u - p[:-2, 1:-1] - p[2:, 1:-1] - p[1:-1, :-2] - p[1:-1, 2:]
+    x1, _ = sla.gmres(op, rhs, tol=1e-5, restart=20, maxiter=50, solve_method="batched")
+    x2, _ = sla.gmres(op, rhs, tol=1e-5, restart=20, maxiter=50, solve_method="incremental")
+    x3, _ = sla.bicgstab(op, rhs, tol=1e-5, maxiter=500)
+    return x1, x2, x3
+
+  return f, (rhs, np.float32(0.5))
 
 
 def count_instructions(text):
