@@ -38,6 +38,10 @@
 //    An expensive producer is never fused into a consumer that iterates over
 //    more elements than the producer has (a broadcast would recompute it per
 //    copy).
+//    No producer joins where the kernel would then evaluate one value more
+//    than max_index_evaluations times per element it writes (a value read
+//    through several index maps is computed once per map, and maps multiply
+//    down chains: IndexEvaluations below), nor a consumer already past that.
 //    A body never computes one value twice: after each step (and each
 //    sibling merge, rule 4), an instruction identical to an earlier one of
 //    the body is replaced by it (MergeDuplicatesInBody). Duplicating a
@@ -119,6 +123,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -342,6 +347,129 @@ int64_t IterationElements(const Instruction& instruction) {
   for (int64_t d : IterationDimensions(instruction)) n *= d;
   return n;
 }
+
+// How many times a fused kernel evaluates its values, per element it
+// writes. The emitter computes a value once per index expression it is read
+// at: a reader of the same dimensions that reads it elementwise reads it at
+// the reader's own index, so the value is evaluated wherever the reader is;
+// any other reader (slice, pad, concatenate, transpose, broadcast, reduce,
+// ...) maps the index, and each of its evaluations evaluates the value once
+// more. So one value read through several maps is its code repeated per
+// map, and chains of such reads multiply: lax.associative_scan's down-sweep
+// interleaves each level's even and odd results (interior-padded pads and a
+// concatenate), and sixteen fused levels evaluated the first level's values
+// 2^16 times per element (a kernel program of 6,643 instructions, 5-7x
+// XLA:CPU's time, compiled in a second; docs/zoo.md, session 19).
+//
+// Each value keeps its index sources: the readers that map the index (or
+// null, the kernel's own index), inherited through elementwise readers, so a
+// value two elementwise paths read at one index counts once. Its count is
+// the sum of its sources' counts (null: 1), saturating.
+class IndexEvaluations {
+ public:
+  static constexpr int64_t kSaturated = int64_t{1} << 40;
+  using Sources = absl::InlinedVector<const Instruction*, 4>;
+
+  // `outer`, if given, holds the counts of sources this one does not (a
+  // producer's values are read by its consumer's).
+  explicit IndexEvaluations(const IndexEvaluations* outer = nullptr) : outer_(outer) {}
+
+  // Counts the values of a body whose root is read with `seed` (the
+  // kernel's own index: {nullptr}), each after all its readers (reverse
+  // post order: a body grown in place is not in definition order until the
+  // pass finishes it). Returns the most of any value but parameters (a read
+  // of memory, not code).
+  int64_t Count(const Instruction* root, const Sources& seed) {
+    values_.reserve(values_.size() + 64);
+    values_[root].sources = seed;
+    std::vector<const Instruction*> post_order;
+    std::vector<std::pair<const Instruction*, int64_t>> stack = {{root, 0}};
+    while (!stack.empty()) {
+      auto& [value, next] = stack.back();
+      if (next < value->operand_count()) {
+        const Instruction* operand = value->operand(next++);
+        if (values_.try_emplace(operand).second) stack.push_back({operand, 0});
+        continue;
+      }
+      post_order.push_back(value);
+      stack.pop_back();
+    }
+    int64_t most = 0;
+    for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
+      const Instruction& value = **it;
+      Value& counted = values_.at(&value);
+      counted.count = Sum(counted.sources);
+      if (value.opcode() != Opcode::kParameter) most = std::max(most, counted.count);
+      for (const Instruction* operand : value.operands()) Propagate(value, counted, *operand);
+    }
+    return most;
+  }
+
+  // Where `value` (counted) is read from: what a fused producer standing
+  // for it inherits.
+  const Sources& SourcesOf(const Instruction& value) const { return values_.at(&value).sources; }
+
+  // The count of a value read from `sources`.
+  int64_t Sum(const Sources& sources) const {
+    int64_t sum = 0;
+    for (const Instruction* source : sources) sum = std::min(kSaturated, sum + CountOf(source));
+    return sum;
+  }
+
+  static bool ReadsAtOwnIndex(const Instruction& reader, const Instruction& value) {
+    return IsElementwise(reader.opcode()) && reader.shape().IsArray() &&
+           value.shape().IsArray() && reader.shape().SameDimensions(value.shape());
+  }
+
+  // Whether some value of `body` that is not a parameter is read through an
+  // index map. Without one every value but the parameters is evaluated once
+  // (its sources are all the kernel's own index), and counting is skipped:
+  // most bodies (threefry's rounds, elementwise chains) have none.
+  static bool MapsComputedValues(const Computation& body) {
+    for (const auto& value : body.instructions()) {
+      if (value->opcode() == Opcode::kParameter) continue;
+      for (const Instruction* reader : value->users()) {
+        if (!ReadsAtOwnIndex(*reader, *value)) return true;
+      }
+    }
+    return false;
+  }
+
+  // The sources of `value` read by `reader`, a lone kernel root.
+  static Sources ReadBy(const Instruction& reader, const Instruction& value) {
+    return ReadsAtOwnIndex(reader, value) ? Sources{nullptr} : Sources{&reader};
+  }
+
+ private:
+  struct Value {
+    Sources sources;
+    int64_t count = 0;
+  };
+
+  void Propagate(const Instruction& reader, const Value& counted_reader,
+                 const Instruction& value) {
+    Sources& to = values_.at(&value).sources;
+    const auto add = [&](const Instruction* source) {
+      if (std::find(to.begin(), to.end(), source) == to.end()) to.push_back(source);
+    };
+    if (ReadsAtOwnIndex(reader, value)) {
+      for (const Instruction* source : counted_reader.sources) add(source);
+    } else {
+      add(&reader);
+    }
+  }
+
+  int64_t CountOf(const Instruction* source) const {
+    if (source == nullptr) return 1;
+    const auto it = values_.find(source);
+    if (it != values_.end()) return it->second.count;
+    return outer_ != nullptr ? outer_->CountOf(source) : 1;  // A lone root.
+  }
+
+  const IndexEvaluations* outer_;
+  // Count inserts only while it walks the body, before it holds references.
+  absl::flat_hash_map<const Instruction*, Value> values_;
+};
 
 FusionKind KindOf(const Computation& body) {
   for (const auto& instruction : body.instructions()) {
@@ -619,12 +747,68 @@ class Fuser {
     return false;
   }
 
-  bool ShouldFuse(const Instruction& producer, const Instruction& consumer) const {
+  // The most times the kernel of `consumer` with `producer` fused in would
+  // evaluate one of its values per element (IndexEvaluations): the
+  // consumer's values as they are, the producer's as they would be. Not
+  // exact: a body merges the producer's copies of values it already holds
+  // (MergeDuplicatesInBody), and a merged value is then read along both
+  // paths; so a consumer over the bound takes no more producers, which keeps
+  // a kernel within about the bound plus one producer's share.
+  int64_t FusedEvaluations(const Instruction& producer, const Instruction& consumer) {
+    if (consumer.opcode() != Opcode::kFusion || FusedComputation(consumer) == nullptr) {
+      IndexEvaluations counts;
+      IndexEvaluations::Sources seed;
+      for (const Instruction* operand : consumer.operands()) {
+        if (operand != &producer) continue;
+        for (const Instruction* source : IndexEvaluations::ReadBy(consumer, producer)) {
+          if (std::find(seed.begin(), seed.end(), source) == seed.end()) seed.push_back(source);
+        }
+      }
+      return CountProducer(producer, seed, counts);
+    }
+    const Computation& body = *FusedComputation(consumer);
+    const Computation* producer_body =
+        producer.opcode() == Opcode::kFusion ? FusedComputation(producer) : nullptr;
+    bool maps = IndexEvaluations::MapsComputedValues(body) ||
+                (producer_body != nullptr && IndexEvaluations::MapsComputedValues(*producer_body));
+    for (int64_t i = 0; i < consumer.operand_count() && !maps; ++i) {
+      if (consumer.operand(i) != &producer) continue;
+      for (const Instruction* reader : body.parameter(i)->users()) {
+        maps = maps || !IndexEvaluations::ReadsAtOwnIndex(*reader, *body.parameter(i));
+      }
+    }
+    if (!maps) return 1;
+    if (counted_consumer_ != &consumer || counted_at_ != fusions_made_) {
+      consumer_counts_ = IndexEvaluations();
+      consumer_most_ = consumer_counts_.Count(body.root(), {nullptr});
+      counted_consumer_ = &consumer;
+      counted_at_ = fusions_made_;
+    }
+    IndexEvaluations::Sources seed;
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) != &producer) continue;
+      for (const Instruction* source : consumer_counts_.SourcesOf(*body.parameter(i))) {
+        if (std::find(seed.begin(), seed.end(), source) == seed.end()) seed.push_back(source);
+      }
+    }
+    return std::max(consumer_most_, CountProducer(producer, seed, consumer_counts_));
+  }
+
+  static int64_t CountProducer(const Instruction& producer, const IndexEvaluations::Sources& seed,
+                               const IndexEvaluations& consumer) {
+    IndexEvaluations counts(&consumer);
+    const Computation* body = producer.opcode() == Opcode::kFusion ? FusedComputation(producer)
+                                                                   : nullptr;
+    return body != nullptr ? counts.Count(body->root(), seed) : counts.Sum(seed);
+  }
+
+  bool ShouldFuse(const Instruction& producer, const Instruction& consumer) {
     if (!CanBeProducer(producer) || !CanBeConsumer(consumer)) return false;
     for (int64_t i = 0; i < consumer.operand_count(); ++i) {
       if (consumer.operand(i) == &producer && FeedsContraction(consumer, i)) return false;
     }
     if (FusedSize(producer) + FusedSize(consumer) > options_.max_fusion_size) return false;
+    if (FusedEvaluations(producer, consumer) > options_.max_index_evaluations) return false;
     const bool expensive = ContainsExpensive(producer);
     if (expensive && IterationElements(consumer) > producer.shape().element_count()) return false;
     const int64_t uses = static_cast<int64_t>(producer.users().size()) + (IsRoot(&producer) ? 1 : 0);
@@ -802,6 +986,7 @@ class Fuser {
   // (Any step may make a copy: a producer with one user left may already
   // have a copy in the body, inside an earlier producer that took it.)
   Instruction* FuseInto(Instruction* consumer, Instruction* producer) {
+    ++fusions_made_;  // Whatever grew, counted bodies are stale.
     Instruction* fusion = FuseIntoWithCopies(consumer, producer);
     if (producer != nullptr) MergeDuplicatesInBody(FusedComputation(*fusion));
     return fusion;
@@ -1544,6 +1729,14 @@ class Fuser {
   NameIndex names_;
   // Consumers FuseProducers is done with (StaysMaterialised).
   absl::flat_hash_set<const Instruction*> finished_;
+  // FusedEvaluations' counts of a consumer's body, kept while nothing is
+  // fused (a consumer tries each of its operands in turn, and again after
+  // each one it takes).
+  int64_t fusions_made_ = 0;
+  const Instruction* counted_consumer_ = nullptr;
+  int64_t counted_at_ = -1;
+  IndexEvaluations consumer_counts_;
+  int64_t consumer_most_ = 0;
   absl::flat_hash_set<const Computation*> created_;
   // Side effects, each computation looked into once for the whole pass (the
   // pass fuses only instructions without one, so no answer changes).

@@ -54,6 +54,12 @@ struct FuseOptions {
   int64_t max_expensive_fanout = 1;
   // Fused computations stop growing at this many instructions.
   int64_t max_fusion_size = 128;
+  // A producer joins a consumer only while the fused kernel evaluates each
+  // of the producer's values at most this many times per element it writes
+  // (one value read through several index maps, slices of a stencil or the
+  // even/odd halves of an interleave, is computed once per map; fuse.cc,
+  // IndexEvaluations).
+  int64_t max_index_evaluations = 32;
   // Epilogues after dot and convolution.
   bool output_fusion = true;
   // Siblings reading the same operand of at least this many bytes share one

@@ -79,6 +79,32 @@ class JitRegressions : public ::testing::TestWithParam<Isa> {
   }
 };
 
+// lax.associative_scan's down-sweep as JAX lowers it: each level's even
+// results and odd results interleaved by interior-padded pads and an add,
+// over eight levels. Fused whole, the first level's values were evaluated
+// 2^8 times per element (docs/zoo.md, session 19: a 5-7x slower kernel);
+// the fuser now cuts the chain (fuse.cc, IndexEvaluations), and the values
+// stay the evaluator's bit for bit (no reassociation: each value is still
+// one chain of the same operations).
+TEST_P(JitRegressions, InterleavedLevelsOfAScanMatchTheEvaluator) {
+  std::string hlo = "HloModule down_sweep\nENTRY e {\n  z = f32[] constant(0)\n"
+                    "  x0 = f32[2,3] parameter(0)\n";
+  int64_t rows = 2;
+  for (int k = 1; k <= 8; ++k) {
+    absl::StrAppend(&hlo, "  t", k, " = f32[", rows, ",3] multiply(x", k - 1, ", x", k - 1,
+                    ")\n", "  ev", k,
+                    " = f32[", 2 * rows, ",3] pad(x", k - 1, ", z), padding=0_1_1x0_0_0\n",
+                    "  od", k, " = f32[", 2 * rows, ",3] pad(t", k, ", z), padding=1_0_1x0_0_0\n",
+                    k == 8 ? "  ROOT " : "  ", "x", k, " = f32[", 2 * rows, ",3] add(ev", k,
+                    ", od", k, ")\n");
+    rows *= 2;
+  }
+  absl::StrAppend(&hlo, "}\n");
+  CompileReport report;
+  Check(hlo, RandomArguments(hlo), {}, true, &report);
+  EXPECT_GE(report.kernels.size(), 2u) << hlo;
+}
+
 // Every f16 bit pattern (the signalling NaNs 0x7c01..0x7dff and
 // 0xfc01..0xfdff among them) through each operation whose result is one of
 // its operands, read back as bits.

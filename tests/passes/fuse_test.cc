@@ -226,6 +226,81 @@ TEST(FuseTest, LongChainSplitsIntoFusions) {
   EXPECT_GE(fused, 1000);
 }
 
+// An associative scan's up-sweep, `levels` levels over f32[2^levels, 4]:
+// each level reads the one before at its even and its odd rows (two index
+// maps), so fused whole, the kernel would evaluate the first level's values
+// 2^levels times per element it writes.
+std::string UpSweep(int levels) {
+  int64_t rows = int64_t{1} << levels;
+  std::string text = absl::StrCat("HloModule up_sweep\nENTRY e {\n  x0 = f32[", rows,
+                                  ",4] parameter(0)\n");
+  for (int k = 1; k <= levels; ++k) {
+    const int64_t half = rows / 2;
+    absl::StrAppend(&text, "  e", k, " = f32[", half, ",4] slice(x", k - 1, "), slice={[0:", rows,
+                    ":2], [0:4]}\n", "  o", k, " = f32[", half, ",4] slice(x", k - 1,
+                    "), slice={[1:", rows, ":2], [0:4]}\n", "  m", k, " = f32[", half,
+                    ",4] multiply(e", k, ", o", k, ")\n", k == levels ? "  ROOT " : "  ", "x", k,
+                    " = f32[", half, ",4] add(m", k, ", o", k, ")\n");
+    rows = half;
+  }
+  return absl::StrCat(text, "}\n");
+}
+
+// Fusion stops where a kernel would evaluate a value more than
+// max_index_evaluations times (fuse.cc, IndexEvaluations): the up-sweep of
+// 10 levels (2^10 evaluations fused whole) splits into several fusions, and
+// without the bound it is one.
+TEST(FuseTest, UpSweepSplitsWhereValuesWouldBeEvaluatedTooOften) {
+  for (const int64_t bound : {int64_t{32}, int64_t{1} << 40}) {
+    SCOPED_TRACE(absl::StrCat("max_index_evaluations ", bound));
+    auto module = Parse(UpSweep(10));
+    ASSERT_NE(module, nullptr);
+    FuseOptions options;
+    options.max_index_evaluations = bound;
+    absl::StatusOr<bool> changed = Fuse(options).Run(module.get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+    const auto [fusions, fused] = CheckFusions(*module, options);
+    if (bound == 32) {
+      EXPECT_GE(fusions, 2);  // About five levels per kernel (2^5).
+    } else {
+      EXPECT_EQ(fusions, 1);
+    }
+    EXPECT_GE(fused, 40);
+  }
+}
+
+// A 3x3 stencil reads its padded input through nine maps: within the bound,
+// one fusion as before.
+TEST(FuseTest, NinePointStencilStaysOneFusion) {
+  std::string text =
+      "HloModule stencil\nENTRY e {\n  x = f32[32,32] parameter(0)\n"
+      "  z = f32[] constant(0)\n  t = f32[32,32] tanh(x)\n"
+      "  p = f32[34,34] pad(t, z), padding=1_1x1_1\n";
+  std::string sum;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      absl::StrAppend(&text, "  s", i, j, " = f32[32,32] slice(p), slice={[", i, ":", i + 32,
+                      "], [", j, ":", j + 32, "]}\n");
+      const std::string name = absl::StrCat("s", i, j);
+      if (sum.empty()) {
+        sum = name;
+      } else {
+        const std::string next = absl::StrCat("a", i, j);
+        absl::StrAppend(&text, i == 2 && j == 2 ? "  ROOT " : "  ", next,
+                        " = f32[32,32] add(", sum, ", ", name, ")\n");
+        sum = next;
+      }
+    }
+  }
+  auto module = Parse(absl::StrCat(text, "}\n"));
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
+  EXPECT_EQ(fusions, 1);
+}
+
 // Copies whose names collide in a grown body (sources named like the body's
 // parameters, a cheap producer copied into the same body twice) keep their
 // sources' names while the body grows; the pass ends with every name in
