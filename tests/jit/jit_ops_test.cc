@@ -414,7 +414,9 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
         EXPECT_TRUE(MatchesEvaluator(with_constant, options)) << with_constant;
         ASSERT_EQ(report.library_calls.size(), 1u) << with_constant;
         EXPECT_EQ(report.library_calls[0].routine, "cumulative reduce-window");
-        if (!large) EXPECT_TRUE(MatchesEvaluator(with_parameter, options)) << with_parameter;
+        if (!large) {
+          EXPECT_TRUE(MatchesEvaluator(with_parameter, options)) << with_parameter;
+        }
       }
     }
   }
