@@ -405,9 +405,12 @@ class IndexEvaluations {
     return most;
   }
 
-  // Where `value` (counted) is read from: what a fused producer standing
-  // for it inherits.
-  const Sources& SourcesOf(const Instruction& value) const { return values_.at(&value).sources; }
+  // Where `value` is read from (nowhere if the root does not reach it: an
+  // unused parameter): what a fused producer standing for it inherits.
+  Sources SourcesOf(const Instruction& value) const {
+    const auto it = values_.find(&value);
+    return it != values_.end() ? it->second.sources : Sources();
+  }
 
   // The count of a value read from `sources`.
   int64_t Sum(const Sources& sources) const {

@@ -270,6 +270,31 @@ TEST(FuseTest, UpSweepSplitsWhereValuesWouldBeEvaluatedTooOften) {
   }
 }
 
+// A fusion given in the module whose body ignores a parameter: a producer of
+// that operand is read nowhere in the body, so it is evaluated no times
+// (the count once looked its sources up and threw).
+TEST(FuseTest, ProducerOfAnUnusedFusionParameter) {
+  auto module = Parse(R"(
+HloModule unused
+body {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  s = f32[4] slice(a), slice={[0:8:2]}
+  ROOT n = f32[4] negate(s)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = f32[8] exponential(x)
+  z = f32[8] negate(x)
+  ROOT f = f32[4] fusion(z, y), kind=kLoop, calls=body
+}
+)");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = Fuse().Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+}
+
 // A 3x3 stencil reads its padded input through nine maps: within the bound,
 // one fusion as before.
 TEST(FuseTest, NinePointStencilStaysOneFusion) {
