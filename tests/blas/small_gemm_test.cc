@@ -5,6 +5,7 @@
 #include "runtime/blas/small_gemm.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -85,61 +86,44 @@ void ExpectProduct(const Buffers& x, const std::string& what) {
 class SmallGemmIsa : public KernelIsaTest {};
 INSTANTIATE_TEST_SUITE_P(Isa, SmallGemmIsa, kKernelIsas, KernelIsaTestName);
 
-TEST_P(SmallGemmIsa, MatchesDoubleLoop) {
-  uint64_t seed = 1;
-  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
-    for (int64_t m : {1, 2, 5, 6, 7, 13, 32}) {
-      for (int64_t n : {1, 3, 15, 16, 17, 63, 64, 65, 130}) {
-        for (int64_t k : {1, 2, 15, 16, 17, 40, 100}) {
+// SmallGemm on one thread against the double loop for every combination
+// of the forms and sizes given, seeds counting up from `seed`.
+void CheckEveryShape(std::initializer_list<Form> forms, std::initializer_list<int64_t> ms,
+                     std::initializer_list<int64_t> ns, std::initializer_list<int64_t> ks,
+                     uint64_t seed) {
+  for (Form form : forms) {
+    for (int64_t m : ms) {
+      for (int64_t n : ns) {
+        for (int64_t k : ks) {
           Buffers x = Make(form, m, n, k, seed++);
           SmallGemm(x.args, 1);
           ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
                                         " k ", k));
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
   }
+}
+
+TEST_P(SmallGemmIsa, MatchesDoubleLoop) {
+  CheckEveryShape({Form::kNN, Form::kNT, Form::kTN}, {1, 2, 5, 6, 7, 13, 32},
+                  {1, 3, 15, 16, 17, 63, 64, 65, 130}, {1, 2, 15, 16, 17, 40, 100}, 1);
 }
 
 // Many rows over a short K, as attention's Q K^T over one head: NN and TN
 // on the NN tiles, NT on transposed panels of B (K up to 32), on any row
 // count and block edge.
 TEST_P(SmallGemmIsa, ShortKOverManyRows) {
-  uint64_t seed = 100;
-  for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
-    for (int64_t m : {33, 128}) {
-      for (int64_t n : {1, 23, 24, 25, 64, 65, 130}) {
-        for (int64_t k : {1, 8, 31, 32}) {
-          Buffers x = Make(form, m, n, k, seed++);
-          SmallGemm(x.args, 1);
-          ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
-                                        " k ", k));
-          if (HasFatalFailure()) return;
-        }
-      }
-    }
-  }
+  CheckEveryShape({Form::kNN, Form::kNT, Form::kTN}, {33, 128}, {1, 23, 24, 25, 64, 65, 130},
+                  {1, 8, 31, 32}, 100);
 }
 
 // NN and TN with rows of B 512 floats apart or more and more than one tile
 // of rows run on dense copies of B's column blocks (panels), over K up to
 // 256 (257: without): every block edge, one tile and a half of rows.
 TEST_P(SmallGemmIsa, PanelsOfFarApartRowsOfB) {
-  uint64_t seed = 200;
-  for (Form form : {Form::kNN, Form::kTN}) {
-    for (int64_t m : {7, 33}) {
-      for (int64_t n : {509, 600}) {
-        for (int64_t k : {1, 255, 256, 257}) {
-          Buffers x = Make(form, m, n, k, seed++);
-          SmallGemm(x.args, 1);
-          ExpectProduct(x, absl::StrCat("form ", static_cast<int>(form), " m ", m, " n ", n,
-                                        " k ", k));
-          if (HasFatalFailure()) return;
-        }
-      }
-    }
-  }
+  CheckEveryShape({Form::kNN, Form::kTN}, {7, 33}, {509, 600}, {1, 255, 256, 257}, 200);
 }
 
 // Large enough to split: the columns are divided, each element's sum is
