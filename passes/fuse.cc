@@ -438,6 +438,13 @@ class IndexEvaluations {
     return false;
   }
 
+  // Adds `source` to `sources` unless it is there.
+  static void AddSource(Sources& sources, const Instruction* source) {
+    if (std::find(sources.begin(), sources.end(), source) == sources.end()) {
+      sources.push_back(source);
+    }
+  }
+
   // The sources of `value` read by `reader`, a lone kernel root.
   static Sources ReadBy(const Instruction& reader, const Instruction& value) {
     return ReadsAtOwnIndex(reader, value) ? Sources{nullptr} : Sources{&reader};
@@ -452,13 +459,10 @@ class IndexEvaluations {
   void Propagate(const Instruction& reader, const Value& counted_reader,
                  const Instruction& value) {
     Sources& to = values_.at(&value).sources;
-    const auto add = [&](const Instruction* source) {
-      if (std::find(to.begin(), to.end(), source) == to.end()) to.push_back(source);
-    };
     if (ReadsAtOwnIndex(reader, value)) {
-      for (const Instruction* source : counted_reader.sources) add(source);
+      for (const Instruction* source : counted_reader.sources) AddSource(to, source);
     } else {
-      add(&reader);
+      AddSource(to, &reader);
     }
   }
 
@@ -759,15 +763,10 @@ class Fuser {
   // a kernel within about the bound plus one producer's share.
   int64_t FusedEvaluations(const Instruction& producer, const Instruction& consumer) {
     if (consumer.opcode() != Opcode::kFusion || FusedComputation(consumer) == nullptr) {
-      IndexEvaluations counts;
-      IndexEvaluations::Sources seed;
-      for (const Instruction* operand : consumer.operands()) {
-        if (operand != &producer) continue;
-        for (const Instruction* source : IndexEvaluations::ReadBy(consumer, producer)) {
-          if (std::find(seed.begin(), seed.end(), source) == seed.end()) seed.push_back(source);
-        }
-      }
-      return CountProducer(producer, seed, counts);
+      // However many of its operands it is, a lone root reads the producer
+      // at one index (its own, or the one its opcode maps to).
+      return CountProducer(producer, IndexEvaluations::ReadBy(consumer, producer),
+                           IndexEvaluations());
     }
     const Computation& body = *FusedComputation(consumer);
     const Computation* producer_body =
@@ -791,7 +790,7 @@ class Fuser {
     for (int64_t i = 0; i < consumer.operand_count(); ++i) {
       if (consumer.operand(i) != &producer) continue;
       for (const Instruction* source : consumer_counts_.SourcesOf(*body.parameter(i))) {
-        if (std::find(seed.begin(), seed.end(), source) == seed.end()) seed.push_back(source);
+        IndexEvaluations::AddSource(seed, source);
       }
     }
     return std::max(consumer_most_, CountProducer(producer, seed, consumer_counts_));
