@@ -54,7 +54,10 @@ bool Eligible(const Instruction& instruction,
               const absl::flat_hash_set<const Instruction*>& control_preds,
               SideEffectCache* effects) {
   const Opcode opcode = instruction.opcode();
-  if (opcode == Opcode::kParameter || opcode == Opcode::kCustomCall) return false;
+  // A custom call is eligible unless it has side effects (the check below):
+  // XLA's contract makes one without custom_call_has_side_effect a pure
+  // function of its operands, which DCE already relies on.
+  if (opcode == Opcode::kParameter) return false;
   if (opcode == Opcode::kConstant && !instruction.shape().IsArray()) return false;
   if (!instruction.control_predecessors().empty() || control_preds.contains(&instruction)) {
     return false;
