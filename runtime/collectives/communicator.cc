@@ -111,29 +111,55 @@ void Fold(ReductionKind kind, const void* const* inputs, int64_t members, int64_
 }
 
 template <typename T, ReductionKind kKind>
-void ScanWith(const void* init, const void* in, int64_t count, void* out) {
-  T accumulator;
-  std::memcpy(&accumulator, init, sizeof(T));
+void ScanWith(const void* init_row, const void* in, int64_t rows, int64_t inner, void* out) {
   const uint8_t* from = static_cast<const uint8_t*>(in);
   uint8_t* to = static_cast<uint8_t*>(out);
-  for (int64_t i = 0; i < count; ++i) {
-    T x;
-    std::memcpy(&x, from + i * sizeof(T), sizeof(T));
-    accumulator = Combine(kKind, accumulator, x);
-    std::memcpy(to + i * sizeof(T), &accumulator, sizeof(T));
+  if (inner == 1) {  // One running value in a register.
+    T accumulator;
+    std::memcpy(&accumulator, init_row, sizeof(T));
+    for (int64_t i = 0; i < rows; ++i) {
+      T x;
+      std::memcpy(&x, from + i * sizeof(T), sizeof(T));
+      accumulator = Combine(kKind, accumulator, x);
+      std::memcpy(to + i * sizeof(T), &accumulator, sizeof(T));
+    }
+    return;
+  }
+  // Row after row, each a contiguous loop across the row that vectorises
+  // (a fold call per row of 16 cost 60 ns: 4 ms of a cumsum over
+  // f32[65535,16]).
+  const int64_t row_bytes = inner * static_cast<int64_t>(sizeof(T));
+  const uint8_t* previous = static_cast<const uint8_t*>(init_row);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* x_row = from + i * row_bytes;
+    uint8_t* y_row = to + i * row_bytes;
+    for (int64_t r = 0; r < inner; ++r) {
+      T a, x;
+      std::memcpy(&a, previous + r * sizeof(T), sizeof(T));
+      std::memcpy(&x, x_row + r * sizeof(T), sizeof(T));
+      const T y = Combine(kKind, a, x);
+      std::memcpy(y_row + r * sizeof(T), &y, sizeof(T));
+    }
+    previous = y_row;
   }
 }
 
 template <typename T>
-void Scan(ReductionKind kind, const void* init, const void* in, int64_t count, void* out) {
+void Scan(ReductionKind kind, const void* init_row, const void* in, int64_t rows, int64_t inner,
+          void* out) {
   switch (kind) {  // Outside the loop: one specialised loop per reducer.
-    case ReductionKind::kSum: return ScanWith<T, ReductionKind::kSum>(init, in, count, out);
+    case ReductionKind::kSum:
+      return ScanWith<T, ReductionKind::kSum>(init_row, in, rows, inner, out);
     case ReductionKind::kProduct:
-      return ScanWith<T, ReductionKind::kProduct>(init, in, count, out);
-    case ReductionKind::kMax: return ScanWith<T, ReductionKind::kMax>(init, in, count, out);
-    case ReductionKind::kMin: return ScanWith<T, ReductionKind::kMin>(init, in, count, out);
-    case ReductionKind::kAnd: return ScanWith<T, ReductionKind::kAnd>(init, in, count, out);
-    case ReductionKind::kOr: return ScanWith<T, ReductionKind::kOr>(init, in, count, out);
+      return ScanWith<T, ReductionKind::kProduct>(init_row, in, rows, inner, out);
+    case ReductionKind::kMax:
+      return ScanWith<T, ReductionKind::kMax>(init_row, in, rows, inner, out);
+    case ReductionKind::kMin:
+      return ScanWith<T, ReductionKind::kMin>(init_row, in, rows, inner, out);
+    case ReductionKind::kAnd:
+      return ScanWith<T, ReductionKind::kAnd>(init_row, in, rows, inner, out);
+    case ReductionKind::kOr:
+      return ScanWith<T, ReductionKind::kOr>(init_row, in, rows, inner, out);
   }
 }
 
@@ -202,19 +228,19 @@ void FoldNarrowFloat(ElementType type, ReductionKind kind, const void* const* in
 
 }  // namespace
 
-bool ScanRange(ElementType type, ReductionKind kind, const void* init, const void* in,
-               int64_t count, void* out) {
+bool ScanRows(ElementType type, ReductionKind kind, const void* init_row, const void* in,
+              int64_t rows, int64_t inner, void* out) {
   switch (type) {
-    case ElementType::kF32: Scan<float>(kind, init, in, count, out); return true;
-    case ElementType::kF64: Scan<double>(kind, init, in, count, out); return true;
-    case ElementType::kS8: Scan<int8_t>(kind, init, in, count, out); return true;
-    case ElementType::kS16: Scan<int16_t>(kind, init, in, count, out); return true;
-    case ElementType::kS32: Scan<int32_t>(kind, init, in, count, out); return true;
-    case ElementType::kS64: Scan<int64_t>(kind, init, in, count, out); return true;
-    case ElementType::kU8: Scan<uint8_t>(kind, init, in, count, out); return true;
-    case ElementType::kU16: Scan<uint16_t>(kind, init, in, count, out); return true;
-    case ElementType::kU32: Scan<uint32_t>(kind, init, in, count, out); return true;
-    case ElementType::kU64: Scan<uint64_t>(kind, init, in, count, out); return true;
+    case ElementType::kF32: Scan<float>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kF64: Scan<double>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kS8: Scan<int8_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kS16: Scan<int16_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kS32: Scan<int32_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kS64: Scan<int64_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kU8: Scan<uint8_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kU16: Scan<uint16_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kU32: Scan<uint32_t>(kind, init_row, in, rows, inner, out); return true;
+    case ElementType::kU64: Scan<uint64_t>(kind, init_row, in, rows, inner, out); return true;
     default: return false;
   }
 }

@@ -56,12 +56,13 @@ void FoldInGroupOrder(ElementType type, ReductionKind kind, const void* values,
 void FoldRange(ElementType type, ReductionKind kind, const void* const* inputs, int64_t members,
                int64_t begin, int64_t end, void* out);
 
-// The inclusive scan of `count` contiguous elements: out[0] = f(init,
-// in[0]), out[i] = f(out[i - 1], in[i]), each step FoldRange's reducer (the
+// The inclusive scan of `rows` rows of `inner` contiguous elements each,
+// row after row: out row 0 = f(init_row, in row 0), out row i = f(out row
+// i - 1, in row i), element by element, each step FoldRange's reducer (the
 // same bits). `out` may be `in`. False (nothing written) for the types it
 // does not cover: pred and the narrow floats.
-bool ScanRange(ElementType type, ReductionKind kind, const void* init, const void* in,
-               int64_t count, void* out);
+bool ScanRows(ElementType type, ReductionKind kind, const void* init_row, const void* in,
+              int64_t rows, int64_t inner, void* out);
 
 class Communicator {
  public:

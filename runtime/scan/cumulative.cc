@@ -74,9 +74,11 @@ void FoldEachWindow(const CumulativePlan& plan, const uint8_t* in, const uint8_t
 }
 
 // out_i = f(out_{i-1}, x_i) over rows of `inner` contiguous elements
-// (out_{-1} = the init row).
+// (out_{-1} = the init row): collectives::ScanRows's typed loops, a fold
+// call per row for the types they leave out (pred, narrow floats).
 void ScanRows(const CumulativePlan& plan, const uint8_t* in, const uint8_t* init_row,
               int64_t inner, uint8_t* out) {
+  if (collectives::ScanRows(plan.type, plan.kind, init_row, in, plan.length, inner, out)) return;
   const int64_t row_bytes = inner * ByteWidth(plan.type);
   const uint8_t* previous = init_row;
   for (int64_t i = 0; i < plan.length; ++i) {
@@ -143,8 +145,8 @@ void RunCumulativeCall(const void* plan_pointer, void* const* buffers, void* scr
     bool scanned = true;
     for (int64_t o = 0; o < plan.outer && scanned; ++o) {
       const int64_t offset = o * plan.length * width;
-      scanned = collectives::ScanRange(plan.type, plan.kind, init, in + offset, plan.length,
-                                       out + offset);
+      scanned = collectives::ScanRows(plan.type, plan.kind, init, in + offset, plan.length, 1,
+                                      out + offset);
     }
     if (scanned) return;
   }

@@ -388,6 +388,7 @@ TEST(JitCumulative, ReduceWindowEqualsTheEvaluator) {
       {"[4,37]", "size=1x37 pad=0_0x36_0"},
       {"[4,37]{0,1}", "size=1x37 pad=0_0x36_0"},
       {"[19,3]", "size=19x1 pad=18_0x0_0"},
+      {"[6,37]", "size=6x1 pad=5_0x0_0"},  // Rows of 37: vector bodies and a tail.
       {"[3,5,2]{2,0,1}", "size=1x5x1 pad=0_0x4_0x0_0"},
       {"[2]", "size=2 pad=1_0"},
       {"[300]", "size=300 pad=299_0", true},  // One row: scanned where it lies.
