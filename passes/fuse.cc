@@ -38,8 +38,9 @@
 //    An expensive producer is never fused into a consumer that iterates over
 //    more elements than the producer has (a broadcast would recompute it per
 //    copy).
-//    No producer joins where the kernel would then evaluate one value more
-//    than max_index_evaluations times per element it writes (a value read
+//    No producer joins where the kernel would then evaluate one computed
+//    value (not a parameter, slice, pad ...: Computes) more than
+//    max_index_evaluations times per element it writes (a value read
 //    through several index maps is computed once per map, and maps multiply
 //    down chains: IndexEvaluations below), nor a consumer already past that.
 //    A body never computes one value twice: after each step (and each
@@ -365,6 +366,20 @@ int64_t IterationElements(const Instruction& instruction) {
 // null, the kernel's own index), inherited through elementwise readers, so a
 // value two elementwise paths read at one index counts once. Its count is
 // the sum of its sources' counts (null: 1), saturating.
+// Whether evaluating `opcode` again costs arithmetic, not only an index
+// and a load.
+bool Computes(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kIota:
+    case Opcode::kSlice: case Opcode::kPad: case Opcode::kConcatenate:
+    case Opcode::kReshape: case Opcode::kBroadcast: case Opcode::kTranspose:
+    case Opcode::kReverse: case Opcode::kBitcast: case Opcode::kCopy:
+      return false;
+    default:
+      return true;
+  }
+}
+
 class IndexEvaluations {
  public:
   static constexpr int64_t kSaturated = int64_t{1} << 40;
@@ -377,8 +392,7 @@ class IndexEvaluations {
   // Counts the values of a body whose root is read with `seed` (the
   // kernel's own index: {nullptr}), each after all its readers (reverse
   // post order: a body grown in place is not in definition order until the
-  // pass finishes it). Returns the most of any value but parameters (a read
-  // of memory, not code).
+  // pass finishes it). Returns the most of any value that Computes.
   int64_t Count(const Instruction* root, const Sources& seed) {
     values_.reserve(values_.size() + 64);
     values_[root].sources = seed;
@@ -399,7 +413,7 @@ class IndexEvaluations {
       const Instruction& value = **it;
       Value& counted = values_.at(&value);
       counted.count = Sum(counted.sources);
-      if (value.opcode() != Opcode::kParameter) most = std::max(most, counted.count);
+      if (Computes(value.opcode())) most = std::max(most, counted.count);
       for (const Instruction* operand : value.operands()) Propagate(value, counted, *operand);
     }
     return most;

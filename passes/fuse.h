@@ -55,11 +55,15 @@ struct FuseOptions {
   // Fused computations stop growing at this many instructions.
   int64_t max_fusion_size = 128;
   // A producer joins a consumer only while the fused kernel evaluates each
-  // of the producer's values at most this many times per element it writes
+  // of its computed values at most this many times per element it writes
   // (one value read through several index maps, slices of a stencil or the
   // even/odd halves of an interleave, is computed once per map; fuse.cc,
-  // IndexEvaluations).
-  int64_t max_index_evaluations = 32;
+  // IndexEvaluations). Values that only move data (slices, pads, ...) are
+  // not bounded: evaluating one again is an index and a load. At 8
+  // lax.associative_scan's down-sweep ran 1.45x faster than at 32 and 1.1x
+  // than at 16 (docs/zoo.md, session 20), and no other zoo program's
+  // kernels changed. (XLA's fusion allows 15 copies of an instruction.)
+  int64_t max_index_evaluations = 8;
   // Epilogues after dot and convolution.
   bool output_fusion = true;
   // Siblings reading the same operand of at least this many bytes share one

@@ -295,35 +295,47 @@ ENTRY e {
   ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
 }
 
-// A 3x3 stencil reads its padded input through nine maps: within the bound,
-// one fusion as before.
-TEST(FuseTest, NinePointStencilStaysOneFusion) {
-  std::string text =
-      "HloModule stencil\nENTRY e {\n  x = f32[32,32] parameter(0)\n"
-      "  z = f32[] constant(0)\n  t = f32[32,32] tanh(x)\n"
-      "  p = f32[34,34] pad(t, z), padding=1_1x1_1\n";
-  std::string sum;
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) {
-      absl::StrAppend(&text, "  s", i, j, " = f32[32,32] slice(p), slice={[", i, ":", i + 32,
-                      "], [", j, ":", j + 32, "]}\n");
-      const std::string name = absl::StrCat("s", i, j);
-      if (sum.empty()) {
-        sum = name;
-      } else {
-        const std::string next = absl::StrCat("a", i, j);
-        absl::StrAppend(&text, i == 2 && j == 2 ? "  ROOT " : "  ", next,
-                        " = f32[32,32] add(", sum, ", ", name, ")\n");
-        sum = next;
+// A 3x3 stencil reads its padded input through nine maps. Data movement is
+// not bounded: the stencil of a parameter is one fusion. A computed value
+// read through the nine maps is evaluated nine times per element: past the
+// default bound of 8 it is computed once in a kernel of its own, within a
+// bound of 9 it stays in the stencil's.
+TEST(FuseTest, NinePointStencilRecomputesOnlyWithinTheBound) {
+  for (const bool computed : {false, true}) {
+    std::string text = absl::StrCat(
+        "HloModule stencil\nENTRY e {\n  x = f32[32,32] parameter(0)\n",
+        "  z = f32[] constant(0)\n",
+        computed ? "  t = f32[32,32] tanh(x)\n  p = f32[34,34] pad(t, z), padding=1_1x1_1\n"
+                 : "  p = f32[34,34] pad(x, z), padding=1_1x1_1\n");
+    std::string sum;
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        absl::StrAppend(&text, "  s", i, j, " = f32[32,32] slice(p), slice={[", i, ":", i + 32,
+                        "], [", j, ":", j + 32, "]}\n");
+        const std::string name = absl::StrCat("s", i, j);
+        if (sum.empty()) {
+          sum = name;
+        } else {
+          const std::string next = absl::StrCat("a", i, j);
+          absl::StrAppend(&text, i == 2 && j == 2 ? "  ROOT " : "  ", next,
+                          " = f32[32,32] add(", sum, ", ", name, ")\n");
+          sum = next;
+        }
       }
     }
+    absl::StrAppend(&text, "}\n");
+    for (const int64_t bound : {int64_t{8}, int64_t{9}}) {
+      SCOPED_TRACE(absl::StrCat(computed ? "tanh" : "parameter", ", bound ", bound));
+      auto module = Parse(text);
+      ASSERT_NE(module, nullptr);
+      FuseOptions options;
+      options.max_index_evaluations = bound;
+      absl::StatusOr<bool> changed = Fuse(options).Run(module.get());
+      ASSERT_TRUE(changed.ok()) << changed.status();
+      const auto [fusions, fused] = CheckFusions(*module, options);
+      EXPECT_EQ(fusions, computed && bound == 8 ? 2 : 1) << PrintModule(*module);
+    }
   }
-  auto module = Parse(absl::StrCat(text, "}\n"));
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<bool> changed = Fuse().Run(module.get());
-  ASSERT_TRUE(changed.ok()) << changed.status();
-  const auto [fusions, fused] = CheckFusions(*module, FuseOptions());
-  EXPECT_EQ(fusions, 1);
 }
 
 // Copies whose names collide in a grown body (sources named like the body's
