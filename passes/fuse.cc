@@ -824,7 +824,12 @@ class Fuser {
       if (consumer.operand(i) == &producer && FeedsContraction(consumer, i)) return false;
     }
     if (FusedSize(producer) + FusedSize(consumer) > options_.max_fusion_size) return false;
-    if (FusedEvaluations(producer, consumer) > options_.max_index_evaluations) return false;
+    // A producer that only moves data (a constant, a slice ...) adds no
+    // computed value to count: its operands become parameters.
+    if ((producer.opcode() == Opcode::kFusion || Computes(producer.opcode())) &&
+        FusedEvaluations(producer, consumer) > options_.max_index_evaluations) {
+      return false;
+    }
     const bool expensive = ContainsExpensive(producer);
     if (expensive && IterationElements(consumer) > producer.shape().element_count()) return false;
     const int64_t uses = static_cast<int64_t>(producer.users().size()) + (IsRoot(&producer) ? 1 : 0);
