@@ -155,6 +155,16 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
       return;
     case LapackRoutine::kGesdd:
     case LapackRoutine::kGesvd: {
+      // A matrix holding an Inf sends LAPACK 3.9's bidiagonal QR (sbdsqr,
+      // OpenBLAS 0.3.21's) into a loop that never ends; jaxlib does the
+      // same (XLA:CPU hangs on jnp.linalg.svd of one). LAPACK 3.10's gesdd
+      // answers a NaN with info = -4 (argument 4, the matrix, is bad): that
+      // answer for any element that is not finite, without calling LAPACK.
+      // jnp.linalg.svd then returns NaNs.
+      if (!AllFinite(out(0), static_cast<int64_t>(m) * n)) {
+        *out_int(4) = -4;
+        return;
+      }
       const blasint ldvt = Ld(p.results[3].rows);
       if (p.routine == LapackRoutine::kGesdd) {
         L::Gesdd(p.mode, m, n, out(0), Ld(m), out_real(1), out(2), Ld(m), out(3), ldvt, work,

@@ -3,6 +3,7 @@
 // transfers, single-replica collectives and Unimplemented reporting.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -249,6 +250,29 @@ ENTRY e {
                                  {Doubles("f32[2,2]", {2, 100, 1, 4}),
                                   Doubles("f32[3,2]", {2, 5, 4, 6, 6, 7})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{1, 2, 3, 1, 1, 1}));
+}
+
+// An SVD of a matrix holding an Inf would never return from OpenBLAS
+// 0.3.21's LAPACK (nor from jaxlib's): the call answers info = -4 at once,
+// as LAPACK 3.10 answers a NaN, and a finite matrix still gets its SVD.
+TEST(EvaluatorDriver, JaxlibSvdOfANonFiniteMatrixReturnsAnError) {
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,2]{0,1} parameter(0)
+  s = (f32[3,2]{0,1}, f32[2], f32[3,2]{0,1}, f32[2,2]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", operand_layout_constraints={f32[3,2]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8}
+  v = f32[2] get-tuple-element(s), index=1
+  i = s32[] get-tuple-element(s), index=4
+  ROOT t = (f32[2], s32[]) tuple(v, i)
+})";
+  for (const double bad : {std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    ASSERT_OK_AND_ASSIGN(r, RunHlo(hlo, {Doubles("f32[3,2]", {1, 0, 0, bad, 0, 0})}));
+    EXPECT_EQ(Ints(r.element(1)), (V{-4}));
+  }
+  ASSERT_OK_AND_ASSIGN(r, RunHlo(hlo, {Doubles("f32[3,2]", {3, 0, 0, 0, 0, 4})}));
+  EXPECT_EQ(Ints(r.element(1)), (V{0}));
+  EXPECT_EQ(Doubles(r.element(0)), (std::vector<double>{4, 3}));
 }
 
 TEST(EvaluatorDriver, UnknownCustomCallIsNotFound) {
