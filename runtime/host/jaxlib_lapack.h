@@ -97,7 +97,8 @@ absl::StatusOr<JaxlibLapackPlan> PlanJaxlibLapack(const Instruction& custom_call
 
 // Whether running the plan calls OpenBLAS (so needs its thread setting):
 // false where tiny matrices take xjit's own unblocked routines
-// (small_lapack_internal.h: getrf and trsm up to order 16).
+// (small_lapack_internal.h: getrf of matrices, trsm of right-hand sides, up
+// to 16 x 16).
 bool RunsOnOpenBlas(const JaxlibLapackPlan& plan);
 
 // Runs the plan: operands[i] / results[j] are the array leaves' buffers,

@@ -64,11 +64,7 @@ bool IsPacked(const LapackArray& a) {
   return (a.rows <= 1 || a.row_stride == 1) && (a.cols <= 1 || a.col_stride == a.rows);
 }
 
-// Item b of array `a` in `buffer`: its first byte, and the bytes from there
-// to its last element's end.
-uint8_t* ItemAt(const LapackArray& a, int64_t b, const void* buffer) {
-  return static_cast<uint8_t*>(const_cast<void*>(buffer)) + a.offsets[b] * ByteWidth(a.type);
-}
+// The bytes from an item's first element to its last element's end.
 int64_t ItemSpan(const LapackArray& a) {
   if (a.rows == 0 || a.cols == 0) return 0;
   return ((a.rows - 1) * a.row_stride + (a.cols - 1) * a.col_stride + 1) * ByteWidth(a.type);
@@ -78,12 +74,14 @@ bool Overlap(const uint8_t* x, int64_t x_bytes, const uint8_t* y, int64_t y_byte
   return x < y + y_bytes && y < x + x_bytes;
 }
 
-// Copies item b of `a` in `buffer` to or from its packed copy at `packed`.
-void Copy(const LapackArray& a, int64_t b, const void* buffer, uint8_t* packed, bool to_packed) {
-  uint8_t* strided = ItemAt(a, b, buffer);
-  const int64_t width = ByteWidth(a.type);
+// Copies the item of `a` at `strided` (elements of `width` bytes) to or from
+// its packed copy at `packed`.
+void Copy(const LapackArray& a, uint8_t* strided, int64_t width, uint8_t* packed,
+          bool to_packed) {
   if (IsPacked(a)) {
-    // One move (the two may be the same place: a result factored in place).
+    // One move, none where the two are the same place (a result factored
+    // in its operand's buffer).
+    if (packed == strided) return;
     const size_t bytes = static_cast<size_t>(a.Elements() * width);
     if (to_packed) {
       std::memmove(packed, strided, bytes);
@@ -146,7 +144,7 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s, void* const* ins, void* cons
   blasint info = 0;
   switch (p.routine) {
     case LapackRoutine::kTrsm:
-      if (m > 0 && n > 0 && p.operands[0].rows <= kSmallLapackOrder) {
+      if (m > 0 && n > 0 && m <= kSmallLapackOrder && n <= kSmallLapackOrder) {
         SmallTrsm(p.side, p.uplo, p.trans, p.diag, m, n, in(0), Ld(p.operands[0].rows), out(0),
                   Ld(m));
       } else if (m > 0 && n > 0) {
@@ -293,68 +291,77 @@ void Run(const JaxlibLapackPlan& plan, const void* const* operands, void* const*
     if (from >= 0) aliased[from] = true;
   }
   bool result_packed[kMost], operand_packed[kMost];
+  int64_t result_width[kMost], operand_width[kMost];
   int64_t result_span[kMost], operand_span[kMost];
   for (size_t j = 0; j < result_count; ++j) {
     result_packed[j] = IsPacked(plan.results[j]);
+    result_width[j] = ByteWidth(plan.results[j].type);
     result_span[j] = ItemSpan(plan.results[j]);
   }
   for (size_t i = 0; i < operand_count; ++i) {
     operand_packed[i] = IsPacked(plan.operands[i]);
+    operand_width[i] = ByteWidth(plan.operands[i].type);
     operand_span[i] = ItemSpan(plan.operands[i]);
   }
   void* ins[kMost];
   void* outs[kMost];
   bool direct[kMost];
-  uint8_t* places[kMost];
+  uint8_t* result_at[kMost];
+  uint8_t* operand_at[kMost];
   for (int64_t b = 0; b < plan.batch; ++b) {
+    for (size_t j = 0; j < result_count; ++j) {
+      result_at[j] =
+          static_cast<uint8_t*>(results[j]) + plan.results[j].offsets[b] * result_width[j];
+    }
+    for (size_t i = 0; i < operand_count; ++i) {
+      operand_at[i] = static_cast<uint8_t*>(const_cast<void*>(operands[i])) +
+                      plan.operands[i].offsets[b] * operand_width[i];
+    }
     // Where each result is worked on: in place when packed and clear of
     // every other array's item (its own operand may be the same place).
     for (size_t j = 0; j < result_count; ++j) {
-      places[j] = ItemAt(plan.results[j], b, results[j]);
       direct[j] = result_packed[j];
       for (size_t i = 0; i < operand_count && direct[j]; ++i) {
-        const uint8_t* at = ItemAt(plan.operands[i], b, operands[i]);
-        const bool same = plan.from_operand[j] == static_cast<int>(i) && at == places[j] &&
-                          operand_packed[i];
-        if (!same && Overlap(at, operand_span[i], places[j], result_span[j])) direct[j] = false;
-      }
-      for (size_t k = 0; k < result_count && direct[j]; ++k) {
-        if (k != j && Overlap(ItemAt(plan.results[k], b, results[k]), result_span[k], places[j],
-                              result_span[j])) {
+        const bool same = plan.from_operand[j] == static_cast<int>(i) &&
+                          operand_at[i] == result_at[j] && operand_packed[i];
+        if (!same && Overlap(operand_at[i], operand_span[i], result_at[j], result_span[j])) {
           direct[j] = false;
         }
       }
-      outs[j] = direct[j] ? static_cast<void*>(places[j])
+      for (size_t k = 0; k < result_count && direct[j]; ++k) {
+        if (k != j && Overlap(result_at[k], result_span[k], result_at[j], result_span[j])) {
+          direct[j] = false;
+        }
+      }
+      outs[j] = direct[j] ? static_cast<void*>(result_at[j])
                           : static_cast<void*>(scratch + plan.results[j].packed_offset);
       const int from = plan.from_operand[j];
       if (from >= 0) {
-        Copy(plan.operands[from], b, operands[from], static_cast<uint8_t*>(outs[j]),
-             /*to_packed=*/true);
+        Copy(plan.operands[from], operand_at[from], operand_width[from],
+             static_cast<uint8_t*>(outs[j]), /*to_packed=*/true);
         ins[from] = outs[j];
       } else {
-        const LapackArray& a = plan.results[j];
-        std::memset(outs[j], 0, a.Elements() * ByteWidth(a.type));
+        std::memset(outs[j], 0, plan.results[j].Elements() * result_width[j]);
       }
     }
     for (size_t i = 0; i < operand_count; ++i) {
       if (aliased[i]) continue;
-      uint8_t* at = ItemAt(plan.operands[i], b, operands[i]);
       bool clear = read_in_place && operand_packed[i];
       for (size_t j = 0; j < result_count && clear; ++j) {
-        if (Overlap(at, operand_span[i], places[j], result_span[j])) clear = false;
+        if (Overlap(operand_at[i], operand_span[i], result_at[j], result_span[j])) clear = false;
       }
       if (clear) {
-        ins[i] = at;
+        ins[i] = operand_at[i];
       } else {
         ins[i] = scratch + plan.operands[i].packed_offset;
-        Copy(plan.operands[i], b, operands[i], static_cast<uint8_t*>(ins[i]),
+        Copy(plan.operands[i], operand_at[i], operand_width[i], static_cast<uint8_t*>(ins[i]),
              /*to_packed=*/true);
       }
     }
     RunItem<T>(plan, scratch, ins, outs);
     for (size_t j = 0; j < result_count; ++j) {
       if (!direct[j]) {
-        Copy(plan.results[j], b, results[j], static_cast<uint8_t*>(outs[j]),
+        Copy(plan.results[j], result_at[j], result_width[j], static_cast<uint8_t*>(outs[j]),
              /*to_packed=*/false);
       }
     }
@@ -476,7 +483,6 @@ bool RunsOnOpenBlas(const JaxlibLapackPlan& plan) {
   const LapackArray& r0 = plan.results[0];
   switch (plan.routine) {
     case LapackRoutine::kTrsm:
-      return plan.operands[0].rows > kSmallLapackOrder;
     case LapackRoutine::kGetrf:
       return r0.rows > kSmallLapackOrder || r0.cols > kSmallLapackOrder;
     default:

@@ -1,7 +1,8 @@
 // Unblocked LU factorisation with partial pivoting (getrf) and triangular
 // solves (trsm) for tiny matrices, in place of OpenBLAS's for jaxlib's LAPACK
-// custom calls (jaxlib_lapack_run.cc) when the matrix order is at most
-// kSmallLapackOrder. Private to runtime/host/jaxlib_lapack*.cc.
+// custom calls (jaxlib_lapack_run.cc) when getrf's matrix, and trsm's
+// right-hand sides B (so its triangle too), are at most kSmallLapackOrder in
+// both dimensions. Private to runtime/host/jaxlib_lapack*.cc.
 //
 // Why: an implicit ODE solver factors and solves a 3x3 system per stage and
 // per Newton iteration for every element of a vmapped batch. OpenBLAS's
@@ -28,9 +29,11 @@
 
 namespace xjit::runtime::host {
 
-// The largest order (rows and columns of getrf's matrix, trsm's triangle)
-// that takes these routines. OpenBLAS's blocked code wins from a few dozen
-// on; below it its per-call overhead dominates.
+// The largest dimension (rows and columns of getrf's matrix and of trsm's
+// B) that takes these routines: below it OpenBLAS's per-call overhead
+// dominates. A wide B goes to OpenBLAS whatever the triangle's order: a
+// 16x16 triangle against 4096 right-hand sides (numpyro's multivariate
+// normal) ran 1.4x slower by substitution than through its blocked trsm.
 inline constexpr int64_t kSmallLapackOrder = 16;
 
 namespace small_lapack {
@@ -118,21 +121,23 @@ void SmallTrsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n
                int64_t lda, T* b, int64_t ldb) {
   const bool left = side == 'L';
   const bool unit = diag == 'U';
-  // op(A)(i, j).
-  const auto op = [&](int64_t i, int64_t j) -> T {
-    if (trans == 'N') return a[j * lda + i];
-    const T x = a[i * lda + j];
-    return trans == 'C' ? small_lapack::Conj(x) : x;
-  };
-  const bool op_lower = (uplo == 'L') == (trans == 'N');
-  // Each right-hand side is a vector x of `order` elements at `stride`:
-  // M x = r with M = op(A) (left) or op(A)^T (right: x is a row of X).
+  const bool conjugate = trans == 'C';
+  // Each right-hand side is a vector x of `order` elements at `stride`
+  // (a column of X, or a row on the right: X op(A) = B is op(A)^T x = r),
+  // solved with M = op(A) (left) or op(A)^T (right), M(i, j) at
+  // a[i * row + j * col].
+  const bool transposed = (trans != 'N') != !left;
+  const int64_t row = transposed ? lda : 1;
+  const int64_t col = transposed ? 1 : lda;
+  const bool lower = (uplo == 'L') != transposed;
   const int64_t order = left ? m : n;
   const int64_t count = left ? n : m;
   const int64_t stride = left ? 1 : ldb;
   const int64_t step = left ? ldb : 1;
-  const bool lower = left ? op_lower : !op_lower;
-  const auto matrix = [&](int64_t i, int64_t j) { return left ? op(i, j) : op(j, i); };
+  const auto matrix = [&](int64_t i, int64_t j) {
+    const T x = a[i * row + j * col];
+    return conjugate ? small_lapack::Conj(x) : x;
+  };
   for (int64_t r = 0; r < count; ++r) {
     T* x = b + r * step;
     if (lower) {

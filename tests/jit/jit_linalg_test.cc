@@ -348,7 +348,7 @@ INSTANTIATE_TEST_SUITE_P(Types, JitTriangularSolve,
 
 // ------------------------------------ jaxlib's trsm and getrf, tiny matrices ---
 // runtime/host/small_lapack_internal.h solves and factors matrices up to
-// order 16 itself (OpenBLAS above). Both backends run the custom calls
+// 16 x 16 itself (OpenBLAS above, and for trsm with more right-hand sides). Both backends run the custom calls
 // through that code, so the oracle for trsm is the evaluator's own
 // triangular-solve (in double) on the same operands; for getrf, P L U = A
 // rebuilt in double, multipliers bounded (partial pivoting) and LAPACK's info. Orders
@@ -416,6 +416,8 @@ TEST_P(JitJaxlibSmallLapack, TrsmEveryForm) {
                             /*other=*/m == 3 ? 1 : 4, "{1,2,0}", seed++);
           }
           CheckJaxlibTrsm(GetParam(), side, uplo, trans, diag, 2, 4, 3, "{2,1,0}", seed++);
+          // Many right-hand sides: OpenBLAS.
+          CheckJaxlibTrsm(GetParam(), side, uplo, trans, diag, 2, 5, 40, "{1,2,0}", seed++);
         }
       }
     }
