@@ -278,9 +278,9 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s, void* const* ins, void* cons
 template <typename T>
 void Run(const JaxlibLapackPlan& plan, const void* const* operands, void* const* results,
          uint8_t* scratch) {
-  constexpr size_t kMost = 16;
+  // PlanJaxlibLapack refuses more arrays than kMaxLapackArrays.
+  constexpr size_t kMost = kMaxLapackArrays;
   const size_t operand_count = plan.operands.size(), result_count = plan.results.size();
-  if (operand_count > kMost || result_count > kMost) return;  // The decoder gives at most 7.
   // geev overwrites its matrix and ormqr its reflectors (restored on exit):
   // their operands are read from copies, never where they lie.
   const bool read_in_place =
