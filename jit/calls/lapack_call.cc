@@ -28,6 +28,14 @@ void RunLapackCall(const void* call_pointer, void* const* buffers, void* scratch
                                  scratch);
 }
 
+// A call that never reaches OpenBLAS (tiny getrf and trsm) skips the thread
+// scope: its lock and OpenBLAS's setting cost more than a 3x3 solve.
+void RunLapackCallWithoutBlas(const void* call_pointer, void* const* buffers, void* scratch) {
+  const LapackCall& call = *static_cast<const LapackCall*>(call_pointer);
+  runtime::host::RunJaxlibLapack(call.plan, buffers, buffers + call.plan.operands.size(),
+                                 scratch);
+}
+
 // Multiply-adds per matrix, about (for BlasThreadsForWork). trsm and ormqr
 // apply a factor to right-hand sides (their last operand): its elements
 // times half the factor's order plus one (trsm: a triangle of n (n + 1) / 2
@@ -73,7 +81,8 @@ absl::StatusOr<runtime::LibraryCall> PlanLapackCall(const Instruction& instructi
   call->threads = runtime::blas::BlasThreadsForWork(threads, LapackWork(call->plan));
   runtime::LibraryCall library_call;
   library_call.routine = absl::StrCat("lapack ", call->plan.target);
-  library_call.function = &RunLapackCall;
+  library_call.function = runtime::host::RunsOnOpenBlas(call->plan) ? &RunLapackCall
+                                                                      : &RunLapackCallWithoutBlas;
   library_call.scratch_bytes = call->plan.scratch_bytes;
   if (description != nullptr) {
     *description = absl::StrCat(call->plan.ToString(), " threads=", call->threads);

@@ -890,6 +890,24 @@ void RunStridedCopy(const StridedCopy& copy, const void* operand_in, void* opera
   uint8_t* image = scratch + copy.scratch_offset;
   auto src = static_cast<const uint8_t*>(operand_in);
   auto dst = static_cast<uint8_t*>(operand_out);
+  // A minor dimension contiguous on both sides (the image keeps the
+  // operand's minor order: a batched gemv's 3-vectors, a transposed
+  // matrix's rows) moves a row per copy, not an element: element by element
+  // the loop's bookkeeping cost more than the bytes (a third of the copies'
+  // time on diffrax's [16,7,3] stage weights).
+  if (nd >= 1 && copy.operand_strides[nd - 1] == 1 && copy.scratch_strides[nd - 1] == 1 &&
+      sizes[nd - 1] > 1) {
+    const size_t row = static_cast<size_t>(sizes[nd - 1] * w);
+    ForEachOffset(nd - 1, sizes, copy.operand_strides.data(), copy.scratch_strides.data(), zero,
+                  operand_offset, image_offset, 0, [&](int64_t s, int64_t d, int64_t) {
+                    if (to_image) {
+                      std::memcpy(image + d * w, src + s * w, row);
+                    } else {
+                      std::memcpy(dst + s * w, image + d * w, row);
+                    }
+                  });
+    return;
+  }
   // The element width and the direction are template arguments, so that
   // each loop is a plain fixed-size copy.
   auto body = [&](auto width, auto into_image) {

@@ -450,6 +450,9 @@ absl::StatusOr<JaxlibLapackPlan> PlanJaxlibLapack(const Instruction& custom_call
   Decoder decoder(custom_call, &plan);
   XJIT_RETURN_IF_ERROR(Describe(decoder, plan));
   XJIT_RETURN_IF_ERROR(decoder.CheckCounts());
+  if (plan.operands.size() > kMaxLapackArrays || plan.results.size() > kMaxLapackArrays) {
+    return absl::InternalError(absl::StrCat("custom-call \"", target, "\": too many arrays"));
+  }
   for (const std::vector<LapackArray>* arrays : {&plan.operands, &plan.results}) {
     for (const LapackArray& array : *arrays) {
       if (array.rows > INT_MAX / 2 || array.cols > INT_MAX / 2) {

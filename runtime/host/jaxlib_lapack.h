@@ -95,6 +95,12 @@ bool IsJaxlibLapackTarget(absl::string_view target);
 // for shapes that do not fit the routine.
 absl::StatusOr<JaxlibLapackPlan> PlanJaxlibLapack(const Instruction& custom_call);
 
+// Whether running the plan calls OpenBLAS (so needs its thread setting):
+// false where tiny matrices take xjit's own unblocked routines
+// (small_lapack_internal.h: getrf of matrices, trsm of right-hand sides, up
+// to 16 x 16).
+bool RunsOnOpenBlas(const JaxlibLapackPlan& plan);
+
 // Runs the plan: operands[i] / results[j] are the array leaves' buffers,
 // scratch holds plan.scratch_bytes (aligned to 64 bytes is best, 16 needed).
 void RunJaxlibLapack(const JaxlibLapackPlan& plan, const void* const* operands,

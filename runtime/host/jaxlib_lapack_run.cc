@@ -12,6 +12,7 @@
 #include "runtime/host/jaxlib_lapack.h"
 #include "runtime/host/jaxlib_lapack_internal.h"
 #include "runtime/host/lapack_typed_internal.h"
+#include "runtime/host/small_lapack_internal.h"
 
 namespace xjit::runtime::host {
 namespace {
@@ -57,11 +58,39 @@ void CopyItem(const LapackArray& a, uint8_t* strided, uint8_t* packed, bool to_p
   }
 }
 
-void Copy(const LapackArray& a, int64_t b, const void* buffer, uint8_t* scratch, bool to_packed) {
-  uint8_t* strided = static_cast<uint8_t*>(const_cast<void*>(buffer)) +
-                     a.offsets[b] * ByteWidth(a.type);
-  uint8_t* packed = scratch + a.packed_offset;
-  switch (ByteWidth(a.type)) {
+// Whether an item's elements lie as its packed column-major copy would: then
+// the routine can work on the item where it lies.
+bool IsPacked(const LapackArray& a) {
+  return (a.rows <= 1 || a.row_stride == 1) && (a.cols <= 1 || a.col_stride == a.rows);
+}
+
+// The bytes from an item's first element to its last element's end.
+int64_t ItemSpan(const LapackArray& a) {
+  if (a.rows == 0 || a.cols == 0) return 0;
+  return ((a.rows - 1) * a.row_stride + (a.cols - 1) * a.col_stride + 1) * ByteWidth(a.type);
+}
+
+bool Overlap(const uint8_t* x, int64_t x_bytes, const uint8_t* y, int64_t y_bytes) {
+  return x < y + y_bytes && y < x + x_bytes;
+}
+
+// Copies the item of `a` at `strided` (elements of `width` bytes) to or from
+// its packed copy at `packed`.
+void Copy(const LapackArray& a, uint8_t* strided, int64_t width, uint8_t* packed,
+          bool to_packed) {
+  if (IsPacked(a)) {
+    // One move, none where the two are the same place (a result factored
+    // in its operand's buffer).
+    if (packed == strided) return;
+    const size_t bytes = static_cast<size_t>(a.Elements() * width);
+    if (to_packed) {
+      std::memmove(packed, strided, bytes);
+    } else {
+      std::memmove(strided, packed, bytes);
+    }
+    return;
+  }
+  switch (width) {
     case 4: return CopyItem<4>(a, strided, packed, to_packed);
     case 8: return CopyItem<8>(a, strided, packed, to_packed);
     default: return CopyItem<16>(a, strided, packed, to_packed);
@@ -95,15 +124,17 @@ void UnpackEigenvectors(int64_t n, const R* wi, const R* packed, std::complex<R>
   }
 }
 
-// One batch element's routine over the packed copies in `s`.
+// One batch element's routine over its packed operands `ins` and results
+// `outs` (packed copies in `s`, or the items where they lie), workspaces in
+// `s`.
 template <typename T>
-void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
+void RunItem(const JaxlibLapackPlan& p, uint8_t* s, void* const* ins, void* const* outs) {
   using L = Lapack<T>;
   using R = typename L::Real;
-  auto in = [&](int i) { return reinterpret_cast<T*>(s + p.operands[i].packed_offset); };
-  auto out = [&](int j) { return reinterpret_cast<T*>(s + p.results[j].packed_offset); };
-  auto out_real = [&](int j) { return reinterpret_cast<R*>(s + p.results[j].packed_offset); };
-  auto out_int = [&](int j) { return reinterpret_cast<blasint*>(s + p.results[j].packed_offset); };
+  auto in = [&](int i) { return static_cast<T*>(ins[i]); };
+  auto out = [&](int j) { return static_cast<T*>(outs[j]); };
+  auto out_real = [&](int j) { return static_cast<R*>(outs[j]); };
+  auto out_int = [&](int j) { return static_cast<blasint*>(outs[j]); };
   T* work = reinterpret_cast<T*>(s + p.work_offset);
   R* rwork = reinterpret_cast<R*>(s + p.rwork_offset);
   blasint* iwork = reinterpret_cast<blasint*>(s + p.iwork_offset);
@@ -113,13 +144,20 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
   blasint info = 0;
   switch (p.routine) {
     case LapackRoutine::kTrsm:
-      if (m > 0 && n > 0) {
+      if (m > 0 && n > 0 && m <= kSmallLapackOrder && n <= kSmallLapackOrder) {
+        SmallTrsm(p.side, p.uplo, p.trans, p.diag, m, n, in(0), Ld(p.operands[0].rows), out(0),
+                  Ld(m));
+      } else if (m > 0 && n > 0) {
         L::Trsm(p.side, p.uplo, p.trans, p.diag, m, n, in(0), Ld(p.operands[0].rows), out(0),
                 Ld(m));
       }
       return;
     case LapackRoutine::kGetrf:
-      if (m > 0 && n > 0) L::Getrf(m, n, out(0), Ld(m), out_int(1), &info);
+      if (m > 0 && n > 0 && m <= kSmallLapackOrder && n <= kSmallLapackOrder) {
+        info = SmallGetrf(m, n, out(0), Ld(m), out_int(1));
+      } else if (m > 0 && n > 0) {
+        L::Getrf(m, n, out(0), Ld(m), out_int(1), &info);
+      }
       *out_int(2) = info;
       return;
     case LapackRoutine::kGeqrf:
@@ -203,7 +241,8 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
       }
       if (info != 0) {  // Eigenvectors are not defined: zero.
         for (int j = vl; j < vl + 2; ++j) {
-          std::memset(static_cast<void*>(out(j)), 0, p.results[j].Elements() * ByteWidth(p.results[j].type));
+          std::memset(static_cast<void*>(out(j)), 0,
+                      p.results[j].Elements() * ByteWidth(p.results[j].type));
         }
       }
       *out_int(info_index) = info;
@@ -239,29 +278,102 @@ void RunItem(const JaxlibLapackPlan& p, uint8_t* s) {
   }
 }
 
+// Per batch element: each result's packed copy starts as its operand (or
+// zeros), the other operands are gathered, the routine runs, the results
+// are scattered. An array whose items are already packed (jaxlib asks for
+// column-major ones, so most are) is used where it lies instead: a result is
+// factored in its own buffer, an operand read from its own, unless the item
+// overlaps another array's item of the same batch element (then its copy
+// keeps the old order of reads and writes).
 template <typename T>
 void Run(const JaxlibLapackPlan& plan, const void* const* operands, void* const* results,
          uint8_t* scratch) {
-  std::vector<bool> aliased(plan.operands.size(), false);
+  // PlanJaxlibLapack refuses more arrays than kMaxLapackArrays.
+  constexpr size_t kMost = kMaxLapackArrays;
+  const size_t operand_count = plan.operands.size(), result_count = plan.results.size();
+  // geev overwrites its matrix and ormqr its reflectors (restored on exit):
+  // their operands are read from copies, never where they lie.
+  const bool read_in_place =
+      plan.routine != LapackRoutine::kGeev && plan.routine != LapackRoutine::kOrmqr;
+  // Which operands a result starts from (gathered with it).
+  bool aliased[kMost] = {};
   for (int from : plan.from_operand) {
     if (from >= 0) aliased[from] = true;
   }
+  bool result_packed[kMost], operand_packed[kMost];
+  int64_t result_width[kMost], operand_width[kMost];
+  int64_t result_span[kMost], operand_span[kMost];
+  for (size_t j = 0; j < result_count; ++j) {
+    result_packed[j] = IsPacked(plan.results[j]);
+    result_width[j] = ByteWidth(plan.results[j].type);
+    result_span[j] = ItemSpan(plan.results[j]);
+  }
+  for (size_t i = 0; i < operand_count; ++i) {
+    operand_packed[i] = IsPacked(plan.operands[i]);
+    operand_width[i] = ByteWidth(plan.operands[i].type);
+    operand_span[i] = ItemSpan(plan.operands[i]);
+  }
+  void* ins[kMost];
+  void* outs[kMost];
+  bool direct[kMost];
+  uint8_t* result_at[kMost];
+  uint8_t* operand_at[kMost];
   for (int64_t b = 0; b < plan.batch; ++b) {
-    for (size_t j = 0; j < plan.results.size(); ++j) {
+    for (size_t j = 0; j < result_count; ++j) {
+      result_at[j] =
+          static_cast<uint8_t*>(results[j]) + plan.results[j].offsets[b] * result_width[j];
+    }
+    for (size_t i = 0; i < operand_count; ++i) {
+      operand_at[i] = static_cast<uint8_t*>(const_cast<void*>(operands[i])) +
+                      plan.operands[i].offsets[b] * operand_width[i];
+    }
+    // Where each result is worked on: in place when packed and clear of
+    // every other array's item (its own operand may be the same place).
+    for (size_t j = 0; j < result_count; ++j) {
+      direct[j] = result_packed[j];
+      for (size_t i = 0; i < operand_count && direct[j]; ++i) {
+        const bool same = plan.from_operand[j] == static_cast<int>(i) &&
+                          operand_at[i] == result_at[j] && operand_packed[i];
+        if (!same && Overlap(operand_at[i], operand_span[i], result_at[j], result_span[j])) {
+          direct[j] = false;
+        }
+      }
+      for (size_t k = 0; k < result_count && direct[j]; ++k) {
+        if (k != j && Overlap(result_at[k], result_span[k], result_at[j], result_span[j])) {
+          direct[j] = false;
+        }
+      }
+      outs[j] = direct[j] ? static_cast<void*>(result_at[j])
+                          : static_cast<void*>(scratch + plan.results[j].packed_offset);
       const int from = plan.from_operand[j];
       if (from >= 0) {
-        Copy(plan.operands[from], b, operands[from], scratch, /*to_packed=*/true);
+        Copy(plan.operands[from], operand_at[from], operand_width[from],
+             static_cast<uint8_t*>(outs[j]), /*to_packed=*/true);
+        ins[from] = outs[j];
       } else {
-        const LapackArray& a = plan.results[j];
-        std::memset(scratch + a.packed_offset, 0, a.Elements() * ByteWidth(a.type));
+        std::memset(outs[j], 0, plan.results[j].Elements() * result_width[j]);
       }
     }
-    for (size_t i = 0; i < plan.operands.size(); ++i) {
-      if (!aliased[i]) Copy(plan.operands[i], b, operands[i], scratch, /*to_packed=*/true);
+    for (size_t i = 0; i < operand_count; ++i) {
+      if (aliased[i]) continue;
+      bool clear = read_in_place && operand_packed[i];
+      for (size_t j = 0; j < result_count && clear; ++j) {
+        if (Overlap(operand_at[i], operand_span[i], result_at[j], result_span[j])) clear = false;
+      }
+      if (clear) {
+        ins[i] = operand_at[i];
+      } else {
+        ins[i] = scratch + plan.operands[i].packed_offset;
+        Copy(plan.operands[i], operand_at[i], operand_width[i], static_cast<uint8_t*>(ins[i]),
+             /*to_packed=*/true);
+      }
     }
-    RunItem<T>(plan, scratch);
-    for (size_t j = 0; j < plan.results.size(); ++j) {
-      Copy(plan.results[j], b, results[j], scratch, /*to_packed=*/false);
+    RunItem<T>(plan, scratch, ins, outs);
+    for (size_t j = 0; j < result_count; ++j) {
+      if (!direct[j]) {
+        Copy(plan.results[j], result_at[j], result_width[j], static_cast<uint8_t*>(outs[j]),
+             /*to_packed=*/false);
+      }
     }
   }
 }
@@ -374,6 +486,17 @@ absl::Status SizeLapackWorkspaces(JaxlibLapackPlan* plan) {
     case ElementType::kF64: return Query<double>(plan);
     case ElementType::kC64: return Query<C64>(plan);
     default: return Query<C128>(plan);
+  }
+}
+
+bool RunsOnOpenBlas(const JaxlibLapackPlan& plan) {
+  const LapackArray& r0 = plan.results[0];
+  switch (plan.routine) {
+    case LapackRoutine::kTrsm:
+    case LapackRoutine::kGetrf:
+      return r0.rows > kSmallLapackOrder || r0.cols > kSmallLapackOrder;
+    default:
+      return true;
   }
 }
 

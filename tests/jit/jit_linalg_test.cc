@@ -346,5 +346,187 @@ TEST_P(JitTriangularSolve, Shapes) {
 INSTANTIATE_TEST_SUITE_P(Types, JitTriangularSolve,
                          ::testing::Values("f32", "f64", "c64", "c128"));
 
+// ------------------------------------ jaxlib's trsm and getrf, tiny matrices ---
+// runtime/host/small_lapack_internal.h solves and factors matrices up to
+// 16 x 16 itself (OpenBLAS above, and for trsm with more right-hand sides). Both backends run the custom calls
+// through that code, so the oracle for trsm is the evaluator's own
+// triangular-solve (in double) on the same operands; for getrf, P L U = A
+// rebuilt in double, multipliers bounded (partial pivoting) and LAPACK's info. Orders
+// 1-5, 16 (the largest small one) and 17 (OpenBLAS), column-major as jaxlib
+// asks, and row-major operands (gathered through scratch).
+
+std::string TypeLetter(const std::string& type) {
+  return type == "f32" ? "s" : type == "f64" ? "d" : type == "c64" ? "c" : "z";
+}
+
+void CheckJaxlibTrsm(const std::string& type, char side, char uplo, char trans, char diag,
+                     int64_t batch, int64_t m, int64_t other, const std::string& layout,
+                     uint64_t seed) {
+  const bool left = side == 'L';
+  const std::string a_shape = absl::StrCat(type, "[", batch, ",", m, ",", m, "]", layout);
+  const std::string b_shape =
+      absl::StrCat(type, "[", batch, ",", left ? m : other, ",", left ? other : m, "]", layout);
+  const std::string call = absl::StrCat(
+      b_shape, " custom-call(p0, p1), custom_call_target=\"lapack_", TypeLetter(type),
+      "trsm_ffi\", operand_layout_constraints={", a_shape, ", ", b_shape,
+      "}, output_to_operand_aliasing={{}: (1, {})}, api_version=API_VERSION_TYPED_FFI, "
+      "backend_config={diag = ", static_cast<int>(diag), " : ui8, side = ",
+      static_cast<int>(side), " : ui8, trans_x = ", static_cast<int>(trans),
+      " : ui8, uplo = ", static_cast<int>(uplo), " : ui8}");
+  const std::string hlo = OneOp({a_shape, b_shape}, call);
+  const std::string reference = OneOp(
+      {a_shape, b_shape},
+      absl::StrCat(b_shape, " triangular-solve(p0, p1), left_side=", left ? "true" : "false",
+                   ", lower=", uplo == 'L' ? "true" : "false",
+                   ", unit_diagonal=", diag == 'U' ? "true" : "false", ", transpose_a=",
+                   trans == 'N' ? "NO_TRANSPOSE" : trans == 'T' ? "TRANSPOSE" : "ADJOINT"));
+  SCOPED_TRACE(hlo);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::unique_ptr<Module>> reference_module = ParseVerified(reference);
+  ASSERT_TRUE(reference_module.ok()) << reference_module.status();
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> arguments;
+  arguments.push_back(
+      Triangular((*module)->entry()->parameter(0)->shape(), uplo == 'L', diag == 'U', rng));
+  arguments.push_back(Uniform((*module)->entry()->parameter(1)->shape(), rng));
+  absl::StatusOr<Literal> expected = EvaluateModule(**reference_module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  absl::StatusOr<Literal> evaluated = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(Compare(*expected, *actual, Tolerance(type)), "");
+  // Both backends run the same routine: the same bits.
+  EXPECT_EQ(Compare(*evaluated, *actual, 0), "");
+}
+
+class JitJaxlibSmallLapack : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JitJaxlibSmallLapack, TrsmEveryForm) {
+  uint64_t seed = 500;
+  for (char side : {'L', 'R'}) {
+    for (char uplo : {'L', 'U'}) {
+      for (char trans : {'N', 'T', 'C'}) {
+        for (char diag : {'N', 'U'}) {
+          for (int64_t m : {1, 3, 5, 16, 17}) {
+            CheckJaxlibTrsm(GetParam(), side, uplo, trans, diag, /*batch=*/3, m,
+                            /*other=*/m == 3 ? 1 : 4, "{1,2,0}", seed++);
+          }
+          CheckJaxlibTrsm(GetParam(), side, uplo, trans, diag, 2, 4, 3, "{2,1,0}", seed++);
+          // Many right-hand sides: OpenBLAS.
+          CheckJaxlibTrsm(GetParam(), side, uplo, trans, diag, 2, 5, 40, "{1,2,0}", seed++);
+        }
+      }
+    }
+  }
+}
+
+// getrf of a batch of m x n matrices: P L U rebuilt from the result and the
+// pivots equals A; every multiplier is bounded as partial pivoting bounds it;
+// info 0.
+void CheckJaxlibGetrf(const std::string& type, int64_t batch, int64_t m, int64_t n,
+                      const std::string& layout, uint64_t seed) {
+  const int64_t k = std::min(m, n);
+  const std::string a_shape = absl::StrCat(type, "[", batch, ",", m, ",", n, "]", layout);
+  const std::string hlo = OneOp(
+      {a_shape},
+      absl::StrCat("(", a_shape, ", s32[", batch, ",", k, "]{1,0}, s32[", batch,
+                   "]{0}) custom-call(p0), custom_call_target=\"lapack_", TypeLetter(type),
+                   "getrf_ffi\", operand_layout_constraints={", a_shape,
+                   "}, output_to_operand_aliasing={{0}: (0, {})}, "
+                   "api_version=API_VERSION_TYPED_FFI"));
+  SCOPED_TRACE(hlo);
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::mt19937_64 rng(seed);
+  std::vector<Literal> arguments;
+  arguments.push_back(Uniform((*module)->entry()->parameter(0)->shape(), rng));
+  const Literal& a = arguments[0];
+  absl::StatusOr<Literal> evaluated = EvaluateModule(**module, arguments);
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  ASSERT_EQ(actual->elements().size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(Compare(evaluated->elements()[e], actual->elements()[e], 0), "") << "result " << e;
+  }
+  const Literal& lu = actual->elements()[0];
+  const Literal& pivots = actual->elements()[1];
+  const Literal& info = actual->elements()[2];
+  const double tolerance = Tolerance(type) * static_cast<double>(n);
+  for (int64_t b = 0; b < batch; ++b) {
+    EXPECT_EQ(info.GetInt({b}), 0);
+    // Rows of P^T A, swapped as the pivots say.
+    std::vector<int64_t> row(m);
+    for (int64_t i = 0; i < m; ++i) row[i] = i;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t p = pivots.GetInt({b, j}) - 1;
+      ASSERT_GE(p, j);
+      ASSERT_LT(p, m);
+      std::swap(row[j], row[p]);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        Complex sum = 0;
+        for (int64_t t = 0; t <= std::min(i, j) && t < k; ++t) {
+          const Complex l = t == i ? Complex(1) : lu.GetComplex({b, i, t});
+          sum += l * lu.GetComplex({b, t, j});
+        }
+        const Complex want = a.GetComplex({b, row[i], j});
+        EXPECT_LE(std::abs(sum - want), tolerance) << "batch " << b << " at " << i << "," << j;
+        if (j < i && j < k) {
+          // The pivot is the largest in |re| + |im| (LAPACK's i?amax): a
+          // multiplier's modulus is at most 1, or sqrt(2) for complex ones.
+          const double bound = IsComplex(lu.shape().element_type()) ? std::sqrt(2.0) : 1.0;
+          EXPECT_LE(std::abs(lu.GetComplex({b, i, j})), bound + 1e-6);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(JitJaxlibSmallLapack, GetrfShapes) {
+  uint64_t seed = 900;
+  for (const auto& [m, n] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {2, 2}, {3, 3}, {5, 5}, {4, 2}, {2, 5}, {16, 16}, {17, 17}}) {
+    CheckJaxlibGetrf(GetParam(), 4, m, n, "{1,2,0}", seed++);
+  }
+  CheckJaxlibGetrf(GetParam(), 2, 3, 3, "{2,1,0}", seed++);
+}
+
+// A zero column: no pivot there, info names it (1-based), the rest goes on.
+TEST_P(JitJaxlibSmallLapack, GetrfSingularInfo) {
+  const std::string type = GetParam();
+  const std::string a_shape = absl::StrCat(type, "[1,3,3]{1,2,0}");
+  const std::string hlo = OneOp(
+      {a_shape},
+      absl::StrCat("(", a_shape, ", s32[1,3]{1,0}, s32[1]{0}) custom-call(p0), "
+                   "custom_call_target=\"lapack_", TypeLetter(type), "getrf_ffi\", "
+                   "operand_layout_constraints={", a_shape, "}, "
+                   "output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI"));
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseVerified(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  Literal a((*module)->entry()->parameter(0)->shape());
+  const double values[3][3] = {{2, 0, 1}, {4, 0, 3}, {1, 0, 5}};
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 3; ++j) a.SetComplex({0, i, j}, Complex(values[i][j], 0));
+  }
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  absl::StatusOr<Literal> actual = (*executable)->Run({a});
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(actual->elements()[2].GetInt({0}), 2);
+  EXPECT_EQ(actual->elements()[1].GetInt({0, 0}), 2);  // |4| is the largest.
+  EXPECT_EQ(actual->elements()[1].GetInt({0, 1}), 2);  // No pivot: the diagonal.
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, JitJaxlibSmallLapack,
+                         ::testing::Values("f32", "f64", "c64", "c128"));
+
 }  // namespace
 }  // namespace xjit::jit::testing
