@@ -349,6 +349,20 @@ int64_t IterationElements(const Instruction& instruction) {
   return n;
 }
 
+// Whether evaluating `opcode` again costs arithmetic, not only an index
+// and a load.
+bool Computes(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kIota:
+    case Opcode::kSlice: case Opcode::kPad: case Opcode::kConcatenate:
+    case Opcode::kReshape: case Opcode::kBroadcast: case Opcode::kTranspose:
+    case Opcode::kReverse: case Opcode::kBitcast: case Opcode::kCopy:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // How many times a fused kernel evaluates its values, per element it
 // writes. The emitter computes a value once per index expression it is read
 // at: a reader of the same dimensions that reads it elementwise reads it at
@@ -366,20 +380,6 @@ int64_t IterationElements(const Instruction& instruction) {
 // null, the kernel's own index), inherited through elementwise readers, so a
 // value two elementwise paths read at one index counts once. Its count is
 // the sum of its sources' counts (null: 1), saturating.
-// Whether evaluating `opcode` again costs arithmetic, not only an index
-// and a load.
-bool Computes(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kIota:
-    case Opcode::kSlice: case Opcode::kPad: case Opcode::kConcatenate:
-    case Opcode::kReshape: case Opcode::kBroadcast: case Opcode::kTranspose:
-    case Opcode::kReverse: case Opcode::kBitcast: case Opcode::kCopy:
-      return false;
-    default:
-      return true;
-  }
-}
-
 class IndexEvaluations {
  public:
   static constexpr int64_t kSaturated = int64_t{1} << 40;
