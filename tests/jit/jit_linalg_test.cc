@@ -348,15 +348,24 @@ INSTANTIATE_TEST_SUITE_P(Types, JitTriangularSolve,
 
 // ------------------------------------ jaxlib's trsm and getrf, tiny matrices ---
 // runtime/host/small_lapack_internal.h solves and factors matrices up to
-// 16 x 16 itself (OpenBLAS above, and for trsm with more right-hand sides). Both backends run the custom calls
-// through that code, so the oracle for trsm is the evaluator's own
-// triangular-solve (in double) on the same operands; for getrf, P L U = A
-// rebuilt in double, multipliers bounded (partial pivoting) and LAPACK's info. Orders
-// 1-5, 16 (the largest small one) and 17 (OpenBLAS), column-major as jaxlib
-// asks, and row-major operands (gathered through scratch).
+// 16 x 16 itself (OpenBLAS above, and for trsm with more right-hand sides).
+// Both backends run the custom calls through that code, so the oracle for
+// trsm is the evaluator's own triangular-solve (in double) on the same
+// operands; for getrf, P L U = A rebuilt in double, multipliers bounded
+// (partial pivoting) and LAPACK's info. Orders 1-5, 16 (the largest small
+// one) and 17 (OpenBLAS), column-major as jaxlib asks, and row-major
+// operands (gathered through scratch).
 
 std::string TypeLetter(const std::string& type) {
   return type == "f32" ? "s" : type == "f64" ? "d" : type == "c64" ? "c" : "z";
+}
+
+// The module's result on the JIT.
+absl::StatusOr<Literal> RunJit(const Module& module, absl::Span<const Literal> arguments) {
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      Compile(module, CompileOptions(), nullptr);
+  if (!executable.ok()) return executable.status();
+  return (*executable)->Run(arguments);
 }
 
 void CheckJaxlibTrsm(const std::string& type, char side, char uplo, char trans, char diag,
@@ -394,9 +403,7 @@ void CheckJaxlibTrsm(const std::string& type, char side, char uplo, char trans, 
   ASSERT_TRUE(expected.ok()) << expected.status();
   absl::StatusOr<Literal> evaluated = EvaluateModule(**module, arguments);
   ASSERT_TRUE(evaluated.ok()) << evaluated.status();
-  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
-  ASSERT_TRUE(executable.ok()) << executable.status();
-  absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+  absl::StatusOr<Literal> actual = RunJit(**module, arguments);
   ASSERT_TRUE(actual.ok()) << actual.status();
   EXPECT_EQ(Compare(*expected, *actual, Tolerance(type)), "");
   // Both backends run the same routine: the same bits.
@@ -447,9 +454,7 @@ void CheckJaxlibGetrf(const std::string& type, int64_t batch, int64_t m, int64_t
   const Literal& a = arguments[0];
   absl::StatusOr<Literal> evaluated = EvaluateModule(**module, arguments);
   ASSERT_TRUE(evaluated.ok()) << evaluated.status();
-  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
-  ASSERT_TRUE(executable.ok()) << executable.status();
-  absl::StatusOr<Literal> actual = (*executable)->Run(arguments);
+  absl::StatusOr<Literal> actual = RunJit(**module, arguments);
   ASSERT_TRUE(actual.ok()) << actual.status();
   ASSERT_EQ(actual->elements().size(), 3u);
   for (size_t e = 0; e < 3; ++e) {
@@ -516,9 +521,7 @@ TEST_P(JitJaxlibSmallLapack, GetrfSingularInfo) {
   for (int64_t i = 0; i < 3; ++i) {
     for (int64_t j = 0; j < 3; ++j) a.SetComplex({0, i, j}, Complex(values[i][j], 0));
   }
-  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = Compile(**module, CompileOptions(), nullptr);
-  ASSERT_TRUE(executable.ok()) << executable.status();
-  absl::StatusOr<Literal> actual = (*executable)->Run({a});
+  absl::StatusOr<Literal> actual = RunJit(**module, {a});
   ASSERT_TRUE(actual.ok()) << actual.status();
   EXPECT_EQ(actual->elements()[2].GetInt({0}), 2);
   EXPECT_EQ(actual->elements()[1].GetInt({0, 0}), 2);  // |4| is the largest.
