@@ -21,19 +21,17 @@ struct LapackCall {
   int threads = 1;
 };
 
-void RunLapackCall(const void* call_pointer, void* const* buffers, void* scratch) {
-  const LapackCall& call = *static_cast<const LapackCall*>(call_pointer);
-  runtime::blas::ScopedBlasThreads threads(call.threads);
-  runtime::host::RunJaxlibLapack(call.plan, buffers, buffers + call.plan.operands.size(),
-                                 scratch);
-}
-
 // A call that never reaches OpenBLAS (tiny getrf and trsm) skips the thread
 // scope: its lock and OpenBLAS's setting cost more than a 3x3 solve.
 void RunLapackCallWithoutBlas(const void* call_pointer, void* const* buffers, void* scratch) {
   const LapackCall& call = *static_cast<const LapackCall*>(call_pointer);
   runtime::host::RunJaxlibLapack(call.plan, buffers, buffers + call.plan.operands.size(),
                                  scratch);
+}
+
+void RunLapackCall(const void* call_pointer, void* const* buffers, void* scratch) {
+  runtime::blas::ScopedBlasThreads threads(static_cast<const LapackCall*>(call_pointer)->threads);
+  RunLapackCallWithoutBlas(call_pointer, buffers, scratch);
 }
 
 // Multiply-adds per matrix, about (for BlasThreadsForWork). trsm and ormqr
