@@ -111,6 +111,11 @@ void Shapes(benchmark::internal::Benchmark* b) {
   b->Args({512, 512, 16, 0, 1})->Args({512, 512, 16, 1, 1})->Args({2048, 64, 16, 0, 1});
   // An outer product (per-example gradients of a dense layer).
   b->Args({256, 512, 1, 0, 1});
+  // A narrow C of many rows: a graph network's layers ([nodes, features] x
+  // [features, 16]), coordinates times a 3 x 3 matrix.
+  for (int64_t n : {3, 8, 16, 32, 48}) b->Args({8192, n, 64, 0, 1});
+  for (int64_t k : {3, 16, 256}) b->Args({8192, 16, k, 0, 1});
+  b->Args({8192, 48, 48, 0, 1})->Args({512, 16, 64, 0, 1})->Args({64, 16, 64, 0, 1});
 }
 
 // The step's GEMMs on two threads each, in wall time.
@@ -118,6 +123,7 @@ void ThreadShapes(benchmark::internal::Benchmark* b) {
   b->Args({32, 1024, 128, 0, 2})->Args({32, 1024, 256, 0, 2});
   b->Args({32, 256, 1024, 1, 2})->Args({32, 128, 1024, 1, 2});
   b->Args({128, 1024, 32, 2, 2})->Args({256, 1024, 32, 2, 2});
+  b->Args({8192, 16, 64, 0, 2})->Args({8192, 16, 16, 0, 2});
   b->UseRealTime();
 }
 

@@ -1050,9 +1050,9 @@ void PlanDotThreads(DotPlan& plan, int threads, const DotSplitLimits& limits) {
   }
   int64_t batch = 1;
   for (int64_t b : plan.batch_sizes) batch *= b;
-  // A single few-row f32 GEMM that SmallGemm takes stays one call: SmallGemm
-  // splits its columns over the threads itself, with the same bits on any
-  // thread count.
+  // A single f32 GEMM that SmallGemm takes stays one call: SmallGemm splits
+  // its columns (a narrow C's rows) over the threads itself, with the same
+  // bits on any thread count.
   if (plan.small_gemm && plan.kind == DotPlan::Kind::kGemm && batch == 1 &&
       plan.k_loop_sizes.empty() &&
       plan.compute_type == ElementType::kF32 &&

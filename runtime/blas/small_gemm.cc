@@ -25,6 +25,9 @@ namespace xjit::runtime::blas {
 
 namespace {
 
+// NN products of at most this many columns (two AVX2 vectors) run here at
+// any size (PreferSmallGemm).
+constexpr int64_t kNarrowColumns2 = 16;
 // NT products with K up to this run on transposed panels of B (RunPanels).
 constexpr int64_t kShortK = 32;
 // NN and TN products of more rows than this, over K up to kPanelMaxK, whose
@@ -224,6 +227,9 @@ void RunNT(const SmallGemmArgs& g, int64_t begin, int64_t end) {
 // from the AVX-512F kernels', as they do from OpenBLAS's).
 constexpr int kRows2 = 4;
 constexpr int kVectors2 = 3;
+// Tiles of at most 2 vectors take this many rows (12 accumulators too):
+// with 8, two FMAs a cycle at a latency of 4 left no slack.
+constexpr int kNarrowRows2 = 6;
 constexpr int64_t kBlockColumns2 = 8 * kVectors2;
 constexpr int kDotRows2 = 3;
 constexpr int kDotColumns2 = 4;
@@ -284,17 +290,18 @@ constexpr std::array<TileNN2Fn, kVectors2> TileNN2Row(std::index_sequence<V...>)
   return {&TileNN2<R, static_cast<int>(V) + 1>...};
 }
 template <size_t... R>
-constexpr std::array<std::array<TileNN2Fn, kVectors2>, kRows2> TileNN2Table(
+constexpr std::array<std::array<TileNN2Fn, kVectors2>, kNarrowRows2> TileNN2Table(
     std::index_sequence<R...>) {
   return {TileNN2Row<static_cast<int>(R) + 1>(std::make_index_sequence<kVectors2>())...};
 }
-constexpr auto kTilesNN2 = TileNN2Table(std::make_index_sequence<kRows2>());
+constexpr auto kTilesNN2 = TileNN2Table(std::make_index_sequence<kNarrowRows2>());
 
 void RunNNBlock2(const SmallGemmArgs& g, int64_t j0, int64_t columns) {
   const int vectors = static_cast<int>((columns + 7) / 8);
   const int last_columns = static_cast<int>(columns - 8 * (vectors - 1));
-  for (int64_t i0 = 0; i0 < g.m; i0 += kRows2) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows2, g.m - i0));
+  const int64_t tile_rows = vectors <= 2 ? kNarrowRows2 : kRows2;
+  for (int64_t i0 = 0; i0 < g.m; i0 += tile_rows) {
+    const int rows = static_cast<int>(std::min<int64_t>(tile_rows, g.m - i0));
     kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last_columns);
   }
 }
@@ -438,6 +445,14 @@ bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   if (args.b_transposed) {
     return args.a_col_stride == 1 && args.m <= 32 && args.n >= 16 && args.k >= 64;
   }
+  // A narrow NN product of any size (a graph layer's [nodes, 64] x [64, 16],
+  // coordinates times a 3 x 3 matrix): OpenBLAS packs all of A and zeroes C
+  // first. small_gemm_benchmark on Zen 3, one thread: [8192,64] x [64,16]
+  // 233 us against 343, [8192,16] x [16,16] 92 against 148, [8192,256] x
+  // [256,16] 825 against 1339, [64,64] x [64,16] 2.0 against 2.8; at 32 and
+  // 48 columns they were even. AVX2 tiles only (the AVX-512F ones were not
+  // measured on these shapes).
+  if (args.n <= kNarrowColumns2 && CurrentKernelIsa() == KernelIsa::kAvx2) return true;
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
   // as fast as OpenBLAS on one thread, faster on two; over K up to kShortK
   // faster on one too (OpenBLAS zeroes C before it adds the product: with K
@@ -466,25 +481,50 @@ void SmallGemm(const SmallGemmArgs& args, int threads) {
                                                     : (avx512 ? kBlockColumns : kBlockColumns2);
   const int64_t units = (args.n + unit - 1) / unit;
   const int64_t product = args.m * args.n * args.k;
-  const int64_t chunks =
-      product >= kParallelMinProduct ? std::min<int64_t>(std::max(threads, 1), units) : 1;
-  const auto run = [&](int64_t begin, int64_t end) {
+  const int64_t wanted = product >= kParallelMinProduct ? std::max(threads, 1) : 1;
+  // Columns [begin, end) of the rows of `g`.
+  const auto run = [&](const SmallGemmArgs& g, int64_t begin, int64_t end) {
     if (panels) {
-      RunPanels(args, begin, end, avx512);
-    } else if (args.b_transposed) {
-      avx512 ? RunNT(args, begin, end) : RunNT2(args, begin, end);
+      RunPanels(g, begin, end, avx512);
+    } else if (g.b_transposed) {
+      avx512 ? RunNT(g, begin, end) : RunNT2(g, begin, end);
     } else {
-      avx512 ? RunNN(args, begin, end) : RunNN2(args, begin, end);
+      avx512 ? RunNN(g, begin, end) : RunNN2(g, begin, end);
     }
   };
+  if (wanted <= 1) {
+    run(args, 0, args.n);
+    return;
+  }
+  // Fewer column blocks than threads (a narrow C of many rows: a graph
+  // layer's [nodes, 16]): the threads take bands of whole row tiles instead.
+  // Every element is the same sum either way.
+  const int64_t row_unit = args.b_transposed && !panels ? (avx512 ? kDotRows : kDotRows2)
+                                                        : (avx512 ? kRows : kRows2);
+  const int64_t row_units = (args.m + row_unit - 1) / row_unit;
+  if (units < wanted && row_units > units) {
+    const int64_t chunks = std::min(wanted, row_units);
+    ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t t) {
+      const int64_t begin = row_units * t / chunks * row_unit;
+      const int64_t end = std::min(args.m, row_units * (t + 1) / chunks * row_unit);
+      if (begin >= end) return;
+      SmallGemmArgs band = args;
+      band.m = end - begin;
+      band.a = args.a + begin * args.a_row_stride;
+      band.c = args.c + begin * args.ldc;
+      run(band, 0, args.n);
+    });
+    return;
+  }
+  const int64_t chunks = std::min(wanted, units);
   if (chunks <= 1) {
-    run(0, args.n);
+    run(args, 0, args.n);
     return;
   }
   ThreadPool::Shared().ParallelFor(chunks, static_cast<int>(chunks - 1), [&](int64_t t) {
     const int64_t begin = units * t / chunks * unit;
     const int64_t end = std::min(args.n, units * (t + 1) / chunks * unit);
-    if (begin < end) run(begin, end);
+    if (begin < end) run(args, begin, end);
   });
 #else
   (void)args;

@@ -433,14 +433,16 @@ TEST_F(ConvolutionTest, ModelConvolutionsOnThreads) {
 // On more than one thread, the GEMM runs in bands of rows (or of columns,
 // when N > M), or over its batch, on the pool (OpenBLAS single-threaded):
 // K-minor and M-minor images (NHWC, NCHW), a 1x1 convolution read in place,
-// f32 and f64, sizes that do not divide evenly.
+// f32 and f64, sizes that do not divide evenly. (17 output features: an
+// f32 GEMM of at most 16 columns is one SmallGemm call, which splits its own
+// rows.)
 TEST_F(ConvolutionTest, GemmBandsOnThreads) {
   std::vector<ConvSpec> specs;
   ConvSpec nchw;
   nchw.type = ElementType::kF32;
   nchw.batch = 2;
   nchw.input_features = 5;
-  nchw.output_features = 7;
+  nchw.output_features = 17;
   nchw.input_spatial = {13, 11};
   nchw.kernel_spatial = {3, 2};
   nchw.window = {Win(1, 1, 0), Win(2, 0, 1)};

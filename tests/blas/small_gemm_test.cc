@@ -119,6 +119,12 @@ TEST_P(SmallGemmIsa, ShortKOverManyRows) {
                   {1, 8, 31, 32}, 100);
 }
 
+// A narrow C of many rows (a graph layer's [nodes, 16]): NN and TN on the
+// six-row tiles of one or two vectors, every row and column tail.
+TEST_P(SmallGemmIsa, NarrowCOverManyRows) {
+  CheckEveryShape({Form::kNN, Form::kTN}, {6, 11, 1000}, {1, 3, 8, 9, 16}, {1, 3, 64}, 300);
+}
+
 // NN and TN with rows of B 512 floats apart or more and more than one tile
 // of rows run on dense copies of B's column blocks (panels), over K up to
 // 256 (257: without): every block edge, one tile and a half of rows.
@@ -126,15 +132,16 @@ TEST_P(SmallGemmIsa, PanelsOfFarApartRowsOfB) {
   CheckEveryShape({Form::kNN, Form::kTN}, {7, 33}, {509, 600}, {1, 255, 256, 257}, 200);
 }
 
-// Large enough to split: the columns are divided, each element's sum is
-// the same, so the bits are too.
+// Large enough to split: the columns are divided (a narrow C's rows), each
+// element's sum is the same, so the bits are too.
 TEST_P(SmallGemmIsa, SameBitsOnTwoThreads) {
   for (Form form : {Form::kNN, Form::kNT, Form::kTN}) {
     // The second of each: NT over a short K, on panels.
     for (const auto& [m, n, k] :
          {std::tuple<int64_t, int64_t, int64_t>{32, form == Form::kNT ? 257 : 1000,
                                                 form == Form::kNT ? 300 : 70},
-          std::tuple<int64_t, int64_t, int64_t>{512, 1000, 16}}) {
+          std::tuple<int64_t, int64_t, int64_t>{512, 1000, 16},
+          std::tuple<int64_t, int64_t, int64_t>{4099, 13, 64}}) {
       Buffers one = Make(form, m, n, k, 5);
       Buffers two = Make(form, m, n, k, 5);
       SmallGemm(one.args, 1);
@@ -209,6 +216,12 @@ TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_TRUE(PreferSmallGemm(t.args, 1));
   EXPECT_TRUE(PreferSmallGemm(t.args, 2));
+  // A narrow C of many rows, NN or TN: the AVX2 tiles on any thread count.
+  for (Form form : {Form::kNN, Form::kTN}) {
+    Buffers g = Make(form, 8192, 16, 64, 1);
+    EXPECT_EQ(PreferSmallGemm(g.args, 1), !avx512);
+    EXPECT_EQ(PreferSmallGemm(g.args, 2), !avx512);
+  }
   // Attention's Q K^T over a head of 8, either form, on any thread count
   // (the same kernel, so the same bits, at 1 and 2 threads).
   for (Form form : {Form::kNN, Form::kNT}) {
