@@ -116,6 +116,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t n : {3, 8, 16, 32, 48}) b->Args({8192, n, 64, 0, 1});
   for (int64_t k : {3, 16, 256}) b->Args({8192, 16, k, 0, 1});
   b->Args({8192, 48, 48, 0, 1})->Args({512, 16, 64, 0, 1})->Args({64, 16, 64, 0, 1});
+  b->Args({2048, 32, 256, 0, 1})->Args({2048, 24, 256, 0, 1})->Args({2048, 32, 32, 0, 1});
 }
 
 // The step's GEMMs on two threads each, in wall time.
