@@ -117,6 +117,11 @@ void Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t k : {3, 16, 256}) b->Args({8192, 16, k, 0, 1});
   b->Args({8192, 48, 48, 0, 1})->Args({512, 16, 64, 0, 1})->Args({64, 16, 64, 0, 1});
   b->Args({2048, 32, 256, 0, 1})->Args({2048, 24, 256, 0, 1})->Args({2048, 32, 32, 0, 1});
+  // A long K (B from L2 or beyond for every tile of rows): where the narrow
+  // rule stops on K.
+  for (int64_t k : {4096, 16384, 65536}) b->Args({512, 16, k, 0, 1});
+  for (int64_t k : {64, 1024, 4096, 16384}) b->Args({512, 16, k, 2, 1});
+  b->Args({8192, 16, 64, 2, 1})->Args({8192, 16, 256, 2, 1})->Args({1024, 10, 256, 2, 1});
 }
 
 // The step's GEMMs on two threads each, in wall time.

@@ -25,9 +25,11 @@ namespace xjit::runtime::blas {
 
 namespace {
 
-// NN products of at most this many columns (two AVX2 vectors) run here at
-// any size (PreferSmallGemm).
+// NN and TN products of at most this many columns (two AVX2 vectors) run
+// here at any size (PreferSmallGemm), TN ones (A's elements along K not
+// adjacent) over K up to kNarrowMaxStridedK.
 constexpr int64_t kNarrowColumns2 = 16;
+constexpr int64_t kNarrowMaxStridedK = 256;
 // NT products with K up to this run on transposed panels of B (RunPanels).
 constexpr int64_t kShortK = 32;
 // NN and TN products of more rows than this, over K up to kPanelMaxK, whose
@@ -445,14 +447,21 @@ bool PreferSmallGemm(const SmallGemmArgs& args, int threads) {
   if (args.b_transposed) {
     return args.a_col_stride == 1 && args.m <= 32 && args.n >= 16 && args.k >= 64;
   }
-  // A narrow NN product of any size (a graph layer's [nodes, 64] x [64, 16],
-  // coordinates times a 3 x 3 matrix): OpenBLAS packs all of A and zeroes C
-  // first. small_gemm_benchmark on Zen 3, one thread: [8192,64] x [64,16]
-  // 233 us against 343, [8192,16] x [16,16] 92 against 148, [8192,256] x
-  // [256,16] 825 against 1339, [64,64] x [64,16] 2.0 against 2.8; at 32 and
-  // 48 columns they were even. AVX2 tiles only (the AVX-512F ones were not
-  // measured on these shapes).
-  if (args.n <= kNarrowColumns2 && CurrentKernelIsa() == KernelIsa::kAvx2) return true;
+  // A narrow product (a graph layer's [nodes, 64] x [64, 16], coordinates
+  // times a 3 x 3 matrix): OpenBLAS packs all of A and zeroes C first.
+  // small_gemm_benchmark on Zen 3, one thread, SmallGemm / cblas us:
+  // [8192,64] x [64,16] 233 / 343, [8192,16] x [16,16] 92 / 148, [8192,256] x
+  // [256,16] 825 / 1339, [64,64] x [64,16] 2.0 / 2.8, [512,65536] x
+  // [65536,16] 12.5 / 24.0 ms; at 32 and 48 columns even or slower. With A
+  // stored transposed (TN) only over a short K: each tile walks K rows of
+  // A^T, a cache line and soon a page apart, that the next tile reads again
+  // ([16384,512]^T x [16384,16] 18.3 / 6.3 ms; at K 1024 even, at 256 and
+  // below faster). AVX2 tiles only (the AVX-512F ones were not measured on
+  // these shapes).
+  if (args.n <= kNarrowColumns2 && CurrentKernelIsa() == KernelIsa::kAvx2 &&
+      (args.a_col_stride == 1 || args.k <= kNarrowMaxStridedK)) {
+    return true;
+  }
   // More rows over a short K (a weight gradient, [128,32] x [32,1024]):
   // as fast as OpenBLAS on one thread, faster on two; over K up to kShortK
   // faster on one too (OpenBLAS zeroes C before it adds the product: with K

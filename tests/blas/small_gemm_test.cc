@@ -216,11 +216,14 @@ TEST_P(SmallGemmIsa, PreferredShapesOfTheIsa) {
   Buffers t = Make(Form::kNT, 32, 256, 1024, 1);
   EXPECT_TRUE(PreferSmallGemm(t.args, 1));
   EXPECT_TRUE(PreferSmallGemm(t.args, 2));
-  // A narrow C of many rows, NN or TN: the AVX2 tiles on any thread count.
+  // A narrow C of many rows, NN or TN: the AVX2 tiles on any thread count;
+  // TN (A stored transposed) only over a short K.
   for (Form form : {Form::kNN, Form::kTN}) {
     Buffers g = Make(form, 8192, 16, 64, 1);
     EXPECT_EQ(PreferSmallGemm(g.args, 1), !avx512);
     EXPECT_EQ(PreferSmallGemm(g.args, 2), !avx512);
+    Buffers long_k = Make(form, 512, 16, 1024, 1);
+    EXPECT_EQ(PreferSmallGemm(long_k.args, 1), !avx512 && form == Form::kNN);
   }
   // Attention's Q K^T over a head of 8, either form, on any thread count
   // (the same kernel, so the same bits, at 1 and 2 threads).
