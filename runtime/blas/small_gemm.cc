@@ -229,8 +229,9 @@ void RunNT(const SmallGemmArgs& g, int64_t begin, int64_t end) {
 // from the AVX-512F kernels', as they do from OpenBLAS's).
 constexpr int kRows2 = 4;
 constexpr int kVectors2 = 3;
-// Tiles of at most 2 vectors take this many rows (12 accumulators too):
-// with 8, two FMAs a cycle at a latency of 4 left no slack.
+// Tiles of at most 2 vectors take this many rows (12 accumulators, as the
+// 4 x 3-vector tiles have): 4 rows gave 8, and at two FMAs a cycle with a
+// latency of 4 that left no slack.
 constexpr int kNarrowRows2 = 6;
 constexpr int64_t kBlockColumns2 = 8 * kVectors2;
 constexpr int kDotRows2 = 3;
