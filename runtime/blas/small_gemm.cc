@@ -299,10 +299,13 @@ constexpr std::array<std::array<TileNN2Fn, kVectors2>, kNarrowRows2> TileNN2Tabl
 }
 constexpr auto kTilesNN2 = TileNN2Table(std::make_index_sequence<kNarrowRows2>());
 
+// The rows of an AVX2 NN tile over a block of `columns` columns.
+int64_t TileRows2(int64_t columns) { return columns <= 16 ? kNarrowRows2 : kRows2; }
+
 void RunNNBlock2(const SmallGemmArgs& g, int64_t j0, int64_t columns) {
   const int vectors = static_cast<int>((columns + 7) / 8);
   const int last_columns = static_cast<int>(columns - 8 * (vectors - 1));
-  const int64_t tile_rows = vectors <= 2 ? kNarrowRows2 : kRows2;
+  const int64_t tile_rows = TileRows2(columns);
   for (int64_t i0 = 0; i0 < g.m; i0 += tile_rows) {
     const int rows = static_cast<int>(std::min<int64_t>(tile_rows, g.m - i0));
     kTilesNN2[rows - 1][vectors - 1](g, i0, j0, last_columns);
@@ -509,8 +512,9 @@ void SmallGemm(const SmallGemmArgs& args, int threads) {
   // Fewer column blocks than threads (a narrow C of many rows: a graph
   // layer's [nodes, 16]): the threads take bands of whole row tiles instead.
   // Every element is the same sum either way.
-  const int64_t row_unit = args.b_transposed && !panels ? (avx512 ? kDotRows : kDotRows2)
-                                                        : (avx512 ? kRows : kRows2);
+  const int64_t row_unit = args.b_transposed && !panels
+                               ? (avx512 ? kDotRows : kDotRows2)
+                               : (avx512 ? kRows : TileRows2(std::min(args.n, unit)));
   const int64_t row_units = (args.m + row_unit - 1) / row_unit;
   if (units < wanted && row_units > units) {
     const int64_t chunks = std::min(wanted, row_units);
